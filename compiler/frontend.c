@@ -1,0 +1,85 @@
+// frontend.c — runs lexer, parser and sema over one file, with the prelude.
+//
+// The prelude (compiler/prelude.model, embedded at build time) defines the
+// standard blocks (Linear, Conv2d, ...). Its items come first and are marked
+// `from_prelude`; a user item of the same name shadows them.
+#include "frontend.h"
+
+#include "lexer.h"
+
+#include <string.h>
+
+extern const char mlc_prelude_src[];
+extern const unsigned long mlc_prelude_len;
+
+int mlc_parse(Lexer *lx);
+
+Program *frontend_parse(Arena *a, DiagSink *d, const SrcFile *f) {
+  Lexer lx;
+  lex_init(&lx, a, d, f);
+  mlc_parse(&lx);
+  if (!lx.prog) { // the parser gave up before its first reduction
+    lx.prog = arena_alloc(a, sizeof(Program));
+    lx.prog->file = f;
+  }
+  return lx.prog;
+}
+
+static Program *with_prelude(Arena *a, DiagSink *d, Program *user) {
+  const SrcFile *pf =
+      src_from_string(a, "<prelude>", mlc_prelude_src, mlc_prelude_len);
+  Program *pre = frontend_parse(a, d, pf);
+  Program *all = arena_alloc(a, sizeof *all);
+  all->file = user->file;
+  for (int i = 0; i < pre->items.len; i++) {
+    Item *it = VEC_AT(pre->items, Item, i);
+    it->from_prelude = true;
+    vec_push(a, &all->items, it);
+  }
+  for (int i = 0; i < user->items.len; i++)
+    vec_push(a, &all->items, user->items.data[i]);
+  return all;
+}
+
+int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
+                   const SemaOptions *opt, Program **out) {
+  Program *p = frontend_parse(a, d, f);
+  if (out) *out = p;
+  if (d->nerrors) return d->nerrors;
+  p = with_prelude(a, d, p);
+  if (out) *out = p;
+  if (d->nerrors) return d->nerrors; // a broken prelude is a compiler bug
+  sema_check(a, d, p, opt);
+  return d->nerrors;
+}
+
+int frontend_check_buffer(const char *path, const char *data, size_t len,
+                          FILE *diag_out, bool explain, FILE *explain_out) {
+  Arena *a = arena_new();
+  DiagSink d;
+  diag_init(&d, a);
+  const SrcFile *f = src_from_string(a, path, data, len);
+  SemaOptions opt = {.explain = explain, .explain_out = explain_out};
+  int n = frontend_check(a, &d, f, &opt, NULL);
+  if (diag_out) diag_print(&d, diag_out);
+  arena_free(a);
+  return n;
+}
+
+void frontend_dump_tokens(Arena *a, DiagSink *d, const SrcFile *f, FILE *out) {
+  Lexer lx;
+  lex_init(&lx, a, d, f);
+  MLC_STYPE val;
+  MLC_LTYPE loc;
+  for (;;) {
+    int t = mlc_lex(&val, &loc, &lx);
+    Span sp = lex_span(&lx, loc);
+    int line, col;
+    span_linecol(sp, &line, &col);
+    fprintf(out, "%d:%d %s", line, col, lex_token_name(t));
+    if (t == IDENT || t == INT || t == FLOAT || t == DTYPE || t == STRING)
+      fprintf(out, " %.*s", (int)sp.len, f->text + sp.off);
+    fputc('\n', out);
+    if (t == MLC_EOF) break;
+  }
+}

@@ -1,0 +1,27 @@
+// frontend.h — the front end as one call: source text -> tokens -> AST ->
+// checked program, with the built-in prelude parsed in front of the user's
+// items. Used by the driver, the tests and the fuzz target.
+#ifndef MLC_FRONTEND_H
+#define MLC_FRONTEND_H
+
+#include "ast.h"
+#include "sema.h"
+
+// Parses one file. Never NULL: on syntax errors the Program holds what was
+// recovered and the errors are in `d`.
+Program *frontend_parse(Arena *a, DiagSink *d, const SrcFile *f);
+
+// Parses the prelude and `f`, and runs sema unless parsing failed (the
+// driver stops at the stage boundary). Returns the number of errors.
+int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
+                   const SemaOptions *opt, Program **out);
+
+// All of the above on an in-memory buffer; diagnostics are printed to
+// `diag_out` (may be NULL to discard). For the fuzz target and tests.
+int frontend_check_buffer(const char *path, const char *data, size_t len,
+                          FILE *diag_out, bool explain, FILE *explain_out);
+
+// `mlc dump-tokens`: one token per line, "line:col kind text".
+void frontend_dump_tokens(Arena *a, DiagSink *d, const SrcFile *f, FILE *out);
+
+#endif

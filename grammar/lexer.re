@@ -1,0 +1,226 @@
+// lexer.re — the tokens of the .model language (re2c).
+//
+// Input: a SrcFile whose text ends in a NUL sentinel. Output: tokens with
+// byte-offset locations for the bison parser. Lexical errors (stray bytes,
+// unterminated strings, malformed or oversized numbers) are reported here
+// and lexing goes on, so the parser sees a plausible token stream and every
+// error in the file is reported once.
+#include "lexer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void lex_init(Lexer *lx, Arena *a, DiagSink *d, const SrcFile *f) {
+  memset(lx, 0, sizeof *lx);
+  lx->arena = a;
+  lx->diags = d;
+  lx->file = f;
+  lx->cur = f->text;
+  lx->lim = f->text + f->len;
+  lx->bad_token = UINT32_MAX;
+}
+
+static Span tok_span(Lexer *lx) {
+  return (Span){lx->file, (uint32_t)(lx->tok - lx->file->text),
+                (uint32_t)(lx->cur - lx->tok)};
+}
+
+typedef struct Keyword {
+  const char *name;
+  int tok;
+} Keyword;
+
+static const Keyword keywords[] = {
+    {"block", KW_BLOCK},   {"model", KW_MODEL},   {"fn", KW_FN},
+    {"param", KW_PARAM},   {"buffer", KW_BUFFER}, {"frozen", KW_FROZEN},
+    {"init", KW_INIT},     {"return", KW_RETURN}, {"grad", KW_GRAD},
+    {"train", KW_TRAIN},   {"true", KW_TRUE},     {"false", KW_FALSE},
+    {"and", KW_AND},       {"or", KW_OR},         {"not", KW_NOT},
+};
+
+// Identifiers, keywords and dtype names share one rule; the table decides.
+static int lex_word(Lexer *lx, MLC_STYPE *val) {
+  size_t n = (size_t)(lx->cur - lx->tok);
+  for (size_t i = 0; i < sizeof keywords / sizeof keywords[0]; i++)
+    if (strlen(keywords[i].name) == n && !memcmp(keywords[i].name, lx->tok, n))
+      return keywords[i].tok;
+  char *s = arena_strndup(lx->arena, lx->tok, n);
+  int dt = dtype_from_name(s);
+  if (dt >= 0) {
+    val->dtype = dt;
+    return DTYPE;
+  }
+  val->str = s;
+  return IDENT;
+}
+
+static int lex_int(Lexer *lx, MLC_STYPE *val) {
+  char *s = arena_strndup(lx->arena, lx->tok, (size_t)(lx->cur - lx->tok));
+  errno = 0;
+  long long v = strtoll(s, NULL, 10);
+  if (errno == ERANGE) {
+    diag_error(lx->diags, tok_span(lx),
+               "integer literal '%.40s' is too large (the limit is %lld)", s,
+               (long long)INT64_MAX);
+    v = 0;
+  }
+  Expr *e = ast_expr(lx->arena, EX_INT, tok_span(lx));
+  e->ival = v;
+  e->name = s;
+  val->expr = e;
+  return INT;
+}
+
+static int lex_float(Lexer *lx, MLC_STYPE *val) {
+  char *s = arena_strndup(lx->arena, lx->tok, (size_t)(lx->cur - lx->tok));
+  errno = 0;
+  double v = strtod(s, NULL);
+  if (errno == ERANGE && (v > 1.0 || v < -1.0)) {
+    diag_error(lx->diags, tok_span(lx), "float literal '%.40s' is out of range",
+               s);
+    v = 0;
+  }
+  Expr *e = ast_expr(lx->arena, EX_FLOAT, tok_span(lx));
+  e->fval = v;
+  e->name = s;
+  val->expr = e;
+  return FLOAT;
+}
+
+// The token text is "...", escapes already validated by the rule.
+static int lex_string(Lexer *lx, MLC_STYPE *val, bool closed) {
+  const char *p = lx->tok + 1, *end = closed ? lx->cur - 1 : lx->cur;
+  char *out = arena_alloc(lx->arena, (size_t)(end - p) + 1), *o = out;
+  while (p < end) {
+    if (*p == '\\' && p + 1 < end) {
+      p++;
+      switch (*p) {
+      case 'n': *o++ = '\n'; break;
+      case 't': *o++ = '\t'; break;
+      case '\\': *o++ = '\\'; break;
+      case '"': *o++ = '"'; break;
+      default: {
+        Span sp = {lx->file, (uint32_t)(p - 1 - lx->file->text), 2};
+        diag_error(lx->diags, sp, "unknown escape sequence '\\%c' in string",
+                   *p >= 32 && *p < 127 ? *p : '?');
+        *o++ = *p;
+      }
+      }
+      p++;
+    } else {
+      *o++ = *p++;
+    }
+  }
+  *o = 0;
+  if (!closed) lx->bad_token = (uint32_t)(lx->tok - lx->file->text);
+  if (!closed)
+    diag_error(lx->diags, tok_span(lx),
+               "unterminated string literal (strings end on the same line)");
+  Expr *e = ast_expr(lx->arena, EX_STR, tok_span(lx));
+  e->name = out;
+  val->expr = e;
+  return STRING;
+}
+
+static void lex_stray(Lexer *lx) {
+  unsigned char c = (unsigned char)*lx->tok;
+  if (c >= 32 && c < 127)
+    diag_error(lx->diags, tok_span(lx), "stray '%c' in program", c);
+  else
+    diag_error(lx->diags, tok_span(lx),
+               "stray byte 0x%02X in program (only ASCII is allowed outside "
+               "comments and strings)",
+               c);
+}
+
+// One raw token; NL for every line end (the filter in mlc_lex drops most).
+static int lex_raw(Lexer *lx, MLC_STYPE *val) {
+  for (;;) {
+    lx->tok = lx->cur;
+    /*!re2c
+      re2c:api:style = free-form;
+      re2c:yyfill:enable = 0;
+      re2c:eof = 0;
+      re2c:define:YYCTYPE = "unsigned char";
+      re2c:define:YYCURSOR = "lx->cur";
+      re2c:define:YYMARKER = "lx->mar";
+      re2c:define:YYLIMIT = "lx->lim";
+      re2c:define:YYPEEK = "(unsigned char)*lx->cur";
+      re2c:define:YYSKIP = "++lx->cur;";
+      re2c:define:YYBACKUP = "lx->mar = lx->cur;";
+      re2c:define:YYRESTORE = "lx->cur = lx->mar;";
+      re2c:define:YYLESSTHAN = "lx->lim - lx->cur < @@{len}";
+
+      dec   = [0-9]+;
+      exp   = [eE] [+-]? [0-9]+;
+      word  = [a-zA-Z_] [a-zA-Z_0-9]*;
+
+      $                       { return MLC_EOF; }
+      [ \t\r\f\v]+            { continue; }
+      "#" [^\n]*              { continue; }
+      "\n"                    { return NL; }
+      ";"                     { return NL; }
+
+      word                    { return lex_word(lx, val); }
+      dec                     { return lex_int(lx, val); }
+      dec "." [0-9]* exp? | "." [0-9]+ exp? | dec exp
+                              { return lex_float(lx, val); }
+      [0-9] [a-zA-Z_0-9.]* | "." [0-9] [a-zA-Z_0-9.]* {
+        diag_error(lx->diags, tok_span(lx), "malformed number '%.*s'",
+                   (int)(lx->cur - lx->tok > 40 ? 40 : lx->cur - lx->tok), lx->tok);
+        val->expr = ast_expr(lx->arena, EX_INT, tok_span(lx));
+        lx->bad_token = (uint32_t)(lx->tok - lx->file->text);
+        return INT;
+      }
+      ["] ([^"\\\n] | "\\" [^\n])* ["]  { return lex_string(lx, val, true); }
+      ["] ([^"\\\n] | "\\" [^\n])*      { return lex_string(lx, val, false); }
+
+      "->"  { return ARROW; }
+      "<="  { return LE; }
+      ">="  { return GE; }
+      "=="  { return EQ; }
+      "!="  { return NE; }
+      "**"  { return POW; }
+      [-+*/@<>=(){}[\],:.] { return (unsigned char)*lx->tok; }
+
+      [\x80-\xff]+          { lex_stray(lx); continue; }
+      *                       { lex_stray(lx); continue; }
+    */
+  }
+}
+
+// Decides which line ends are tokens and inserts NL before '}' and EOF.
+int mlc_lex(MLC_STYPE *val, MLC_LTYPE *loc, Lexer *lx) {
+  if (lx->pending) {
+    int t = lx->pending;
+    lx->pending = 0;
+    *val = lx->pending_val;
+    *loc = lx->pending_loc;
+    return lx->last = t;
+  }
+  for (;;) {
+    int t = lex_raw(lx, val);
+    loc->off = (uint32_t)(lx->tok - lx->file->text);
+    loc->end = (uint32_t)(lx->cur - lx->file->text);
+    if (t == NL) {
+      if (lx->depth > 0 || lx->last == 0 || lx->last == NL || lx->last == '{')
+        continue;
+      lx->prev_end = loc->end;
+      return lx->last = NL;
+    }
+    if (t == '(' || t == '[') lx->depth++;
+    if ((t == ')' || t == ']') && lx->depth > 0) lx->depth--;
+    if (t == '{' || t == '}') lx->depth = 0; // braces never nest in brackets
+    if ((t == '}' || t == MLC_EOF) && lx->last != 0 && lx->last != NL &&
+        lx->last != '{') {
+      lx->pending = t;
+      lx->pending_val = *val;
+      lx->pending_loc = *loc;
+      loc->off = loc->end = lx->prev_end; // empty, right after the last token
+      return lx->last = NL;
+    }
+    lx->prev_end = loc->end;
+    return lx->last = t;
+  }
+}
