@@ -25,6 +25,7 @@ struct Lexer {
   bool syntax_reported; // a syntax error was reported and not yet recovered
   int nsyntax;          // syntax errors reported so far
   uint32_t bad_token;   // offset of the last token with a lexical error
+  uint32_t lex_error_at; // offset+1 of the last lexical error (0: none)
   Program *prog;    // the parser's result
 };
 

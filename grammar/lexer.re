@@ -21,6 +21,12 @@ void lex_init(Lexer *lx, Arena *a, DiagSink *d, const SrcFile *f) {
   lx->bad_token = UINT32_MAX;
 }
 
+// Marks the current line as already diagnosed: a syntax error that follows a
+// lexical one on the same line is its echo, not news.
+static void lex_mark_error(Lexer *lx) {
+  lx->lex_error_at = (uint32_t)(lx->tok - lx->file->text) + 1;
+}
+
 static Span tok_span(Lexer *lx) {
   return (Span){lx->file, (uint32_t)(lx->tok - lx->file->text),
                 (uint32_t)(lx->cur - lx->tok)};
@@ -113,7 +119,11 @@ static int lex_string(Lexer *lx, MLC_STYPE *val, bool closed) {
     }
   }
   *o = 0;
-  if (!closed) lx->bad_token = (uint32_t)(lx->tok - lx->file->text);
+  if (!closed) {
+    lx->bad_token = (uint32_t)(lx->tok - lx->file->text);
+    lex_mark_error(lx);
+    lx->depth = 0; // the line end after it must end the statement
+  }
   if (!closed)
     diag_error(lx->diags, tok_span(lx),
                "unterminated string literal (strings end on the same line)");
@@ -123,15 +133,40 @@ static int lex_string(Lexer *lx, MLC_STYPE *val, bool closed) {
   return STRING;
 }
 
+// Decodes one UTF-8 sequence at p (at most n bytes); returns its length, or
+// 0 if the bytes are not valid UTF-8.
+static int utf8_decode(const unsigned char *p, size_t n, uint32_t *cp) {
+  int len = p[0] >= 0xF0 && p[0] < 0xF5 ? 4 : p[0] >= 0xE0 ? 3 : p[0] >= 0xC2 ? 2 : 0;
+  if (len == 0 || (size_t)len > n) return 0;
+  uint32_t c = p[0] & (0x7F >> len);
+  for (int i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    c = c << 6 | (p[i] & 0x3F);
+  }
+  if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10FFFF)) ||
+      (c >= 0xD800 && c <= 0xDFFF))
+    return 0;
+  *cp = c;
+  return len;
+}
+
 static void lex_stray(Lexer *lx) {
-  unsigned char c = (unsigned char)*lx->tok;
-  if (c >= 32 && c < 127)
-    diag_error(lx->diags, tok_span(lx), "stray '%c' in program", c);
-  else
+  const unsigned char *p = (const unsigned char *)lx->tok;
+  lex_mark_error(lx);
+  uint32_t cp;
+  int len;
+  if (*p >= 32 && *p < 127)
+    diag_error(lx->diags, tok_span(lx), "stray '%c' in program", *p);
+  else if (*p >= 0x80 && (len = utf8_decode(p, (size_t)(lx->lim - lx->tok), &cp)))
     diag_error(lx->diags, tok_span(lx),
-               "stray byte 0x%02X in program (only ASCII is allowed outside "
-               "comments and strings)",
-               c);
+               "stray character '%.*s' (U+%04X) in program; only ASCII is "
+               "allowed outside comments and strings",
+               len, lx->tok, cp);
+  else if (*p >= 0x80)
+    diag_error(lx->diags, tok_span(lx),
+               "invalid UTF-8 byte 0x%02X in program", *p);
+  else
+    diag_error(lx->diags, tok_span(lx), "stray byte 0x%02X in program", *p);
 }
 
 // One raw token; NL for every line end (the filter in mlc_lex drops most).
@@ -171,6 +206,7 @@ static int lex_raw(Lexer *lx, MLC_STYPE *val) {
                    (int)(lx->cur - lx->tok > 40 ? 40 : lx->cur - lx->tok), lx->tok);
         val->expr = ast_expr(lx->arena, EX_INT, tok_span(lx));
         lx->bad_token = (uint32_t)(lx->tok - lx->file->text);
+        lex_mark_error(lx);
         return INT;
       }
       ["] ([^"\\\n] | "\\" [^\n])* ["]  { return lex_string(lx, val, true); }

@@ -378,6 +378,13 @@ static bool is_operator(yysymbol_kind_t k) {
   return false;
 }
 
+static bool same_line_as_lex_error(const Lexer *lx, uint32_t off) {
+  if (!lx->lex_error_at || off + 1 < lx->lex_error_at) return false;
+  for (uint32_t i = lx->lex_error_at - 1; i < off && i < lx->file->len; i++)
+    if (lx->file->text[i] == '\n') return false;
+  return true;
+}
+
 // "unexpected ')', expected identifier" — with the offending token's text for
 // identifiers and numbers, and the expected tokens when there are few.
 static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
@@ -385,7 +392,9 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, Lexer *lx) {
   yysymbol_kind_t tok = yypcontext_token(ctx);
   bool cascade = lx->nsyntax > 0 && (tok == YYTRANSLATE('}') || tok == YYSYMBOL_YYEOF);
   const MLC_LTYPE *loc = yypcontext_location(ctx);
-  if (lx->syntax_reported || cascade || loc->off == lx->bad_token) return 0;
+  if (lx->syntax_reported || cascade || loc->off == lx->bad_token ||
+      same_line_as_lex_error(lx, loc->off))
+    return 0;
   lx->syntax_reported = true;
   lx->nsyntax++;
   enum { MAXEXP = 64 };
