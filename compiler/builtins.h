@@ -68,7 +68,7 @@ int builtin_lookup(const char *name);
 const char *builtin_name(int op);
 OpClass builtin_class(int op);
 // "sum(x, dim = all, keepdim = false)": the signature, for notes and docs.
-const char *builtin_signature(int op);
+const char *builtin_signature(Arena *a, int op);
 
 // ---- additions: data sources ----------------------------------------------------
 // What a data source call in a train block denotes. builtin_check returns a
@@ -87,7 +87,8 @@ const char *builtin_signature(int op);
 //                               index or (with a header) by name; the record
 //                               width is the number of cols, or of fields in
 //                               the first row when cols is absent and the
-//                               file can be read.
+//                               file can be read; records are [width], or
+//                               scalars (rank 0) for a single column.
 //   npy(path)                   NumPy .npy (version 1-3 header); the first
 //                               axis is the record axis.
 // A missing file is not an error here (known stays false): the data is

@@ -1,0 +1,1340 @@
+// builtins.c — built-in operators: argument binding, the argument helpers,
+// and the shape rules of the elementwise, reduction, view and matmul ops.
+// Layers, losses and constructors are in builtins_nn.c, data sources in
+// builtins_data.c; the op list itself is ops.def.
+//
+// Input: a BuiltinCall (evaluated argument Values, positional or named).
+// Output: the result Value (a tensor type, or a folded constant for scalar
+// math on constants) and the call's forward FLOPs in c->flops, or NULL
+// after reporting errors at the offending argument's span.
+//
+// Dtype rules: no implicit promotion. Binary operands need equal dtypes; an
+// untyped literal (a weak rank-0 tensor) adopts the other operand's dtype
+// (an integer literal fits any numeric dtype, a float literal only float
+// dtypes). Ops that only make sense on floats (exp, mean, softmax, ...)
+// refuse integer and bool tensors.
+//
+// FLOPs convention (c->flops, a polynomial in the shape symbols; NULL = 0):
+//   elementwise, compare, logical, where ... numel of the result
+//   matmul ................................. 2*M*N*K*batch
+//   conv2d ................................. 2*B*Cout*Ho*Wo*(Cin/groups)*kh*kw
+//                                            (+ B*Cout*Ho*Wo with a bias)
+//   max/avg pooling ........................ numel_out*kh*kw
+//   reductions ............................. numel of the input
+//   softmax, log_softmax ................... 5*numel
+//   batch_norm, layer_norm ................. 8*numel
+//   dropout ................................ numel
+//   cross_entropy .......................... 5*N*C
+//   mse 3*numel, bce_with_logits 5*numel
+//   views, casts, embedding, constructors .. 0
+#include "builtins_internal.h"
+
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+// ---- the op table ------------------------------------------------------------------
+typedef Value *(*Rule)(Args *g);
+
+static Value *rule_unary(Args *g);
+static Value *rule_binary(Args *g);
+static Value *rule_compare(Args *g);
+static Value *rule_logical(Args *g);
+static Value *rule_where(Args *g);
+static Value *rule_reduce(Args *g);
+static Value *rule_softmax(Args *g);
+static Value *rule_reshape(Args *g);
+static Value *rule_flatten(Args *g);
+static Value *rule_unsqueeze(Args *g);
+static Value *rule_squeeze(Args *g);
+static Value *rule_transpose(Args *g);
+static Value *rule_permute(Args *g);
+static Value *rule_slice(Args *g);
+static Value *rule_concat(Args *g);
+static Value *rule_broadcast_to(Args *g);
+static Value *rule_matmul(Args *g);
+
+static const struct {
+  const char *name;
+  int min_args, max_args;
+  OpClass cls;
+} op_table[] = {
+#define OP(id, name, min_args, max_args, cls) {name, min_args, max_args, OC_##cls},
+#include "ops.def"
+};
+static_assert(sizeof op_table / sizeof op_table[0] == BI_COUNT,
+              "op_table out of step with ops.def");
+
+// Per-op parameters (names; "= default" marks an optional one, the default
+// shown as documentation) and shape rule. "all"/"none"/"kernel" defaults are
+// applied by the rules.
+static const struct {
+  const char *sig;
+  Rule rule;
+} op_info[] = {
+    [BI_EXP] = {"x", rule_unary},
+    [BI_LOG] = {"x", rule_unary},
+    [BI_SQRT] = {"x", rule_unary},
+    [BI_RSQRT] = {"x", rule_unary},
+    [BI_ABS] = {"x", rule_unary},
+    [BI_NEG] = {"x", rule_unary},
+    [BI_RELU] = {"x", rule_unary},
+    [BI_GELU] = {"x", rule_unary},
+    [BI_SIGMOID] = {"x", rule_unary},
+    [BI_TANH] = {"x", rule_unary},
+    [BI_SILU] = {"x", rule_unary},
+    [BI_ADD] = {"x, y", rule_binary},
+    [BI_SUB] = {"x, y", rule_binary},
+    [BI_MUL] = {"x, y", rule_binary},
+    [BI_DIV] = {"x, y", rule_binary},
+    [BI_POW] = {"x, y", rule_binary},
+    [BI_MAXIMUM] = {"x, y", rule_binary},
+    [BI_MINIMUM] = {"x, y", rule_binary},
+    [BI_LT] = {"x, y", rule_compare},
+    [BI_LE] = {"x, y", rule_compare},
+    [BI_GT] = {"x, y", rule_compare},
+    [BI_GE] = {"x, y", rule_compare},
+    [BI_EQ] = {"x, y", rule_compare},
+    [BI_NE] = {"x, y", rule_compare},
+    [BI_LOGICAL_AND] = {"x, y", rule_logical},
+    [BI_LOGICAL_OR] = {"x, y", rule_logical},
+    [BI_LOGICAL_NOT] = {"x", rule_logical},
+    [BI_WHERE] = {"cond, x, y", rule_where},
+    [BI_SUM] = {"x, dim = all, keepdim = false", rule_reduce},
+    [BI_MEAN] = {"x, dim = all, keepdim = false", rule_reduce},
+    [BI_MAX] = {"x, dim = all, keepdim = false", rule_reduce},
+    [BI_MIN] = {"x, dim = all, keepdim = false", rule_reduce},
+    [BI_ARGMAX] = {"x, dim = all, keepdim = false", rule_reduce},
+    [BI_SOFTMAX] = {"x, dim = -1", rule_softmax},
+    [BI_LOG_SOFTMAX] = {"x, dim = -1", rule_softmax},
+    [BI_RESHAPE] = {"x, shape", rule_reshape},
+    [BI_FLATTEN] = {"x, start_dim = 1, end_dim = -1", rule_flatten},
+    [BI_UNSQUEEZE] = {"x, dim", rule_unsqueeze},
+    [BI_SQUEEZE] = {"x, dim", rule_squeeze},
+    [BI_TRANSPOSE] = {"x, dim0, dim1", rule_transpose},
+    [BI_PERMUTE] = {"x, dims", rule_permute},
+    [BI_SLICE] = {"x, dim, start, end, step = 1", rule_slice},
+    [BI_CONCAT] = {"tensors, dim = 0", rule_concat},
+    [BI_BROADCAST_TO] = {"x, shape", rule_broadcast_to},
+    [BI_MATMUL] = {"a, b", rule_matmul},
+    [BI_CONV2D] = {"x, weight, bias = none, stride = 1, padding = 0, "
+                   "dilation = 1, groups = 1",
+                   bi_rule_conv2d},
+    [BI_MAX_POOL2D] = {"x, kernel, stride = kernel, padding = 0", bi_rule_pool2d},
+    [BI_AVG_POOL2D] = {"x, kernel, stride = kernel, padding = 0", bi_rule_pool2d},
+    [BI_BATCH_NORM] = {"x, weight, bias, running_mean, running_var, "
+                       "momentum = 0.1, eps = 1e-5",
+                       bi_rule_batch_norm},
+    [BI_LAYER_NORM] = {"x, weight, bias, eps = 1e-5", bi_rule_layer_norm},
+    [BI_DROPOUT] = {"x, p = 0.5", bi_rule_dropout},
+    [BI_EMBEDDING] = {"indices, weight", bi_rule_embedding},
+    [BI_CROSS_ENTROPY] = {"logits, target, label_smoothing = 0.0",
+                          bi_rule_cross_entropy},
+    [BI_MSE] = {"pred, target", bi_rule_pair_loss},
+    [BI_BCE_WITH_LOGITS] = {"logits, target", bi_rule_pair_loss},
+    [BI_CAST] = {"x, dtype", bi_rule_cast},
+    [BI_STOP_GRADIENT] = {"x", bi_rule_stop_gradient},
+    [BI_ARANGE] = {"n", bi_rule_arange},
+    [BI_CAUSAL_MASK] = {"n", bi_rule_causal_mask},
+    [BI_ZEROS] = {"shape, dtype = f32", bi_rule_fill},
+    [BI_ONES] = {"shape, dtype = f32", bi_rule_fill},
+    [BI_FULL] = {"shape, value, dtype = f32", bi_rule_fill},
+    [BI_IDX] = {"path, scale = 1.0", bi_rule_data},
+    [BI_CSV] = {"path, cols = [], header = true, dtype = f32", bi_rule_data},
+    [BI_NPY] = {"path", bi_rule_data},
+};
+static_assert(sizeof op_info / sizeof op_info[0] == BI_COUNT,
+              "op_info out of step with ops.def");
+
+static const char *const op_names[] = {
+#define OP(id, name, min_args, max_args, cls) name,
+#include "ops.def"
+};
+
+int builtin_lookup(const char *name) {
+  for (int i = 0; i < BI_COUNT; i++)
+    if (strcmp(op_table[i].name, name) == 0) return i;
+  return -1;
+}
+
+bool builtin_exists(const char *name) { return builtin_lookup(name) >= 0; }
+
+const char *const *builtin_names(int *n) {
+  *n = BI_COUNT;
+  return op_names;
+}
+
+const char *builtin_name(int op) {
+  return op >= 0 && op < BI_COUNT ? op_table[op].name : "?";
+}
+
+OpClass builtin_class(int op) {
+  MLC_ASSERT(op >= 0 && op < BI_COUNT);
+  return op_table[op].cls;
+}
+
+bool builtin_is_data_source(const char *name) {
+  int op = builtin_lookup(name);
+  return op >= 0 && op_table[op].cls == OC_DATA;
+}
+
+// ---- signatures and binding ---------------------------------------------------------------
+// Splits "x, dim = all, keepdim = false" into parameter names (copied into
+// the arena) and whether each is required.
+static int parse_sig(Arena *a, const char *sig, const char **names, bool *req) {
+  int n = 0;
+  for (const char *p = sig; *p && n < BI_MAXP;) {
+    while (*p == ' ' || *p == ',') p++;
+    const char *s = p;
+    while (*p && *p != ' ' && *p != ',') p++;
+    if (p == s) break;
+    names[n] = arena_strndup(a, s, (size_t)(p - s));
+    while (*p == ' ') p++;
+    req[n] = *p != '=';
+    // skip the default up to the next top-level comma
+    int depth = 0;
+    while (*p && !(*p == ',' && depth == 0)) {
+      depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+      p++;
+    }
+    n++;
+  }
+  return n;
+}
+
+const char *builtin_signature(Arena *a, int op) {
+  MLC_ASSERT(op >= 0 && op < BI_COUNT);
+  return arena_printf(a, "%s(%s)", op_table[op].name, op_info[op].sig);
+}
+
+static void note_sig(Args *g) {
+  diag_note(g->c->diags, (Span){0}, "%s", builtin_signature(g->a, g->op));
+}
+
+static void report_count(BuiltinCall *c, int op, Span sp) {
+  int lo = op_table[op].min_args, hi = op_table[op].max_args;
+  const char *name = op_table[op].name;
+  if (lo == hi)
+    diag_error(c->diags, sp,
+               "wrong number of arguments: %s takes %d argument%s, got %d", name,
+               lo, lo == 1 ? "" : "s", c->nargs);
+  else
+    diag_error(c->diags, sp,
+               "wrong number of arguments: %s takes %d to %d arguments, got %d",
+               name, lo, hi, c->nargs);
+}
+
+static Span arg_span(BuiltinCall *c, int k) {
+  Span sp = c->args[k] ? c->args[k]->span : (Span){0};
+  if (c->names && c->names[k] && c->name_spans) sp = span_join(c->name_spans[k], sp);
+  return sp.file ? sp : c->span;
+}
+
+// Binds one named argument k; false after an error.
+static bool bind_named(BuiltinCall *c, Args *g, int k, Span *where) {
+  const char *nm = c->names[k];
+  Span nsp = c->name_spans && c->name_spans[k].file ? c->name_spans[k] : arg_span(c, k);
+  for (int p = 0; p < g->np; p++) {
+    if (strcmp(g->pname[p], nm) != 0) continue;
+    if (g->v[p]) {
+      diag_error(c->diags, nsp, "argument `%s` of %s given twice", nm, g->opname);
+      diag_note(c->diags, where[p], "first given here");
+      return false;
+    }
+    g->v[p] = c->args[k];
+    where[p] = arg_span(c, k);
+    return true;
+  }
+  const char *best = closest_name(nm, g->pname, g->np);
+  if (best)
+    diag_error(c->diags, nsp, "%s has no argument named `%s`; did you mean `%s`?",
+               g->opname, nm, best);
+  else
+    diag_error(c->diags, nsp, "%s has no argument named `%s`", g->opname, nm);
+  note_sig(g);
+  return false;
+}
+
+bool bi_bind(BuiltinCall *c, int op, Args *g) {
+  memset(g, 0, sizeof *g);
+  g->c = c;
+  g->a = c->arena;
+  g->op = op;
+  g->opname = op_table[op].name;
+  bool req[BI_MAXP];
+  g->np = parse_sig(c->arena, op_info[op].sig, g->pname, req);
+  MLC_ASSERT(g->np == op_table[op].max_args);
+  Span where[BI_MAXP] = {{0}};
+  int npos = 0;
+  bool seen_named = false;
+  for (int k = 0; k < c->nargs; k++) {
+    if (c->names && c->names[k]) {
+      seen_named = true;
+      if (!bind_named(c, g, k, where)) return false;
+      continue;
+    }
+    if (seen_named) {
+      diag_error(c->diags, arg_span(c, k),
+                 "positional argument after named arguments in a call to %s",
+                 g->opname);
+      return false;
+    }
+    if (npos >= g->np) {
+      report_count(c, op, arg_span(c, k));
+      note_sig(g);
+      return false;
+    }
+    if (g->v[npos]) { // cannot happen: named ones come after
+      diag_error(c->diags, arg_span(c, k), "argument `%s` of %s given twice",
+                 g->pname[npos], g->opname);
+      return false;
+    }
+    g->v[npos] = c->args[k];
+    where[npos] = arg_span(c, k);
+    npos++;
+  }
+  for (int p = 0; p < g->np; p++) {
+    if (!req[p] || g->v[p]) continue;
+    if (c->nargs < op_table[op].min_args)
+      report_count(c, op, c->span);
+    else
+      diag_error(c->diags, c->span, "missing argument `%s` in a call to %s",
+                 g->pname[p], g->opname);
+    note_sig(g);
+    return false;
+  }
+  return true;
+}
+
+Value *builtin_check(BuiltinCall *c) {
+  c->flops = NULL;
+  int op = builtin_lookup(c->name);
+  if (op < 0) {
+    diag_error(c->diags, c->name_span.file ? c->name_span : c->span,
+               "unknown function `%s`", c->name);
+    return NULL;
+  }
+  for (int k = 0; k < c->nargs; k++)
+    if (!c->args[k]) return NULL; // an argument already reported an error
+  Args g;
+  if (!bi_bind(c, op, &g)) return NULL;
+  return op_info[op].rule(&g);
+}
+
+// ---- argument helpers ----------------------------------------------------------------------------
+Span bi_span(const Args *g, int i) {
+  if (i >= 0 && i < g->np && g->v[i] && g->v[i]->span.file) return g->v[i]->span;
+  return g->c->span;
+}
+
+const char *bi_text(const Args *g, int i, const char *fallback) {
+  if (i < 0 || i >= g->np || !g->v[i]) return fallback;
+  Span s = g->v[i]->span;
+  if (!s.file || s.len == 0 || s.len > 32 || s.off + s.len > s.file->len)
+    return fallback;
+  const char *t = s.file->text + s.off;
+  for (uint32_t k = 0; k < s.len; k++)
+    if (t[k] == '\n' || t[k] == '\r') return fallback;
+  return arena_strndup(g->a, t, s.len);
+}
+
+static void bad_kind(Args *g, int i, const char *want) {
+  diag_error(g->c->diags, bi_span(g, i), "argument `%s` of %s must be %s, got %s",
+             g->pname[i], g->opname, want, value_str(g->a, g->v[i]));
+}
+
+// Ranks above this are refused once, here, so rules may use fixed arrays.
+static Type *rank_ok(Args *g, int i, Type *t) {
+  if (t->rank <= BI_MAXRANK) return t;
+  diag_error(g->c->diags, bi_span(g, i), "tensors of rank %d are not supported (at most %d)",
+             t->rank, BI_MAXRANK);
+  return NULL;
+}
+
+Type *bi_tensor(Args *g, int i) {
+  Value *v = g->v[i];
+  if (v && v->kind == V_TENSOR && v->type) return rank_ok(g, i, v->type);
+  if (v)
+    bad_kind(g, i, "a tensor");
+  else
+    diag_error(g->c->diags, g->c->span, "missing argument `%s` in a call to %s",
+               g->pname[i], g->opname);
+  return NULL;
+}
+
+// A constant operand becomes a weak scalar: integer literals (and symbolic
+// sizes) i64, float literals f32, bool literals bool. Its dtype is only
+// provisional: unify() lets it adopt the other operand's.
+Type *bi_operand(Args *g, int i) {
+  Value *v = g->v[i];
+  if (!v) return bi_tensor(g, i);
+  Type *t = NULL;
+  switch (v->kind) {
+  case V_TENSOR: return rank_ok(g, i, v->type);
+  case V_DIM: t = type_scalar(g->a, DT_I64); break;
+  case V_FLOAT: t = type_scalar(g->a, DT_F32); break;
+  case V_BOOL: t = type_scalar(g->a, DT_BOOL); break;
+  default: bad_kind(g, i, "a tensor or a number"); return NULL;
+  }
+  t->weak = true;
+  return t;
+}
+
+bool bi_int(Args *g, int i, int64_t deflt, int64_t *out) {
+  Value *v = g->v[i];
+  if (!v) {
+    *out = deflt;
+    return true;
+  }
+  if (v->kind == V_DIM && dim_is_const(v->dim, out)) return true;
+  bad_kind(g, i, v->kind == V_DIM ? "a constant integer" : "an integer");
+  return false;
+}
+
+bool bi_float(Args *g, int i, double deflt, double *out) {
+  Value *v = g->v[i];
+  int64_t k;
+  if (!v)
+    *out = deflt;
+  else if (v->kind == V_FLOAT)
+    *out = v->f;
+  else if (v->kind == V_DIM && dim_is_const(v->dim, &k))
+    *out = (double)k;
+  else {
+    bad_kind(g, i, "a constant number");
+    return false;
+  }
+  return true;
+}
+
+bool bi_bool(Args *g, int i, bool deflt, bool *out) {
+  Value *v = g->v[i];
+  if (!v)
+    *out = deflt;
+  else if (v->kind == V_BOOL)
+    *out = v->b;
+  else {
+    bad_kind(g, i, "true or false");
+    return false;
+  }
+  return true;
+}
+
+bool bi_dtype(Args *g, int i, DType deflt, DType *out) {
+  Value *v = g->v[i];
+  if (!v)
+    *out = deflt;
+  else if (v->kind == V_DTYPE)
+    *out = (DType)v->dtype;
+  else {
+    bad_kind(g, i, "a dtype (f32, f16, bf16, f64, i32, i64, bool)");
+    return false;
+  }
+  if (*out == DT_U8) {
+    diag_error(g->c->diags, bi_span(g, i),
+               "u8 is a data-file dtype, not a model dtype; use i32 or f32");
+    return false;
+  }
+  return true;
+}
+
+static bool pair_item(Args *g, int i, Value *v, int64_t min, int64_t *out) {
+  if (!v || v->kind != V_DIM || !dim_is_const(v->dim, out)) {
+    bad_kind(g, i, "an integer or a list of two integers");
+    return false;
+  }
+  if (*out < min) {
+    diag_error(g->c->diags, v->span.file ? v->span : bi_span(g, i),
+               "%s of %s must be at least %lld, got %lld", g->pname[i], g->opname,
+               (long long)min, (long long)*out);
+    return false;
+  }
+  return true;
+}
+
+bool bi_pair(Args *g, int i, int64_t deflt, int64_t min, int64_t out[2]) {
+  Value *v = g->v[i];
+  if (!v) {
+    out[0] = out[1] = deflt;
+    return true;
+  }
+  if (v->kind == V_LIST) {
+    if (v->items.len != 2) {
+      bad_kind(g, i, "an integer or a list of two integers");
+      return false;
+    }
+    return pair_item(g, i, VEC_AT(v->items, Value, 0), min, &out[0]) &&
+           pair_item(g, i, VEC_AT(v->items, Value, 1), min, &out[1]);
+  }
+  if (!pair_item(g, i, v, min, &out[0])) return false;
+  out[1] = out[0];
+  return true;
+}
+
+Value *bi_shape(Args *g, int i, bool allow_infer) {
+  Value *l = g->v[i];
+  if (!l || l->kind != V_LIST) {
+    bad_kind(g, i, "a list of sizes such as [B, 784]");
+    return NULL;
+  }
+  int ninfer = 0;
+  for (int k = 0; k < l->items.len; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    Span sp = it->span.file ? it->span : bi_span(g, i);
+    int64_t v;
+    if (it->kind != V_DIM) {
+      diag_error(g->c->diags, sp, "sizes in %s must be integers, got %s",
+                 g->opname, value_str(g->a, it));
+      return NULL;
+    }
+    if (!dim_is_const(it->dim, &v) || v > 0) continue;
+    if (v == -1 && allow_infer && ++ninfer == 1) continue;
+    if (v == -1 && allow_infer)
+      diag_error(g->c->diags, sp, "%s can infer only one size; this is a second -1",
+                 g->opname);
+    else
+      diag_error(g->c->diags, sp, "sizes in %s must be positive%s, got %lld",
+                 g->opname, allow_infer ? " (or -1 to infer one)" : "",
+                 (long long)v);
+    return NULL;
+  }
+  return l;
+}
+
+bool bi_norm_dim(Args *g, Span sp, int64_t d, const Type *t, int n, int *out) {
+  if (d >= -n && d < n) {
+    *out = (int)(d < 0 ? d + n : d);
+    return true;
+  }
+  if (n == 0)
+    diag_error(g->c->diags, sp, "dim %lld is out of range for %s (rank 0): a scalar has no dims",
+               (long long)d, type_str(g->a, t));
+  else if (n == t->rank)
+    diag_error(g->c->diags, sp,
+               "dim %lld is out of range for %s (rank %d); valid dims are %d to %d",
+               (long long)d, type_str(g->a, t), t->rank, -n, n - 1);
+  else
+    diag_error(g->c->diags, sp,
+               "dim %lld is out of range for %s of %s (rank %d); valid dims are %d to %d",
+               (long long)d, g->opname, type_str(g->a, t), t->rank, -n, n - 1);
+  return false;
+}
+
+static const char *literal_desc(Args *g, int i);
+
+bool bi_need_float(Args *g, int i, const Type *t) {
+  if (dtype_is_float(t->dtype)) return true;
+  bool tensor = g->v[i] && g->v[i]->kind == V_TENSOR;
+  diag_error(g->c->diags, bi_span(g, i), "%s expects a float tensor, got %s", g->opname,
+             tensor ? type_str(g->a, t) : literal_desc(g, i));
+  if (tensor)
+    diag_note(g->c->diags, (Span){0}, "mlc never converts implicitly; use cast(%s, f32)",
+              bi_text(g, i, g->pname[i]));
+  return false;
+}
+
+bool bi_need_int(Args *g, int i, const Type *t) {
+  if (t->dtype == DT_I32 || t->dtype == DT_I64) return true;
+  diag_error(g->c->diags, bi_span(g, i), "%s expects an i32 or i64 tensor, got %s",
+             g->opname, type_str(g->a, t));
+  return false;
+}
+
+bool bi_same_dtype(Args *g, int i, const Type *x, int j, const Type *y) {
+  if (x->dtype == y->dtype) return true;
+  diag_error(g->c->diags, bi_span(g, j),
+             "dtype mismatch: %s and %s; mlc never converts implicitly, use cast(%s, %s)",
+             type_str(g->a, x), type_str(g->a, y), bi_text(g, j, g->pname[j]),
+             dtype_name(x->dtype));
+  (void)i;
+  return false;
+}
+
+Dim *bi_ok(Args *g, Dim *d) {
+  if (!d)
+    diag_error(g->c->diags, g->c->span,
+               "dimension too large: a size in %s overflows 64-bit integers", g->opname);
+  return d;
+}
+
+Sym *bi_fresh(Args *g, const char *display, Span sp) {
+  if (g->c->fresh_sym) return g->c->fresh_sym(g->c->env, display, sp);
+  return sym_new(g->a, display, sp, true);
+}
+
+Value *bi_result(Args *g, Type *t) { return value_tensor(g->a, g->c->span, t); }
+
+Dim *bi_k(Args *g, int64_t v) { return dim_const(g->a, v); }
+
+const char *bi_list_str(Args *g, const Value *l) {
+  const char *s = value_str(g->a, l);
+  return l->kind == V_LIST ? s + strlen("list ") : s;
+}
+
+static void set_flops(Args *g, Dim *d) { g->c->flops = d; }
+
+// ---- constants ---------------------------------------------------------------------------------------
+static bool num_const(const Value *v, double *f, int64_t *iv, bool *isint) {
+  if (v->kind == V_FLOAT) {
+    *f = v->f, *isint = false;
+    return true;
+  }
+  if (v->kind == V_DIM && dim_is_const(v->dim, iv)) {
+    *f = (double)*iv, *isint = true;
+    return true;
+  }
+  return false;
+}
+
+static Value *const_float(Args *g, double f) {
+  if (isfinite(f)) return value_float(g->a, g->c->span, f);
+  diag_error(g->c->diags, g->c->span, "%s on these constants has no finite value",
+             g->opname);
+  return NULL;
+}
+
+static Value *const_bool(Args *g, bool b) {
+  Value *v = arena_alloc(g->a, sizeof *v);
+  v->kind = V_BOOL;
+  v->span = g->c->span;
+  v->b = b;
+  return v;
+}
+
+static double fold_unary(int op, double x) {
+  switch (op) {
+  case BI_EXP: return exp(x);
+  case BI_LOG: return x > 0 ? log(x) : NAN;
+  case BI_SQRT: return x >= 0 ? sqrt(x) : NAN;
+  case BI_RSQRT: return x > 0 ? 1.0 / sqrt(x) : NAN;
+  case BI_ABS: return fabs(x);
+  case BI_NEG: return -x;
+  case BI_RELU: return x > 0 ? x : 0;
+  case BI_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+  case BI_SIGMOID: return 1.0 / (1.0 + exp(-x));
+  case BI_TANH: return tanh(x);
+  case BI_SILU: return x / (1.0 + exp(-x));
+  default: MLC_UNREACHABLE();
+  }
+}
+
+// Unary ops on a constant fold at compile time: sqrt(64) = 8.0. abs, neg
+// and relu keep integers integers. The caller has checked num_const.
+static Value *fold_unary_const(Args *g, const Value *v) {
+  double f;
+  int64_t k;
+  bool isint;
+  MLC_ASSERT(num_const(v, &f, &k, &isint));
+  if (isint && (g->op == BI_ABS || g->op == BI_NEG || g->op == BI_RELU)) {
+    int64_t r = g->op == BI_RELU ? (k > 0 ? k : 0) : (g->op == BI_ABS && k >= 0) ? k : -k;
+    if (k == INT64_MIN && g->op != BI_RELU) return bi_ok(g, NULL), NULL;
+    return value_dim(g->a, g->c->span, bi_k(g, r));
+  }
+  return const_float(g, fold_unary(g->op, f));
+}
+
+static double fold_binary(int op, double x, double y) {
+  switch (op) {
+  case BI_ADD: return x + y;
+  case BI_SUB: return x - y;
+  case BI_MUL: return x * y;
+  case BI_DIV: return x / y;
+  case BI_POW: return pow(x, y);
+  case BI_MAXIMUM: return x > y ? x : y;
+  case BI_MINIMUM: return x < y ? x : y;
+  default: MLC_UNREACHABLE();
+  }
+}
+
+// Two constants fold: integers stay integers (also symbolic ones) for
+// + - * maximum minimum; / and pow give floats (pow(2, 3) = 8.0). Returns
+// NULL with *folded false when the operands are not both constants.
+static Value *fold_binary_const(Args *g, const Value *x, const Value *y, bool *folded) {
+  int op = g->op;
+  *folded = true;
+  bool intop = op == BI_ADD || op == BI_SUB || op == BI_MUL;
+  if (intop && x->kind == V_DIM && y->kind == V_DIM) {
+    Dim *d = op == BI_ADD   ? dim_add(g->a, x->dim, y->dim)
+             : op == BI_SUB ? dim_sub(g->a, x->dim, y->dim)
+                            : dim_mul(g->a, x->dim, y->dim);
+    return bi_ok(g, d) ? value_dim(g->a, g->c->span, d) : NULL;
+  }
+  double fx, fy;
+  int64_t kx, ky;
+  bool ix, iy;
+  if (!num_const(x, &fx, &kx, &ix) || !num_const(y, &fy, &ky, &iy)) {
+    *folded = false;
+    return NULL;
+  }
+  if (ix && iy && (op == BI_MAXIMUM || op == BI_MINIMUM))
+    return value_dim(g->a, g->c->span,
+                     bi_k(g, (op == BI_MAXIMUM) == (kx > ky) ? kx : ky));
+  return const_float(g, fold_binary(op, fx, fy));
+}
+
+static bool is_const_value(const Value *v) {
+  return v->kind == V_FLOAT || v->kind == V_BOOL ||
+         (v->kind == V_DIM && dim_is_const(v->dim, NULL));
+}
+
+// ---- dtype unification -----------------------------------------------------------------------------
+static const char *literal_desc(Args *g, int i) {
+  const Value *v = g->v[i];
+  if (v->kind == V_TENSOR) return type_str(g->a, v->type);
+  const char *what = v->kind == V_FLOAT ? "float" : v->kind == V_BOOL ? "bool" : "integer";
+  return arena_printf(g->a, "the %s constant %s", what,
+                      value_str(g->a, v) + strlen(valkind_name(v->kind)) + 1);
+}
+
+// Can a weak literal of provisional dtype `lit` take dtype `dt`? Integer
+// literals fit any numeric dtype, float literals float dtypes, bool bool.
+static bool literal_fits(DType lit, DType dt) {
+  if (lit == DT_BOOL) return dt == DT_BOOL;
+  if (lit == DT_F32) return dtype_is_float(dt);
+  return dt != DT_BOOL;
+}
+
+// The common dtype of operand parameters pi[0..n): the first strong operand's;
+// weak literals adopt it. All weak: float if any float literal, else i64,
+// else bool. Returns -1 after reporting a mismatch at `sp`.
+static int unify(Args *g, Type **ts, const int *pi, int n, Span sp) {
+  int strong = -1;
+  for (int k = 0; k < n; k++) {
+    if (ts[k]->weak) continue;
+    if (strong < 0) {
+      strong = k;
+    } else if (ts[k]->dtype != ts[strong]->dtype) {
+      diag_error(g->c->diags, sp,
+                 "dtype mismatch: %s and %s; mlc never converts implicitly, use cast(%s, %s)",
+                 type_str(g->a, ts[strong]), type_str(g->a, ts[k]),
+                 bi_text(g, pi[k], g->pname[pi[k]]), dtype_name(ts[strong]->dtype));
+      return -1;
+    }
+  }
+  DType dt = strong >= 0 ? ts[strong]->dtype : DT_BOOL;
+  if (strong < 0)
+    for (int k = 0; k < n; k++)
+      if (ts[k]->dtype == DT_F32 || (ts[k]->dtype == DT_I64 && dt == DT_BOOL))
+        dt = ts[k]->dtype;
+  for (int k = 0; k < n; k++) {
+    if (!ts[k]->weak || literal_fits(ts[k]->dtype, dt)) continue;
+    int other = strong >= 0 ? strong : (k == 0 ? 1 : 0);
+    diag_error(g->c->diags, sp, "dtype mismatch: %s and %s; mlc never converts implicitly",
+               literal_desc(g, pi[other]), literal_desc(g, pi[k]));
+    if (strong >= 0 && dt != DT_BOOL)
+      diag_note(g->c->diags, (Span){0}, "write the constant as %s, or use cast(%s, f32)",
+                dtype_is_float(dt) ? "a float" : "an integer",
+                bi_text(g, pi[strong], g->pname[pi[strong]]));
+    return -1;
+  }
+  return (int)dt;
+}
+
+// ---- broadcasting diagnostics ------------------------------------------------------------------------
+// Aligned (right-justified) index of dim `i` of a rank-`r` operand in a
+// result of rank `rank`: the dim number the user sees in the result.
+static int aligned(int i, int r, int rank) { return rank - (r - i); }
+
+static void report_bc(Args *g, const BcResult *r, const Type *x, const Type *y,
+                      int xi, int yi, Span sp, const char *what) {
+  Arena *a = g->a;
+  int rank = x->rank > y->rank ? x->rank : y->rank;
+  if (r->status == BC_MISMATCH) {
+    diag_error(g->c->diags, sp, "cannot broadcast %s%s and %s: dim %d is %s vs %s", what,
+               type_str(a, x), type_str(a, y), aligned(r->dim_a, x->rank, rank),
+               dim_str(a, x->dims[r->dim_a]), dim_str(a, y->dims[r->dim_b]));
+    return;
+  }
+  // BC_SURPRISE: the higher-rank operand h has a 1 that would expand.
+  bool xh = x->rank > y->rank;
+  const Type *h = xh ? x : y, *l = xh ? y : x;
+  int hd = xh ? r->dim_a : r->dim_b, ld = xh ? r->dim_b : r->dim_a;
+  diag_error(g->c->diags, sp,
+             "broadcasting %s%s with %s would expand the 1 in dim %d to %s and give %s; "
+             "mlc refuses to broadcast a size-1 dim while also adding leading dims",
+             what, type_str(a, x), type_str(a, y), hd, dim_str(a, l->dims[ld]),
+             type_str(a, r->result));
+  if (*what) return; // batch dims of matmul: the operands are not reshaped whole
+  StrBuf b = {0};
+  for (int k = 0, first = 1; k < h->rank; k++) {
+    if (k == hd) continue;
+    sb_printf(&b, "%s%s", first ? "" : ", ", dim_str(a, h->dims[k]));
+    first = 0;
+  }
+  StrBuf o = {0};
+  for (int k = 0; k < r->result->rank; k++)
+    sb_printf(&o, "%s%s", k ? ", " : "", dim_str(a, r->result->dims[k]));
+  diag_note(g->c->diags, (Span){0},
+            "if you meant elementwise, make the ranks equal: reshape(%s, [%s]); "
+            "if you meant an outer product, use broadcast_to(%s, [%s])",
+            bi_text(g, xh ? xi : yi, "x"), b.data ? b.data : "",
+            bi_text(g, xh ? yi : xi, "y"), o.data);
+  sb_free(&b);
+  sb_free(&o);
+}
+
+static Type *bcast(Args *g, Type *x, Type *y, int xi, int yi, Span sp) {
+  BcResult r = broadcast2(g->a, x, y);
+  if (r.status == BC_OK) return r.result;
+  report_bc(g, &r, x, y, xi, yi, sp, "");
+  return NULL;
+}
+
+// ---- elementwise ------------------------------------------------------------------------------------
+static bool float_only(int op) {
+  return op != BI_ABS && op != BI_NEG && op != BI_RELU && op != BI_ADD &&
+         op != BI_SUB && op != BI_MUL && op != BI_MAXIMUM && op != BI_MINIMUM;
+}
+
+// unary: x[..] -> x[..]; float-only except abs, neg, relu (numeric).
+// On a constant it folds: sqrt(64) -> 8.0.
+static Value *rule_unary(Args *g) {
+  if (is_const_value(g->v[0]) && g->v[0]->kind != V_BOOL) return fold_unary_const(g, g->v[0]);
+  Type *x = bi_operand(g, 0);
+  if (!x) return NULL;
+  if (float_only(g->op) ? !bi_need_float(g, 0, x) : x->dtype == DT_BOOL) {
+    if (!float_only(g->op))
+      diag_error(g->c->diags, bi_span(g, 0), "%s expects a numeric tensor, got %s",
+                 g->opname, type_str(g->a, x));
+    return NULL;
+  }
+  set_flops(g, type_numel(g->a, x));
+  return bi_result(g, type_copy(g->a, x));
+}
+
+// binary: x[..] (+) y[..] -> broadcast2(x, y); equal dtypes (literals adopt).
+// div and pow need floats; bool is not a number. Constants fold.
+static Value *rule_binary(Args *g) {
+  if (g->v[0]->kind != V_TENSOR && g->v[1]->kind != V_TENSOR) {
+    bool folded;
+    Value *f = fold_binary_const(g, g->v[0], g->v[1], &folded);
+    if (folded) return f;
+  }
+  Type *ts[2] = {bi_operand(g, 0), bi_operand(g, 1)};
+  if (!ts[0] || !ts[1]) return NULL;
+  int dt = unify(g, ts, (int[]){0, 1}, 2, g->c->span);
+  if (dt < 0) return NULL;
+  int strong = ts[0]->weak ? 1 : 0;
+  if (dt == DT_BOOL) {
+    diag_error(g->c->diags, bi_span(g, strong), "%s expects numeric tensors, got %s",
+               g->opname, type_str(g->a, ts[strong]));
+    return NULL;
+  }
+  if (float_only(g->op) && !dtype_is_float((DType)dt)) {
+    Type *t = type_copy(g->a, ts[strong]);
+    t->dtype = (DType)dt;
+    return bi_need_float(g, strong, t), NULL;
+  }
+  Type *r = bcast(g, ts[0], ts[1], 0, 1, g->c->span);
+  if (!r) return NULL;
+  r->dtype = (DType)dt;
+  set_flops(g, type_numel(g->a, r));
+  return bi_result(g, r);
+}
+
+// compare: x[..] < y[..] -> bool[broadcast2(x, y)]; lt le gt ge need
+// numbers, eq ne also take bools.
+static Value *rule_compare(Args *g) {
+  double fx, fy;
+  int64_t kx, ky;
+  bool ix, iy;
+  if (num_const(g->v[0], &fx, &kx, &ix) && num_const(g->v[1], &fy, &ky, &iy)) {
+    bool b = g->op == BI_LT ? fx < fy : g->op == BI_LE ? fx <= fy : g->op == BI_GT ? fx > fy
+           : g->op == BI_GE ? fx >= fy : g->op == BI_EQ ? fx == fy : fx != fy;
+    if (ix && iy) // exact for large integers
+      b = g->op == BI_LT ? kx < ky : g->op == BI_LE ? kx <= ky : g->op == BI_GT ? kx > ky
+        : g->op == BI_GE ? kx >= ky : g->op == BI_EQ ? kx == ky : kx != ky;
+    return const_bool(g, b);
+  }
+  Type *ts[2] = {bi_operand(g, 0), bi_operand(g, 1)};
+  if (!ts[0] || !ts[1]) return NULL;
+  int dt = unify(g, ts, (int[]){0, 1}, 2, g->c->span);
+  if (dt < 0) return NULL;
+  if (dt == DT_BOOL && g->op != BI_EQ && g->op != BI_NE) {
+    int s = ts[0]->weak ? 1 : 0;
+    diag_error(g->c->diags, bi_span(g, s), "%s expects numeric tensors, got %s",
+               g->opname, type_str(g->a, ts[s]));
+    return NULL;
+  }
+  Type *r = bcast(g, ts[0], ts[1], 0, 1, g->c->span);
+  if (!r) return NULL;
+  r->dtype = DT_BOOL;
+  set_flops(g, type_numel(g->a, r));
+  return bi_result(g, r);
+}
+
+// logical: bool[..] and bool[..] -> bool[broadcast2]; not: bool[..] -> bool[..]
+static Value *rule_logical(Args *g) {
+  int n = g->op == BI_LOGICAL_NOT ? 1 : 2;
+  if (g->v[0]->kind == V_BOOL && (n == 1 || g->v[1]->kind == V_BOOL))
+    return const_bool(g, g->op == BI_LOGICAL_NOT ? !g->v[0]->b
+                         : g->op == BI_LOGICAL_AND ? g->v[0]->b && g->v[1]->b
+                                                   : g->v[0]->b || g->v[1]->b);
+  Type *ts[2] = {NULL, NULL};
+  for (int k = 0; k < n; k++) {
+    if (!(ts[k] = bi_operand(g, k))) return NULL;
+    if (ts[k]->dtype != DT_BOOL) {
+      diag_error(g->c->diags, bi_span(g, k), "%s expects bool operands, got %s",
+                 g->opname, literal_desc(g, k));
+      diag_note(g->c->diags, (Span){0}, "compare to get a bool tensor, e.g. %s != 0",
+                bi_text(g, k, "x"));
+      return NULL;
+    }
+  }
+  Type *r = n == 1 ? type_copy(g->a, ts[0]) : bcast(g, ts[0], ts[1], 0, 1, g->c->span);
+  if (!r) return NULL;
+  set_flops(g, type_numel(g->a, r));
+  return bi_result(g, r);
+}
+
+// where: cond bool[..], x[..], y[..] -> broadcast of all three, dtype of x/y
+static Value *rule_where(Args *g) {
+  Type *ts[3] = {bi_operand(g, 0), bi_operand(g, 1), bi_operand(g, 2)};
+  if (!ts[0] || !ts[1] || !ts[2]) return NULL;
+  if (ts[0]->dtype != DT_BOOL) {
+    diag_error(g->c->diags, bi_span(g, 0), "where expects a bool condition, got %s",
+               literal_desc(g, 0));
+    return NULL;
+  }
+  int dt = unify(g, ts + 1, (int[]){1, 2}, 2, g->c->span);
+  if (dt < 0) return NULL;
+  Type *xy = bcast(g, ts[1], ts[2], 1, 2, g->c->span);
+  if (!xy) return NULL;
+  xy->dtype = (DType)dt;
+  Type *r = bcast(g, ts[0], xy, 0, 1, g->c->span);
+  if (!r) return NULL;
+  r->dtype = (DType)dt;
+  r->weak = ts[1]->weak && ts[2]->weak;
+  set_flops(g, type_numel(g->a, r));
+  return bi_result(g, r);
+}
+
+// ---- reductions -----------------------------------------------------------------------------------------
+// Marks the reduced dims of t in mask[] from parameter `pi` (absent: all
+// dims; an integer; or a list of integers unless `single`).
+static bool reduce_mask(Args *g, int pi, const Type *t, bool *mask, bool single) {
+  Value *v = g->v[pi];
+  if (!v) {
+    for (int k = 0; k < t->rank; k++) mask[k] = true;
+    return true;
+  }
+  Value *one[1] = {v};
+  Value **items = one;
+  int n = 1;
+  if (v->kind == V_LIST && !single) {
+    items = (Value **)v->items.data;
+    n = v->items.len;
+  }
+  for (int k = 0; k < n; k++) {
+    int64_t d;
+    int nd;
+    Span sp = items[k]->span.file ? items[k]->span : bi_span(g, pi);
+    if (items[k]->kind != V_DIM || !dim_is_const(items[k]->dim, &d)) {
+      bad_kind(g, pi, single ? "an integer" : "an integer or a list of integers");
+      return false;
+    }
+    if (!bi_norm_dim(g, sp, d, t, t->rank, &nd)) return false;
+    if (mask[nd]) {
+      diag_error(g->c->diags, sp, "dim %d appears twice in %s", nd, g->opname);
+      return false;
+    }
+    mask[nd] = true;
+  }
+  return true;
+}
+
+// sum mean max min argmax: x[d0, .., dn] -> the reduced dims dropped (or
+// kept as 1 with keepdim); argmax -> i64; mean needs floats; max(a, b) with
+// two tensors is maximum(a, b).
+static Value *rule_reduce(Args *g) {
+  Value *d = g->v[1];
+  if ((g->op == BI_MAX || g->op == BI_MIN) && d &&
+      (d->kind == V_TENSOR || d->kind == V_FLOAT)) {
+    if (g->v[2]) {
+      diag_error(g->c->diags, bi_span(g, 2),
+                 "keepdim applies to %s over a dim; %s(a, b) is elementwise", g->opname,
+                 g->opname);
+      return NULL;
+    }
+    g->op = g->op == BI_MAX ? BI_MAXIMUM : BI_MINIMUM;
+    return rule_binary(g);
+  }
+  Type *x = bi_tensor(g, 0);
+  bool keep;
+  if (!x || !bi_bool(g, 2, false, &keep)) return NULL;
+  if (g->op == BI_MEAN && !bi_need_float(g, 0, x)) return NULL;
+  if (x->dtype == DT_BOOL) {
+    diag_error(g->c->diags, bi_span(g, 0), "%s expects a numeric tensor, got %s",
+               g->opname, type_str(g->a, x));
+    diag_note(g->c->diags, (Span){0}, "count with cast(%s, i32)", bi_text(g, 0, "x"));
+    return NULL;
+  }
+  bool mask[BI_MAXRANK] = {false};
+  if (!reduce_mask(g, 1, x, mask, g->op == BI_ARGMAX)) return NULL;
+  int n = 0;
+  for (int k = 0; k < x->rank; k++) n += keep || !mask[k];
+  Type *r = type_new(g->a, g->op == BI_ARGMAX ? DT_I64 : x->dtype, n);
+  for (int k = 0, j = 0; k < x->rank; k++) {
+    if (mask[k] && !keep) continue;
+    r->dims[j] = mask[k] ? bi_k(g, 1) : x->dims[k];
+    r->origin[j++] = mask[k] ? g->c->span : x->origin[k];
+  }
+  set_flops(g, type_numel(g->a, x));
+  return bi_result(g, r);
+}
+
+// softmax, log_softmax: x[..] -> x[..] along `dim` (default -1); floats
+static Value *rule_softmax(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t d;
+  int nd;
+  if (!x || !bi_int(g, 1, -1, &d) || !bi_need_float(g, 0, x)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
+  set_flops(g, dim_mul(g->a, bi_k(g, 5), type_numel(g->a, x)));
+  return bi_result(g, type_copy(g->a, x));
+}
+
+// ---- views ----------------------------------------------------------------------------------------------
+// reshape: x[d..] -> [s..] with prod(s) == prod(d); one -1 is inferred by
+// exact division.
+static Value *rule_reshape(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  Value *l = x ? bi_shape(g, 1, true) : NULL;
+  if (!l) return NULL;
+  int n = l->items.len, infer = -1;
+  Type *r = type_new(g->a, x->dtype, n);
+  Dim *prod = bi_k(g, 1);
+  for (int k = 0; k < n; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    int64_t v;
+    r->origin[k] = it->span;
+    if (dim_is_const(it->dim, &v) && v == -1) {
+      infer = k;
+      continue;
+    }
+    r->dims[k] = it->dim;
+    prod = dim_mul(g->a, prod, it->dim);
+  }
+  Dim *numel = type_numel(g->a, x);
+  if (!bi_ok(g, prod) || !bi_ok(g, numel)) return NULL;
+  if (infer >= 0) {
+    r->dims[infer] = dim_div(g->a, numel, prod);
+    if (!r->dims[infer]) {
+      diag_error(g->c->diags, bi_span(g, 1),
+                 "reshape cannot infer the -1 in %s: %s has %s elements, not a multiple of %s",
+                 bi_list_str(g, l), type_str(g->a, x), dim_str(g->a, numel),
+                 dim_str(g->a, prod));
+      return NULL;
+    }
+  } else if (!dim_eq(numel, prod)) {
+    diag_error(g->c->diags, bi_span(g, 1),
+               "reshape cannot turn %s (%s elements) into %s (%s elements)",
+               type_str(g->a, x), dim_str(g->a, numel), bi_list_str(g, l),
+               dim_str(g->a, prod));
+    return NULL;
+  }
+  return bi_result(g, r);
+}
+
+// flatten: x[d0, .., dn] -> dims start_dim..end_dim multiplied into one
+static Value *rule_flatten(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t s, e;
+  int ns, ne;
+  if (!x || !bi_int(g, 1, 1, &s) || !bi_int(g, 2, -1, &e)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), s, x, x->rank, &ns) ||
+      !bi_norm_dim(g, bi_span(g, 2), e, x, x->rank, &ne))
+    return NULL;
+  if (ns > ne) {
+    diag_error(g->c->diags, bi_span(g, 1), "flatten start_dim %d comes after end_dim %d",
+               ns, ne);
+    return NULL;
+  }
+  Type *r = type_new(g->a, x->dtype, x->rank - (ne - ns));
+  Dim *p = bi_k(g, 1);
+  for (int k = ns; k <= ne; k++) p = dim_mul(g->a, p, x->dims[k]);
+  if (!bi_ok(g, p)) return NULL;
+  for (int k = 0, j = 0; k < x->rank; k++) {
+    if (k > ns && k <= ne) continue;
+    r->dims[j] = k == ns ? p : x->dims[k];
+    r->origin[j++] = k == ns ? g->c->span : x->origin[k];
+  }
+  return bi_result(g, r);
+}
+
+// unsqueeze: x[d0, .., dn] -> a 1 inserted at `dim` (-rank-1 .. rank)
+static Value *rule_unsqueeze(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t d;
+  int nd;
+  if (!x || !bi_int(g, 1, 0, &d)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank + 1, &nd)) return NULL;
+  Type *r = type_new(g->a, x->dtype, x->rank + 1);
+  for (int k = 0, j = 0; k < r->rank; k++) {
+    r->dims[k] = k == nd ? bi_k(g, 1) : x->dims[j];
+    r->origin[k] = k == nd ? g->c->span : x->origin[j++];
+  }
+  return bi_result(g, r);
+}
+
+// squeeze: x[.., 1, ..] -> that 1 removed; the dim must be the literal 1
+static Value *rule_squeeze(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t d, one;
+  int nd;
+  if (!x || !bi_int(g, 1, 0, &d)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
+  if (!dim_is_const(x->dims[nd], &one) || one != 1) {
+    diag_error(g->c->diags, bi_span(g, 1), "squeeze needs dim %d of %s to be 1, but it is %s",
+               nd, type_str(g->a, x), dim_str(g->a, x->dims[nd]));
+    return NULL;
+  }
+  Type *r = type_new(g->a, x->dtype, x->rank - 1);
+  for (int k = 0, j = 0; k < x->rank; k++) {
+    if (k == nd) continue;
+    r->dims[j] = x->dims[k];
+    r->origin[j++] = x->origin[k];
+  }
+  return bi_result(g, r);
+}
+
+// transpose: x[.., a, .., b, ..] -> dims dim0 and dim1 swapped
+static Value *rule_transpose(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t d0, d1;
+  int n0, n1;
+  if (!x || !bi_int(g, 1, 0, &d0) || !bi_int(g, 2, 0, &d1)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), d0, x, x->rank, &n0) ||
+      !bi_norm_dim(g, bi_span(g, 2), d1, x, x->rank, &n1))
+    return NULL;
+  Type *r = type_copy(g->a, x);
+  r->dims[n0] = x->dims[n1], r->origin[n0] = x->origin[n1];
+  r->dims[n1] = x->dims[n0], r->origin[n1] = x->origin[n0];
+  return bi_result(g, r);
+}
+
+// permute: x[d0, .., dn] -> [d_p0, .., d_pn]; p a permutation of 0..n
+static Value *rule_permute(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  if (!x) return NULL;
+  Value *l = g->v[1];
+  if (l->kind != V_LIST) return bad_kind(g, 1, "a list of dims such as [0, 2, 1]"), NULL;
+  if (l->items.len != x->rank) {
+    diag_error(g->c->diags, bi_span(g, 1), "permute of %s needs %d dims, got %d",
+               type_str(g->a, x), x->rank, l->items.len);
+    return NULL;
+  }
+  Type *r = type_new(g->a, x->dtype, x->rank);
+  bool seen[BI_MAXRANK] = {false};
+  for (int k = 0; k < x->rank; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    Span sp = it->span.file ? it->span : bi_span(g, 1);
+    int64_t d;
+    int nd;
+    if (it->kind != V_DIM || !dim_is_const(it->dim, &d))
+      return bad_kind(g, 1, "a list of dims such as [0, 2, 1]"), NULL;
+    if (!bi_norm_dim(g, sp, d, x, x->rank, &nd)) return NULL;
+    if (seen[nd]) {
+      diag_error(g->c->diags, sp,
+                 "permute needs a permutation of 0 to %d; dim %d appears twice in %s",
+                 x->rank - 1, nd, bi_list_str(g, l));
+      return NULL;
+    }
+    seen[nd] = true;
+    r->dims[k] = x->dims[nd];
+    r->origin[k] = x->origin[nd];
+  }
+  return bi_result(g, r);
+}
+
+// Slice bound: an integer (symbolic allowed); a negative constant counts
+// from the end of the dim `size`.
+static Dim *slice_bound(Args *g, int i, Dim *size) {
+  Value *v = g->v[i];
+  int64_t k;
+  if (v->kind != V_DIM) return bad_kind(g, i, "an integer"), NULL;
+  if (dim_is_const(v->dim, &k) && k < 0) return bi_ok(g, dim_add(g->a, size, v->dim));
+  return v->dim;
+}
+
+// slice: x[.., n, ..] -> x[.., ceil((end - start)/step), ..] along `dim`.
+// On a constant dim, bounds must lie in 0..n after counting negatives from
+// the end; a symbolic dim's bounds are checked when the data is bound.
+static Value *rule_slice(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  int64_t d, step, n, s, e;
+  int nd;
+  if (!x || !bi_int(g, 1, 0, &d) || !bi_int(g, 4, 1, &step)) return NULL;
+  if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
+  if (step < 1) {
+    diag_error(g->c->diags, bi_span(g, 4), "slice step must be positive, got %lld",
+               (long long)step);
+    return NULL;
+  }
+  Dim *size = x->dims[nd];
+  Dim *start = slice_bound(g, 2, size), *end = start ? slice_bound(g, 3, size) : NULL;
+  if (!end) return NULL;
+  bool cs = dim_is_const(start, &s), ce = dim_is_const(end, &e);
+  if (dim_is_const(size, &n) && ((cs && (s < 0 || s > n)) || (ce && (e < 0 || e > n)))) {
+    int bad = cs && (s < 0 || s > n) ? 2 : 3;
+    diag_error(g->c->diags, bi_span(g, bad),
+               "slice %s %s is out of range for dim %d of %s (size %lld)",
+               bad == 2 ? "start" : "end", value_str(g->a, g->v[bad]) + strlen("integer "),
+               nd, type_str(g->a, x), (long long)n);
+    return NULL;
+  }
+  Dim *len = bi_ok(g, dim_sub(g->a, end, start));
+  if (!len) return NULL;
+  if (dim_nonpositive(len)) {
+    diag_error(g->c->diags, g->c->span, "slice %s:%s of dim %d of %s is empty",
+               dim_str(g->a, start), dim_str(g->a, end), nd, type_str(g->a, x));
+    return NULL;
+  }
+  Dim *out = len;
+  if (step > 1) { // ceil(len/step): exact when step divides len (or len + step - 1)
+    Dim *up = bi_ok(g, dim_add(g->a, len, bi_k(g, step - 1)));
+    if (!up) return NULL;
+    int64_t u;
+    out = dim_is_const(up, &u) ? bi_k(g, u / step) : dim_div(g->a, len, bi_k(g, step));
+    if (!out) out = dim_div(g->a, up, bi_k(g, step));
+    if (!out)
+      out = dim_sym(g->a, bi_fresh(g, arena_printf(g->a, "ceil((%s)/%lld)", dim_str(g->a, len),
+                                                   (long long)step),
+                                   g->c->span));
+  }
+  Type *r = type_copy(g->a, x);
+  r->dims[nd] = out;
+  r->origin[nd] = g->c->span;
+  return bi_result(g, r);
+}
+
+// concat: [a[.., n1, ..], b[.., n2, ..], ..] -> [.., n1 + n2 + .., ..] along
+// `dim`; every other dim and the dtypes equal
+static Value *rule_concat(Args *g) {
+  Value *l = g->v[0];
+  if (l->kind != V_LIST || l->items.len == 0)
+    return bad_kind(g, 0, "a non-empty list of tensors such as [a, b]"), NULL;
+  int n = l->items.len;
+  Type **ts = arena_alloc(g->a, sizeof(Type *) * (size_t)n);
+  for (int k = 0; k < n; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    if (it->kind != V_TENSOR) {
+      diag_error(g->c->diags, it->span.file ? it->span : bi_span(g, 0),
+                 "concat takes a list of tensors, got %s", value_str(g->a, it));
+      return NULL;
+    }
+    ts[k] = it->type;
+  }
+  int64_t d;
+  int nd;
+  if (!bi_int(g, 1, 0, &d) || !bi_norm_dim(g, bi_span(g, 1), d, ts[0], ts[0]->rank, &nd))
+    return NULL;
+  Type *r = type_copy(g->a, ts[0]);
+  r->origin[nd] = g->c->span;
+  for (int k = 1; k < n; k++) {
+    Span sp = VEC_AT(l->items, Value, k)->span;
+    sp = sp.file ? sp : bi_span(g, 0);
+    const char *x0 = type_str(g->a, ts[0]), *xk = type_str(g->a, ts[k]);
+    if (ts[k]->dtype != ts[0]->dtype || ts[k]->rank != ts[0]->rank) {
+      diag_error(g->c->diags, sp, "concat needs tensors of one dtype and rank: %s and %s",
+                 x0, xk);
+      return NULL;
+    }
+    for (int j = 0; j < r->rank; j++) {
+      if (j == nd || dim_eq(ts[0]->dims[j], ts[k]->dims[j])) continue;
+      diag_error(g->c->diags, sp,
+                 "concat along dim %d needs the other dims equal: dim %d is %s in %s but %s in %s",
+                 nd, j, dim_str(g->a, ts[0]->dims[j]), x0, dim_str(g->a, ts[k]->dims[j]), xk);
+      return NULL;
+    }
+    if (!bi_ok(g, r->dims[nd] = dim_add(g->a, r->dims[nd], ts[k]->dims[nd]))) return NULL;
+  }
+  return bi_result(g, r);
+}
+
+// broadcast_to: x[..] -> shape, NumPy rules without mlc's restrictions (the
+// expansion is explicit): aligned from the right, each dim of x equals the
+// target's or is 1.
+static Value *rule_broadcast_to(Args *g) {
+  Type *x = bi_tensor(g, 0);
+  Value *l = x ? bi_shape(g, 1, false) : NULL;
+  if (!l) return NULL;
+  int n = l->items.len;
+  if (n < x->rank) {
+    diag_error(g->c->diags, bi_span(g, 1), "broadcast_to cannot lower the rank of %s to %d",
+               type_str(g->a, x), n);
+    return NULL;
+  }
+  Type *r = type_new(g->a, x->dtype, n);
+  for (int k = 0; k < n; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    r->dims[k] = it->dim;
+    r->origin[k] = it->span;
+    int i = k - (n - x->rank);
+    int64_t one;
+    if (i < 0 || dim_eq(x->dims[i], it->dim)) continue;
+    if (dim_is_const(x->dims[i], &one) && one == 1) continue;
+    diag_error(g->c->diags, it->span.file ? it->span : bi_span(g, 1),
+               "cannot broadcast_to %s to %s: dim %d is %s vs %s", type_str(g->a, x),
+               bi_list_str(g, l), k, dim_str(g->a, x->dims[i]), dim_str(g->a, it->dim));
+    return NULL;
+  }
+  return bi_result(g, r);
+}
+
+// ---- matmul ---------------------------------------------------------------------------------------------
+static Type *batch_part(Args *g, const Type *t) {
+  int n = t->rank > 2 ? t->rank - 2 : 0;
+  Type *b = type_new(g->a, t->dtype, n);
+  for (int k = 0; k < n; k++) b->dims[k] = t->dims[k], b->origin[k] = t->origin[k];
+  return b;
+}
+
+// matmul: [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast
+// (broadcast2 rules); [K] @ [K, N] -> [N]; [M, K] @ [K] -> [M]; [K] @ [K] -> scalar
+static Value *rule_matmul(Args *g) {
+  Type *a = bi_tensor(g, 0), *b = a ? bi_tensor(g, 1) : NULL;
+  if (!b) return NULL;
+  for (int k = 0; k < 2; k++) {
+    Type *t = k ? b : a;
+    if (t->rank > 0 && t->dtype != DT_BOOL) continue;
+    if (t->rank == 0)
+      diag_error(g->c->diags, bi_span(g, k),
+                 "matmul needs tensors of rank 1 or more, got %s; scale with * instead",
+                 type_str(g->a, t));
+    else
+      diag_error(g->c->diags, bi_span(g, k), "matmul expects numeric tensors, got %s",
+                 type_str(g->a, t));
+    return NULL;
+  }
+  if (!bi_same_dtype(g, 0, a, 1, b)) return NULL;
+  Dim *ka = a->dims[a->rank - 1], *kb = b->dims[b->rank > 1 ? b->rank - 2 : 0];
+  if (!dim_eq(ka, kb)) {
+    diag_error(g->c->diags, g->c->span,
+               "mat1 and mat2 shapes cannot be multiplied (%s @ %s): inner dims %s and %s differ",
+               type_str(g->a, a), type_str(g->a, b), dim_str(g->a, ka), dim_str(g->a, kb));
+    return NULL;
+  }
+  Type *ba = batch_part(g, a), *bb = batch_part(g, b);
+  BcResult bc = broadcast2(g->a, ba, bb);
+  if (bc.status != BC_OK) {
+    report_bc(g, &bc, ba, bb, 0, 1, g->c->span, "the batch dims ");
+    return NULL;
+  }
+  int nb = bc.result->rank;
+  Type *r = type_new(g->a, a->dtype, nb + (a->rank > 1) + (b->rank > 1));
+  for (int k = 0; k < nb; k++) r->dims[k] = bc.result->dims[k], r->origin[k] = bc.result->origin[k];
+  int j = nb;
+  Dim *m = bi_k(g, 1), *n = bi_k(g, 1);
+  if (a->rank > 1) {
+    r->dims[j] = m = a->dims[a->rank - 2];
+    r->origin[j++] = a->origin[a->rank - 2];
+  }
+  if (b->rank > 1) {
+    r->dims[j] = n = b->dims[b->rank - 1];
+    r->origin[j++] = b->origin[b->rank - 1];
+  }
+  Dim *f = dim_mul(g->a, dim_mul(g->a, bi_k(g, 2), m), dim_mul(g->a, n, ka));
+  set_flops(g, dim_mul(g->a, f, type_numel(g->a, bc.result)));
+  return bi_result(g, r);
+}
