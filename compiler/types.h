@@ -113,9 +113,11 @@ Dim *type_numel_from(Arena *a, const Type *t, int from);
 // silent surprises into errors:
 //   1. dims pair only if equal (same normal form) or one is the literal 1;
 //      distinct symbols (B vs T) never broadcast;
-//   2. rank extension (the lower-rank operand gains leading dims) is allowed
-//      only if no 1 is expanded in the same operation: [B,1] - [B] would be
-//      [B,B] in NumPy and is an error here; [B,10] + [10] is fine.
+//   2. when the ranks differ, the higher-rank operand's own 1s must not be
+//      expanded: [B,1] - [B] would be [B,B] in NumPy and is an error here;
+//      [B,10] + [10] and [B,10] + [1] are fine (the result is the
+//      higher-rank operand's shape). Equal ranks may expand 1s on either side
+//      ([B,1] * [1,N] is an explicit outer product).
 typedef enum {
   BC_OK,
   BC_MISMATCH,       // dims differ and neither is 1: .dim_a/.dim_b index it
