@@ -242,7 +242,7 @@ int mlc_lex(MLC_STYPE *val, MLC_LTYPE *loc, Lexer *lx) {
     if (t == NL) {
       if (lx->depth > 0 || lx->last == 0 || lx->last == NL || lx->last == '{')
         continue;
-      lx->prev_end = loc->end;
+      loc->off = loc->end = lx->prev_end; // "end of line" right after the last token
       return lx->last = NL;
     }
     if (t == '(' || t == '[') lx->depth++;

@@ -57,6 +57,12 @@ static Expr *unary(Lexer *lx, int op, Expr *x, Span sp) {
   return e;
 }
 
+// The span from the start of `a` to the end of `b` (rules that end in NL use
+// it so that a caret never runs on over a trailing comment).
+static Span range(Lexer *lx, Loc a, Loc b) {
+  return (Span){lx->file, a.off, b.end - a.off};
+}
+
 static Vec vec1(Lexer *lx, void *x) {
   Vec v = {0};
   vec_push(lx->arena, &v, x);
@@ -178,13 +184,13 @@ members
 
 member
   : frozen_opt KW_PARAM IDENT ':' type init_opt NL
-      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_PARAM; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_PARAM; $$->span = range(lx, $1 ? @1 : @2, @6);
         $$->frozen = $1; $$->name = $3; $$->name_span = SP(@3); $$->type = $5; $$->init = $6; }
   | KW_BUFFER IDENT ':' type init_opt NL
-      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_BUFFER; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_BUFFER; $$->span = range(lx, @1, @5);
         $$->name = $2; $$->name_span = SP(@2); $$->type = $4; $$->init = $5; }
   | IDENT '=' IDENT '(' args_opt ')' NL
-      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_INSTANCE; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_INSTANCE; $$->span = range(lx, @1, @6);
         $$->name = $1; $$->name_span = SP(@1); $$->block_name = $3; $$->block_span = SP(@3);
         $$->args = $5; }
   | method
@@ -239,10 +245,10 @@ stmts
 stmt
   : binding
   | IDENT ':' type '=' expr NL
-      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @5);
         $$->name = $1; $$->name_span = SP(@1); $$->type = $3; $$->value = $5; }
   | KW_RETURN exprs NL
-      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_RETURN; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_RETURN; $$->span = range(lx, @1, @2);
         if ($2.len == 1) $$->value = $2.data[0];
         else { $$->value = ast_expr(A, EX_LIST, SP(@2));
                for (int i = 0; i < $2.len; i++)
@@ -251,7 +257,7 @@ stmt
 
 binding
   : IDENT '=' expr NL
-      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = SP(@$);
+      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @3);
         $$->name = $1; $$->name_span = SP(@1); $$->value = $3; }
   ;
 
