@@ -1,0 +1,1186 @@
+// sema.c — semantic analysis: the entry point, the global item table, block
+// instantiation and members, signatures, and the call-graph pass.
+//
+// Input: a parsed Program whose items may include the prelude's. Output:
+// diagnostics, Expr.type on every tensor-valued expression, and the Inst /
+// Body tree (sema_internal.h) that --explain prints.
+//
+// Order of work: items are visited in program order. A model is
+// instantiated where it is defined; each instance member instantiates its
+// block with the argument values (one Inst per distinct (block, values)
+// pair, checked once), then the Inst's method bodies are checked. A call of
+// user code only needs the callee's signature, so bodies never check other
+// bodies; the call edges they record are walked at the end to find recursion
+// and to add callee FLOPs into callers. Blocks nobody instantiates are
+// checked once with their defaults, or, lacking defaults, signatures only.
+//
+// Diagnostics go through sema_error/sema_note: an error seen again at the
+// same span with the same text (a block body checked for several
+// instantiations) is dropped with its notes, and an error inside a block
+// with parameters ends with "in Linear(784, 256), instantiated here".
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sema_internal.h"
+
+// ---- string map ------------------------------------------------------------------
+static uint32_t str_hash(const char *s) {
+  uint32_t h = 2166136261u;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+  return h;
+}
+
+void *sema_map_get(const SMap *m, const char *key) {
+  if (!m->cap) return NULL;
+  for (uint32_t i = str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->keys[i]) return NULL;
+    if (strcmp(m->keys[i], key) == 0) return m->vals[i];
+  }
+}
+
+static void map_grow(Arena *a, SMap *m) {
+  SMap n = {0};
+  n.cap = m->cap ? m->cap * 2 : 16;
+  n.keys = arena_alloc(a, sizeof(char *) * n.cap);
+  n.vals = arena_alloc(a, sizeof(void *) * n.cap);
+  for (int i = 0; i < m->cap; i++)
+    if (m->keys[i]) sema_map_put(a, &n, m->keys[i], m->vals[i]);
+  *m = n;
+}
+
+void *sema_map_put(Arena *a, SMap *m, const char *key, void *val) {
+  if ((m->len + 1) * 2 > m->cap) map_grow(a, m);
+  for (uint32_t i = str_hash(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+    if (!m->keys[i]) {
+      m->keys[i] = key;
+      m->vals[i] = val;
+      m->len++;
+      return NULL;
+    }
+    if (strcmp(m->keys[i], key) == 0) {
+      void *old = m->vals[i];
+      m->vals[i] = val;
+      return old;
+    }
+  }
+}
+
+// ---- diagnostics -----------------------------------------------------------------
+// The context notes of the last error: the chain of parametric blocks being
+// instantiated when it was found, innermost first.
+static Vec pending_chain(Sema *S) {
+  Vec chain = {0};
+  for (int i = S->inst_stack.len - 1; i >= 0; i--) {
+    Inst *I = VEC_AT(S->inst_stack, Inst, i);
+    if (I->item->kind != IT_BLOCK || I->nargs == 0 || I->sig_only) break;
+    vec_push(S->arena, &chain, I);
+  }
+  return chain;
+}
+
+void sema_flush_context(Sema *S) {
+  if (!S->pending_ctx) return;
+  Vec *chain = S->pending_ctx;
+  for (int i = 0; i < chain->len; i++) {
+    Inst *I = VEC_AT(*chain, Inst, i);
+    diag_note(S->diags, I->site, "in %s, instantiated here", I->label);
+  }
+  S->pending_ctx = NULL;
+}
+
+bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = arena_vprintf(S->arena, fmt, ap);
+  va_end(ap);
+  sema_flush_context(S);
+  char *key = arena_printf(S->arena, "%p:%u:%u:%s", (const void *)sp.file,
+                           sp.off, sp.len, msg);
+  if (sema_map_get(&S->seen, key)) {
+    S->dropping = true;
+    return false;
+  }
+  sema_map_put(S->arena, &S->seen, key, key);
+  S->dropping = false;
+  diag_error(S->diags, sp, "%s", msg);
+  S->nerrors++;
+  Vec chain = pending_chain(S);
+  if (chain.len) {
+    Vec *keep = arena_alloc(S->arena, sizeof(Vec));
+    *keep = chain;
+    S->pending_ctx = keep;
+  }
+  return true;
+}
+
+void sema_note(Sema *S, Span sp, const char *fmt, ...) {
+  if (S->dropping) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = arena_vprintf(S->arena, fmt, ap);
+  va_end(ap);
+  diag_note(S->diags, sp, "%s", msg);
+}
+
+bool sema_quiet(const Sema *S) {
+  const DiagSink *d = S->diags;
+  return d->max_errors && d->nerrors >= d->max_errors;
+}
+
+const char *sema_suggest(Sema *S, const char *name, Vec *cands) {
+  if (sema_quiet(S)) return "";
+  const char *best =
+      closest_name(name, (const char *const *)cands->data, cands->len);
+  return best ? arena_printf(S->arena, "; did you mean '%s'?", best) : "";
+}
+
+// ---- items -------------------------------------------------------------------------
+ItemInfo *sema_find_item(Sema *S, const char *name) {
+  return sema_map_get(&S->items, name);
+}
+
+static const char *item_kind_name(ItemKind k) {
+  switch (k) {
+  case IT_BLOCK: return "block";
+  case IT_MODEL: return "model";
+  case IT_FN: return "function";
+  case IT_TRAIN: return "train recipe";
+  }
+  return "item";
+}
+
+static const char *ptr_key(Sema *S, const void *p) {
+  return arena_printf(S->arena, "%p", p);
+}
+
+// Block parameters must have distinct names.
+static void check_bparams(Sema *S, Item *it) {
+  SMap seen = {0};
+  for (int i = 0; i < it->bparams.len; i++) {
+    BlockParam *bp = VEC_AT(it->bparams, BlockParam, i);
+    BlockParam *prev = sema_map_put(S->arena, &seen, bp->name, bp);
+    if (prev) {
+      sema_error(S, bp->span, "duplicate block parameter '%s'", bp->name);
+      sema_note(S, prev->span, "the first '%s' is here", bp->name);
+    }
+  }
+}
+
+// Builds the global namespace. A user item shadows a prelude item of the
+// same name silently; two user items of the same name are an error at the
+// second. Train recipes are not names; two recipes for one model are an error.
+static void collect_items(Sema *S) {
+  SMap trains = {0};
+  for (int i = 0; i < S->prog->items.len; i++) {
+    Item *it = VEC_AT(S->prog->items, Item, i);
+    ItemInfo *ii = arena_alloc(S->arena, sizeof(ItemInfo));
+    ii->item = it;
+    vec_push(S->arena, &S->item_infos, ii);
+    sema_map_put(S->arena, &S->by_item, ptr_key(S, it), ii);
+    SMap *ns = it->kind == IT_TRAIN ? &trains : &S->items;
+    if (it->kind == IT_BLOCK && !it->from_prelude) check_bparams(S, it);
+    ItemInfo *prev = sema_map_get(ns, it->name);
+    if (!prev || (prev->item->from_prelude && !it->from_prelude)) {
+      sema_map_put(S->arena, ns, it->name, ii);
+      continue;
+    }
+    if (it->from_prelude) continue; // the user's item already shadows it
+    if (it->kind == IT_TRAIN) {
+      sema_error(S, it->name_span, "duplicate train recipe for '%s'", it->name);
+      sema_note(S, prev->item->name_span, "the first one is here");
+      continue;
+    }
+    sema_error(S, it->name_span, "duplicate definition of '%s'", it->name);
+    sema_note(S, prev->item->name_span, "previous definition of '%s' is here",
+              it->name);
+  }
+}
+
+static ItemInfo *info_of(Sema *S, Item *it) {
+  ItemInfo *ii = sema_map_get(&S->by_item, ptr_key(S, it));
+  MLC_ASSERT(ii);
+  return ii;
+}
+
+// ---- constant values ------------------------------------------------------------------
+const char *sema_const_str(Sema *S, const Value *v) {
+  switch (v->kind) {
+  case V_DIM: return dim_str(S->arena, v->dim);
+  case V_FLOAT: {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6g", v->f);
+    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0"); // 1.0 stays a float
+    char *e = strstr(buf, "e-0");                   // 1e-05 -> 1e-5
+    if (!e) e = strstr(buf, "e+0");
+    if (e) memmove(e + 2, e + 3, strlen(e + 3) + 1);
+    return arena_strdup(S->arena, buf);
+  }
+  case V_BOOL: return v->b ? "true" : "false";
+  case V_STR: return arena_printf(S->arena, "\"%s\"", v->str);
+  case V_DTYPE: return dtype_name((DType)v->dtype);
+  case V_LIST: {
+    StrBuf b = {0};
+    sb_putc(&b, '[');
+    for (int i = 0; i < v->items.len; i++) {
+      if (i) sb_puts(&b, ", ");
+      sb_puts(&b, sema_const_str(S, VEC_AT(v->items, Value, i)));
+    }
+    sb_putc(&b, ']');
+    char *s = arena_strdup(S->arena, b.data);
+    sb_free(&b);
+    return s;
+  }
+  case V_TENSOR: return type_str(S->arena, v->type);
+  }
+  return "?";
+}
+
+// The identity of an argument list: values printed exactly (floats with
+// every digit), so two keys are equal exactly when the arguments are.
+static void put_key(Sema *S, StrBuf *b, const Value *v) {
+  if (v->kind == V_FLOAT) sb_printf(b, "f%.17g", v->f);
+  else if (v->kind == V_LIST) {
+    sb_putc(b, '[');
+    for (int i = 0; i < v->items.len; i++) {
+      put_key(S, b, VEC_AT(v->items, Value, i));
+      sb_putc(b, ',');
+    }
+    sb_putc(b, ']');
+  } else sb_printf(b, "%d:%s", (int)v->kind, sema_const_str(S, v));
+}
+
+static const char *inst_key(Sema *S, Value **args, int n) {
+  StrBuf b = {0};
+  sb_putc(&b, '(');
+  for (int i = 0; i < n; i++) {
+    put_key(S, &b, args[i]);
+    sb_putc(&b, '\x1f');
+  }
+  char *k = arena_strdup(S->arena, b.data);
+  sb_free(&b);
+  return k;
+}
+
+// A block argument must be known at compile time: an integer constant, a
+// float, a bool, a string, or a list of those.
+static bool const_arg_ok(const Value *v, bool lenient) {
+  switch (v->kind) {
+  case V_DIM: {
+    int64_t c;
+    return lenient || dim_is_const(v->dim, &c);
+  }
+  case V_FLOAT:
+  case V_BOOL:
+  case V_STR:
+  case V_DTYPE: return true;
+  case V_LIST:
+    for (int i = 0; i < v->items.len; i++)
+      if (!const_arg_ok(VEC_AT(v->items, Value, i), lenient)) return false;
+    return true;
+  case V_TENSOR: return false;
+  }
+  return false;
+}
+
+// ---- block arguments ---------------------------------------------------------------------
+// "(in, out)" or "(cin, cout, k, stride = 1, padding = 0)".
+static const char *bparam_list(Sema *S, Item *blk) {
+  StrBuf b = {0};
+  sb_putc(&b, '(');
+  for (int i = 0; i < blk->bparams.len; i++) {
+    BlockParam *bp = VEC_AT(blk->bparams, BlockParam, i);
+    if (i) sb_puts(&b, ", ");
+    sb_puts(&b, bp->name);
+    if (bp->deflt && bp->deflt->span.file) {
+      const char *t = bp->deflt->span.file->text + bp->deflt->span.off;
+      sb_printf(&b, " = %.*s", (int)bp->deflt->span.len, t);
+    }
+  }
+  sb_putc(&b, ')');
+  char *s = arena_strdup(S->arena, b.data);
+  sb_free(&b);
+  return s;
+}
+
+static int bparam_index(Item *blk, const char *name) {
+  for (int i = 0; i < blk->bparams.len; i++)
+    if (strcmp(VEC_AT(blk->bparams, BlockParam, i)->name, name) == 0) return i;
+  return -1;
+}
+
+static const char *plural(int n) { return n == 1 ? "" : "s"; }
+
+// Binds one argument of an instance to its block parameter.
+static bool bind_one_arg(Sema *S, Scope *sc, Item *blk, Arg *a, int idx,
+                         Value **vals, bool *given) {
+  if (given[idx]) {
+    sema_error(S, a->name ? a->name_span : a->span,
+               "parameter '%s' of block '%s' is given twice",
+               VEC_AT(blk->bparams, BlockParam, idx)->name, blk->name);
+    return false;
+  }
+  given[idx] = true;
+  Value *v = sema_eval(sc, a->value);
+  if (!v) return false;
+  if (!const_arg_ok(v, sc->lenient)) {
+    sema_error(S, a->value->span,
+               "block arguments must be compile-time constants, got %s",
+               value_str(S->arena, v));
+    return false;
+  }
+  vals[idx] = v;
+  return true;
+}
+
+// Fills in defaults in parameter order: a default sees the parameters
+// before it (block Attn(d, heads = 8, hd = d / heads)).
+// `given` marks parameters an argument named (even one that failed).
+static bool apply_defaults(Sema *S, Item *blk, Value **vals, const bool *given,
+                           Span call) {
+  bool ok = true;
+  Scope dsc;
+  sema_scope_init(&dsc, S, NULL, 0);
+  dsc.bitem = blk;
+  dsc.bargs = vals;
+  dsc.const_only = true;
+  for (int i = 0; i < blk->bparams.len; i++) {
+    BlockParam *bp = VEC_AT(blk->bparams, BlockParam, i);
+    if (vals[i]) continue;
+    if (given && given[i]) {
+      ok = false;
+      continue;
+    }
+    if (!bp->deflt) {
+      sema_error(S, call, "missing argument '%s': block '%s' takes %s",
+                 bp->name, blk->name, bparam_list(S, blk));
+      sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
+      ok = false;
+      continue;
+    }
+    dsc.nbargs = i;
+    Value *v = sema_eval(&dsc, bp->deflt);
+    if (v && !const_arg_ok(v, false)) {
+      sema_error(S, bp->deflt->span,
+                 "a default must be a compile-time constant, got %s",
+                 value_str(S->arena, v));
+      v = NULL;
+    }
+    if (!v) ok = false;
+    vals[i] = v;
+  }
+  return ok;
+}
+
+Value **sema_bind_block_args(Sema *S, Scope *sc, Item *blk, Vec *args,
+                             Span call) {
+  int n = blk->bparams.len;
+  Value **vals = arena_alloc(S->arena, sizeof(Value *) * (n ? n : 1));
+  bool *given = arena_alloc(S->arena, sizeof(bool) * (n ? n : 1));
+  bool ok = true, named = false;
+  int pos = 0, npos = 0;
+  for (int i = 0; i < args->len; i++)
+    if (!VEC_AT(*args, Arg, i)->name) npos++;
+  for (int i = 0; i < args->len; i++) {
+    Arg *a = VEC_AT(*args, Arg, i);
+    if (a->unit) {
+      sema_error(S, a->unit_span, "unexpected unit '%s' in a block argument",
+                 a->unit);
+      ok = false;
+    }
+    int idx;
+    if (!a->name) {
+      if (named) {
+        sema_error(S, a->span, "positional argument after a named argument");
+        ok = false;
+        continue;
+      }
+      idx = pos++;
+      if (idx >= n) {
+        if (idx == n) {
+          sema_error(S, a->span,
+                     "too many arguments: block '%s' takes %d parameter%s %s, "
+                     "got %d",
+                     blk->name, n, plural(n), bparam_list(S, blk), npos);
+          sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
+        }
+        ok = false;
+        continue;
+      }
+    } else {
+      named = true;
+      idx = bparam_index(blk, a->name);
+      if (idx < 0) {
+        Vec c = {0};
+        for (int k = 0; k < n; k++)
+          vec_push(S->arena, &c, (void *)VEC_AT(blk->bparams, BlockParam, k)->name);
+        sema_error(S, a->name_span, "block '%s' has no parameter '%s'%s",
+                   blk->name, a->name, sema_suggest(S, a->name, &c));
+        ok = false;
+        continue;
+      }
+    }
+    if (!bind_one_arg(S, sc, blk, a, idx, vals, given)) ok = false;
+  }
+  if (!apply_defaults(S, blk, vals, given, call)) ok = false;
+  return ok ? vals : NULL;
+}
+
+// "Linear(784, 256)": every argument, defaults included, so two labels are
+// equal exactly when the instantiations are.
+static const char *inst_label(Sema *S, Item *blk, Value **args) {
+  if (blk->kind == IT_MODEL) return blk->name;
+  StrBuf b = {0};
+  sb_printf(&b, "%s(", blk->name);
+  for (int i = 0; i < blk->bparams.len; i++) {
+    if (i) sb_puts(&b, ", ");
+    sb_puts(&b, sema_const_str(S, args[i]));
+  }
+  sb_putc(&b, ')');
+  char *s = arena_strdup(S->arena, b.data);
+  sb_free(&b);
+  return s;
+}
+
+// ---- members: params and buffers --------------------------------------------------------
+typedef enum { IA_NUM, IA_MODE, IA_NONLIN } InitArgKind;
+
+typedef struct InitParam {
+  const char *name;
+  InitArgKind kind;
+  double deflt;
+  bool required;
+} InitParam;
+
+typedef struct InitSpec {
+  const char *name;
+  int nparams;
+  InitParam params[4];
+  bool needs_fan; // kaiming/xavier: rank >= 2
+} InitSpec;
+
+static const InitSpec init_specs[] = {
+    {"zeros", 0, {{0}}, false},
+    {"ones", 0, {{0}}, false},
+    {"normal", 2, {{"mean", IA_NUM, 0, false}, {"std", IA_NUM, 1, false}}, false},
+    {"uniform", 2, {{"low", IA_NUM, 0, false}, {"high", IA_NUM, 1, false}}, false},
+    {"constant", 1, {{"value", IA_NUM, 0, true}}, false},
+    {"kaiming_uniform", 3,
+     {{"a", IA_NUM, 0, false}, {"mode", IA_MODE, 0, false},
+      {"nonlinearity", IA_NONLIN, 0, false}},
+     true},
+    {"kaiming_normal", 3,
+     {{"a", IA_NUM, 0, false}, {"mode", IA_MODE, 0, false},
+      {"nonlinearity", IA_NONLIN, 0, false}},
+     true},
+    {"xavier_uniform", 1, {{"gain", IA_NUM, 1, false}}, true},
+    {"xavier_normal", 1, {{"gain", IA_NUM, 1, false}}, true},
+    {"trunc_normal", 4,
+     {{"std", IA_NUM, 1, false}, {"mean", IA_NUM, 0, false},
+      {"a", IA_NUM, -2, false}, {"b", IA_NUM, 2, false}},
+     false},
+};
+#define N_INITS ((int)(sizeof init_specs / sizeof init_specs[0]))
+
+static const char *const init_modes[] = {"fan_in", "fan_out", NULL};
+static const char *const init_nonlins[] = {
+    "linear", "conv1d", "conv2d", "conv3d", "sigmoid",
+    "tanh",   "relu",   "leaky_relu", "selu", NULL};
+
+// An enum-like init argument: a bare word (mode = fan_out) or a string.
+static const char *init_enum(Sema *S, Expr *e, const char *const *allowed,
+                             const char *what) {
+  const char *w = e->kind == EX_NAME || e->kind == EX_STR ? e->name : NULL;
+  if (w)
+    for (int i = 0; allowed[i]; i++)
+      if (strcmp(allowed[i], w) == 0) return w;
+  Vec c = {0};
+  StrBuf b = {0};
+  for (int i = 0; allowed[i]; i++) {
+    vec_push(S->arena, &c, (void *)allowed[i]);
+    sb_printf(&b, "%s%s", i ? ", " : "", allowed[i]);
+  }
+  if (w)
+    sema_error(S, e->span, "unknown %s '%s'%s (one of %s)", what, w,
+               sema_suggest(S, w, &c), b.data);
+  else
+    sema_error(S, e->span, "%s must be one of %s", what, b.data);
+  sb_free(&b);
+  return NULL;
+}
+
+// The numeric checks torch would make at run time, made here.
+static bool init_values_ok(Sema *S, const InitSpec *sp, double *v, Expr **src,
+                           Span at) {
+  const char *n = sp->name;
+  Span s1 = src[1] ? src[1]->span : at;
+  if ((!strcmp(n, "normal") || !strcmp(n, "trunc_normal"))) {
+    int si = !strcmp(n, "normal") ? 1 : 0;
+    if (!(v[si] > 0)) {
+      sema_error(S, src[si] ? src[si]->span : at,
+                 "std must be positive, got %g", v[si]);
+      return false;
+    }
+  }
+  if (!strcmp(n, "uniform") && !(v[0] < v[1])) {
+    sema_error(S, s1, "uniform needs low < high, got low = %g, high = %g",
+               v[0], v[1]);
+    return false;
+  }
+  if (!strcmp(n, "trunc_normal") && !(v[2] < v[3])) {
+    sema_error(S, src[3] ? src[3]->span : at,
+               "trunc_normal needs a < b, got a = %g, b = %g", v[2], v[3]);
+    return false;
+  }
+  if (!strncmp(n, "xavier", 6) && !(v[0] > 0)) {
+    sema_error(S, src[0] ? src[0]->span : at, "gain must be positive, got %g",
+               v[0]);
+    return false;
+  }
+  return true;
+}
+
+static const InitSpec *find_init(Sema *S, const char *name, Span sp) {
+  if (!name) return NULL;
+  for (int i = 0; i < N_INITS; i++)
+    if (!strcmp(init_specs[i].name, name)) return &init_specs[i];
+  Vec c = {0};
+  for (int i = 0; i < N_INITS; i++)
+    vec_push(S->arena, &c, (void *)init_specs[i].name);
+  sema_error(S, sp, "unknown initializer '%s'%s", name,
+             sema_suggest(S, name, &c));
+  return NULL;
+}
+
+// Binds init arguments to the spec's parameters; src[i] is the argument
+// expression of parameter i (NULL: default).
+static bool bind_init_args(Sema *S, const InitSpec *sp, Vec *args, Expr **src,
+                           bool *named_arg) {
+  bool ok = true, named = false;
+  int pos = 0;
+  for (int i = 0; i < args->len; i++) {
+    Arg *a = VEC_AT(*args, Arg, i);
+    int idx = -1;
+    if (!a->name) {
+      if (named) {
+        sema_error(S, a->span, "positional argument after a named argument");
+        ok = false;
+        continue;
+      }
+      idx = pos++;
+      if (idx >= sp->nparams) {
+        sema_error(S, a->span, "too many arguments: %s takes %d", sp->name,
+                   sp->nparams);
+        ok = false;
+        break;
+      }
+    } else {
+      named = true;
+      Vec c = {0};
+      for (int k = 0; k < sp->nparams; k++) {
+        vec_push(S->arena, &c, (void *)sp->params[k].name);
+        if (!strcmp(sp->params[k].name, a->name)) idx = k;
+      }
+      if (idx < 0) {
+        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
+                   a->name, sema_suggest(S, a->name, &c));
+        ok = false;
+        continue;
+      }
+    }
+    if (src[idx]) {
+      sema_error(S, a->span, "'%s' is given twice", sp->params[idx].name);
+      ok = false;
+      continue;
+    }
+    src[idx] = a->value;
+    named_arg[idx] = a->name != NULL;
+  }
+  return ok;
+}
+
+// Checks `init` of a param/buffer of type t and returns the resolved form
+// for --explain, or NULL after an error.
+// fan_in = shape[1] * prod(shape[2:]), fan_out = shape[0] * prod(shape[2:]),
+// as torch.nn.init computes them: ", fan_in = 784" (xavier: both).
+static const char *fan_text(Sema *S, const Type *t, bool both, bool out) {
+  int64_t d0, d1, rest = 1, k;
+  if (!t || t->rank < 2 || !dim_is_const(t->dims[0], &d0) ||
+      !dim_is_const(t->dims[1], &d1))
+    return "";
+  for (int i = 2; i < t->rank; i++) {
+    if (!dim_is_const(t->dims[i], &k)) return "";
+    rest *= k;
+  }
+  if (both)
+    return arena_printf(S->arena, ", fan_in = %lld, fan_out = %lld",
+                        (long long)(d1 * rest), (long long)(d0 * rest));
+  return arena_printf(S->arena, ", %s = %lld", out ? "fan_out" : "fan_in",
+                      (long long)((out ? d0 : d1) * rest));
+}
+
+// `zeros` or `normal(0, 0.02)`: the initializer's spec and its arguments.
+static const InitSpec *init_call(Sema *S, Expr *e, Vec **args) {
+  static Vec none;
+  *args = &none;
+  if (e->kind == EX_NAME) return find_init(S, e->name, e->span);
+  if (e->kind == EX_CALL && e->lhs->kind == EX_NAME) {
+    *args = &e->args;
+    return find_init(S, e->lhs->name, e->lhs->span);
+  }
+  sema_error(S, e->span, "an init must be an initializer name or call, like "
+             "zeros or normal(0, 0.02)");
+  return NULL;
+}
+
+// The resolved arguments of one init call, and their display for --explain.
+typedef struct InitArgs {
+  double v[4];   // numbers (defaults where absent)
+  bool known;    // every number is known (false in signature-only checks)
+  bool fan_out;  // kaiming mode = fan_out
+  StrBuf text;   // "normal(0, 0.02)"
+  int shown;
+} InitArgs;
+
+static void init_show(InitArgs *ia, bool named, const char *name,
+                      const char *val) {
+  sb_puts(&ia->text, ia->shown++ ? ", " : "(");
+  if (named) sb_printf(&ia->text, "%s = ", name);
+  sb_puts(&ia->text, val);
+}
+
+// Evaluates argument i of an init: a word for mode/nonlinearity, else a
+// compile-time number.
+static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
+                     bool named, InitArgs *ia, int i) {
+  if (p->kind != IA_NUM) {
+    const char *w = p->kind == IA_MODE
+                        ? init_enum(S, src, init_modes, "mode")
+                        : init_enum(S, src, init_nonlins, "nonlinearity");
+    if (!w) return false;
+    if (p->kind == IA_MODE) ia->fan_out = !strcmp(w, "fan_out");
+    init_show(ia, named, p->name, w);
+    return true;
+  }
+  Value *val = sema_eval(sc, src);
+  if (!val) return false;
+  if (sema_const_num(val, &ia->v[i])) {
+    init_show(ia, named, p->name, arena_printf(S->arena, "%.6g", ia->v[i]));
+    return true;
+  }
+  if (sc->lenient && val->kind == V_DIM) {
+    ia->known = false;
+    return true;
+  }
+  sema_error(S, src->span, "init arguments must be compile-time numbers, got %s",
+             value_str(S->arena, val));
+  return false;
+}
+
+// Checks `init` of a param/buffer of type t and returns the resolved form
+// for --explain, or NULL after an error. Without an init: zeros, and for
+// params of rank >= 2 kaiming_uniform(a = sqrt(5)) as torch.nn.Linear does.
+static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t) {
+  Expr *e = m->init;
+  if (!e) {
+    if (m->kind == MB_PARAM && t && t->rank >= 2)
+      return arena_printf(S->arena, "kaiming_uniform(a = 2.23607)%s",
+                          fan_text(S, t, false, false));
+    return "zeros";
+  }
+  Vec *args;
+  const InitSpec *sp = init_call(S, e, &args);
+  Expr *src[4] = {0};
+  bool named[4] = {0};
+  if (!sp || !bind_init_args(S, sp, args, src, named)) return NULL;
+  InitArgs ia = {.known = true};
+  bool ok = true;
+  sb_puts(&ia.text, sp->name);
+  for (int i = 0; i < sp->nparams; i++) {
+    const InitParam *p = &sp->params[i];
+    ia.v[i] = p->deflt;
+    if (src[i]) ok &= init_arg(S, sc, p, src[i], named[i], &ia, i);
+    else if (p->required) {
+      sema_error(S, e->span, "%s needs its '%s' argument", sp->name, p->name);
+      ok = false;
+    }
+  }
+  if (ia.shown) sb_putc(&ia.text, ')');
+  if (ok && sp->needs_fan && t && t->rank < 2) {
+    sema_error(S, e->span, "%s needs a tensor of rank >= 2 to compute fan-in "
+               "and fan-out, but '%s' is %s", sp->name, m->name,
+               type_str(S->arena, t));
+    ok = false;
+  }
+  if (ok && ia.known && !init_values_ok(S, sp, ia.v, src, e->span)) ok = false;
+  if (sp->needs_fan)
+    sb_puts(&ia.text, fan_text(S, t, !strncmp(sp->name, "xavier", 6), ia.fan_out));
+  char *res = ok ? arena_strdup(S->arena, ia.text.data) : NULL;
+  sb_free(&ia.text);
+  return res;
+}
+
+static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
+  Member *m = mi->m;
+  Scope sc;
+  sema_scope_init(&sc, S, I, mi->idx);
+  sc.const_only = true;
+  Type *t = sema_eval_type(&sc, m->type, TM_MEMBER);
+  if (t && m->kind == MB_PARAM && !dtype_is_float(t->dtype)) {
+    sema_error(S, m->type->dtype_span,
+               "a param must have a float dtype (f32, f16, bf16, f64), got %s; "
+               "declare integer state as a buffer",
+               dtype_name(t->dtype));
+    t = NULL;
+  }
+  mi->type = t;
+  mi->init = check_init(S, &sc, m, t);
+  mi->init_default = m->init == NULL;
+  if (!t) mi->failed = true;
+}
+
+// ---- members: instances --------------------------------------------------------------
+static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
+  Member *m = mi->m;
+  mi->failed = true;
+  ItemInfo *ii = sema_find_item(S, m->block_name);
+  if (!ii) {
+    Vec c = {0};
+    for (int i = 0; i < S->item_infos.len; i++) {
+      Item *it = VEC_AT(S->item_infos, ItemInfo, i)->item;
+      if (it->kind == IT_BLOCK) vec_push(S->arena, &c, (void *)it->name);
+    }
+    if (builtin_exists(m->block_name))
+      sema_error(S, m->block_span,
+                 "'%s' is a builtin function, not a block: call it inside a "
+                 "method",
+                 m->block_name);
+    else
+      sema_error(S, m->block_span, "unknown block '%s'%s", m->block_name,
+                 sema_suggest(S, m->block_name, &c));
+    return;
+  }
+  Item *blk = ii->item;
+  if (blk->kind != IT_BLOCK) {
+    sema_error(S, m->block_span, "'%s' is a %s, not a block; only blocks can be "
+               "instantiated", blk->name, item_kind_name(blk->kind));
+    sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
+    return;
+  }
+  Scope sc;
+  sema_scope_init(&sc, S, I, mi->idx);
+  sc.const_only = true;
+  sc.lenient = I->sig_only;
+  Value **args = sema_bind_block_args(S, &sc, blk, &m->args, m->span);
+  if (!args) return;
+  if (I->sig_only) return;
+  mi->child = sema_instantiate(S, blk, args, m->span, m->name_span);
+  mi->failed = mi->child == NULL;
+}
+
+// ---- signatures and bodies ---------------------------------------------------------------
+static Sig *compute_sig(Sema *S, Scope *sc, Func *fn) {
+  Sig *g = arena_alloc(S->arena, sizeof(Sig));
+  g->fn = fn;
+  g->nparams = fn->params.len;
+  g->params = arena_alloc(S->arena, sizeof(Type *) * (g->nparams + 1));
+  sc->sig = g;
+  g->ok = true;
+  SMap names = {0};
+  for (int i = 0; i < g->nparams; i++) {
+    Param *p = VEC_AT(fn->params, Param, i);
+    Param *prev = sema_map_put(S->arena, &names, p->name, p);
+    if (prev) {
+      sema_error(S, p->name_span, "duplicate parameter '%s'", p->name);
+      sema_note(S, prev->name_span, "the first '%s' is here", p->name);
+      g->ok = false;
+    }
+    g->params[i] = sema_eval_type(sc, p->type, TM_SIG_PARAM);
+    if (!g->params[i]) g->ok = false;
+  }
+  g->ret = sema_eval_type(sc, fn->ret, TM_SIG_RET);
+  if (!g->ret) g->ok = false;
+  if (fn->has_grad && fn->grad_name && sema_map_get(&names, fn->grad_name)) {
+    sema_error(S, fn->grad_name_span,
+               "the gradient '%s' has the same name as a parameter",
+               fn->grad_name);
+    g->ok = false;
+  }
+  return g;
+}
+
+Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi) {
+  if (mi->sig) return mi->sig;
+  Scope sc;
+  sema_scope_init(&sc, S, I, mi->idx);
+  sc.const_only = true;
+  sc.lenient = I->sig_only;
+  Inst *saved = S->ctx;
+  mi->sig = compute_sig(S, &sc, mi->m->method);
+  S->ctx = saved;
+  return mi->sig;
+}
+
+Sig *sema_fn_sig(Sema *S, ItemInfo *ii) {
+  if (ii->fn_sig) return ii->fn_sig;
+  Scope sc;
+  sema_scope_init(&sc, S, NULL, 0);
+  sc.const_only = true;
+  ii->fn_sig = compute_sig(S, &sc, ii->item->fn);
+  return ii->fn_sig;
+}
+
+static Body *body_new(Sema *S, Func *fn, Sig *sig) {
+  Body *b = arena_alloc(S->arena, sizeof(Body));
+  b->fn = fn;
+  b->sig = sig;
+  vec_push(S->arena, &S->bodies, b);
+  return b;
+}
+
+Body *sema_fn_body(Sema *S, ItemInfo *ii) {
+  if (ii->fn_body) return ii->fn_body;
+  Body *b = body_new(S, ii->item->fn, sema_fn_sig(S, ii));
+  b->item = ii;
+  b->label = b->short_label = ii->item->name;
+  ii->fn_body = b;
+  return b;
+}
+
+static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
+  if (mi->body) return mi->body;
+  Body *b = body_new(S, mi->m->method, sema_method_sig(S, I, mi));
+  b->inst = I;
+  b->member = mi;
+  b->label = arena_printf(S->arena, "%s.%s", I->label, mi->m->name);
+  b->short_label = arena_printf(S->arena, "%s.%s", I->item->name, mi->m->name);
+  mi->body = b;
+  return b;
+}
+
+MInfo *sema_member(Inst *I, const char *name) {
+  return sema_map_get(&I->by_name, name);
+}
+
+// ---- instantiation -----------------------------------------------------------------------
+// Names every member once; a member may not reuse a name or a block
+// parameter's name.
+static void index_members(Sema *S, Inst *I) {
+  Item *it = I->item;
+  int n = it->members.len;
+  I->members = arena_alloc(S->arena, sizeof(MInfo *) * (n ? n : 1));
+  for (int i = 0; i < n; i++) {
+    MInfo *mi = arena_alloc(S->arena, sizeof(MInfo));
+    mi->m = VEC_AT(it->members, Member, i);
+    mi->idx = i;
+    I->members[i] = mi;
+    MInfo *prev = sema_map_get(&I->by_name, mi->m->name);
+    if (prev) {
+      sema_error(S, mi->m->name_span, "duplicate member '%s' in %s '%s'",
+                 mi->m->name, item_kind_name(it->kind), it->name);
+      sema_note(S, prev->m->name_span, "previous definition of '%s' is here",
+                mi->m->name);
+      continue;
+    }
+    int bp = bparam_index(it, mi->m->name);
+    if (bp >= 0) {
+      sema_error(S, mi->m->name_span,
+                 "'%s' is already a parameter of block '%s'", mi->m->name,
+                 it->name);
+      sema_note(S, VEC_AT(it->bparams, BlockParam, bp)->span,
+                "block parameter '%s' is here", mi->m->name);
+      continue;
+    }
+    sema_map_put(S->arena, &I->by_name, mi->m->name, mi);
+  }
+}
+
+static void check_members(Sema *S, Inst *I) {
+  index_members(S, I);
+  for (int i = 0; i < I->item->members.len; i++) {
+    MInfo *mi = I->members[i];
+    switch (mi->m->kind) {
+    case MB_PARAM:
+    case MB_BUFFER: check_tensor_member(S, I, mi); break;
+    case MB_INSTANCE: check_instance_member(S, I, mi); break;
+    case MB_METHOD:
+      if (I->sig_only) sema_method_sig(S, I, mi);
+      else method_body(S, I, mi);
+      break;
+    }
+  }
+  if (I->sig_only) return;
+  for (int i = 0; i < I->item->members.len; i++)
+    if (I->members[i]->m->kind == MB_METHOD)
+      sema_check_body(S, I->members[i]->body);
+}
+
+static void push_inst(Sema *S, Inst *I) {
+  vec_push(S->arena, &S->inst_stack, I);
+  S->ctx = I;
+}
+
+static void pop_inst(Sema *S) {
+  sema_flush_context(S);
+  S->inst_stack.len--;
+  S->ctx = S->inst_stack.len
+               ? VEC_AT(S->inst_stack, Inst, S->inst_stack.len - 1)
+               : NULL;
+}
+
+// A block reaching itself through its instances is an error at the
+// instance that closes the cycle, with a note for each step.
+static bool check_inst_cycle(Sema *S, Item *blk, Span site) {
+  int k = -1;
+  for (int i = 0; i < S->inst_stack.len; i++)
+    if (VEC_AT(S->inst_stack, Inst, i)->item == blk) k = i;
+  if (k < 0) {
+    if (S->inst_stack.len < SEMA_MAX_INST_DEPTH) return true;
+    sema_error(S, site, "blocks nested too deeply (more than %d levels)",
+               SEMA_MAX_INST_DEPTH);
+    return false;
+  }
+  if (k == S->inst_stack.len - 1)
+    sema_error(S, site, "recursive block: '%s' contains itself", blk->name);
+  else
+    sema_error(S, site, "recursive block: '%s' contains itself through '%s'",
+               blk->name,
+               VEC_AT(S->inst_stack, Inst, k + 1)->item->name);
+  for (int i = k + 1; i < S->inst_stack.len; i++) {
+    Inst *in = VEC_AT(S->inst_stack, Inst, i);
+    Inst *outer = VEC_AT(S->inst_stack, Inst, i - 1);
+    sema_note(S, in->site, "'%s' contains '%s' here", outer->item->name,
+              in->item->name);
+  }
+  return false;
+}
+
+Inst *sema_instantiate(Sema *S, Item *blk, Value **args, Span site,
+                       Span site_name) {
+  ItemInfo *ii = info_of(S, blk);
+  int n = blk->bparams.len;
+  const char *key = inst_key(S, args, n);
+  Inst *seen = sema_map_get(&ii->by_args, key);
+  if (seen && seen->state == INST_DONE) return seen;
+  if (!check_inst_cycle(S, blk, site)) return NULL;
+  Inst *I = arena_alloc(S->arena, sizeof(Inst));
+  I->item = blk;
+  I->nargs = n;
+  I->args = args;
+  I->label = inst_label(S, blk, args);
+  I->site = site;
+  I->site_name = site_name;
+  I->state = INST_BUSY;
+  vec_push(S->arena, &ii->insts, I);
+  sema_map_put(S->arena, &ii->by_args, key, I);
+  push_inst(S, I);
+  check_members(S, I);
+  pop_inst(S);
+  I->state = INST_DONE;
+  return I;
+}
+
+static Inst *instantiate_model(Sema *S, ItemInfo *ii) {
+  if (ii->model) return ii->model;
+  Item *it = ii->item;
+  Inst *I = sema_instantiate(S, it, NULL, it->name_span, it->name_span);
+  ii->model = I;
+  if (I && !it->from_prelude) vec_push(S->arena, &S->models, I);
+  return I;
+}
+
+Inst *sema_model_inst(Sema *S, ItemInfo *ii) { return instantiate_model(S, ii); }
+
+// A block nobody instantiates: with defaults for every parameter it is
+// checked once with them; otherwise its members and signatures are
+// name-checked with the parameters as symbols, and bodies are skipped.
+static void check_unused_block(Sema *S, ItemInfo *ii) {
+  Item *blk = ii->item;
+  bool all_defaults = true;
+  for (int i = 0; i < blk->bparams.len; i++)
+    if (!VEC_AT(blk->bparams, BlockParam, i)->deflt) all_defaults = false;
+  if (all_defaults) {
+    Value **vals =
+        arena_alloc(S->arena, sizeof(Value *) * (blk->bparams.len + 1));
+    if (apply_defaults(S, blk, vals, NULL, blk->name_span))
+      sema_instantiate(S, blk, vals, blk->name_span, blk->name_span);
+    return;
+  }
+  Inst *I = arena_alloc(S->arena, sizeof(Inst));
+  I->item = blk;
+  I->nargs = blk->bparams.len;
+  I->args = arena_alloc(S->arena, sizeof(Value *) * (I->nargs + 1));
+  for (int i = 0; i < I->nargs; i++) {
+    BlockParam *bp = VEC_AT(blk->bparams, BlockParam, i);
+    I->args[i] = value_dim(S->arena, bp->span,
+                           dim_sym(S->arena, sym_new(S->arena, bp->name,
+                                                     bp->span, false)));
+  }
+  I->label = blk->name;
+  I->site = I->site_name = blk->name_span;
+  I->sig_only = true;
+  I->state = INST_BUSY;
+  push_inst(S, I);
+  check_members(S, I);
+  pop_inst(S);
+  I->state = INST_DONE;
+}
+
+// ---- the call graph ------------------------------------------------------------------------
+typedef struct Frame {
+  Body *b;
+  int next;
+} Frame;
+
+static Dim *add_flops(Arena *a, Dim *x, Dim *y) {
+  if (!y) return x;
+  return x ? dim_add(a, x, y) : y;
+}
+
+// The cycle st[from] -> ... -> st[top] -> st[from] is reported at the call
+// that enters it (the first one on the stack), with a note for each later
+// call, the closing one (`back`) last.
+static void report_cycle(Sema *S, Frame *st, int top, int from,
+                         CallEdge *back) {
+  Body *first = st[from].b;
+  CallEdge *enter =
+      from == top ? back : VEC_AT(first->calls, CallEdge, st[from].next - 1);
+  if (from == top) {
+    sema_error(S, back->span, "recursive call: '%s' calls itself (mlc "
+               "functions cannot recurse)", first->short_label);
+    return;
+  }
+  StrBuf b = {0};
+  for (int i = from; i <= top; i++) sb_printf(&b, "%s -> ", st[i].b->short_label);
+  sb_puts(&b, first->short_label);
+  bool shown = sema_error(S, enter->span,
+                          "recursive call: %s (mlc functions cannot recurse)",
+                          b.data);
+  sb_free(&b);
+  if (!shown) return;
+  for (int i = from + 1; i <= top; i++) {
+    CallEdge *ce =
+        i == top ? back : VEC_AT(st[i].b->calls, CallEdge, st[i].next - 1);
+    Body *to = i == top ? first : st[i + 1].b;
+    sema_note(S, ce->span, "'%s' calls '%s' here", st[i].b->short_label,
+              to->short_label);
+  }
+}
+
+// Depth-first over call edges with an explicit stack (call chains can be
+// long). A back edge is recursion; finishing a body adds its total FLOPs,
+// with the call's symbol substitution, into its caller.
+static void walk_calls(Sema *S, Body *root) {
+  int cap = 16, top = 0;
+  Frame *st = malloc(sizeof(Frame) * cap);
+  MLC_ASSERT(st);
+  st[0] = (Frame){root, 0};
+  root->color = 1;
+  root->flops = root->own_flops;
+  while (top >= 0) {
+    Frame *f = &st[top];
+    if (f->next < f->b->calls.len) {
+      CallEdge *e = VEC_AT(f->b->calls, CallEdge, f->next++);
+      Body *c = e->callee;
+      if (c->color == 1) {
+        int from = top;
+        while (st[from].b != c) from--;
+        report_cycle(S, st, top, from, e);
+      } else if (c->color == 2) {
+        if (c->flops)
+          f->b->flops = add_flops(S->arena, f->b->flops,
+                                  dim_subst(S->arena, c->flops, &e->subst));
+      } else {
+        if (top + 1 == cap) {
+          cap *= 2;
+          st = realloc(st, sizeof(Frame) * cap);
+          MLC_ASSERT(st);
+        }
+        c->color = 1;
+        c->flops = c->own_flops;
+        st[++top] = (Frame){c, 0};
+      }
+      continue;
+    }
+    Body *done = f->b;
+    done->color = 2;
+    top--;
+    if (top >= 0 && done->flops) {
+      Frame *p = &st[top];
+      CallEdge *e = VEC_AT(p->b->calls, CallEdge, p->next - 1);
+      p->b->flops = add_flops(S->arena, p->b->flops,
+                              dim_subst(S->arena, done->flops, &e->subst));
+    }
+  }
+  free(st);
+}
+
+static void finish_calls(Sema *S) {
+  for (int i = 0; i < S->bodies.len; i++) {
+    Body *b = VEC_AT(S->bodies, Body, i);
+    if (b->color == 0) walk_calls(S, b);
+  }
+}
+
+// ---- entry point ----------------------------------------------------------------------------
+static void check_items(Sema *S) {
+  for (int i = 0; i < S->item_infos.len; i++) {
+    ItemInfo *ii = VEC_AT(S->item_infos, ItemInfo, i);
+    Item *it = ii->item;
+    if (it->from_prelude) continue;
+    switch (it->kind) {
+    case IT_MODEL:
+      if (sema_find_item(S, it->name) == ii) instantiate_model(S, ii);
+      else sema_instantiate(S, it, NULL, it->name_span, it->name_span);
+      break;
+    case IT_FN: {
+      Body *b = sema_find_item(S, it->name) == ii ? sema_fn_body(S, ii) : NULL;
+      if (!b) {
+        b = body_new(S, it->fn, NULL);
+        b->item = ii;
+        b->label = b->short_label = it->name;
+        Scope sc;
+        sema_scope_init(&sc, S, NULL, 0);
+        sc.const_only = true;
+        b->sig = compute_sig(S, &sc, it->fn);
+      }
+      sema_check_body(S, b);
+      break;
+    }
+    case IT_TRAIN: sema_check_train(S, it); break;
+    case IT_BLOCK: break;
+    }
+  }
+}
+
+// Blocks checked only through instantiation get their turn at the end;
+// prelude fns are checked when something called them.
+static void check_leftovers(Sema *S) {
+  for (int i = 0; i < S->item_infos.len; i++) {
+    ItemInfo *ii = VEC_AT(S->item_infos, ItemInfo, i);
+    if (ii->item->kind == IT_BLOCK && !ii->item->from_prelude &&
+        ii->insts.len == 0)
+      check_unused_block(S, ii);
+  }
+  for (int i = 0; i < S->bodies.len; i++) {
+    Body *b = VEC_AT(S->bodies, Body, i);
+    if (b->state == BODY_NEW) sema_check_body(S, b);
+  }
+}
+
+int sema_check(Arena *a, DiagSink *diags, Program *prog,
+               const SemaOptions *opt) {
+  Sema S = {0};
+  S.arena = a;
+  S.diags = diags;
+  S.prog = prog;
+  S.opt = opt;
+  int before = diags->nerrors;
+  collect_items(&S);
+  check_items(&S);
+  check_leftovers(&S);
+  finish_calls(&S);
+  sema_flush_context(&S);
+  if (opt && opt->explain && opt->explain_out) sema_explain(&S, opt->explain_out);
+  return diags->nerrors - before;
+}

@@ -1,0 +1,290 @@
+// sema_body.c — type expressions (dims over block parameters, signature
+// symbols and locals), statements, and whole bodies: a method of one
+// instantiation or a fn item, and its user-declared gradient.
+//
+// Input: a Body whose signature is computed (sema.c). Output: diagnostics,
+// the Body's bindings (for --explain), its own FLOPs and call edges (which
+// expression evaluation, sema_expr.c, records).
+#include <string.h>
+
+#include "sema_internal.h"
+
+// ---- type expressions ------------------------------------------------------------------------
+static Dim *eval_dim(Scope *sc, Expr *x, TypeMode mode, int depth);
+
+static const char *type_place(Scope *sc) {
+  return sc->bitem && sc->bitem->kind == IT_BLOCK ? "a block parameter"
+                                                  : "a constant";
+}
+
+static Dim *dim_from_value(Scope *sc, Expr *x, Value *v, const char *what) {
+  if (!v) return NULL;
+  if (v->kind == V_DIM) return v->dim;
+  sema_error(sc->S, x->span, "%s '%s' is %s; a dim must be an integer", what,
+             x->name, value_str(sc->S->arena, v));
+  return NULL;
+}
+
+static Dim *dim_name(Scope *sc, Expr *x, TypeMode mode) {
+  Sema *S = sc->S;
+  const char *n = x->name;
+  if (mode == TM_LOCAL) {
+    Local *l = sema_find_local(sc, n);
+    if (l) return l->value ? dim_from_value(sc, x, l->value, "local") : NULL;
+  }
+  int bp = sema_scope_bparam(sc, n);
+  if (bp >= 0) return dim_from_value(sc, x, sc->bargs[bp], "block parameter");
+  Sym *s = sema_sig_sym(sc, n);
+  if (s) return dim_sym(S->arena, s);
+  switch (mode) {
+  case TM_SIG_PARAM:
+    s = sym_new(S->arena, n, x->span, false);
+    vec_push(S->arena, &sc->sig->syms, s);
+    return dim_sym(S->arena, s);
+  case TM_SIG_RET:
+    sema_error(S, x->span, "return dim '%s' is not bound by any parameter", n);
+    return NULL;
+  case TM_MEMBER:
+    sema_error(S, x->span, "'%s' is not %s: parameter shapes must be known at "
+               "compile time", n, type_place(sc));
+    return NULL;
+  case TM_LOCAL: {
+    Vec c = sema_value_names(sc);
+    sema_error(S, x->span, "unknown dim '%s'%s", n, sema_suggest(S, n, &c));
+    return NULL;
+  }
+  }
+  return NULL;
+}
+
+static Dim *eval_dim_binary(Scope *sc, Expr *x, TypeMode mode, int depth) {
+  Sema *S = sc->S;
+  Arena *a = S->arena;
+  Dim *l = eval_dim(sc, x->lhs, mode, depth + 1);
+  Dim *r = eval_dim(sc, x->rhs, mode, depth + 1);
+  if (!l || !r) return NULL;
+  switch (x->op) {
+  case OP_ADD: return dim_add(a, l, r);
+  case OP_SUB: return dim_sub(a, l, r);
+  case OP_MUL: return dim_mul(a, l, r);
+  case OP_DIV: {
+    int64_t k;
+    if (dim_is_const(r, &k) && k == 0) {
+      sema_error(S, x->span, "division by zero");
+      return NULL;
+    }
+    Dim *q = dim_div(a, l, r);
+    if (q) return q;
+    if (sc->lenient)
+      return dim_sym(a, sym_new(a, arena_printf(a, "(%s)/(%s)", dim_str(a, l),
+                                                dim_str(a, r)),
+                                x->span, true));
+    int64_t k2;
+    sema_error(S, x->span, "%s / %s is not exact: a dim must divide evenly",
+               sema_dim_operand(a, l), sema_dim_operand(a, r));
+    if (!dim_is_const(l, &k2))
+      sema_note(S, (Span){0}, "%s is symbolic here, so the division cannot be "
+                "shown exact for every size; a signature with concrete sizes "
+                "(f32[B, 1, 28, 28]) can be checked", dim_str(a, l));
+    return NULL;
+  }
+  }
+  sema_error(S, x->span, "a dim must be an integer, a name, or + - * / of them");
+  return NULL;
+}
+
+static Dim *eval_dim(Scope *sc, Expr *x, TypeMode mode, int depth) {
+  Sema *S = sc->S;
+  if (depth > SEMA_MAX_DEPTH) {
+    if (!sc->too_deep)
+      sema_error(S, x->span, "dim expression nested too deeply (more than %d "
+                 "levels)", SEMA_MAX_DEPTH);
+    sc->too_deep = true;
+    return NULL;
+  }
+  switch (x->kind) {
+  case EX_INT: return dim_const(S->arena, x->ival);
+  case EX_NAME: return dim_name(sc, x, mode);
+  case EX_BINARY: return eval_dim_binary(sc, x, mode, depth);
+  case EX_UNARY:
+    if (x->op == OP_NEG) {
+      Dim *d = eval_dim(sc, x->lhs, mode, depth + 1);
+      return d ? dim_sub(S->arena, dim_const(S->arena, 0), d) : NULL;
+    }
+    break;
+  default: break;
+  }
+  sema_error(S, x->span, "a dim must be an integer, a name, or + - * / of them");
+  return NULL;
+}
+
+Type *sema_eval_type(Scope *sc, TypeExpr *te, TypeMode mode) {
+  Sema *S = sc->S;
+  Arena *a = S->arena;
+  if (!te) return NULL;
+  if (te->dtype == DT_U8) {
+    sema_error(S, te->dtype_span, "u8 is only a data-file type; declare the "
+               "input as f32 (or i32) and it is converted when loaded");
+    return NULL;
+  }
+  int r = te->has_dims ? te->dims.len : 0;
+  Type *t = type_new(a, (DType)te->dtype, r);
+  if (!t->origin && r) t->origin = arena_alloc(a, sizeof(Span) * r);
+  bool ok = true;
+  for (int i = 0; i < r; i++) {
+    Expr *x = VEC_AT(te->dims, Expr, i);
+    Dim *d = eval_dim(sc, x, mode, 0);
+    if (d && dim_nonpositive(d)) {
+      sema_error(S, x->span, "a dim must be positive, got %s", dim_str(a, d));
+      d = NULL;
+    }
+    if (!d) ok = false;
+    t->dims[i] = d ? d : dim_const(a, 1);
+    t->origin[i] = x->span;
+  }
+  return ok ? t : NULL;
+}
+
+// ---- statements and bodies -----------------------------------------------------------------
+// Does v fit a declared type T exactly? A constant fits a scalar type of its
+// kind; a weak literal tensor fits any scalar of a matching dtype class.
+static bool fits(const Value *v, const Type *T) {
+  double x;
+  switch (v->kind) {
+  case V_TENSOR:
+    if (v->type->weak && v->type->rank == 0 && T->rank == 0)
+      return dtype_is_float(T->dtype) || !dtype_is_float(v->type->dtype);
+    return type_eq(v->type, T);
+  case V_FLOAT: return T->rank == 0 && dtype_is_float(T->dtype);
+  case V_DIM:
+    return T->rank == 0 && (dtype_is_int(T->dtype) ||
+                            (dtype_is_float(T->dtype) && sema_const_num(v, &x)));
+  case V_BOOL: return T->rank == 0 && T->dtype == DT_BOOL;
+  default: return false;
+  }
+}
+
+static void record(Scope *sc, const char *name, Span sp, Value *v, bool ret) {
+  if (!sc->body || sc->in_grad) return;
+  Binding *b = arena_alloc(sc->S->arena, sizeof(Binding));
+  b->name = name;
+  b->span = sp;
+  b->value = v;
+  b->is_return = ret;
+  vec_push(sc->S->arena, &sc->body->bindings, b);
+}
+
+static void check_let(Scope *sc, Stmt *st) {
+  Sema *S = sc->S;
+  Value *v = sema_eval(sc, st->value);
+  if (st->type) {
+    Type *T = sema_eval_type(sc, st->type, TM_LOCAL);
+    if (T && v && !fits(v, T)) {
+      sema_error(S, st->value->span, "declared %s but the value is %s",
+                 type_str(S->arena, T), value_str(S->arena, v));
+      sema_note(S, st->type->span, "'%s' is declared here", st->name);
+    }
+    // The declared type is what later statements see, even after an error.
+    if (T && (!v || v->kind == V_TENSOR || !fits(v, T)))
+      v = value_tensor(S->arena, st->name_span, T);
+  }
+  sema_bind_local(sc, st->name, st->name_span, v);
+  record(sc, st->name, st->name_span, v, false);
+}
+
+static void check_return(Scope *sc, Stmt *st, Body *b) {
+  Sema *S = sc->S;
+  Func *fn = b->fn;
+  if (st->value->kind == EX_LIST && st->value->args.len > 1) {
+    sema_error(S, st->value->span, "this returns %d values, but '%s' returns "
+               "one", st->value->args.len, fn->name);
+    return;
+  }
+  Value *v = sema_eval(sc, st->value);
+  record(sc, "return", st->span, v, true);
+  Type *R = b->sig->ret;
+  if (!v || !R || fits(v, R)) return;
+  sema_error(S, st->value->span, "'%s' is declared to return %s, but this is %s",
+             fn->name, type_str(S->arena, R), value_str(S->arena, v));
+  sema_note(S, fn->ret->span, "return type declared here");
+}
+
+// The gradient returns one tensor per forward parameter, each typed exactly
+// like its parameter: `return dx` for one, `return dx, dw` for several.
+static void check_grad_return(Scope *sc, Stmt *st, Body *b) {
+  Sema *S = sc->S;
+  Sig *g = b->sig;
+  Expr *e = st->value;
+  int n = e->kind == EX_LIST ? e->args.len : 1;
+  if (n != g->nparams) {
+    sema_error(S, e->span, "the gradient must return one tensor per parameter: "
+               "'%s' has %d parameter%s, this returns %d", b->fn->name,
+               g->nparams, g->nparams == 1 ? "" : "s", n);
+    return;
+  }
+  for (int i = 0; i < n; i++) {
+    Expr *x = e->kind == EX_LIST ? VEC_AT(e->args, Arg, i)->value : e;
+    Value *v = sema_eval(sc, x);
+    Type *P = g->params[i];
+    if (!v || !P || fits(v, P)) continue;
+    sema_error(S, x->span, "the gradient for parameter '%s' must be %s, got %s",
+               sema_param_name(g, i), type_str(S->arena, P), value_str(S->arena, v));
+  }
+}
+
+// Checks statements in order; returns whether a return was seen.
+static bool check_stmts(Scope *sc, Vec *stmts, Body *b, bool grad) {
+  bool returned = false, warned = false;
+  for (int i = 0; i < stmts->len; i++) {
+    Stmt *st = VEC_AT(*stmts, Stmt, i);
+    if (returned && !warned) {
+      sema_error(sc->S, st->span, "statement after 'return' is never executed");
+      warned = true;
+    }
+    if (st->kind == ST_LET) check_let(sc, st);
+    else if (grad) check_grad_return(sc, st, b);
+    else check_return(sc, st, b);
+    if (st->kind == ST_RETURN) returned = true;
+  }
+  return returned;
+}
+
+static void bind_params(Scope *sc, Body *b) {
+  Sema *S = sc->S;
+  for (int i = 0; i < b->fn->params.len; i++) {
+    Param *p = VEC_AT(b->fn->params, Param, i);
+    Type *t = b->sig->params[i];
+    sema_bind_local(sc, p->name, p->name_span,
+               t ? value_tensor(S->arena, p->name_span, t) : NULL);
+  }
+}
+
+static void check_grad(Sema *S, Body *b) {
+  Scope sc;
+  sema_scope_init(&sc, S, b->inst, b->member ? b->member->idx : 0);
+  sc.body = b;
+  sc.sig = b->sig;
+  sc.in_grad = true;
+  bind_params(&sc, b);
+  Type *R = b->sig->ret;
+  sema_bind_local(&sc, b->fn->grad_name, b->fn->grad_name_span,
+             R ? value_tensor(S->arena, b->fn->grad_name_span, R) : NULL);
+  if (!check_stmts(&sc, &b->fn->grad_body, b, true))
+    sema_error(S, b->fn->grad_span, "missing return: the gradient of '%s' must "
+               "return one tensor per parameter", b->fn->name);
+}
+
+void sema_check_body(Sema *S, Body *b) {
+  if (b->state != BODY_NEW) return;
+  b->state = BODY_BUSY;
+  Scope sc;
+  sema_scope_init(&sc, S, b->inst, b->member ? b->member->idx : 0);
+  sc.body = b;
+  sc.sig = b->sig;
+  bind_params(&sc, b);
+  if (!check_stmts(&sc, &b->fn->body, b, false) && b->sig->ret)
+    sema_error(S, b->fn->name_span, "missing return: '%s' must return %s",
+               b->fn->name, type_str(S->arena, b->sig->ret));
+  if (b->fn->has_grad) check_grad(S, b);
+  b->state = BODY_DONE;
+}

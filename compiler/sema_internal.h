@@ -1,0 +1,253 @@
+// sema_internal.h — the data semantic analysis builds, shared by its files:
+//
+//   sema.c          entry point, the global item table, diagnostics with
+//                   de-duplication and instantiation context, block
+//                   instantiation, members (types, inits), signatures, and
+//                   the call-graph pass (recursion, total FLOPs)
+//   sema_expr.c     scopes, name lookup, expression evaluation to Values,
+//                   calls of user code and argument unification
+//   sema_body.c     type expressions, statements, bodies, gradients
+//   sema_train.c    train recipes
+//   sema_explain.c  the --explain report
+//
+// Shape of the result. Every block is checked through its instantiations: an
+// Inst is one (block, argument values) pair, checked once however many
+// members name it. An Inst owns one MInfo per member (a param's constant
+// type, an instance's child Inst, a method's Sig and Body). A Body is one
+// function body checked in one context (a method of one Inst, or a fn item);
+// its CallEdges (callee Body + symbol substitution) form the call graph that
+// the final pass walks for recursion and FLOP totals. A model is an Inst
+// without arguments.
+#ifndef MLC_SEMA_INTERNAL_H
+#define MLC_SEMA_INTERNAL_H
+
+#include "builtins.h"
+#include "sema.h"
+
+typedef struct Inst Inst;
+typedef struct MInfo MInfo;
+typedef struct Sig Sig;
+typedef struct Body Body;
+typedef struct ItemInfo ItemInfo;
+typedef struct Scope Scope;
+
+// Deepest expression nesting sema evaluates before reporting an error (the
+// evaluator recurses on the C stack) and deepest block nesting.
+#define SEMA_MAX_DEPTH 500
+#define SEMA_MAX_INST_DEPTH 64
+
+// ---- a small string map (open addressing, arena-backed) ----------------------------
+typedef struct SMap {
+  const char **keys;
+  void **vals;
+  int cap, len;
+} SMap;
+void *sema_map_get(const SMap *m, const char *key);
+// Inserts or replaces; returns the previous value (NULL if none).
+void *sema_map_put(Arena *a, SMap *m, const char *key, void *val);
+
+// ---- signatures and bodies ------------------------------------------------------------
+// A function's signature in one context: parameter types with fresh symbols
+// for the free dim names (B, T, ...), and the return type over them.
+struct Sig {
+  Func *fn;
+  int nparams;
+  Type **params; // one per parameter; NULL where that type had an error
+  Type *ret;     // NULL after an error
+  Vec syms;      // Sym*: the symbols the parameter types introduced
+  bool ok;       // every type evaluated
+};
+
+// One call of user code inside a body.
+typedef struct CallEdge {
+  Body *callee;
+  DimSubst subst; // callee symbol -> dim at the call site
+  Span span;      // the call expression
+} CallEdge;
+
+// One `name = value` of a body, kept for --explain.
+typedef struct Binding {
+  const char *name;
+  Span span;
+  Value *value; // NULL after an error
+  bool is_return;
+} Binding;
+
+typedef enum { BODY_NEW, BODY_BUSY, BODY_DONE } BodyState;
+
+struct Body {
+  Func *fn;
+  Inst *inst;        // the instantiation of the enclosing block/model; NULL for fns
+  MInfo *member;     // the method member (NULL for fns)
+  ItemInfo *item;    // the fn item (NULL for methods)
+  Sig *sig;
+  const char *label; // "Linear(784, 256).forward", "binarize"
+  const char *short_label; // "Linear.forward" (arity messages)
+  BodyState state;
+  Dim *own_flops;    // FLOPs of the builtin calls in this body (over sig symbols)
+  Vec calls;         // CallEdge*
+  Vec bindings;      // Binding*
+  Dim *flops;        // own + callees', after sema_finish_calls
+  int color;         // call-graph walk: 0 new, 1 on the stack, 2 finished
+};
+
+// ---- instantiations and their members -------------------------------------------------
+struct MInfo {
+  Member *m;
+  int idx;          // position in the item's member list
+  Type *type;       // MB_PARAM/MB_BUFFER: constant type; NULL after an error
+  const char *init; // MB_PARAM/MB_BUFFER: resolved init, for --explain
+  bool init_default; // the init was not written (zeros, or kaiming for rank >= 2)
+  Inst *child;      // MB_INSTANCE: the instantiation; NULL after an error
+  Sig *sig;         // MB_METHOD: computed on first need
+  Body *body;       // MB_METHOD
+  int uses;         // MB_INSTANCE: references from this Inst's bodies
+  bool failed;      // the member had an error (uses are silent)
+};
+
+typedef enum { INST_NEW, INST_BUSY, INST_DONE } InstState;
+
+struct Inst {
+  Item *item;       // IT_BLOCK or IT_MODEL
+  int nargs;
+  Value **args;     // one per block parameter: V_DIM constant, V_FLOAT, V_BOOL, V_STR
+  const char *label; // "Linear(784, 256)", or the model's name
+  Span site;        // where it was first instantiated (the model: its name)
+  Span site_name;   // the member name at that site
+  InstState state;
+  bool sig_only;    // a block checked without arguments: signatures only
+  MInfo **members;  // parallel to item->members
+  SMap by_name;     // member name -> MInfo*
+  Vec frozen;       // model only: paths ("fc1", "fc1.w") a train recipe freezes
+};
+
+// Per global item (block, model, fn, train).
+struct ItemInfo {
+  Item *item;
+  Vec insts;        // Inst*: instantiations of a block
+  SMap by_args;     // argument key -> Inst* (sema.c inst_key)
+  Inst *model;      // IT_MODEL: its one instantiation
+  Sig *fn_sig;      // IT_FN
+  Body *fn_body;    // IT_FN
+  bool checked;
+};
+
+// ---- the whole analysis -----------------------------------------------------------------
+typedef struct Sema {
+  Arena *arena;
+  DiagSink *diags;
+  Program *prog;
+  const SemaOptions *opt;
+  SMap items;        // name -> ItemInfo* (a user item shadows the prelude's)
+  Vec item_infos;    // ItemInfo*, in program order
+  SMap by_item;      // "%p" of an Item -> its ItemInfo
+  Vec bodies;        // Body*, in creation order
+  Vec models;        // Inst* of the user's models, in order
+  Vec inst_stack;    // Inst* being instantiated, outermost first
+  Vec trains;        // TrainInfo* (sema_train.c), in order
+  Inst *ctx;         // the instantiation whose members/bodies are being checked
+  // Diagnostics: duplicates (same span and text, e.g. one error seen through
+  // several instantiations) are dropped with their notes.
+  SMap seen;
+  bool dropping;     // the last error was a duplicate: drop its notes
+  Vec *pending_ctx;  // Inst*: the parametric blocks the last error was found in,
+                     // innermost first; their notes follow the error's own
+  int nerrors;
+} Sema;
+
+// ---- diagnostics (sema.c) ---------------------------------------------------------------
+bool sema_error(Sema *S, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sema_note(Sema *S, Span sp, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void sema_flush_context(Sema *S);
+// True once the sink drops further errors (past its max_errors): callers
+// skip the work of building suggestions.
+bool sema_quiet(const Sema *S);
+// "; did you mean 'x'?" or "" (arena string).
+const char *sema_suggest(Sema *S, const char *name, Vec *cands);
+
+// ---- items and instantiation (sema.c) -------------------------------------------------
+ItemInfo *sema_find_item(Sema *S, const char *name);
+// Binds `args` (Arg*) to the block's parameters, evaluating them in `sc`.
+// Returns the argument values, or NULL after reporting an error.
+Value **sema_bind_block_args(Sema *S, Scope *sc, Item *blk, Vec *args,
+                             Span call);
+Inst *sema_instantiate(Sema *S, Item *blk, Value **args, Span site,
+                       Span site_name);
+Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi);
+Sig *sema_fn_sig(Sema *S, ItemInfo *ii);
+Body *sema_fn_body(Sema *S, ItemInfo *ii);
+MInfo *sema_member(Inst *I, const char *name);
+// The model's instantiation (instantiated on first need).
+Inst *sema_model_inst(Sema *S, ItemInfo *ii);
+// Stable text of a constant value: 784, 0.5, true, "s".
+const char *sema_const_str(Sema *S, const Value *v);
+
+// ---- scopes and evaluation (sema_expr.c, sema_body.c) -----------------------------------------------
+typedef struct Local {
+  const char *name;
+  Span span;
+  Value *value; // NULL: poisoned by an earlier error (uses stay silent)
+} Local;
+
+typedef enum {
+  TM_MEMBER,    // param/buffer type: only block parameters
+  TM_SIG_PARAM, // a parameter type: free names become fresh symbols
+  TM_SIG_RET,   // the return type: only symbols the parameters bound
+  TM_LOCAL,     // an annotation in a body: locals, symbols, block parameters
+} TypeMode;
+
+struct Scope {
+  Sema *S;
+  Inst *inst;       // the enclosing instantiation (NULL inside fn items)
+  int visible;      // members with idx < visible may be used
+  Item *bitem;      // whose block parameters are in scope (may be partial)
+  Value **bargs;    // their values
+  int nbargs;       // how many are bound (defaults see only earlier ones)
+  Sig *sig;         // the signature whose symbols are in scope (NULL: none)
+  Body *body;       // the body being checked (NULL: a constant context)
+  SMap locals;      // name -> Local*: the latest binding of each name
+  int depth;        // current expression nesting
+  bool too_deep;    // "nested too deeply" was reported (once per scope)
+  bool const_only;  // member types/inits/instance arguments
+  bool lenient;     // signature-only check of a block without arguments
+  bool in_grad;     // checking a grad body (calls are not recorded)
+};
+
+void sema_scope_init(Scope *sc, Sema *S, Inst *I, int visible);
+Local *sema_find_local(Scope *sc, const char *name);
+void sema_bind_local(Scope *sc, const char *name, Span sp, Value *v);
+// Names a value could have been ("did you mean"): locals, visible members,
+// block parameters, signature symbols.
+Vec sema_value_names(Scope *sc);
+// Index of a block parameter in scope: -1 if none, -2 if it is declared
+// after the one whose default is being evaluated.
+int sema_scope_bparam(Scope *sc, const char *name);
+Sym *sema_sig_sym(Scope *sc, const char *name);
+const char *sema_param_name(Sig *g, int i);
+Value *sema_eval(Scope *sc, Expr *e);
+Type *sema_eval_type(Scope *sc, TypeExpr *te, TypeMode mode);
+// Checks one body (a method of an Inst or a fn item).
+void sema_check_body(Sema *S, Body *b);
+Value *sema_new_value(Sema *S, ValKind k, Span sp);
+// dim_str, parenthesised when it is a sum: "(H - 1)".
+const char *sema_dim_operand(Arena *a, const Dim *d);
+// True if v is a compile-time number (an integer constant or a float).
+bool sema_const_num(const Value *v, double *out);
+
+// ---- train recipes and the report -------------------------------------------------------
+void sema_check_train(Sema *S, Item *it);
+void sema_explain(Sema *S, FILE *out);
+// Parameter element counts of an instantiation (recursively).
+typedef struct ParamCount {
+  int64_t trainable, frozen, buffers;
+} ParamCount;
+// `path` is I's path in its model ("" at the top) and `frozen` the model's
+// frozen paths, so a shared instantiation counts per use site.
+ParamCount sema_count_params(Sema *S, Inst *I, const char *path,
+                             const Vec *frozen);
+// True if `path` or one of its prefixes ("fc1" of "fc1.w") is in `frozen`.
+bool sema_path_frozen(const Vec *frozen, const char *path);
+
+#endif

@@ -1,0 +1,813 @@
+// sema_train.c — train recipes: `train Model { settings }`.
+//
+// Input: a train Item and the checked model it names. Output: diagnostics,
+// and the model's frozen paths (Inst.frozen) that --explain counts as
+// frozen. Everything a recipe says is checked here, before anything runs:
+// each setting's name (with a suggestion when misspelt), the optimizer and
+// schedule and their hyperparameters (the ranges torch.optim would refuse at
+// run time), freeze paths against the model's instance tree, and each data
+// binding against the parameter of `loss` it feeds: the source's element
+// dtype and, when the file's header can be read now, its per-record element
+// count (builtins_data.c reads the headers).
+#include <string.h>
+
+#include "sema_internal.h"
+
+// ---- hyperparameter tables ----------------------------------------------------------
+typedef enum {
+  HK_NUM,      // a number
+  HK_INT,      // an integer
+  HK_BOOL,     // true/false
+  HK_DURATION, // a number with a unit: 1 epoch, 500 steps
+  HK_INTLIST,  // [3, 6]
+} HKind;
+
+typedef struct HParam {
+  const char *name;
+  HKind kind;
+  bool required;
+} HParam;
+
+typedef struct HSpec {
+  const char *name;
+  int n;
+  HParam p[5];
+} HSpec;
+
+static const HSpec optimizers[] = {
+    {"sgd", 5,
+     {{"lr", HK_NUM, true}, {"momentum", HK_NUM, false},
+      {"dampening", HK_NUM, false}, {"nesterov", HK_BOOL, false},
+      {"weight_decay", HK_NUM, false}}},
+    {"adam", 5,
+     {{"lr", HK_NUM, false}, {"beta1", HK_NUM, false}, {"beta2", HK_NUM, false},
+      {"eps", HK_NUM, false}, {"weight_decay", HK_NUM, false}}},
+    {"adamw", 5,
+     {{"lr", HK_NUM, false}, {"beta1", HK_NUM, false}, {"beta2", HK_NUM, false},
+      {"eps", HK_NUM, false}, {"weight_decay", HK_NUM, false}}},
+};
+
+static const HSpec schedules[] = {
+    {"constant", 0, {{0}}},
+    {"step", 2, {{"step_size", HK_INT, true}, {"gamma", HK_NUM, false}}},
+    {"multistep", 2, {{"milestones", HK_INTLIST, true}, {"gamma", HK_NUM, false}}},
+    {"exponential", 1, {{"gamma", HK_NUM, true}}},
+    {"cosine", 2, {{"warmup", HK_DURATION, false}, {"min_lr", HK_NUM, false}}},
+    {"linear", 2, {{"warmup", HK_DURATION, false}, {"end_lr", HK_NUM, false}}},
+    {"plateau", 2, {{"factor", HK_NUM, false}, {"patience", HK_INT, false}}},
+};
+
+#define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+// One bound hyperparameter.
+typedef struct HVal {
+  bool given;
+  double num;
+  bool b;
+  Expr *src;
+  Value *v;
+} HVal;
+
+typedef struct Train {
+  Sema *S;
+  Item *item;
+  Inst *model;
+  MInfo *loss;
+  Sig *loss_sig;
+  SMap seen; // setting key -> Setting* (settings that may appear once)
+} Train;
+
+// ---- small helpers --------------------------------------------------------------------
+static Vec names_of(Sema *S, const char *const *names, int n) {
+  Vec c = {0};
+  for (int i = 0; i < n; i++) vec_push(S->arena, &c, (void *)names[i]);
+  return c;
+}
+
+static const HSpec *find_spec(Sema *S, const HSpec *specs, int n,
+                              const char *name, Span sp, const char *what) {
+  Vec c = {0};
+  for (int i = 0; i < n; i++) {
+    if (!strcmp(specs[i].name, name)) return &specs[i];
+    vec_push(S->arena, &c, (void *)specs[i].name);
+  }
+  StrBuf b = {0};
+  for (int i = 0; i < n; i++) sb_printf(&b, "%s%s", i ? ", " : "", specs[i].name);
+  sema_error(S, sp, "unknown %s '%s'%s (%s: %s)", what, name,
+             sema_suggest(S, name, &c), what, b.data);
+  sb_free(&b);
+  return NULL;
+}
+
+static bool unit_ok(const char *u) {
+  return !strcmp(u, "epoch") || !strcmp(u, "epochs") || !strcmp(u, "step") ||
+         !strcmp(u, "steps");
+}
+
+// A constant integer from an expression evaluated in the recipe's scope.
+static bool const_int(Value *v, int64_t *out) {
+  return v && v->kind == V_DIM && dim_is_const(v->dim, out);
+}
+
+static Value *eval_const(Train *t, Expr *e) {
+  Scope sc;
+  sema_scope_init(&sc, t->S, NULL, 0);
+  sc.const_only = true;
+  return sema_eval(&sc, e);
+}
+
+// Checks one hyperparameter value against its kind.
+static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
+  Sema *S = t->S;
+  if (a->unit && p->kind != HK_DURATION) {
+    sema_error(S, a->unit_span, "'%s' takes no unit", p->name);
+    return false;
+  }
+  h->v = eval_const(t, a->value);
+  if (!h->v) return false;
+  int64_t k;
+  switch (p->kind) {
+  case HK_BOOL:
+    if (h->v->kind == V_BOOL) {
+      h->b = h->v->b;
+      return true;
+    }
+    sema_error(S, a->value->span, "'%s' must be true or false, got %s", p->name,
+               value_str(S->arena, h->v));
+    return false;
+  case HK_INT:
+    if (const_int(h->v, &k)) {
+      h->num = (double)k;
+      return true;
+    }
+    sema_error(S, a->value->span, "'%s' must be an integer, got %s", p->name,
+               value_str(S->arena, h->v));
+    return false;
+  case HK_INTLIST:
+    if (h->v->kind == V_LIST) return true;
+    sema_error(S, a->value->span, "'%s' must be a list of integers like [30, "
+               "60], got %s", p->name, value_str(S->arena, h->v));
+    return false;
+  case HK_DURATION:
+    if (a->unit && !unit_ok(a->unit)) {
+      sema_error(S, a->unit_span, "unknown unit '%s' (epoch, epochs, step, "
+                 "steps)", a->unit);
+      return false;
+    }
+    if (!const_int(h->v, &k) || k < 0) {
+      sema_error(S, a->value->span, "'%s' must be a non-negative whole number "
+                 "of epochs or steps, got %s", p->name, value_str(S->arena, h->v));
+      return false;
+    }
+    if (!a->unit && k != 0) {
+      sema_error(S, a->value->span, "'%s' needs a unit: %lld epoch%s or %lld "
+                 "steps", p->name, (long long)k, k == 1 ? "" : "s", (long long)k);
+      return false;
+    }
+    h->num = (double)k;
+    return true;
+  case HK_NUM:
+    if (sema_const_num(h->v, &h->num)) return true;
+    sema_error(S, a->value->span, "'%s' must be a number, got %s", p->name,
+               value_str(S->arena, h->v));
+    return false;
+  }
+  return false;
+}
+
+// Binds `name(args)` to a spec: positional in order, then named.
+static bool bind_hparams(Train *t, const HSpec *sp, Vec *args, Span call,
+                         HVal *h) {
+  Sema *S = t->S;
+  bool ok = true, named = false;
+  int pos = 0;
+  for (int i = 0; i < args->len; i++) {
+    Arg *a = VEC_AT(*args, Arg, i);
+    int idx = -1;
+    if (a->name) {
+      named = true;
+      Vec c = {0};
+      for (int k = 0; k < sp->n; k++) {
+        vec_push(S->arena, &c, (void *)sp->p[k].name);
+        if (!strcmp(sp->p[k].name, a->name)) idx = k;
+      }
+      if (idx < 0) {
+        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
+                   a->name, sema_suggest(S, a->name, &c));
+        ok = false;
+        continue;
+      }
+    } else if (named) {
+      sema_error(S, a->span, "positional argument after a named argument");
+      ok = false;
+      continue;
+    } else if ((idx = pos++) >= sp->n) {
+      sema_error(S, a->span, "too many arguments: %s takes %d", sp->name, sp->n);
+      ok = false;
+      continue;
+    }
+    if (h[idx].given) {
+      sema_error(S, a->span, "'%s' is given twice", sp->p[idx].name);
+      ok = false;
+      continue;
+    }
+    h[idx].given = true;
+    h[idx].src = a->value;
+    if (!hval_kind(t, &sp->p[idx], a, &h[idx])) ok = false;
+  }
+  for (int k = 0; k < sp->n; k++)
+    if (sp->p[k].required && !h[k].given) {
+      sema_error(S, call, "%s needs '%s'", sp->name, sp->p[k].name);
+      ok = false;
+    }
+  return ok;
+}
+
+// `name` or `name(args)`: the spec name, its span and its argument list.
+static bool split_call(Expr *e, const char **name, Span *sp, Vec **args) {
+  static Vec none;
+  if (e->kind == EX_NAME) {
+    *name = e->name;
+    *sp = e->span;
+    *args = &none;
+    return true;
+  }
+  if (e->kind == EX_CALL && e->lhs->kind == EX_NAME) {
+    *name = e->lhs->name;
+    *sp = e->lhs->span;
+    *args = &e->args;
+    return true;
+  }
+  return false;
+}
+
+// A range check on a given hyperparameter; `what` completes "must be ...".
+static bool hcheck(Train *t, HVal *h, const char *name, bool ok,
+                   const char *what) {
+  if (!h->given || ok) return true;
+  sema_error(t->S, h->src->span, "%s must be %s, got %g", name, what, h->num);
+  return false;
+}
+
+// ---- optimizer and schedule -------------------------------------------------------------
+// The ranges torch.optim checks when the optimizer is built.
+static void check_optimizer(Train *t, Setting *st) {
+  Sema *S = t->S;
+  const char *name;
+  Span sp;
+  Vec *args;
+  if (!split_call(st->value, &name, &sp, &args)) {
+    sema_error(S, st->value->span, "optimizer takes sgd(...), adam(...) or "
+               "adamw(...)");
+    return;
+  }
+  const HSpec *spec = find_spec(S, optimizers, NELEM(optimizers), name, sp,
+                                "optimizer");
+  if (!spec) return;
+  HVal h[5] = {{0}};
+  if (!bind_hparams(t, spec, args, st->value->span, h)) return;
+  hcheck(t, &h[0], "lr", h[0].num > 0, "positive");
+  if (!strcmp(name, "sgd")) {
+    hcheck(t, &h[1], "momentum", h[1].num >= 0, "non-negative");
+    hcheck(t, &h[2], "dampening", h[2].num >= 0, "non-negative");
+    hcheck(t, &h[4], "weight_decay", h[4].num >= 0, "non-negative");
+    if (h[3].given && h[3].b && (!(h[1].num > 0) || h[2].num != 0))
+      sema_error(S, h[3].src->span, "nesterov needs momentum > 0 and dampening "
+                 "= 0 (momentum = %g, dampening = %g)", h[1].num, h[2].num);
+    return;
+  }
+  hcheck(t, &h[1], "beta1", h[1].num >= 0 && h[1].num < 1, "in [0, 1)");
+  hcheck(t, &h[2], "beta2", h[2].num >= 0 && h[2].num < 1, "in [0, 1)");
+  hcheck(t, &h[3], "eps", h[3].num > 0, "positive");
+  hcheck(t, &h[4], "weight_decay", h[4].num >= 0, "non-negative");
+}
+
+static void check_milestones(Train *t, HVal *h) {
+  int64_t prev = 0, k;
+  for (int i = 0; i < h->v->items.len; i++) {
+    Value *m = VEC_AT(h->v->items, Value, i);
+    if (!const_int(m, &k) || k <= prev) {
+      sema_error(t->S, m->span, "milestones must be increasing positive epoch "
+                 "numbers, got %s", value_str(t->S->arena, m));
+      return;
+    }
+    prev = k;
+  }
+}
+
+static void check_schedule(Train *t, Setting *st) {
+  const char *name;
+  Span sp;
+  Vec *args;
+  if (!split_call(st->value, &name, &sp, &args)) {
+    sema_error(t->S, st->value->span, "schedule takes a schedule name, like "
+               "constant or cosine(warmup = 1 epoch)");
+    return;
+  }
+  const HSpec *spec =
+      find_spec(t->S, schedules, NELEM(schedules), name, sp, "schedule");
+  if (!spec) return;
+  HVal h[5] = {{0}};
+  if (!bind_hparams(t, spec, args, st->value->span, h)) return;
+  if (!strcmp(name, "step")) {
+    hcheck(t, &h[0], "step_size", h[0].num >= 1, "a positive number of epochs");
+    hcheck(t, &h[1], "gamma", h[1].num > 0, "positive");
+  } else if (!strcmp(name, "multistep")) {
+    check_milestones(t, &h[0]);
+    hcheck(t, &h[1], "gamma", h[1].num > 0, "positive");
+  } else if (!strcmp(name, "exponential")) {
+    hcheck(t, &h[0], "gamma", h[0].num > 0, "positive");
+  } else if (!strcmp(name, "cosine") || !strcmp(name, "linear")) {
+    hcheck(t, &h[1], spec->p[1].name, h[1].num >= 0, "non-negative");
+  } else if (!strcmp(name, "plateau")) {
+    hcheck(t, &h[0], "factor", h[0].num > 0 && h[0].num < 1, "in (0, 1)");
+    hcheck(t, &h[1], "patience", h[1].num >= 0, "non-negative");
+  }
+}
+
+// ---- simple settings ----------------------------------------------------------------------
+static void check_count(Train *t, Setting *st, int64_t min) {
+  Sema *S = t->S;
+  Value *v = eval_const(t, st->value);
+  int64_t k;
+  if (!v) return;
+  if (!const_int(v, &k))
+    sema_error(S, st->value->span, "%s takes an integer, got %s", st->key,
+               value_str(S->arena, v));
+  else if (k < min)
+    sema_error(S, st->value->span, "%s must be %s, got %lld", st->key,
+               min > 0 ? "positive" : "non-negative", (long long)k);
+}
+
+static void check_word(Train *t, Setting *st, const char *const *words,
+                       int n) {
+  Sema *S = t->S;
+  Expr *e = st->value;
+  if (e->kind == EX_NAME)
+    for (int i = 0; i < n; i++)
+      if (!strcmp(e->name, words[i])) return;
+  Vec c = names_of(S, words, n);
+  StrBuf b = {0};
+  for (int i = 0; i < n; i++) sb_printf(&b, "%s%s", i ? ", " : "", words[i]);
+  if (e->kind == EX_NAME)
+    sema_error(S, e->span, "unknown %s '%s'%s (%s)", st->key, e->name,
+               sema_suggest(S, e->name, &c), b.data);
+  else
+    sema_error(S, e->span, "%s takes one of %s", st->key, b.data);
+  sb_free(&b);
+}
+
+static void check_precision(Train *t, Setting *st) {
+  Expr *e = st->value;
+  if (e->kind == EX_DTYPE &&
+      (e->dtype == DT_F32 || e->dtype == DT_BF16 || e->dtype == DT_F16))
+    return;
+  sema_error(t->S, e->span, "precision must be f32, bf16 or f16");
+}
+
+static void check_clip(Train *t, Setting *st) {
+  Sema *S = t->S;
+  if (!st->sub_key || strcmp(st->sub_key, "grad_norm")) {
+    const char *const names[] = {"grad_norm"};
+    Vec c = names_of(S, names, 1);
+    if (st->sub_key)
+      sema_error(S, st->sub_span, "unknown clip '%s'%s (clip grad_norm = X)",
+                 st->sub_key, sema_suggest(S, st->sub_key, &c));
+    else
+      sema_error(S, st->span, "write clip grad_norm = X");
+    return;
+  }
+  Value *v = eval_const(t, st->value);
+  double x;
+  if (!v) return;
+  if (!sema_const_num(v, &x) || !(x > 0))
+    sema_error(S, st->value->span, "grad_norm must be a positive number, got %s",
+               value_str(S->arena, v));
+}
+
+// checkpoint every = N (epochs), checkpoint keep = N, checkpoint path = "..."
+static void check_checkpoint(Train *t, Setting *st) {
+  Sema *S = t->S;
+  const char *const keys[] = {"every", "keep", "path"};
+  if (!st->sub_key) {
+    sema_error(S, st->span, "write checkpoint every = N, checkpoint keep = N "
+               "or checkpoint path = \"...\"");
+    return;
+  }
+  int k = -1;
+  for (int i = 0; i < 3; i++)
+    if (!strcmp(st->sub_key, keys[i])) k = i;
+  if (k < 0) {
+    Vec c = names_of(S, keys, 3);
+    sema_error(S, st->sub_span, "unknown checkpoint setting '%s'%s",
+               st->sub_key, sema_suggest(S, st->sub_key, &c));
+    return;
+  }
+  Value *v = eval_const(t, st->value);
+  int64_t n;
+  if (!v) return;
+  if (k == 2 && (v->kind != V_STR || !v->str[0]))
+    sema_error(S, st->value->span, "checkpoint path must be a non-empty string");
+  else if (k < 2 && (!const_int(v, &n) || n < 1))
+    sema_error(S, st->value->span, "checkpoint %s must be a positive integer, "
+               "got %s", keys[k], value_str(S->arena, v));
+}
+
+// ---- freeze --------------------------------------------------------------------------------
+// freeze fc1, freeze enc.layer1, freeze fc1.w: an instance (all of its
+// params) or one param of the model's instance tree.
+static void check_freeze(Train *t, Setting *st) {
+  Sema *S = t->S;
+  Expr *segs[64];
+  int n = 0;
+  Expr *e = st->value;
+  while (e->kind == EX_MEMBER && n < 63) {
+    segs[n++] = e;
+    e = e->lhs;
+  }
+  if (e->kind != EX_NAME) {
+    sema_error(S, st->value->span, "freeze takes an instance or param path, "
+               "like backbone or encoder.fc1");
+    return;
+  }
+  segs[n++] = e;
+  Inst *cur = t->model;
+  StrBuf path = {0};
+  for (int i = n - 1; i >= 0; i--) {
+    Expr *s = segs[i];
+    MInfo *mi = sema_member(cur, s->name);
+    Member *m = mi ? mi->m : NULL;
+    if (!m || m->kind == MB_METHOD) {
+      Vec c = {0};
+      for (int k = 0; k < cur->item->members.len; k++) {
+        Member *o = cur->members[k]->m;
+        if (o->kind == MB_INSTANCE || o->kind == MB_PARAM)
+          vec_push(S->arena, &c, (void *)o->name);
+      }
+      sema_error(S, s->span, "%s has no instance or param '%s'%s", cur->label,
+                 s->name, sema_suggest(S, s->name, &c));
+      sb_free(&path);
+      return;
+    }
+    sb_printf(&path, "%s%s", path.len ? "." : "", s->name);
+    if (m->kind == MB_BUFFER) {
+      sema_error(S, s->span, "'%s' is a buffer: buffers are never trained, so "
+                 "there is nothing to freeze", s->name);
+      sb_free(&path);
+      return;
+    }
+    if (m->kind == MB_PARAM && i > 0) {
+      sema_error(S, segs[i - 1]->span, "'%s' is a param and has no members",
+                 s->name);
+      sb_free(&path);
+      return;
+    }
+    if (m->kind == MB_INSTANCE) {
+      cur = mi->child;
+      if (!cur) {
+        sb_free(&path);
+        return;
+      }
+    }
+  }
+  vec_push(S->arena, &t->model->frozen, arena_strdup(S->arena, path.data));
+  sb_free(&path);
+}
+
+// ---- data ------------------------------------------------------------------------------------
+// "idx file 'x.gz' has records of 28x28 = 784 values"
+static const char *record_desc(Sema *S, const DataSource *ds) {
+  const char *kind = ds->kind == DS_IDX ? "idx file" : ds->kind == DS_CSV ? "csv"
+                                                                         : "npy file";
+  StrBuf b = {0};
+  sb_printf(&b, "%s '%s' has records of ", kind, ds->path);
+  if (ds->rank <= 1)
+    sb_printf(&b, "%lld value%s", (long long)ds->record_elems,
+              ds->record_elems == 1 ? "" : "s");
+  else {
+    for (int i = 0; i < ds->rank; i++)
+      sb_printf(&b, "%s%lld", i ? "x" : "", (long long)ds->dims[i]);
+    sb_printf(&b, " = %lld values", (long long)ds->record_elems);
+  }
+  if (ds->kind == DS_CSV && ds->ncols)
+    sb_printf(&b, " (%d column%s)", ds->ncols, ds->ncols == 1 ? "" : "s");
+  char *s = arena_strdup(S->arena, b.data);
+  sb_free(&b);
+  return s;
+}
+
+// A data split: which loss parameters are bound, and the batch symbol.
+typedef struct Split {
+  const char *key;
+  Expr **bound;   // per loss parameter: the source expression
+  Sym *batch;
+  const char *batch_param;
+  int64_t nrecords;
+  const char *nrec_param;
+  DimSubst sizes; // loss symbols other than the batch, bound by records
+} Split;
+
+// One record fills one sample: the input type without its batch dim.
+static void check_record(Train *t, Split *sp, const char *pname, Type *P,
+                         DataSource *ds, Span at) {
+  Sema *S = t->S;
+  Arena *a = S->arena;
+  if (!ds->known || ds->record_elems < 0) return;
+  Dim *need = dim_subst(a, type_numel_from(a, P, 1), &sp->sizes);
+  int64_t k;
+  if (!dim_is_const(need, &k) && ds->rank == P->rank - 1) {
+    // Bind the sample's own symbols (T in i64[B, T]) dim by dim.
+    for (int i = 1; i < P->rank; i++) {
+      Sym *s = dim_as_sym(P->dims[i]);
+      if (s && !subst_lookup(&sp->sizes, s))
+        subst_bind(a, &sp->sizes, s, dim_const(a, ds->dims[i - 1]));
+    }
+    need = dim_subst(a, type_numel_from(a, P, 1), &sp->sizes);
+  }
+  if (!dim_is_const(need, &k) || k == ds->record_elems) return;
+  sema_error(S, at, "%s but input '%s' is %s: %lld value%s per sample",
+             record_desc(S, ds), pname, type_str(a, P), (long long)k,
+             k == 1 ? "" : "s");
+}
+
+static bool check_dtype(Train *t, const char *pname, Type *P, DataSource *ds,
+                        Span at) {
+  Sema *S = t->S;
+  if (!ds->known) return true;
+  DType d = ds->dtype;
+  bool ok = dtype_is_float(P->dtype) ? dtype_is_float(d) || dtype_is_int(d)
+            : dtype_is_int(P->dtype) ? dtype_is_int(d)
+                                     : d == P->dtype;
+  if (ok) return true;
+  const char *fix = ds->kind == DS_CSV && dtype_is_int(P->dtype)
+                        ? arena_printf(S->arena, " (write dtype = %s in csv(...))",
+                                       dtype_name(P->dtype))
+                        : "";
+  sema_error(S, at, "input '%s' is %s but the data is %s: %s data cannot fill "
+             "%s input%s", pname, type_str(S->arena, P), dtype_name(d),
+             dtype_is_float(d) ? "float" : dtype_name(d),
+             dtype_is_int(P->dtype) ? "an integer"
+                                    : arena_printf(S->arena, "a %s",
+                                                   dtype_name(P->dtype)),
+             fix);
+  return false;
+}
+
+// The input's first dim is the batch: one symbol shared by every input.
+static bool check_batch(Train *t, Split *sp, const char *pname, Type *P,
+                        Span at) {
+  Sema *S = t->S;
+  Sym *b = P->rank ? dim_as_sym(P->dims[0]) : NULL;
+  if (!b) {
+    sema_error(S, at, "input '%s' is %s: a data input's first dim must be the "
+               "batch symbol, like %s[B, ...]", pname, type_str(S->arena, P),
+               dtype_name(P->dtype));
+    return false;
+  }
+  if (!sp->batch) {
+    sp->batch = b;
+    sp->batch_param = pname;
+  } else if (sp->batch != b) {
+    sema_error(S, at, "input '%s' has batch dim %s but '%s' has %s: every "
+               "input of loss must share its first dim", pname, b->name,
+               sp->batch_param, sp->batch->name);
+    return false;
+  }
+  return true;
+}
+
+// Evaluates a source call and describes it (builtin_data_source).
+static bool eval_source(Train *t, Expr *e, DataSource *ds) {
+  Sema *S = t->S;
+  Arena *a = S->arena;
+  if (e->kind != EX_CALL || e->lhs->kind != EX_NAME ||
+      !builtin_is_data_source(e->lhs->name)) {
+    const char *n = e->kind == EX_CALL && e->lhs->kind == EX_NAME ? e->lhs->name
+                    : e->kind == EX_NAME                         ? e->name
+                                                                 : NULL;
+    const char *const srcs[] = {"idx", "csv", "npy"};
+    Vec c = names_of(S, srcs, 3);
+    sema_error(S, n && e->kind == EX_CALL ? e->lhs->span : e->span,
+               "a data source is idx(...), csv(...) or npy(...)%s",
+               n ? sema_suggest(S, n, &c) : "");
+    return false;
+  }
+  int n = e->args.len;
+  Value **vals = arena_alloc(a, sizeof(Value *) * (n + 1));
+  const char **names = arena_alloc(a, sizeof(char *) * (n + 1));
+  Span *nsp = arena_alloc(a, sizeof(Span) * (n + 1));
+  for (int i = 0; i < n; i++) {
+    Arg *arg = VEC_AT(e->args, Arg, i);
+    vals[i] = eval_const(t, arg->value);
+    names[i] = arg->name;
+    nsp[i] = arg->name_span;
+    if (!vals[i]) return false;
+  }
+  DiagSink tmp;
+  diag_init(&tmp, a);
+  tmp.max_errors = 0;
+  BuiltinCall c = {0};
+  c.arena = a;
+  c.diags = &tmp;
+  c.span = e->span;
+  c.name_span = e->lhs->span;
+  c.name = e->lhs->name;
+  c.nargs = n;
+  c.args = vals;
+  c.names = names;
+  c.name_spans = nsp;
+  bool ok = builtin_data_source(&c, ds);
+  for (int i = 0; i < tmp.diags.len; i++) {
+    Diag *d = VEC_AT(tmp.diags, Diag, i);
+    if (d->level == DIAG_ERROR) sema_error(S, d->span, "%s", d->msg);
+    else if (d->level == DIAG_NOTE) sema_note(S, d->span, "%s", d->msg);
+  }
+  return ok && !tmp.nerrors;
+}
+
+static int loss_param(Train *t, const char *name) {
+  Func *fn = t->loss->m->method;
+  for (int i = 0; i < fn->params.len; i++)
+    if (!strcmp(VEC_AT(fn->params, Param, i)->name, name)) return i;
+  return -1;
+}
+
+// "x, y": the loss parameters no binding of the split names.
+static const char *unbound_list(Train *t, Split *sp) {
+  Func *fn = t->loss->m->method;
+  StrBuf b = {0};
+  for (int i = 0; i < fn->params.len; i++)
+    if (!sp->bound[i])
+      sb_printf(&b, "%s'%s'", b.len ? ", " : "", VEC_AT(fn->params, Param, i)->name);
+  char *s = arena_strdup(t->S->arena, b.len ? b.data : "");
+  sb_free(&b);
+  return s;
+}
+
+static void check_binding(Train *t, Split *sp, Stmt *bd, bool *unknown) {
+  Sema *S = t->S;
+  Func *fn = t->loss->m->method;
+  int pi = loss_param(t, bd->name);
+  if (pi < 0) {
+    Vec c = {0};
+    for (int i = 0; i < fn->params.len; i++)
+      vec_push(S->arena, &c, (void *)VEC_AT(fn->params, Param, i)->name);
+    const char *free = unbound_list(t, sp);
+    sema_error(S, bd->name_span, "'%s' is not a parameter of %s.loss%s%s%s",
+               bd->name, t->model->label, sema_suggest(S, bd->name, &c),
+               *free ? "; unbound: " : "", free);
+    *unknown = true;
+    return;
+  }
+  if (sp->bound[pi]) {
+    sema_error(S, bd->name_span, "'%s' is bound twice in %s", bd->name, sp->key);
+    sema_note(S, sp->bound[pi]->span, "first bound here");
+    return;
+  }
+  sp->bound[pi] = bd->value;
+  DataSource ds;
+  if (!eval_source(t, bd->value, &ds)) return;
+  Type *P = t->loss_sig->params[pi];
+  if (!P) return;
+  Span at = bd->value->span;
+  if (!check_batch(t, sp, bd->name, P, at)) return;
+  if (!check_dtype(t, bd->name, P, &ds, at)) return;
+  check_record(t, sp, bd->name, P, &ds, at);
+  if (ds.nrecords < 0) return;
+  if (sp->nrecords < 0) {
+    sp->nrecords = ds.nrecords;
+    sp->nrec_param = bd->name;
+  } else if (ds.nrecords != sp->nrecords) {
+    sema_error(S, at, "'%s' has %lld records but '%s' has %lld: every source "
+               "of %s must have as many", bd->name, (long long)ds.nrecords,
+               sp->nrec_param, (long long)sp->nrecords, sp->key);
+  }
+}
+
+static void check_data(Train *t, Setting *st) {
+  Sema *S = t->S;
+  if (!st->has_bindings) {
+    sema_error(S, st->span, "write %s { input = source ... }", st->key);
+    return;
+  }
+  if (!t->loss_sig) return;
+  Split sp = {0};
+  sp.key = st->key;
+  sp.nrecords = -1;
+  sp.bound = arena_alloc(S->arena, sizeof(Expr *) * (t->loss_sig->nparams + 1));
+  bool unknown = false;
+  for (int i = 0; i < st->bindings.len; i++)
+    check_binding(t, &sp, VEC_AT(st->bindings, Stmt, i), &unknown);
+  const char *free = unbound_list(t, &sp);
+  if (*free && !unknown)
+    sema_error(S, st->key_span, "%s does not bind %s: every parameter of %s.loss "
+               "needs a source", st->key, free, t->model->label);
+}
+
+// ---- the recipe ------------------------------------------------------------------------------
+static const char *const setting_names[] = {
+    "batch",  "epochs",    "seed",   "accumulate", "optimizer",  "schedule",
+    "clip",   "freeze",    "checkpoint", "precision", "metric", "train_data",
+    "test_data",
+};
+
+// Settings other than freeze and checkpoint may appear once.
+static bool check_once(Train *t, Setting *st) {
+  if (!strcmp(st->key, "freeze") || !strcmp(st->key, "checkpoint")) return true;
+  Setting *prev = sema_map_put(t->S->arena, &t->seen, st->key, st);
+  if (!prev) return true;
+  sema_error(t->S, st->key_span, "'%s' is set twice", st->key);
+  sema_note(t->S, prev->key_span, "first set here");
+  return false;
+}
+
+static bool check_form(Train *t, Setting *st) {
+  bool data = !strcmp(st->key, "train_data") || !strcmp(st->key, "test_data");
+  bool sub = !strcmp(st->key, "clip") || !strcmp(st->key, "checkpoint");
+  if (data || (st->sub_key && sub) || (!st->has_bindings && !st->sub_key))
+    return true;
+  sema_error(t->S, st->span, "%s takes a value: %s VALUE", st->key, st->key);
+  return false;
+}
+
+static void check_setting(Train *t, Setting *st) {
+  Sema *S = t->S;
+  const char *k = st->key;
+  int n = NELEM(setting_names), i = 0;
+  while (i < n && strcmp(setting_names[i], k)) i++;
+  if (i == n) {
+    Vec c = names_of(S, setting_names, n);
+    sema_error(S, st->key_span, "unknown train setting '%s'%s", k,
+               sema_suggest(S, k, &c));
+    return;
+  }
+  if (!check_once(t, st) || !check_form(t, st)) return;
+  if (!strcmp(k, "batch") || !strcmp(k, "epochs") || !strcmp(k, "accumulate"))
+    check_count(t, st, 1);
+  else if (!strcmp(k, "seed")) check_count(t, st, 0);
+  else if (!strcmp(k, "optimizer")) check_optimizer(t, st);
+  else if (!strcmp(k, "schedule")) check_schedule(t, st);
+  else if (!strcmp(k, "clip")) check_clip(t, st);
+  else if (!strcmp(k, "checkpoint")) check_checkpoint(t, st);
+  else if (!strcmp(k, "precision")) check_precision(t, st);
+  else if (!strcmp(k, "metric")) {
+    const char *const m[] = {"accuracy", "loss"};
+    check_word(t, st, m, 2);
+  } else if (!strcmp(k, "freeze")) {
+    if (t->model) check_freeze(t, st);
+  } else check_data(t, st);
+}
+
+// The model named by the recipe, with a loss method returning a float scalar.
+static bool find_model(Train *t) {
+  Sema *S = t->S;
+  Item *it = t->item;
+  ItemInfo *ii = sema_find_item(S, it->name);
+  if (!ii || ii->item->kind != IT_MODEL) {
+    Vec c = {0};
+    for (int i = 0; i < S->item_infos.len; i++) {
+      Item *o = VEC_AT(S->item_infos, ItemInfo, i)->item;
+      if (o->kind == IT_MODEL) vec_push(S->arena, &c, (void *)o->name);
+    }
+    if (ii)
+      sema_error(S, it->name_span, "'%s' is a %s, not a model: train takes a "
+                 "model", it->name, ii->item->kind == IT_BLOCK ? "block" : "function");
+    else
+      sema_error(S, it->name_span, "unknown model '%s'%s", it->name,
+                 sema_suggest(S, it->name, &c));
+    return false;
+  }
+  t->model = sema_model_inst(S, ii);
+  if (!t->model) return false;
+  MInfo *lm = sema_member(t->model, "loss");
+  if (!lm || lm->m->kind != MB_METHOD) {
+    sema_error(S, it->name_span, "model '%s' has no loss method: train needs "
+               "loss(inputs...) -> f32", it->name);
+    return true;
+  }
+  t->loss = lm;
+  t->loss_sig = sema_method_sig(S, t->model, lm);
+  Type *R = t->loss_sig->ret;
+  if (R && (R->rank != 0 || !dtype_is_float(R->dtype))) {
+    sema_error(S, lm->m->method->ret->span, "loss must return a scalar float "
+               "like f32, got %s", type_str(S->arena, R));
+    t->loss_sig = NULL;
+  } else if (!t->loss_sig->ok) t->loss_sig = NULL;
+  return true;
+}
+
+void sema_check_train(Sema *S, Item *it) {
+  Train t = {0};
+  t.S = S;
+  t.item = it;
+  if (!strcmp(it->name, "<error>")) return;
+  bool model = find_model(&t);
+  for (int i = 0; i < it->settings.len; i++) {
+    Setting *st = VEC_AT(it->settings, Setting, i);
+    if (!model && (!strcmp(st->key, "freeze") ||
+                   !strcmp(st->key, "train_data") ||
+                   !strcmp(st->key, "test_data")))
+      continue; // they need the model
+    check_setting(&t, st);
+  }
+}
