@@ -41,16 +41,28 @@ static Program *with_prelude(Arena *a, DiagSink *d, Program *user) {
   return all;
 }
 
-int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
-                   const SemaOptions *opt, Program **out) {
+static int run_front(Arena *a, DiagSink *d, const SrcFile *f,
+                     const SemaOptions *opt, Program **prog, Sema **sema) {
   Program *p = frontend_parse(a, d, f);
-  if (out) *out = p;
+  if (prog) *prog = p;
+  if (sema) *sema = NULL;
   if (d->nerrors) return d->nerrors;
   p = with_prelude(a, d, p);
-  if (out) *out = p;
+  if (prog) *prog = p;
   if (d->nerrors) return d->nerrors; // a broken prelude is a compiler bug
-  sema_check(a, d, p, opt);
+  Sema *S = sema_analyze(a, d, p, opt);
+  if (sema) *sema = S;
   return d->nerrors;
+}
+
+int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
+                   const SemaOptions *opt, Program **out) {
+  return run_front(a, d, f, opt, out, NULL);
+}
+
+int frontend_analyze(Arena *a, DiagSink *d, const SrcFile *f,
+                     const SemaOptions *opt, Sema **out) {
+  return run_front(a, d, f, opt, NULL, out);
 }
 
 int frontend_check_buffer(const char *path, const char *data, size_t len,

@@ -16,6 +16,11 @@ Program *frontend_parse(Arena *a, DiagSink *d, const SrcFile *f);
 int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
                    const SemaOptions *opt, Program **out);
 
+// Like frontend_check, but also returns sema's analysis (NULL when parsing
+// failed) for the later stages (lower.h).
+int frontend_analyze(Arena *a, DiagSink *d, const SrcFile *f,
+                     const SemaOptions *opt, Sema **out);
+
 // All of the above on an in-memory buffer; diagnostics are printed to
 // `diag_out` (may be NULL to discard). For the fuzz target and tests.
 int frontend_check_buffer(const char *path, const char *data, size_t len,

@@ -1168,19 +1168,26 @@ static void check_leftovers(Sema *S) {
   }
 }
 
+Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
+                   const SemaOptions *opt) {
+  if (!prog) return NULL;
+  Sema *S = arena_alloc(a, sizeof *S);
+  S->arena = a;
+  S->diags = diags;
+  S->prog = prog;
+  S->opt = opt;
+  collect_items(S);
+  check_items(S);
+  check_leftovers(S);
+  finish_calls(S);
+  sema_flush_context(S);
+  if (opt && opt->explain && opt->explain_out) sema_explain(S, opt->explain_out);
+  return S;
+}
+
 int sema_check(Arena *a, DiagSink *diags, Program *prog,
                const SemaOptions *opt) {
-  Sema S = {0};
-  S.arena = a;
-  S.diags = diags;
-  S.prog = prog;
-  S.opt = opt;
   int before = diags->nerrors;
-  collect_items(&S);
-  check_items(&S);
-  check_leftovers(&S);
-  finish_calls(&S);
-  sema_flush_context(&S);
-  if (opt && opt->explain && opt->explain_out) sema_explain(&S, opt->explain_out);
+  sema_analyze(a, diags, prog, opt);
   return diags->nerrors - before;
 }

@@ -23,4 +23,9 @@ typedef struct SemaOptions {
 int sema_check(Arena *a, DiagSink *diags, Program *prog,
                const SemaOptions *opt);
 
+// Like sema_check, but returns the analysis for later stages (lower.h);
+// NULL only if `prog` is NULL. The result lives in arena `a`.
+Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
+                   const SemaOptions *opt);
+
 #endif
