@@ -94,6 +94,11 @@ bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
   va_start(ap, fmt);
   char *msg = arena_vprintf(S->arena, fmt, ap);
   va_end(ap);
+  if (S->quiet) {
+    S->quiet_errors++;
+    S->dropping = true;
+    return false;
+  }
   sema_flush_context(S);
   char *key = arena_printf(S->arena, "%p:%u:%u:%s", (const void *)sp.file,
                            sp.off, sp.len, msg);
@@ -662,7 +667,16 @@ static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
     init_show(ia, named, p->name, w);
     return true;
   }
+  // A block checked without arguments has symbolic parameters: an argument
+  // such as 1/sqrt(in) cannot be folded there, which is not an error.
+  int qerr = S->quiet_errors;
+  if (sc->lenient) S->quiet++;
   Value *val = sema_eval(sc, src);
+  if (sc->lenient) S->quiet--;
+  if (sc->lenient && (!val || S->quiet_errors != qerr)) {
+    ia->known = false;
+    return true;
+  }
   if (!val) return false;
   if (sema_const_num(val, &ia->v[i])) {
     init_show(ia, named, p->name, arena_printf(S->arena, "%.6g", ia->v[i]));
@@ -725,6 +739,7 @@ static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
   Scope sc;
   sema_scope_init(&sc, S, I, mi->idx);
   sc.const_only = true;
+  sc.lenient = I->sig_only;
   Type *t = sema_eval_type(&sc, m->type, TM_MEMBER);
   if (t && m->kind == MB_PARAM && !dtype_is_float(t->dtype)) {
     sema_error(S, m->type->dtype_span,

@@ -153,6 +153,9 @@ typedef struct Sema {
   Vec *pending_ctx;  // Inst*: the parametric blocks the last error was found in,
                      // innermost first; their notes follow the error's own
   int nerrors;
+  // While quiet > 0 errors are only counted (quiet_errors), not reported:
+  // used to probe an expression whose failure is not the user's problem.
+  int quiet, quiet_errors;
 } Sema;
 
 // ---- diagnostics (sema.c) ---------------------------------------------------------------
