@@ -1086,6 +1086,53 @@ static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   return call_user(sc, call, &ce);
 }
 
+// The member `e` names when it is state of the model: `running_mean` of
+// the current block or `bn.running_mean` of one of its instances (no local
+// of that name in the way); NULL otherwise.
+static MInfo *stat_member(Scope *sc, Expr *e) {
+  Inst *I = sc->inst;
+  if (!I) return NULL;
+  if (e->kind == EX_NAME) {
+    if (sema_find_local(sc, e->name)) return NULL;
+    return sema_member(I, e->name);
+  }
+  if (e->kind == EX_MEMBER && e->lhs->kind == EX_NAME &&
+      !sema_find_local(sc, e->lhs->name)) {
+    MInfo *owner = sema_member(I, e->lhs->name);
+    if (!owner || owner->m->kind != MB_INSTANCE || !owner->child) return NULL;
+    return sema_member(owner->child, e->name);
+  }
+  return NULL;
+}
+
+// batch_norm(x, weight, bias, running_mean, running_var): the running
+// statistics are updated by training, so they must be buffers (state the
+// optimizer never touches), not params or computed values.
+static bool check_running_stats(Scope *sc, Expr *call) {
+  static const char *const names[2] = {"running_mean", "running_var"};
+  bool ok = true;
+  for (int k = 0; k < 2; k++) {
+    Arg *found = NULL;
+    for (int i = 0; i < call->args.len; i++) {
+      Arg *a = VEC_AT(call->args, Arg, i);
+      if ((a->name && !strcmp(a->name, names[k])) || (!a->name && i == 3 + k))
+        found = a;
+    }
+    if (!found) continue;
+    MInfo *mi = stat_member(sc, found->value);
+    if (mi && mi->m->kind == MB_BUFFER) continue;
+    sema_error(sc->S, found->value->span,
+               "batch_norm's %s must be a buffer of the block (state that "
+               "training updates), not %s",
+               names[k], mi ? "a param (the optimizer would train it)"
+                            : "a computed value");
+    if (mi) sema_note(sc->S, mi->m->span, "declare it as: buffer %s: ...",
+                      mi->m->name);
+    ok = false;
+  }
+  return ok;
+}
+
 static Value *call_builtin_expr(Scope *sc, Expr *call, const char *name) {
   Sema *S = sc->S;
   Arena *a = S->arena;
@@ -1111,6 +1158,8 @@ static Value *call_builtin_expr(Scope *sc, Expr *call, const char *name) {
       if (vals[i]->kind == V_TENSOR) return NULL; // reported where it was named
   Value *v = call_builtin(sc, name, call->span, call->lhs->span, n, vals, names,
                           nsp);
+  if (v && !strcmp(name, "batch_norm") && !check_running_stats(sc, call))
+    return NULL;
   if (v && sc->const_only && v->kind == V_TENSOR) {
     sema_error(S, call->span, "%s(...) makes a tensor, not a compile-time "
                "constant", name);
