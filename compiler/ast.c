@@ -29,6 +29,7 @@ const char *binop_name(int op) {
   case OP_SUB: return "-";
   case OP_MUL: return "*";
   case OP_DIV: return "/";
+  case OP_FLOORDIV: return "//";
   case OP_MATMUL: return "@";
   case OP_LT: return "<";
   case OP_GT: return ">";

@@ -49,6 +49,7 @@ typedef enum {
   OP_LT = '<', OP_GT = '>',
   OP_LE = 256, OP_GE, OP_EQ, OP_NE, OP_POW, // <= >= == != **
   OP_AND, OP_OR,                            // and or
+  OP_FLOORDIV,                              // //  (sizes only)
   OP_NEG = '-' + 512, OP_NOT = '!' + 512,   // unary (stored in .op of EX_UNARY)
 } BinOp;
 

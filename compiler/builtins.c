@@ -1197,10 +1197,7 @@ static Value *rule_slice(Args *g) {
     int64_t u;
     out = dim_is_const(up, &u) ? bi_k(g, u / step) : dim_div(g->a, len, bi_k(g, step));
     if (!out) out = dim_div(g->a, up, bi_k(g, step));
-    if (!out)
-      out = dim_sym(g->a, bi_fresh(g, arena_printf(g->a, "ceil((%s)/%lld)", dim_str(g->a, len),
-                                                   (long long)step),
-                                   g->c->span));
+    if (!out) out = dim_floordiv(g->a, up, step); // ceil(len/step)
   }
   Type *r = type_copy(g->a, x);
   r->dims[nd] = out;

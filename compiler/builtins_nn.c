@@ -59,7 +59,8 @@ static bool need_vec(Args *g, int i, const Type *v, const Dim *n, const Type *x,
 // Output size of a sliding window over one spatial dim:
 //   out = (size + 2*pad - dil*(k - 1) - 1)/stride + 1    (floor division)
 // Constant-folded when possible; with a symbolic size, exact division when
-// it divides, else a fresh opaque symbol. NULL after an error.
+// it divides, else the floor atom of dim_floordiv, the same one a signature
+// writes as (H + 2*p - k) // s + 1. NULL after an error.
 static Dim *window_out(Args *g, Dim *size, Dim *k, int64_t stride, int64_t pad,
                        int64_t dil, const char *which) {
   Arena *a = g->a;
@@ -78,11 +79,7 @@ static Dim *window_out(Args *g, Dim *size, Dim *k, int64_t stride, int64_t pad,
                (long long)stride, (long long)pad, (long long)dil);
     return NULL;
   }
-  if (stride == 1) return bi_ok(g, dim_add(a, num, bi_k(g, 1)));
-  Dim *q = dim_div(a, num, bi_k(g, stride));
-  if (q) return bi_ok(g, dim_add(a, q, bi_k(g, 1)));
-  const char *name = arena_printf(a, "(%s)/%lld + 1", ds(g, num), (long long)stride);
-  return dim_sym(a, bi_fresh(g, name, g->c->span));
+  return bi_ok(g, dim_add(a, dim_floordiv(a, num, stride), bi_k(g, 1)));
 }
 
 // ---- conv2d ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ typedef struct Chunk {
 struct Arena {
   Chunk *head;
   size_t bytes;
+  void *user; // one slot for a stage's per-compilation table (arena_user)
 };
 
 enum { CHUNK_SIZE = 64 * 1024 };
@@ -51,6 +52,7 @@ Arena *arena_new(void) {
   Arena *a = xmalloc(sizeof *a);
   a->head = NULL;
   a->bytes = 0;
+  a->user = NULL;
   return a;
 }
 
@@ -116,6 +118,8 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
 }
 
 size_t arena_bytes(const Arena *a) { return a->bytes; }
+
+void **arena_user(Arena *a) { return &a->user; }
 
 // ---- vectors -----------------------------------------------------------------------
 void vec_push(Arena *a, Vec *v, void *item) {

@@ -43,6 +43,9 @@ char *arena_printf(Arena *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 char *arena_vprintf(Arena *a, const char *fmt, va_list ap);
 size_t arena_bytes(const Arena *a); // total bytes handed out (for tests/bench)
+// One pointer-sized slot per arena for a per-compilation table whose
+// entries live in the arena (dims.c interns floor-division symbols there).
+void **arena_user(Arena *a);
 
 // ---- growable vector of pointers (arena-backed) ------------------------------
 // Typed by convention: each Vec field says in a comment what it holds.

@@ -339,8 +339,82 @@ Dim *subst_lookup(const DimSubst *s, const Sym *from) {
   return NULL;
 }
 
+// ---- floor division ------------------------------------------------------------------------
+// Floor atoms are interned per arena: a small chained table in the arena's
+// user slot, keyed by the numerator's normal form written with symbol ids
+// (names can repeat across functions; ids cannot) and the divisor.
+typedef struct FloorEntry {
+  struct FloorEntry *next;
+  const char *key;
+  Sym *sym;
+} FloorEntry;
+
+static void put_key(StrBuf *b, const Dim *x, int64_t k) {
+  for (int i = 0; i < x->nt; i++) {
+    sb_printf(b, "%lld", (long long)x->t[i].coef);
+    for (int j = 0; j < x->t[i].nf; j++)
+      sb_printf(b, "*#%d^%d", x->t[i].f[j].sym->id, x->t[i].f[j].pow);
+    sb_putc(b, ';');
+  }
+  sb_printf(b, "/%lld", (long long)k);
+}
+
+static Sym *floor_atom(Arena *a, const Dim *x, int64_t k) {
+  StrBuf key = {0};
+  put_key(&key, x, k);
+  FloorEntry **head = (FloorEntry **)arena_user(a);
+  for (FloorEntry *e = *head; e; e = e->next)
+    if (!strcmp(e->key, key.data)) {
+      sb_free(&key);
+      return e->sym;
+    }
+  FloorEntry *e = arena_alloc(a, sizeof *e);
+  e->key = arena_strdup(a, key.data);
+  sb_free(&key);
+  char *num = dim_str(a, x);
+  bool simple = x->nt == 1 && x->t[0].coef == 1 && x->t[0].nf == 1;
+  e->sym = sym_new(a, arena_printf(a, simple ? "%s // %lld" : "(%s) // %lld", num,
+                                   (long long)k),
+                   (Span){0}, true);
+  e->sym->floor_num = x;
+  e->sym->floor_den = k;
+  e->next = *head;
+  *head = e;
+  return e->sym;
+}
+
+static int64_t floor_const(int64_t v, int64_t k) {
+  int64_t q = v / k;
+  return (v % k != 0 && v < 0) ? q - 1 : q;
+}
+
+// Symbolic terms whose coefficients k divides leave the floor:
+// floor((k*Q + R)/k) = Q + floor(R/k). So (2*T - 1) // 2 is T - 1, and
+// (4*B + H) // 2 is 2*B + H // 2; only the rest R becomes an atom.
+Dim *dim_floordiv(Arena *a, const Dim *x, int64_t k) {
+  if (!x || k <= 0) return NULL;
+  int64_t v;
+  if (dim_is_const(x, &v)) return dim_const(a, floor_const(v, k));
+  Term *q = arena_alloc(a, sizeof(Term) * (size_t)x->nt);
+  Term *r = arena_alloc(a, sizeof(Term) * (size_t)x->nt);
+  int nq = 0, nr = 0;
+  for (int i = 0; i < x->nt; i++) {
+    if (x->t[i].nf > 0 && x->t[i].coef % k == 0) {
+      q[nq] = x->t[i];
+      q[nq++].coef /= k;
+    } else {
+      r[nr++] = x->t[i];
+    }
+  }
+  Dim *quot = normalize(a, q, nq), *rest = normalize(a, r, nr);
+  Dim *fr = dim_is_const(rest, &v) ? dim_const(a, floor_const(v, k))
+                                   : dim_sym(a, floor_atom(a, rest, k));
+  return dim_add(a, quot, fr);
+}
+
 // Each term coef * s1^p1 * ... becomes coef * sub(s1)^p1 * ...; unbound
-// symbols stay themselves.
+// symbols stay themselves, except floor atoms, which are re-evaluated over
+// their substituted numerator (floor((H - 1)/2) with H = 28 is 13).
 Dim *dim_subst(Arena *a, const Dim *x, const DimSubst *s) {
   if (!x) return NULL;
   Dim *sum = dim_const(a, 0);
@@ -348,8 +422,11 @@ Dim *dim_subst(Arena *a, const Dim *x, const DimSubst *s) {
     const Term *t = &x->t[i];
     Dim *prod = dim_const(a, t->coef);
     for (int j = 0; j < t->nf && prod; j++) {
-      Dim *base = subst_lookup(s, t->f[j].sym);
-      if (!base) base = dim_sym(a, t->f[j].sym);
+      Sym *sy = t->f[j].sym;
+      Dim *base = subst_lookup(s, sy);
+      if (!base && sy->floor_num)
+        base = dim_floordiv(a, dim_subst(a, sy->floor_num, s), sy->floor_den);
+      if (!base) base = dim_sym(a, sy);
       for (int p = 0; p < t->f[j].pow && prod; p++) prod = dim_mul(a, prod, base);
     }
     sum = dim_add(a, sum, prod);

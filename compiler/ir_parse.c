@@ -204,16 +204,24 @@ static Dim *parse_dim_unary(P *p) {
   return r;
 }
 
-// term := unary {('*' | '/') unary}
+// term := unary {('*' | '/' | '//') unary}; '//' is floor division by a
+// positive constant (the output sizes of strided windows)
 static Dim *parse_dim_term(P *p) {
   Dim *d = parse_dim_unary(p);
   for (;;) {
-    if (accept(p, '*'))
+    if (accept(p, '*')) {
       d = dim_mul(p->a, d, parse_dim_unary(p));
-    else if (accept(p, '/'))
-      d = dim_div(p->a, d, parse_dim_unary(p));
-    else
+    } else if (accept(p, '/')) {
+      if (!accept(p, '/')) {
+        d = dim_div(p->a, d, parse_dim_unary(p));
+        continue;
+      }
+      int64_t k = 0;
+      Dim *r = parse_dim_unary(p);
+      d = r && dim_is_const(r, &k) && k > 0 ? dim_floordiv(p->a, d, k) : NULL;
+    } else {
       return d;
+    }
   }
 }
 

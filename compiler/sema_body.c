@@ -88,8 +88,17 @@ static Dim *eval_dim_binary(Scope *sc, Expr *x, TypeMode mode, int depth) {
                 "(f32[B, 1, 28, 28]) can be checked", dim_str(a, l));
     return NULL;
   }
+  case OP_FLOORDIV: {
+    int64_t k;
+    if (!dim_is_const(r, &k) || k <= 0) {
+      sema_error(S, x->rhs->span, "the divisor of // must be a positive integer "
+                 "constant, got %s", dim_str(a, r));
+      return NULL;
+    }
+    return dim_floordiv(a, l, k);
   }
-  sema_error(S, x->span, "a dim must be an integer, a name, or + - * / of them");
+  }
+  sema_error(S, x->span, "a dim must be an integer, a name, or + - * / // of them");
   return NULL;
 }
 

@@ -310,6 +310,7 @@ static const char *op_text(int op) {
   case OP_SUB: return "-";
   case OP_MUL: return "*";
   case OP_DIV: return "/";
+  case OP_FLOORDIV: return "//";
   case OP_MATMUL: return "@";
   case OP_LT: return "<";
   case OP_GT: return ">";
@@ -360,6 +361,14 @@ static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
   case OP_ADD: d = dim_add(a, l->dim, r->dim); break;
   case OP_SUB: d = dim_sub(a, l->dim, r->dim); break;
   case OP_MUL: d = dim_mul(a, l->dim, r->dim); break;
+  case OP_FLOORDIV:
+    if (!cy || y <= 0) {
+      sema_error(S, e->rhs->span, "the divisor of // must be a positive integer "
+                 "constant, got %s", dim_str(a, r->dim));
+      return NULL;
+    }
+    d = dim_floordiv(a, l->dim, y);
+    break;
   case OP_DIV:
     if (cy && y == 0) {
       sema_error(S, e->span, "division by zero");
@@ -420,6 +429,13 @@ static Value *fold_floats(Scope *sc, Expr *e, double x, double y) {
       return NULL;
     }
     r = x / y;
+    break;
+  case OP_FLOORDIV:
+    if (y == 0) {
+      sema_error(S, e->span, "division by zero");
+      return NULL;
+    }
+    r = floor(x / y);
     break;
   case OP_POW: r = pow(x, y); break;
   default:

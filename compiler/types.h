@@ -44,6 +44,11 @@ typedef struct Sym {
   int id;           // unique per compilation
   Span span;        // where it was introduced (first binding in a signature)
   bool opaque;      // introduced by sema for an unknowable size
+  // A floor-division atom floor(floor_num / floor_den) (dim_floordiv): one
+  // symbol per (numerator, divisor) in a compilation, re-evaluated when a
+  // substitution makes the numerator known. NULL for ordinary symbols.
+  const struct Dim *floor_num;
+  int64_t floor_den;
 } Sym;
 
 typedef struct Dim Dim; // normalised polynomial; opaque outside dims.c
@@ -59,6 +64,11 @@ Dim *dim_mul(Arena *a, const Dim *x, const Dim *y);
 // divisible; for polynomials: y must be a constant dividing every coefficient,
 // or a monomial dividing every term).
 Dim *dim_div(Arena *a, const Dim *x, const Dim *y);
+// floor(x / k) for k > 0: exact division when it divides, the constant when
+// x is constant, else the compilation's one floor atom for (x, k) (interned
+// in the arena, so equal expressions give equal dims). NULL on overflow.
+// Output sizes of strided windows (conv, pooling) are written with it.
+Dim *dim_floordiv(Arena *a, const Dim *x, int64_t k);
 bool dim_eq(const Dim *x, const Dim *y);
 bool dim_is_const(const Dim *x, int64_t *out);
 // The single symbol x consists of (x == 1*s), or NULL.

@@ -218,6 +218,7 @@ static int lex_raw(Lexer *lx, MLC_STYPE *val) {
       "=="  { return EQ; }
       "!="  { return NE; }
       "**"  { return POW; }
+      "//"  { return FLOORDIV; }
       [-+*/@<>=(){}[\],:.] { return (unsigned char)*lx->tok; }
 
       [\x80-\xff]+          { lex_stray(lx); continue; }

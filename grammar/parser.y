@@ -97,6 +97,7 @@ static Vec vec1(Lexer *lx, void *x) {
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_AND "'and'" KW_OR "'or'"
 %token KW_NOT "'not'"
 %token ARROW "'->'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='" POW "'**'"
+%token FLOORDIV "'//'"
 
 %type <item> item block model fnitem train
 %type <vec> members bparams bparams_opt params params_opt stmts args args_opt
@@ -117,7 +118,7 @@ static Vec vec1(Lexer *lx, void *x) {
 %precedence KW_NOT
 %nonassoc EQ NE '<' LE '>' GE
 %left '+' '-'
-%left '*' '/' '@'
+%left '*' '/' '@' FLOORDIV
 %precedence NEG
 %right POW
 
@@ -311,6 +312,7 @@ expr
   | expr '-' expr         { $$ = binary(lx, OP_SUB, $1, $3, SP(@$)); }
   | expr '*' expr         { $$ = binary(lx, OP_MUL, $1, $3, SP(@$)); }
   | expr '/' expr         { $$ = binary(lx, OP_DIV, $1, $3, SP(@$)); }
+  | expr FLOORDIV expr    { $$ = binary(lx, OP_FLOORDIV, $1, $3, SP(@$)); }
   | expr '@' expr         { $$ = binary(lx, OP_MATMUL, $1, $3, SP(@$)); }
   | '-' expr %prec NEG    { $$ = unary(lx, OP_NEG, $2, SP(@$)); }
   | expr POW expr         { $$ = binary(lx, OP_POW, $1, $3, SP(@$)); }
@@ -378,7 +380,7 @@ sopt : %empty { $$ = NULL; } | expr ;
 // noise; a closing bracket or separator is what the user needs to hear.
 static bool is_operator(yysymbol_kind_t k) {
   static const int toks[] = {KW_AND, KW_OR, EQ, NE, LE, GE, POW, '<', '>',
-                             '+', '-', '*', '/', '@', '.', '(', '['};
+                             '+', '-', '*', '/', '@', '.', '(', '[', FLOORDIV};
   for (size_t i = 0; i < sizeof toks / sizeof toks[0]; i++)
     if (k == YYTRANSLATE(toks[i])) return true;
   return false;

@@ -261,6 +261,34 @@ static void test_values(void) {
   check_str("valkind names", valkind_name(V_DIM), "integer");
 }
 
+// floor(x / k): constants fold (rounding toward minus infinity), exact
+// quotients stay polynomials, the rest is one interned atom per (x, k) that
+// a substitution re-evaluates.
+static void test_floordiv(void) {
+  check("27 // 2 == 13", dim_eq(dim_floordiv(A, K(27), 2), K(13)));
+  check("-3 // 2 == -2", dim_eq(dim_floordiv(A, K(-3), 2), K(-2)));
+  check("4*B // 2 == 2*B", dim_eq(dim_floordiv(A, mul(K(4), B), 2), mul(K(2), B)));
+  Dim *f = dim_floordiv(A, sub(H, K(1)), 2);
+  check_str("(H - 1) // 2 prints", S(f), "(H - 1) // 2");
+  check("same numerator and divisor: same dim",
+        dim_eq(f, dim_floordiv(A, sub(H, K(1)), 2)));
+  check("other divisor: other dim", !dim_eq(f, dim_floordiv(A, sub(H, K(1)), 3)));
+  check("other numerator: other dim", !dim_eq(f, dim_floordiv(A, sub(T, K(1)), 2)));
+  check_str("atom inside a product is parenthesised", S(mul(B, f)), "B*((H - 1) // 2)");
+  DimSubst s = {0};
+  subst_bind(A, &s, sH, K(28));
+  check("H = 28 makes (H - 1) // 2 + 1 equal 14",
+        dim_eq(dim_subst(A, add(f, K(1)), &s), K(14)));
+  DimSubst s2 = {0};
+  subst_bind(A, &s2, sH, mul(K(2), T));
+  check("H = 2*T makes (H - 1) // 2 equal T - 1",
+        dim_eq(dim_subst(A, f, &s2), sub(T, K(1))));
+  check("(4*B + H) // 2 == 2*B + H // 2",
+        dim_eq(dim_floordiv(A, add(mul(K(4), B), H), 2),
+               add(mul(K(2), B), dim_floordiv(A, H, 2))));
+  check("divisor must be positive", dim_floordiv(A, B, 0) == NULL);
+}
+
 int main(void) {
   A = arena_new();
   sB = sym_new(A, "B", (Span){0}, false);
@@ -274,6 +302,7 @@ int main(void) {
   test_div();
   test_overflow();
   test_subst();
+  test_floordiv();
   test_types();
   test_broadcast();
   test_values();

@@ -543,13 +543,12 @@ static void test_errors(void) {
          F1("%x: f64[B*T], %y: f64[B, T]", "f64[B*T]", "%0 = reshape(%y) : f64[B*T]\n%1 = add(%x, %0) : f64[B*T]\n"
                                                           "return %1"),
          "in f64 1 6 : 1 1 1 1 1 1\nin f64 2 2 3 : 1 2 3 4 5 6\nout f64 1 6 : 2 3 4 5 6 7\n", 0);
-  // HO is only in body types (an opaque symbol for a strided window over a
-  // symbolic extent): it binds from the computed conv shape, then the
-  // reshape's type evaluates with it.
-  expect("opaque symbol binds from a computed shape",
-         F1("%x: f64[1, 1, H, 2], %w: f64[1, 1, 1, 1]", "f64[2*HO]",
+  // A strided window over a symbolic extent has the floor-division size
+  // (H - 1) // 2 + 1; it evaluates once H is bound from the input (H = 5: 3).
+  expect("strided window size evaluates from the bound extent",
+         F1("%x: f64[1, 1, H, 2], %w: f64[1, 1, 1, 1]", "f64[2*((H - 1) // 2) + 2]",
             "%0 = conv2d(%x, %w) {dilation = [1, 1], groups = 1, padding = [0, 0], stride = [2, 1]} : "
-            "f64[1, 1, HO, 2]\n%1 = reshape(%0) : f64[2*HO]\nreturn %1"),
+            "f64[1, 1, (H - 1) // 2 + 1, 2]\n%1 = reshape(%0) : f64[2*((H - 1) // 2) + 2]\nreturn %1"),
          "in f64 4 1 1 5 2 : 0 1 2 3 4 5 6 7 8 9\nin f64 4 1 1 1 1 : 2\nout f64 1 6 : 0 2 8 10 16 18\n", 0);
   expect_error("missing param", "module T\nparam w : f64[2] trainable\nfunc f() -> (f64[2]) {\n"
                                 "%0 = param w : f64[2]\nreturn %0\n}\n",
