@@ -583,6 +583,51 @@ static void rule_loss(Ad *ad, const IrNode *n, IrNode *g) {
   }
 }
 
+// custom_grad(y, x1..xn) {func}: the user's gradient function G(x1..xn, dy)
+// -> (dx1..dxn) inlined here, its symbols bound from the actual argument
+// types; y's own computation gets nothing.
+static void rule_custom_grad(Ad *ad, const IrNode *n, IrNode *g) {
+  int64_t k = -1;
+  ir_attr_int(&n->attrs, IRA_FUNC, &k);
+  MLC_ASSERT(k >= 0 && k < ad->m->funcs.len);
+  IrFunc *G = VEC_AT(ad->m->funcs, IrFunc, k);
+  MLC_ASSERT(G->params.len == n->nin && G->outputs.len == n->nin - 1);
+  int np = G->params.len;
+  IrNode **map = arena_alloc(ad->a, sizeof(IrNode *) * (size_t)(np + G->nodes.len + 1));
+  DimSubst sub = {0};
+  for (int i = 0; i < np; i++) {
+    IrNode *x = VEC_AT(G->params, IrNode, i);
+    map[i] = i + 1 < np ? ad->clone[idx(ad, n->in[i + 1])] : g;
+    for (int j = 0; j < x->type->rank && j < map[i]->type->rank; j++) {
+      Sym *s = dim_as_sym(x->type->dims[j]);
+      if (s && !subst_lookup(&sub, s)) subst_bind(ad->a, &sub, s, map[i]->type->dims[j]);
+    }
+  }
+  ir_number(G);
+  for (int i = 0; i < G->nodes.len; i++) {
+    IrNode *x = VEC_AT(G->nodes, IrNode, i), *in[8], **ins = in, *c;
+    if (x->nin > 8) ins = arena_alloc(ad->a, sizeof(IrNode *) * (size_t)x->nin);
+    for (int j = 0; j < x->nin; j++) ins[j] = map[x->in[j]->order + np];
+    Type *t = type_subst(ad->a, x->type, &sub);
+    if (x->op == IR_PARAM || x->op == IR_BUFFER) {
+      c = ir_state_ref(ad->g, x->op, x->name, t, x->span);
+    } else if (ir_op_flags(x->op) & IRF_IMPURE) { // a fresh seed per inlining
+      IrAttrs as = {0};
+      for (int j = 0; j < x->attrs.n; j++)
+        if (x->attrs.a[j].key == IRA_P) ir_attr_set_float(ad->a, &as, IRA_P, x->attrs.a[j].f);
+      c = ir_node(ad->g, x->op, ins, x->nin, &as, t, x->span);
+    } else {
+      c = ir_node(ad->g, x->op, ins, x->nin, &x->attrs, t, x->span);
+    }
+    map[np + i] = c;
+  }
+  for (int i = 1; i < n->nin; i++)
+    if (need(ad, n, i)) {
+      IrNode *o = VEC_AT(G->outputs, IrNode, i - 1);
+      acc(ad, n, i, map[o->order + np]);
+    }
+}
+
 // ---- the rule switch ----------------------------------------------------------------------------
 // One case per IRF_DIFF op of ir_ops.def: n is the forward node, g its
 // accumulated gradient (n's type); contributions go to n's active operands.
@@ -620,6 +665,7 @@ static void rule(Ad *ad, const IrNode *n, IrNode *g) {
     break;
   case IR_CROSS_ENTROPY: case IR_MSE: case IR_BCE_WITH_LOGITS: rule_loss(ad, n, g); break;
   case IR_CAST: acc(ad, n, 0, given(ad, IR_CAST, g, n->in[0]->type)); break;
+  case IR_CUSTOM_GRAD: rule_custom_grad(ad, n, g); break;
   default:
     mlc_ice(__FILE__, __LINE__, "autodiff: no rule for %s", ir_op_name(n->op));
   }
@@ -662,6 +708,8 @@ static void clone_forward(Ad *ad) {
     for (int j = 0; j < n->nin; j++) ins[j] = ad->clone[idx(ad, n->in[j])];
     if (n->op == IR_PARAM || n->op == IR_BUFFER) {
       c = ir_state_ref(g, n->op, n->name, n->type, n->span);
+    } else if (n->op == IR_STORE) { // state updates (running stats) are kept
+      c = ir_store(g, n->name, ins[0], n->span);
     } else if (n->op == IR_DROPOUT && ad->active[ad->np + i]) {
       IrNode *mask = ir_node(g, IR_DROPOUT_MASK, ins, 1, &n->attrs, n->type, n->span);
       mask->loc = n->loc;

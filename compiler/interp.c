@@ -237,6 +237,7 @@ static double unary_val(IrOp op, double x) {
   case IR_SILU: return x * sigmoid(x);
   case IR_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x; // keeps 0, -0 and NaN
   case IR_NOT: return x == 0;
+  case IR_COS: return cos(x);
   default: MLC_UNREACHABLE();
   }
 }
@@ -691,7 +692,8 @@ static Tensor *state(InterpCtx *c, IrNode *n) {
       for (int64_t e = 0; e < y->numel; e++) y->data[e] = interp_store(c, y->dtype, p->values[i]->data[e]);
       return y;
     }
-  return interp_fail(c, "no value given for %s %s", n->op == IR_PARAM ? "param" : "buffer", n->name);
+  return interp_fail(c, "no value given for %s %s",
+                     n->op == IR_PARAM ? "param" : n->op == IR_BUFFER ? "buffer" : "optstate", n->name);
 }
 
 // ---- dispatch ---------------------------------------------------------------------------------------------
@@ -754,6 +756,30 @@ static Tensor *arg_value(InterpCtx *c, IrNode *a, const Tensor *x) {
   return y;
 }
 
+// Executes the function's stores once the body has run: each `store PATH(v)`
+// overwrites the InterpParams tensor of PATH in place (rounded to the node's
+// dtype). Every slot is checked before any is written, so a failing run
+// changes nothing.
+static int apply_stores(InterpCtx *c, Tensor **vals, int np) {
+  IrFunc *f = c->f;
+  const InterpParams *p = c->params;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < f->nodes.len; i++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, i);
+      if (n->op != IR_STORE) continue;
+      Tensor *v = vals[np + i], *dst = NULL;
+      for (int k = 0; p && k < p->n && !dst; k++)
+        if (strcmp(p->paths[k], n->name) == 0) dst = p->values[k];
+      c->cur = n;
+      if (!dst) return interp_fail(c, "no value given for %s", n->name), -1;
+      if (dst->numel != v->numel) return interp_fail(c, "%s holds %lld elements, the value %lld", n->name,
+                                                     (long long)dst->numel, (long long)v->numel), -1;
+      for (int64_t e = 0; pass == 1 && e < v->numel; e++) dst->data[e] = interp_store(c, dst->dtype, v->data[e]);
+    }
+  c->cur = NULL;
+  return 0;
+}
+
 static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
   IrFunc *f = c->f;
   for (int i = 0; i < f->nodes.len; i++) {
@@ -768,6 +794,7 @@ static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
     if (!unify(c, n->type, y, 1, "the result") || !unify(c, n->type, y, 2, "the result")) return -1;
   }
   c->cur = NULL;
+  if (apply_stores(c, vals, np)) return -1;
   for (int i = 0; i < f->outputs.len; i++) {
     IrNode *o = VEC_AT(f->outputs, IrNode, i);
     outputs[i] = interp_tensor_clone(vals[np + o->order]);

@@ -330,6 +330,12 @@ static IrNode *node_named(IrFunc *f, IrOp op, IrNode **in, int nin,
                           const IrAttrs *attrs, Type *type, Span sp,
                           const char *name) {
   if (ir_op_flags(op) & IRF_IMPURE) return node_impure(f, op, in, nin, attrs, type, sp);
+  if (ir_op_flags(op) & IRF_EFFECT) { // a write: never merged with an equal one
+    IrNode *n = node_alloc(f, op, in, nin, attrs, type, sp);
+    if (name) n->name = arena_strdup(f->module->arena, name);
+    vec_push(f->module->arena, &f->nodes, n);
+    return n;
+  }
   IrNode *old = htab_find(f, op, in, nin, attrs, type, name);
   if (old) return old;
   IrNode *n = node_alloc(f, op, in, nin, attrs, type, sp);
@@ -365,8 +371,12 @@ IrNode *ir_state_ref(IrFunc *f, IrOp op, const char *path, Type *t, Span sp) {
 IrNode *ir_param_ref(IrFunc *f, const char *path, Span sp) {
   IrParam *p = ir_module_find_param(f->module, path);
   MLC_ASSERT(p != NULL);
-  return ir_state_ref(f, p->kind == IRP_BUFFER ? IR_BUFFER : IR_PARAM, path,
+  return ir_state_ref(f, p->kind == IRP_BUFFER ? IR_BUFFER : p->kind == IRP_OPTSTATE ? IR_OPTSTATE : IR_PARAM, path,
                       p->type, sp);
+}
+
+IrNode *ir_store(IrFunc *f, const char *path, IrNode *v, Span sp) {
+  return node_named(f, IR_STORE, &v, 1, NULL, v->type, sp, path);
 }
 
 void ir_return(IrFunc *f, IrNode *v, Type *declared) {

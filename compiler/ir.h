@@ -51,6 +51,7 @@ typedef enum {
 enum {
   IRF_IMPURE = 1, // never hash-consed; has a unique `seed` attribute
   IRF_DIFF = 2,   // differentiable: has a reverse-mode rule
+  IRF_EFFECT = 4, // writes model state (store): never hash-consed, no seed
 };
 
 typedef enum {
@@ -88,7 +89,8 @@ typedef enum { IRK_INT, IRK_INTS, IRK_FLOAT } IrAttrKind;
   X(EPS, "eps", IRK_FLOAT)         /* norm epsilon */                           \
   X(P, "p", IRK_FLOAT)             /* dropout probability in [0, 1) */          \
   X(SEED, "seed", IRK_INT)         /* impure ops: unique per module */          \
-  X(VALUE, "value", IRK_FLOAT)     /* const: the splatted value */
+  X(VALUE, "value", IRK_FLOAT)     /* const: the splatted value */         \
+  X(FUNC, "func", IRK_INT)         /* custom_grad: index of its gradient function in the module */
 
 typedef enum {
 #define X(id, name, kind) IRA_##id,
@@ -142,7 +144,11 @@ typedef struct IrNode {
   IrFunc *func;      // owning function
 } IrNode;
 
-typedef enum { IRP_PARAM, IRP_BUFFER } IrParamKind;
+typedef enum {
+  IRP_PARAM,
+  IRP_BUFFER,
+  IRP_OPTSTATE, // optimizer/schedule state (opt.fc1.w.exp_avg, opt.step); read by `optstate`
+} IrParamKind;
 
 typedef struct IrParam {
   const char *name; // path: fc1.w, bn1.running_mean
@@ -150,6 +156,7 @@ typedef struct IrParam {
   IrParamKind kind;
   bool trainable; // params only; buffers are never trainable
   Span span;
+  struct IrInit *init; // how the runtime initialises it; NULL: zeros
 } IrParam;
 
 struct IrFunc {
@@ -202,6 +209,10 @@ IrNode *ir_build(IrFunc *f, IrOp op, IrNode **in, int nin,
 // path must exist). ir_state_ref takes the op and type as given (parser).
 IrNode *ir_param_ref(IrFunc *f, const char *path, Span sp);
 IrNode *ir_state_ref(IrFunc *f, IrOp op, const char *path, Type *t, Span sp);
+// store PATH(v): a write of state slot PATH (param, buffer or optstate) when
+// the function completes; never merged. Typed as v (the verifier checks the
+// slot's type).
+IrNode *ir_store(IrFunc *f, const char *path, IrNode *v, Span sp);
 void ir_return(IrFunc *f, IrNode *v, Type *declared);
 // Assigns printed numbers and positions (inputs first, body 0..n-1).
 void ir_number(IrFunc *f);
@@ -234,6 +245,29 @@ IrModule *ir_parse(Arena *a, const SrcFile *src, DiagSink *diags);
 // at the node's span and returns false if any was found.
 bool ir_verify(IrModule *m, DiagSink *diags);
 bool ir_verify_func(IrFunc *f, DiagSink *diags);
+
+// ---- initialisers (filled by lowering, lower.h) ----------------------------------------
+// torch.nn.init semantics. fan_in = shape[1] * prod(shape[2:]), fan_out =
+// shape[0] * prod(shape[2:]) (0 below rank 2). trunc_normal keeps its bounds
+// a and b in low and high.
+typedef enum {
+  IRI_ZEROS, IRI_ONES, IRI_NORMAL, IRI_UNIFORM, IRI_CONSTANT,
+  IRI_KAIMING_UNIFORM, IRI_KAIMING_NORMAL, IRI_XAVIER_UNIFORM,
+  IRI_XAVIER_NORMAL, IRI_TRUNC_NORMAL,
+} IrInitKind;
+
+typedef struct IrInit {
+  IrInitKind kind;
+  double a;             // kaiming: negative slope
+  double mean, std;     // normal, trunc_normal
+  double low, high;     // uniform; trunc_normal: a, b
+  double gain;          // xavier
+  double value;         // constant
+  const char *mode;     // kaiming: "fan_in" or "fan_out"
+  const char *nonlinearity; // kaiming: "leaky_relu" by default
+  int64_t fan_in, fan_out;
+} IrInit;
+
 
 // ---- DOT (ir_dot.c) -------------------------------------------------------------------------
 void ir_dot(IrFunc *f, FILE *out);

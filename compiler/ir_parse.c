@@ -351,7 +351,8 @@ static void parse_node(P *p) {
   expect(p, '=');
   IrOp op = (IrOp)parse_op(p);
   char *path = NULL;
-  if (op == IR_PARAM || op == IR_BUFFER) path = take(p, T_IDENT, "a parameter path");
+  if (op == IR_PARAM || op == IR_BUFFER || op == IR_OPTSTATE || op == IR_STORE)
+    path = take(p, T_IDENT, "a parameter path");
   IrNode *ins[64];
   int nin = 0;
   if (accept(p, '(')) {
@@ -366,9 +367,14 @@ static void parse_node(P *p) {
   Type *ty = parse_type(p);
   Span sp = {p->src, (uint32_t)(vt.s - p->src->text), (uint32_t)(p->prev_end - vt.s)};
   const char *loc = parse_loc(p);
-  if (path && (nin || as.n)) error_at(p, vt, "%s takes no operands or attributes", ir_op_name(op));
+  if (op == IR_STORE && (nin != 1 || as.n)) error_at(p, vt, "store takes one operand and no attributes");
+  if (path && op != IR_STORE && (nin || as.n))
+    error_at(p, vt, "%s takes no operands or attributes", ir_op_name(op));
   int before = p->f->nodes.len;
-  IrNode *n = path ? ir_state_ref(p->f, op, path, ty, sp) : ir_node(p->f, op, ins, nin, &as, ty, sp);
+  IrNode *n = op == IR_STORE ? ir_store(p->f, path, ins[0], sp)
+              : path         ? ir_state_ref(p->f, op, path, ty, sp)
+                             : ir_node(p->f, op, ins, nin, &as, ty, sp);
+  if (op == IR_STORE) n->type = ty;
   if (p->f->nodes.len > before) n->loc = loc;
   define_value(p, vt, name + 1, n);
 }
@@ -420,9 +426,10 @@ static void parse_func(P *p) {
   p->f = NULL;
 }
 
-// state := ('param' | 'buffer') PATH ':' type ['trainable' | 'frozen']
+// state := ('param' | 'buffer' | 'optstate') PATH ':' type ['trainable' | 'frozen']
 static void parse_state(P *p) {
-  bool buffer = is_word(p, "buffer");
+  bool opt = is_word(p, "optstate");
+  bool buffer = opt || is_word(p, "buffer");
   next(p);
   Tok t = p->tok;
   char *path = take(p, T_IDENT, "a parameter path");
@@ -436,7 +443,8 @@ static void parse_state(P *p) {
   } else if (!buffer && is_word(p, "trainable")) {
     next(p);
   }
-  ir_module_add_param(p->m, path, ty, buffer ? IRP_BUFFER : IRP_PARAM, trainable, tok_span(p, t));
+  ir_module_add_param(p->m, path, ty, opt ? IRP_OPTSTATE : buffer ? IRP_BUFFER : IRP_PARAM, trainable,
+                      tok_span(p, t));
 }
 
 // module := 'module' NAME (state | func)*
@@ -445,7 +453,7 @@ static void parse_module(P *p) {
   expect_word(p, "module");
   p->m = ir_module_new(p->a, take(p, T_IDENT, "a module name"));
   while (p->tok.kind != T_EOF) {
-    if (is_word(p, "param") || is_word(p, "buffer"))
+    if (is_word(p, "param") || is_word(p, "buffer") || is_word(p, "optstate"))
       parse_state(p);
     else if (is_word(p, "func"))
       parse_func(p);

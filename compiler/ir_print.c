@@ -134,7 +134,8 @@ void ir_print_func(StrBuf *b, IrFunc *f, unsigned flags) {
 }
 
 static void put_param(StrBuf *b, Arena *a, const IrParam *p) {
-  sb_printf(b, "%s %s : ", p->kind == IRP_BUFFER ? "buffer" : "param", p->name);
+  static const char *const kinds[] = {"param", "buffer", "optstate"};
+  sb_printf(b, "%s %s : ", kinds[p->kind], p->name);
   put_type(b, a, p->type);
   if (p->kind == IRP_PARAM) sb_puts(b, p->trainable ? " trainable" : " frozen");
   sb_putc(b, '\n');

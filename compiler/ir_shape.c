@@ -58,6 +58,7 @@ uint32_t ir_op_attrs(IrOp op) {
   case IR_LAYER_NORM: case IR_LAYER_NORM_GRAD: return A(EPS) | A(NDIMS);
   case IR_DROPOUT: case IR_DROPOUT_MASK: return A(P) | A(SEED);
   case IR_CONST: return A(VALUE);
+  case IR_CUSTOM_GRAD: return A(FUNC);
   default: return 0;
   }
 }
@@ -559,9 +560,10 @@ static Type *rule_loss(Ctx *c, IrOp op, IrNode **in) {
   return li ? ret(c, x) : type_scalar(c->a, x->dtype);
 }
 
-// cast: x[..] -> given dtype[..] (same dims); stop_gradient: x -> x
+// cast: x[..] -> given dtype[..] (same dims); stop_gradient, custom_grad: x -> x;
+// store PATH(x): x -> x (the slot's type is the verifier's check)
 static Type *rule_cast(Ctx *c, IrOp op, const Type *x, const Type *given) {
-  if (op == IR_STOP_GRADIENT) return ret(c, x);
+  if (op == IR_STOP_GRADIENT || op == IR_CUSTOM_GRAD || op == IR_STORE) return ret(c, x);
   if (!need_eq(c, with_dtype(c, x, given->dtype), given, "cast keeps the shape")) return NULL;
   return ret(c, given);
 }

@@ -72,15 +72,37 @@ static bool check_operands(V *v, const IrNode *n) {
 // ---- model state -----------------------------------------------------------------------------
 static void check_state(V *v, const IrNode *n) {
   IrParam *p = ir_module_find_param(v->f->module, n->name ? n->name : "");
-  IrParamKind want = n->op == IR_BUFFER ? IRP_BUFFER : IRP_PARAM;
+  IrParamKind want = n->op == IR_BUFFER ? IRP_BUFFER : n->op == IR_OPTSTATE ? IRP_OPTSTATE : IRP_PARAM;
+  static const char *const kinds[] = {"param", "buffer", "optstate"};
   if (!p) {
-    report(v, n, "no %s named %s in the module", n->op == IR_BUFFER ? "buffer" : "param",
-           n->name ? n->name : "?");
+    report(v, n, "no %s named %s in the module", kinds[want], n->name ? n->name : "?");
   } else if (p->kind != want) {
-    report(v, n, "%s is a %s", p->name, p->kind == IRP_BUFFER ? "buffer" : "param");
+    report(v, n, "%s is a %s", p->name, kinds[p->kind]);
   } else if (!type_eq(p->type, n->type)) {
     report(v, n, "type %s differs from the module's %s", type_str(v->a, n->type),
            type_str(v->a, p->type));
+  }
+}
+
+// store PATH(v): the slot exists, v has its type, and no earlier store in
+// the function writes it (one write per slot and step).
+static void check_store(V *v, const IrNode *n, int idx) {
+  IrParam *p = ir_module_find_param(v->f->module, n->name ? n->name : "");
+  if (!p) {
+    report(v, n, "no state named %s in the module", n->name ? n->name : "?");
+    return;
+  }
+  if (!type_eq(p->type, n->in[0]->type)) {
+    report(v, n, "stores a %s into %s of type %s", type_str(v->a, n->in[0]->type), p->name,
+           type_str(v->a, p->type));
+    return;
+  }
+  for (int i = 0; i < idx; i++) {
+    IrNode *m = VEC_AT(v->f->nodes, IrNode, i);
+    if (m->op == IR_STORE && m->name && strcmp(m->name, p->name) == 0) {
+      report(v, n, "%s is already stored by %%%d", p->name, m->id);
+      return;
+    }
   }
 }
 
@@ -96,6 +118,28 @@ static void check_seed(V *v, const IrNode *n, int idx) {
       return;
     }
   }
+}
+
+// custom_grad(y, x1..xn) {func}: func is a module function taking
+// (x1..xn, dy) and returning one gradient per x, typed like it.
+static void check_custom_grad(V *v, const IrNode *n) {
+  int64_t k = -1;
+  ir_attr_int(&n->attrs, IRA_FUNC, &k);
+  IrModule *m = v->f->module;
+  if (!m || k < 0 || k >= m->funcs.len) {
+    report(v, n, "func %lld is not a function of the module", (long long)k);
+    return;
+  }
+  IrFunc *g = VEC_AT(m->funcs, IrFunc, k);
+  if (g->params.len != n->nin || g->outputs.len != n->nin - 1) {
+    report(v, n, "gradient function %s must take %d arguments and return %d", g->name,
+           n->nin, n->nin - 1);
+    return;
+  }
+  for (int i = 1; i < n->nin; i++)
+    if (VEC_AT(g->results, Type, i - 1)->dtype != n->in[i]->type->dtype ||
+        VEC_AT(g->results, Type, i - 1)->rank != n->in[i]->type->rank)
+      report(v, n, "gradient %d of %s does not match operand %d", i - 1, g->name, i);
 }
 
 static void check_node(V *v, IrNode *n, int idx) {
@@ -120,8 +164,10 @@ static void check_node(V *v, IrNode *n, int idx) {
            type_str(v->a, t));
     return;
   }
-  if (n->op == IR_PARAM || n->op == IR_BUFFER) check_state(v, n);
+  if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) check_state(v, n);
+  if (n->op == IR_STORE) check_store(v, n, idx);
   if (ir_op_flags(n->op) & IRF_IMPURE) check_seed(v, n, idx);
+  if (n->op == IR_CUSTOM_GRAD) check_custom_grad(v, n);
 }
 
 // ---- signature and outputs --------------------------------------------------------------------

@@ -30,4 +30,7 @@ typedef struct LowerResult {
 bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model,
                  LowerResult *out);
 
+// "kaiming_uniform": the name of an initialiser kind (IrParam.init).
+const char *lower_init_name(IrInitKind k);
+
 #endif

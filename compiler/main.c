@@ -3,9 +3,12 @@
 //   mlc check [--explain] [--color=WHEN] FILE...   check models (exit 0/1/2)
 //   mlc dump-tokens FILE                           the lexer's view
 //   mlc dump-ast [--spans] FILE                    the parser's view
+//   mlc build FILE --emit ir|dot ...               lowering to graph IR (driver_ir.c)
+//   mlc run --interp FILE ...                      the reference interpreter
 //
 // Exit codes: 0 clean, 1 errors in the input, 2 usage errors. Nothing below
 // main() exits; stages report to a DiagSink and return.
+#include "driver_ir.h"
 #include "frontend.h"
 
 #include <getopt.h>
@@ -26,6 +29,11 @@ static void usage(FILE *out) {
         "  dump-tokens FILE     print the tokens of FILE\n"
         "  dump-ast FILE        print the syntax tree of FILE (--spans adds\n"
         "                       line:col to every node)\n"
+        "  build FILE --emit ir|dot [--model NAME] [--dump-after=PASS] [-o OUT]\n"
+        "                       lower a model to graph IR (with its gradient)\n"
+        "  run --interp FILE --model NAME --entry ENTRY --input NAME=X.npy ...\n"
+        "                       run an entry point in the reference interpreter\n"
+        "                       ('mlc build --help', 'mlc run --help' for details)\n"
         "\n"
         "options:\n"
         "  -h, --help           show this help\n"
@@ -138,6 +146,9 @@ int main(int argc, char **argv) {
     printf("mlc %s\n", MLC_VERSION);
     return EXIT_OK;
   }
+  // build and run parse their own options (driver_ir.c).
+  if (!strcmp(cmd, "build")) return driver_build(argc - 1, argv + 1);
+  if (!strcmp(cmd, "run")) return driver_run(argc - 1, argv + 1);
   Options o = {.color = -1};
   // getopt_long sees the command's arguments with the command as argv[0].
   int first = parse_options(argc - 1, argv + 1, &o);
@@ -156,8 +167,9 @@ int main(int argc, char **argv) {
     if (nfiles != 1) return usage_error("%s takes exactly one file", cmd);
     return cmd_dump(cmd[5] == 't', files[0], &o);
   }
-  const char *cmds[] = {"check", "dump-tokens", "dump-ast", "help", "version"};
-  const char *near = closest_name(cmd, cmds, 5);
+  const char *cmds[] = {"check", "dump-tokens", "dump-ast", "build",
+                        "run",   "help",        "version"};
+  const char *near = closest_name(cmd, cmds, 7);
   if (near) {
     fprintf(stderr, "mlc: error: unknown command '%s'; did you mean '%s'?\n",
             cmd, near);

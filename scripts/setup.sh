@@ -4,14 +4,14 @@
 # nothing (no `apt-get update`, no network). Run as root (or with sudo).
 #
 #   required  re2c bison cmake ninja-build gcc clang llvm-19-dev
-#             libclang-rt-14-dev (libFuzzer) zlib1g-dev python3
+#             libclang-rt-14-dev (libFuzzer) zlib1g-dev libcjson-dev python3
 #   optional  python3-numpy python3-torch (reference runs)
 #             dataset-fashion-mnist (the examples' data)
 # A required package the archive does not offer stops the script; an
 # optional one is reported and skipped.
 set -euo pipefail
 
-required=(re2c bison cmake ninja-build gcc clang llvm-19-dev libclang-rt-14-dev zlib1g-dev python3)
+required=(re2c bison cmake ninja-build gcc clang llvm-19-dev libclang-rt-14-dev zlib1g-dev libcjson-dev python3)
 optional=(python3-numpy python3-torch dataset-fashion-mnist)
 
 installed() {

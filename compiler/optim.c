@@ -1,0 +1,368 @@
+// optim.c — builds the training step as one graph IR function: the loss and
+// gradients of K micro-batches (the gradient function inlined K times), their
+// average, the global gradient norm and clipping, the learning rate computed
+// in-graph from the step counter, the optimizer update with PyTorch's exact
+// arithmetic (torch.optim.SGD, Adam, AdamW of 1.13), and `store`s of the new
+// params, optimizer state and step counter. Also the plateau schedule's
+// per-epoch update function.
+//
+// Input: a module whose `loss` function returns a scalar, its gradient
+// function from ad_grad, and an OptimRecipe. Output: `train_step` (and
+// `plateau_update`) in the same module, plus the optimizer state slots
+// (IRP_OPTSTATE) they read and write. Formulas: docs/design/optim.md.
+//
+// Every store is functional: all reads in the step see the state as it was
+// before the step, so the order of the stores does not matter.
+#include "optim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const double PI = 3.14159265358979323846;
+
+typedef struct Bld {
+  IrModule *m;
+  IrFunc *f;
+  Arena *a;
+  const OptimRecipe *r;
+  DType dt;  // float dtype of the loss: every scalar of the update
+  Span sp;
+} Bld;
+
+// ---- node helpers -----------------------------------------------------------------------------
+// Nodes are typed by their shape rule; an ill-typed node here is a bug.
+static IrNode *mk(Bld *b, IrOp op, IrNode **in, int nin, const IrAttrs *as, const Type *given) {
+  char err[256];
+  IrNode *n = ir_build(b->f, op, in, nin, as, (Type *)given, b->sp, err, sizeof err);
+  if (!n) mlc_ice(__FILE__, __LINE__, "optim: building %s: %s", ir_op_name(op), err);
+  return n;
+}
+
+static IrNode *un(Bld *b, IrOp op, IrNode *x) { return mk(b, op, &x, 1, NULL, NULL); }
+
+static IrNode *bin(Bld *b, IrOp op, IrNode *x, IrNode *y) {
+  IrNode *in[2] = {x, y};
+  return mk(b, op, in, 2, NULL, NULL);
+}
+
+static IrNode *sel(Bld *b, IrNode *c, IrNode *x, IrNode *y) {
+  IrNode *in[3] = {c, x, y};
+  return mk(b, IR_WHERE, in, 3, NULL, NULL);
+}
+
+static IrNode *konst(Bld *b, double v, DType dt) {
+  IrAttrs as = {0};
+  ir_attr_set_float(b->a, &as, IRA_VALUE, v);
+  return mk(b, IR_CONST, NULL, 0, &as, type_scalar(b->a, dt));
+}
+
+static IrNode *K(Bld *b, double v) { return konst(b, v, b->dt); }
+static IrNode *Ki(Bld *b, int64_t v) { return konst(b, (double)v, DT_I64); }
+
+static IrNode *cast(Bld *b, IrNode *x, DType dt) {
+  Type *t = type_copy(b->a, x->type);
+  t->dtype = dt;
+  t->weak = false;
+  return mk(b, IR_CAST, &x, 1, NULL, t);
+}
+
+static IrNode *sum_all(Bld *b, IrNode *x) {
+  int64_t dims[64];
+  int r = x->type->rank;
+  MLC_ASSERT(r <= 64);
+  for (int i = 0; i < r; i++) dims[i] = i;
+  IrAttrs as = {0};
+  ir_attr_set_ints(b->a, &as, IRA_DIMS, dims, r);
+  ir_attr_set_int(b->a, &as, IRA_KEEPDIM, 0);
+  return mk(b, IR_SUM, &x, 1, &as, NULL);
+}
+
+// An optimizer state slot (created on first use) and its read in f.
+static IrNode *state(Bld *b, const char *path, Type *t) {
+  if (!ir_module_find_param(b->m, path))
+    ir_module_add_param(b->m, path, t, IRP_OPTSTATE, false, (Span){0});
+  return ir_param_ref(b->f, path, b->sp);
+}
+
+static IrNode *state_of(Bld *b, const char *param, const char *what, Type *t) {
+  return state(b, arena_printf(b->a, "opt.%s.%s", param, what), t);
+}
+
+static void store(Bld *b, const char *path, IrNode *v) { ir_store(b->f, path, v, b->sp); }
+
+// ---- inlining the gradient function ---------------------------------------------------------------
+// Copies g's body into b->f with its arguments bound to args; returns g's
+// outputs as values of f. Copies after the first get fresh seeds for their
+// impure ops (each micro-batch draws its own dropout masks).
+static IrNode **inline_grad(Bld *b, IrFunc *g, IrNode **args, bool reseed) {
+  ir_number(g);
+  int np = g->params.len, total = np + g->nodes.len;
+  IrNode **map = arena_alloc(b->a, sizeof(IrNode *) * (size_t)(total + 1));
+  for (int i = 0; i < np; i++) map[i] = args[i];
+  for (int i = 0; i < g->syms.len; i++) ir_sym_add(b->m, b->f, VEC_AT(g->syms, Sym, i));
+  for (int i = 0; i < g->nodes.len; i++) {
+    IrNode *n = VEC_AT(g->nodes, IrNode, i), *c;
+    IrNode **ins = arena_alloc(b->a, sizeof(IrNode *) * (size_t)(n->nin + 1));
+    for (int j = 0; j < n->nin; j++) ins[j] = map[n->in[j]->order + np];
+    if (ir_op_class(n->op) == IRC_INPUT) {
+      c = ir_state_ref(b->f, n->op, n->name, n->type, n->span);
+    } else if (n->op == IR_STORE) {
+      c = ir_store(b->f, n->name, ins[0], n->span);
+    } else {
+      IrAttrs as = {0};
+      for (int k = 0; k < n->attrs.n; k++) {
+        const IrAttr *x = &n->attrs.a[k];
+        if (reseed && x->key == IRA_SEED) continue;
+        if (ir_attr_kind(x->key) == IRK_FLOAT) ir_attr_set_float(b->a, &as, x->key, x->f);
+        else ir_attr_set_ints(b->a, &as, x->key, x->ints, x->n);
+      }
+      c = ir_node(b->f, n->op, ins, n->nin, &as, n->type, n->span);
+    }
+    if (!c->loc) c->loc = n->loc;
+    map[np + i] = c;
+  }
+  IrNode **outs = arena_alloc(b->a, sizeof(IrNode *) * (size_t)(g->outputs.len + 1));
+  for (int i = 0; i < g->outputs.len; i++) outs[i] = map[VEC_AT(g->outputs, IrNode, i)->order + np];
+  return outs;
+}
+
+// ---- learning rate --------------------------------------------------------------------------------
+static bool reads_param(IrFunc *f, const char *path) {
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    if (n->op == IR_PARAM && strcmp(n->name, path) == 0) return true;
+  }
+  return false;
+}
+
+static int64_t total_steps(const OptimRecipe *r) { return r->epochs * r->steps_per_epoch; }
+
+// The rate of step s (s: i64[] steps taken, sf: the same as a float).
+static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
+  const OptimRecipe *r = b->r;
+  IrNode *lr0 = K(b, r->lr);
+  IrNode *epoch = bin(b, IR_DIV, s, Ki(b, r->steps_per_epoch)); // floor(s / steps_per_epoch)
+  switch (r->sched) {
+  case SCHED_CONSTANT: return lr0;
+  case SCHED_STEP: {
+    IrNode *k = cast(b, bin(b, IR_DIV, epoch, Ki(b, r->step_size)), b->dt);
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), k));
+  }
+  case SCHED_MULTISTEP: {
+    IrNode *cnt = K(b, 0);
+    for (int i = 0; i < r->nmilestones; i++)
+      cnt = bin(b, IR_ADD, cnt, cast(b, bin(b, IR_GE, epoch, Ki(b, r->milestones[i])), b->dt));
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), cnt));
+  }
+  case SCHED_EXPONENTIAL:
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), cast(b, epoch, b->dt)));
+  case SCHED_COSINE: case SCHED_LINEAR: {
+    int64_t W = r->warmup, T = total_steps(r) - W;
+    if (T < 1) T = 1;
+    // p = min((s - W) / T, 1): progress of the decay phase
+    IrNode *p = bin(b, IR_MINIMUM, bin(b, IR_DIV, bin(b, IR_SUB, sf, K(b, (double)W)), K(b, (double)T)),
+                    K(b, 1));
+    IrNode *dec;
+    if (r->sched == SCHED_COSINE) { // min_lr + (lr - min_lr) * (1 + cos(pi p)) / 2
+      IrNode *c = bin(b, IR_ADD, K(b, 1), un(b, IR_COS, bin(b, IR_MUL, K(b, PI), p)));
+      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_DIV, bin(b, IR_MUL, K(b, r->lr - r->min_lr), c), K(b, 2)));
+    } else { // end_lr + (lr - end_lr) * (1 - p)
+      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_MUL, K(b, r->lr - r->min_lr), bin(b, IR_SUB, K(b, 1), p)));
+    }
+    if (W <= 0) return dec;
+    IrNode *warm = bin(b, IR_MUL, lr0, bin(b, IR_DIV, sf, K(b, (double)W))); // lr * s / W
+    return sel(b, bin(b, IR_LT, sf, K(b, (double)W)), warm, dec);
+  }
+  case SCHED_PLATEAU:
+    return bin(b, IR_MUL, lr0, state(b, "opt.plateau.scale", type_scalar(b->a, b->dt)));
+  }
+  MLC_UNREACHABLE();
+}
+
+double optim_lr(const OptimRecipe *r, int64_t s, double plateau_scale) {
+  int64_t epoch = s / r->steps_per_epoch;
+  switch (r->sched) {
+  case SCHED_CONSTANT: return r->lr;
+  case SCHED_STEP: return r->lr * pow(r->gamma, (double)(epoch / r->step_size));
+  case SCHED_MULTISTEP: {
+    double cnt = 0;
+    for (int i = 0; i < r->nmilestones; i++) cnt += epoch >= r->milestones[i];
+    return r->lr * pow(r->gamma, cnt);
+  }
+  case SCHED_EXPONENTIAL: return r->lr * pow(r->gamma, (double)epoch);
+  case SCHED_COSINE: case SCHED_LINEAR: {
+    int64_t W = r->warmup, T = total_steps(r) - W;
+    if (T < 1) T = 1;
+    if (W > 0 && s < W) return r->lr * ((double)s / (double)W);
+    double p = fmin(((double)s - (double)W) / (double)T, 1);
+    if (r->sched == SCHED_COSINE) return r->min_lr + (r->lr - r->min_lr) * (1 + cos(PI * p)) / 2;
+    return r->min_lr + (r->lr - r->min_lr) * (1 - p);
+  }
+  case SCHED_PLATEAU: return r->lr * plateau_scale;
+  }
+  MLC_UNREACHABLE();
+}
+
+double optim_state_init(const OptimRecipe *r, const char *path) {
+  if (strcmp(path, "opt.plateau.scale") == 0) return 1;
+  if (strcmp(path, "opt.plateau.best") == 0) return r->plateau_max ? -INFINITY : INFINITY;
+  return 0;
+}
+
+// ---- optimizers ---------------------------------------------------------------------------------------
+// torch.optim.SGD (1.13, single tensor):
+//   d = g + wd * p;  buf = first step ? d : momentum * buf + (1 - dampening) * d
+//   d = nesterov ? d + momentum * buf : buf;  p = p - lr * d
+static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *s) {
+  const OptimRecipe *r = b->r;
+  IrNode *d = g;
+  if (r->weight_decay != 0) d = bin(b, IR_ADD, d, bin(b, IR_MUL, p, K(b, r->weight_decay)));
+  if (r->momentum != 0) {
+    IrNode *buf = state_of(b, path, "momentum_buffer", p->type);
+    IrNode *upd = bin(b, IR_ADD, bin(b, IR_MUL, buf, K(b, r->momentum)),
+                      bin(b, IR_MUL, d, K(b, 1 - r->dampening)));
+    IrNode *nb = sel(b, bin(b, IR_EQ, s, Ki(b, 0)), d, upd);
+    store(b, arena_printf(b->a, "opt.%s.momentum_buffer", path), nb);
+    d = r->nesterov ? bin(b, IR_ADD, d, bin(b, IR_MUL, nb, K(b, r->momentum))) : nb;
+  }
+  store(b, path, bin(b, IR_ADD, p, bin(b, IR_MUL, d, un(b, IR_NEG, lr))));
+}
+
+// torch.optim.Adam / AdamW (1.13, single tensor), t = s + 1:
+//   adamw: p = p * (1 - lr * wd);   adam: g = g + wd * p
+//   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
+//   p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+static void adam(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *sf) {
+  const OptimRecipe *r = b->r;
+  if (r->opt == OPT_ADAMW && r->weight_decay != 0)
+    p = bin(b, IR_MUL, p, bin(b, IR_SUB, K(b, 1), bin(b, IR_MUL, lr, K(b, r->weight_decay))));
+  if (r->opt == OPT_ADAM && r->weight_decay != 0)
+    g = bin(b, IR_ADD, g, bin(b, IR_MUL, p, K(b, r->weight_decay)));
+  IrNode *m = state_of(b, path, "exp_avg", p->type), *v = state_of(b, path, "exp_avg_sq", p->type);
+  IrNode *m1 = bin(b, IR_ADD, bin(b, IR_MUL, m, K(b, r->beta1)), bin(b, IR_MUL, g, K(b, 1 - r->beta1)));
+  IrNode *v1 = bin(b, IR_ADD, bin(b, IR_MUL, v, K(b, r->beta2)),
+                   bin(b, IR_MUL, bin(b, IR_MUL, g, g), K(b, 1 - r->beta2)));
+  IrNode *t = bin(b, IR_ADD, sf, K(b, 1));
+  IrNode *bc1 = bin(b, IR_SUB, K(b, 1), bin(b, IR_POW, K(b, r->beta1), t));
+  IrNode *bc2 = bin(b, IR_SUB, K(b, 1), bin(b, IR_POW, K(b, r->beta2), t));
+  IrNode *step = bin(b, IR_DIV, lr, bc1);
+  IrNode *den = bin(b, IR_ADD, bin(b, IR_DIV, un(b, IR_SQRT, v1), un(b, IR_SQRT, bc2)), K(b, r->eps));
+  store(b, arena_printf(b->a, "opt.%s.exp_avg", path), m1);
+  store(b, arena_printf(b->a, "opt.%s.exp_avg_sq", path), v1);
+  store(b, path, bin(b, IR_SUB, p, bin(b, IR_MUL, step, bin(b, IR_DIV, m1, den))));
+}
+
+// ---- train_step ----------------------------------------------------------------------------------------
+static const char *check_recipe(const OptimRecipe *r) {
+  if (r->accumulate < 1) return "accumulate must be >= 1";
+  if (r->steps_per_epoch < 1 || r->epochs < 1) return "epochs and steps_per_epoch must be >= 1";
+  if (!(r->lr > 0)) return "lr must be positive";
+  if (r->clip < 0) return "clip must be >= 0 (0: none)";
+  if (r->sched == SCHED_STEP && r->step_size < 1) return "step_size must be >= 1";
+  if (r->nmilestones < 0 || r->nmilestones > OPTIM_MAX_MILESTONES) return "too many milestones";
+  if (r->sched == SCHED_PLATEAU && !(r->factor > 0 && r->factor < 1)) return "factor must be in (0, 1)";
+  return NULL;
+}
+
+// The K micro-batches' arguments: the loss's names for K = 1, NAME_k otherwise.
+static IrNode **micro_args(Bld *b, IrFunc *loss, int k) {
+  int np = loss->params.len;
+  IrNode **args = arena_alloc(b->a, sizeof(IrNode *) * (size_t)(np + 1));
+  for (int i = 0; i < np; i++) {
+    IrNode *x = VEC_AT(loss->params, IrNode, i);
+    const char *name = b->r->accumulate == 1 ? x->name : arena_printf(b->a, "%s_%d", x->name, k);
+    args[i] = ir_input(b->f, name, x->type, x->span);
+  }
+  return args;
+}
+
+IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r,
+                         char *err, size_t errlen) {
+  const char *why = check_recipe(r);
+  IrNode *l0 = loss->outputs.len ? VEC_AT(loss->outputs, IrNode, 0) : NULL;
+  if (!why && (!l0 || l0->type->rank != 0 || !dtype_is_float(l0->type->dtype)))
+    why = "the loss must return a float scalar";
+  // the trainable params the loss reads, in the order ad_grad returns them
+  Vec params = {0};
+  for (int i = 0; !why && i < m->params.len; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    if (p->kind == IRP_PARAM && p->trainable && reads_param(loss, p->name)) vec_push(m->arena, &params, p);
+  }
+  if (!why && grad->outputs.len != params.len + 1) why = "the gradient function does not match the loss";
+  if (why) {
+    if (errlen) snprintf(err, errlen, "optim: %s", why);
+    return NULL;
+  }
+  Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype, .sp = loss->span};
+  b.f = ir_func_new(m, "train_step");
+  b.f->span = loss->span;
+  int nk = r->accumulate, np = params.len;
+  IrNode **argv[64];
+  MLC_ASSERT(nk <= 64);
+  for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
+  IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + 1));
+  for (int k = 0; k < nk; k++) {
+    IrNode **o = inline_grad(&b, grad, argv[k], k > 0);
+    lsum = k ? bin(&b, IR_ADD, lsum, o[0]) : o[0];
+    for (int j = 0; j < np; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
+  }
+  if (nk > 1) { // the average over micro-batches
+    IrNode *inv = K(&b, 1.0 / nk);
+    lsum = bin(&b, IR_MUL, lsum, inv);
+    for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
+  }
+  // clip_grad_norm_: total L2 norm, scale = min(max_norm / (norm + 1e-6), 1)
+  IrNode *sq = K(&b, 0);
+  for (int j = 0; j < np; j++) sq = bin(&b, IR_ADD, sq, sum_all(&b, bin(&b, IR_MUL, g[j], g[j])));
+  IrNode *norm = un(&b, IR_SQRT, sq);
+  if (r->clip > 0) {
+    IrNode *coef = bin(&b, IR_MINIMUM, bin(&b, IR_DIV, K(&b, r->clip), bin(&b, IR_ADD, norm, K(&b, 1e-6))),
+                       K(&b, 1));
+    for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], coef);
+  }
+  IrNode *s = state(&b, "opt.step", type_scalar(b.a, DT_I64));
+  IrNode *sf = cast(&b, s, b.dt);
+  IrNode *lr = sched_lr(&b, s, sf);
+  for (int j = 0; j < np; j++) {
+    IrParam *p = VEC_AT(params, IrParam, j);
+    IrNode *pv = ir_param_ref(b.f, p->name, b.sp);
+    if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], lr, s);
+    else adam(&b, p->name, pv, g[j], lr, sf);
+  }
+  store(&b, "opt.step", bin(&b, IR_ADD, s, Ki(&b, 1)));
+  ir_return(b.f, lsum, NULL);
+  ir_return(b.f, norm, NULL);
+  ir_return(b.f, lr, NULL);
+  ir_number(b.f);
+  return b.f;
+}
+
+// ---- plateau ------------------------------------------------------------------------------------------------
+// torch.optim.lr_scheduler.ReduceLROnPlateau(mode, factor, patience,
+// threshold=1e-4 rel, cooldown=0, min_lr=0, eps=1e-8), one call per epoch:
+//   better = metric < best * (1 - 1e-4)   (max mode: metric > best * (1 + 1e-4))
+//   best = better ? metric : best;  bad = better ? 0 : bad + 1
+//   if bad > patience: bad = 0, and if lr - lr * factor > 1e-8: scale *= factor
+IrFunc *optim_build_plateau(IrModule *m, const OptimRecipe *r, DType dt) {
+  Bld b = {.m = m, .a = m->arena, .r = r, .dt = dt};
+  b.f = ir_func_new(m, "plateau_update");
+  Type *st = type_scalar(b.a, dt);
+  IrNode *metric = ir_input(b.f, "metric", st, b.sp);
+  IrNode *scale = state(&b, "opt.plateau.scale", st), *best = state(&b, "opt.plateau.best", st);
+  IrNode *bad = state(&b, "opt.plateau.bad", type_scalar(b.a, DT_I64));
+  IrNode *better = r->plateau_max ? bin(&b, IR_GT, metric, bin(&b, IR_MUL, best, K(&b, 1 + 1e-4)))
+                                  : bin(&b, IR_LT, metric, bin(&b, IR_MUL, best, K(&b, 1 - 1e-4)));
+  IrNode *bad1 = sel(&b, better, Ki(&b, 0), bin(&b, IR_ADD, bad, Ki(&b, 1)));
+  IrNode *reduce = bin(&b, IR_GT, bad1, Ki(&b, r->patience));
+  IrNode *old = bin(&b, IR_MUL, K(&b, r->lr), scale);
+  IrNode *drop = bin(&b, IR_SUB, old, bin(&b, IR_MUL, old, K(&b, r->factor)));
+  IrNode *ok = bin(&b, IR_AND, reduce, bin(&b, IR_GT, drop, K(&b, 1e-8)));
+  IrNode *nscale = sel(&b, ok, bin(&b, IR_MUL, scale, K(&b, r->factor)), scale);
+  store(&b, "opt.plateau.best", sel(&b, better, metric, best));
+  store(&b, "opt.plateau.bad", sel(&b, reduce, Ki(&b, 0), bad1));
+  store(&b, "opt.plateau.scale", nscale);
+  ir_return(b.f, nscale, NULL);
+  ir_number(b.f);
+  return b.f;
+}

@@ -1,0 +1,272 @@
+"""models.py — PyTorch twins of the example models (examples/*.model).
+
+Each module is written with torch.nn.functional, step for step like the
+.model source, and its parameters carry the same paths as mlc's
+(fc1.w, layer1.attn.query.w, ln_f.weight, ...) so one safetensors file
+of weights loads into both. Parameter layouts follow compiler/prelude.model:
+Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
+LayerNorm has weight/bias; Embedding.w is [n, d].
+
+A model's FROZEN names the parameter paths (or path prefixes) that mlc does
+not train; gen.py writes no gradient for them.
+
+EXAMPLES maps each example file name to (model class name, constructor,
+make_batch), where make_batch(generator) returns the inputs of `loss` in
+signature order as a list of (name, tensor) with the dtypes the .model
+signature declares (f32 / i32 / i64).
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+# ---- prelude blocks -------------------------------------------------------------
+
+class Linear(nn.Module):
+    def __init__(self, fin, fout):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(fout, fin))
+        self.b = nn.Parameter(torch.empty(fout))
+        nn.init.kaiming_uniform_(self.w, a=math.sqrt(5))
+        bound = 1 / math.sqrt(fin)
+        nn.init.uniform_(self.b, -bound, bound)
+
+    def forward(self, x):
+        return x @ self.w.T + self.b
+
+
+class Conv2d(nn.Module):
+    def __init__(self, cin, cout, k, stride=1, padding=0):
+        super().__init__()
+        self.stride, self.padding = stride, padding
+        self.w = nn.Parameter(torch.empty(cout, cin, k, k))
+        self.b = nn.Parameter(torch.empty(cout))
+        nn.init.kaiming_uniform_(self.w, a=math.sqrt(5))
+        bound = 1 / math.sqrt(cin * k * k)
+        nn.init.uniform_(self.b, -bound, bound)
+
+    def forward(self, x):
+        return F.conv2d(x, self.w, self.b, stride=self.stride, padding=self.padding)
+
+
+class LayerNorm(nn.Module):
+    def __init__(self, d, eps=1e-5):
+        super().__init__()
+        self.d, self.eps = d, eps
+        self.weight = nn.Parameter(torch.ones(d))
+        self.bias = nn.Parameter(torch.zeros(d))
+
+    def forward(self, x):
+        return F.layer_norm(x, (self.d,), self.weight, self.bias, self.eps)
+
+
+class Embedding(nn.Module):
+    def __init__(self, n, d):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(n, d))
+
+    def forward(self, idx):
+        return F.embedding(idx, self.w)
+
+
+# ---- fashion_mlp.model ----------------------------------------------------------
+
+class FashionMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.fc3 = Linear(784, 256), Linear(256, 128), Linear(128, 10)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        h = F.relu(self.fc2(h))
+        return self.fc3(h)
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- fashion_cnn.model ----------------------------------------------------------
+
+class FashionCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = Conv2d(1, 32, 3, padding=1)
+        self.conv2 = Conv2d(32, 64, 3, padding=1)
+        self.fc = Linear(64 * 7 * 7, 10)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        h = F.max_pool2d(F.relu(self.conv2(h)), 2)
+        return self.fc(h.reshape(h.shape[0], -1))
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- regression.model -----------------------------------------------------------
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.fc2, self.head = Linear(8, 64), Linear(64, 64), Linear(64, 1)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        h = F.relu(self.fc2(h))
+        return self.head(h)
+
+    def loss(self, x, y):
+        return F.mse_loss(self.forward(x), y)
+
+
+# ---- char_transformer.model -----------------------------------------------------
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.d, self.heads = d, heads
+        self.query, self.key = Linear(d, d), Linear(d, d)
+        self.value, self.proj = Linear(d, d), Linear(d, d)
+
+    def forward(self, x):
+        B, T, d = x.shape
+        hd = d // self.heads
+        flat = x.reshape(B * T, d)
+        q = self.query(flat).reshape(B, T, self.heads, hd).transpose(1, 2)
+        k = self.key(flat).reshape(B, T, self.heads, hd).transpose(1, 2)
+        v = self.value(flat).reshape(B, T, self.heads, hd).transpose(1, 2)
+        att = q @ k.transpose(-2, -1) / math.sqrt(hd)
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        att = torch.where(mask, att, torch.tensor(-1e9, dtype=att.dtype))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2)
+        return self.proj(y.reshape(B * T, d)).reshape(B, T, d)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.fc, self.proj = Linear(d, 4 * d), Linear(4 * d, d)
+
+    def forward(self, x):
+        B, T, d = x.shape
+        h = F.gelu(self.fc(x.reshape(B * T, d)))
+        return self.proj(h).reshape(B, T, d)
+
+
+class TransformerLayer(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.ln1 = LayerNorm(d)
+        self.attn = CausalSelfAttention(d, heads)
+        self.ln2 = LayerNorm(d)
+        self.mlp = FeedForward(d)
+
+    def forward(self, x):
+        h = x + self.attn(self.ln1(x))
+        return h + self.mlp(self.ln2(h))
+
+
+class CharGPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(65, 64)
+        self.pos = Embedding(64, 64)
+        self.layer1 = TransformerLayer(64, 4)
+        self.layer2 = TransformerLayer(64, 4)
+        self.ln_f = LayerNorm(64)
+
+    def forward(self, idx):
+        B, T = idx.shape
+        h = self.tok(idx) + F.embedding(torch.arange(T), self.pos.w)
+        h = self.ln_f(self.layer2(self.layer1(h)))
+        logits = h.reshape(B * T, 64) @ self.tok.w.T
+        return logits.reshape(B, T, 65)
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 65), y.reshape(B * T))
+
+
+# ---- frozen_ste.model -----------------------------------------------------------
+
+class Binarize(torch.autograd.Function):
+    """binarize with its declared gradient: dy where |x| <= 1, else 0."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x >= 0).to(x.dtype) * 2.0 - 1.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensors
+        return torch.where(x.abs() <= 1.0, dy, torch.zeros_like(dy))
+
+
+class Encoder(nn.Module):
+    def __init__(self, d_in, d_hidden):
+        super().__init__()
+        self.fc1, self.fc2 = Linear(d_in, d_hidden), Linear(d_hidden, d_hidden)
+
+    def forward(self, x):
+        return F.relu(self.fc2(F.relu(self.fc1(x))))
+
+
+class BinaryCodes(nn.Module):
+    # Not trained, so no gradient: proj is declared `frozen param`, and the
+    # training recipe says `freeze backbone`. The gradient with respect to
+    # the input x still flows through binarize's declared backward and the
+    # frozen backbone (gen.py records it).
+    FROZEN = ("proj", "backbone")
+
+    def __init__(self):
+        super().__init__()
+        self.backbone = Encoder(784, 256)
+        # The model initialises proj with normal(0, 0.0625); the parity
+        # weights use std 1 so that the values binarize sees fall on both
+        # sides of its gradient window |x| <= 1 (with 0.0625 all are inside,
+        # and the window's cut would go untested).
+        self.proj = nn.Parameter(torch.randn(256, 64), requires_grad=False)
+        self.head = Linear(64, 10)
+
+    def pre_codes(self, x):
+        return self.backbone(x) @ self.proj
+
+    def forward(self, x):
+        return self.head(Binarize.apply(self.pre_codes(x)))
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- batches ----------------------------------------------------------------------
+
+B = 4  # batch size of every parity batch (small: the data files are committed)
+T = 8  # context length of the transformer batch
+
+
+def _pixels(g, *shape):
+    return torch.rand(*shape, generator=g)
+
+
+def _labels(g, n, dtype=torch.int32):
+    return torch.randint(0, n, (B,), generator=g).to(dtype)
+
+
+EXAMPLES = {
+    "fashion_mlp": ("FashionMLP", FashionMLP,
+                    lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
+    "fashion_cnn": ("FashionCNN", FashionCNN,
+                    lambda g: [("x", _pixels(g, B, 1, 28, 28)), ("y", _labels(g, 10))]),
+    "regression": ("Regressor", Regressor,
+                   lambda g: [("x", torch.randn(B, 8, generator=g)),
+                              ("y", torch.randn(B, 1, generator=g))]),
+    "char_transformer": ("CharGPT", CharGPT,
+                         lambda g: [("idx", torch.randint(0, 65, (B, T), generator=g)),
+                                    ("y", torch.randint(0, 65, (B, T), generator=g))]),
+    "frozen_ste": ("BinaryCodes", BinaryCodes,
+                   lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
+}
