@@ -4,10 +4,12 @@
 //
 //   mlc build FILE.model [--model NAME] --emit ir|dot [--dump-after=PASS] [-o OUT]
 //     ir:  the lowered module's text form, plus `loss_grad` (ad_grad of
-//          loss) when the model has a loss;
+//          loss) and `train_step` (optim.h, from the model's train block or
+//          its defaults) when the model has a loss;
 //     dot: one Graphviz digraph per function.
-//     Passes so far, in order: lower, autodiff. --dump-after=PASS prints the
-//     module's text after that pass (to the output, before the emission).
+//     Passes so far, in order: lower, autodiff, optim. --dump-after=PASS
+//     prints the module's text after that pass (to the output, before the
+//     emission).
 //   mlc run --interp FILE.model --model NAME --entry forward|loss|eval|predict
 //           --input name=path.npy ... [--f32|--f64] [--seed N]
 //     Runs one entry point in the reference interpreter. Parameters are
@@ -27,11 +29,13 @@
 #include "frontend.h"
 #include "interp.h"
 #include "lower.h"
+#include "optim.h"
+#include "recipe.h"
 #include "sema_internal.h"
 
 enum { EXIT_OK = 0, EXIT_ERRORS = 1, EXIT_USAGE = 2 };
 
-static const char *const passes[] = {"lower", "autodiff", NULL};
+static const char *const passes[] = {"lower", "autodiff", "optim", NULL};
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg) {
   fprintf(stderr, "mlc %s: error: ", cmd);
@@ -42,7 +46,8 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
 
 // The front end and the lowering of one model. Returns false after printing
 // diagnostics.
-static bool load(Arena *a, DiagSink *d, const char *path, const char **model, LowerResult *lr) {
+static bool load(Arena *a, DiagSink *d, const char *path, const char **model, LowerResult *lr,
+                 Recipe *recipe) {
   const char *err = NULL;
   SrcFile *f = src_read(a, path, &err);
   if (!f) {
@@ -59,6 +64,7 @@ static bool load(Arena *a, DiagSink *d, const char *path, const char **model, Lo
     }
     *model = VEC_AT(S->models, Inst, 0)->item->name;
   }
+  if (recipe) recipe_read(a, S->prog, *model, recipe);
   return lower_model(a, d, S, *model, lr);
 }
 
@@ -95,7 +101,7 @@ int driver_build(int argc, char **argv) {
     int k = 0;
     while (passes[k] && strcmp(passes[k], after)) k++;
     if (!passes[k])
-      return usage_error("build", "unknown pass '%s' (passes: lower, autodiff)", after);
+      return usage_error("build", "unknown pass '%s' (passes: lower, autodiff, optim)", after);
   }
   Arena *a = arena_new();
   DiagSink d;
@@ -103,7 +109,8 @@ int driver_build(int argc, char **argv) {
   LowerResult lr;
   int status = EXIT_ERRORS;
   FILE *out = stdout;
-  if (!load(a, &d, argv[optind], &model, &lr)) goto done;
+  Recipe recipe;
+  if (!load(a, &d, argv[optind], &model, &lr, &recipe)) goto done;
   if (out_path && !(out = fopen(out_path, "w"))) {
     fprintf(stderr, "mlc: error: cannot write '%s'\n", out_path);
     out = stdout;
@@ -121,6 +128,19 @@ int driver_build(int argc, char **argv) {
   }
   if (!ir_verify(lr.module, &d)) goto done;
   if (after && !strcmp(after, "autodiff")) dump(lr.module, out, "autodiff");
+  // The train step of the model's recipe (the defaults without a train block).
+  if (lr.loss) {
+    char err[256];
+    IrFunc *grad = ir_module_find_func(lr.module, "loss_grad");
+    if (!optim_build_step(lr.module, lr.loss, grad, &recipe.opt, err, sizeof err)) {
+      fprintf(stderr, "mlc: error: cannot build %s's train step: %s\n", model, err);
+      goto done;
+    }
+    if (recipe.opt.sched == SCHED_PLATEAU)
+      optim_build_plateau(lr.module, &recipe.opt, VEC_AT(lr.loss->outputs, IrNode, 0)->type->dtype);
+  }
+  if (!ir_verify(lr.module, &d)) goto done;
+  if (after && !strcmp(after, "optim")) dump(lr.module, out, "optim");
   if (!strcmp(emit, "ir")) ir_dump(lr.module, out, 0);
   else
     for (int i = 0; i < lr.module->funcs.len; i++) ir_dot(VEC_AT(lr.module->funcs, IrFunc, i), out);
@@ -338,7 +358,7 @@ int driver_run(int argc, char **argv) {
   InterpParams ip = {0};
   Tensor *args[MAX_INPUTS] = {0}, **outs = NULL;
   IrFunc *f = NULL;
-  if (!load(a, &d, argv[optind], &model, &lr)) goto done;
+  if (!load(a, &d, argv[optind], &model, &lr, NULL)) goto done;
   f = ir_module_find_func(lr.module, entry);
   if (!f) {
     fprintf(stderr, "mlc: error: model %s has no %s entry point\n", model, entry);

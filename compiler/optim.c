@@ -138,11 +138,20 @@ static bool reads_param(IrFunc *f, const char *path) {
 
 static int64_t total_steps(const OptimRecipe *r) { return r->epochs * r->steps_per_epoch; }
 
-// The rate of step s (s: i64[] steps taken, sf: the same as a float).
+static int64_t warmup_steps(const OptimRecipe *r) {
+  return r->warmup_epochs ? r->warmup * r->steps_per_epoch : r->warmup;
+}
+
+// The rate of step s (s: i64[] steps taken, sf: the same as a float). The
+// number of steps per epoch and in all are state (opt.steps_per_epoch,
+// opt.total_steps) that the runtime sets from the data it was given, so a
+// compiled schedule follows --epochs and the size of the training set.
 static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
   const OptimRecipe *r = b->r;
   IrNode *lr0 = K(b, r->lr);
-  IrNode *epoch = bin(b, IR_DIV, s, Ki(b, r->steps_per_epoch)); // floor(s / steps_per_epoch)
+  Type *i64 = type_scalar(b->a, DT_I64);
+  IrNode *spe = state(b, "opt.steps_per_epoch", i64);
+  IrNode *epoch = bin(b, IR_DIV, s, spe); // floor(s / steps_per_epoch)
   switch (r->sched) {
   case SCHED_CONSTANT: return lr0;
   case SCHED_STEP: {
@@ -158,11 +167,13 @@ static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
   case SCHED_EXPONENTIAL:
     return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), cast(b, epoch, b->dt)));
   case SCHED_COSINE: case SCHED_LINEAR: {
-    int64_t W = r->warmup, T = total_steps(r) - W;
-    if (T < 1) T = 1;
+    // W = warmup steps, T = max(total - W, 1) decay steps
+    IrNode *Wi = r->warmup_epochs ? bin(b, IR_MUL, spe, Ki(b, r->warmup)) : Ki(b, r->warmup);
+    IrNode *W = cast(b, Wi, b->dt);
+    IrNode *total = cast(b, state(b, "opt.total_steps", i64), b->dt);
+    IrNode *T = bin(b, IR_MAXIMUM, bin(b, IR_SUB, total, W), K(b, 1));
     // p = min((s - W) / T, 1): progress of the decay phase
-    IrNode *p = bin(b, IR_MINIMUM, bin(b, IR_DIV, bin(b, IR_SUB, sf, K(b, (double)W)), K(b, (double)T)),
-                    K(b, 1));
+    IrNode *p = bin(b, IR_MINIMUM, bin(b, IR_DIV, bin(b, IR_SUB, sf, W), T), K(b, 1));
     IrNode *dec;
     if (r->sched == SCHED_COSINE) { // min_lr + (lr - min_lr) * (1 + cos(pi p)) / 2
       IrNode *c = bin(b, IR_ADD, K(b, 1), un(b, IR_COS, bin(b, IR_MUL, K(b, PI), p)));
@@ -170,9 +181,9 @@ static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
     } else { // end_lr + (lr - end_lr) * (1 - p)
       dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_MUL, K(b, r->lr - r->min_lr), bin(b, IR_SUB, K(b, 1), p)));
     }
-    if (W <= 0) return dec;
-    IrNode *warm = bin(b, IR_MUL, lr0, bin(b, IR_DIV, sf, K(b, (double)W))); // lr * s / W
-    return sel(b, bin(b, IR_LT, sf, K(b, (double)W)), warm, dec);
+    if (r->warmup <= 0) return dec;
+    IrNode *warm = bin(b, IR_MUL, lr0, bin(b, IR_DIV, sf, W)); // lr * s / W
+    return sel(b, bin(b, IR_LT, sf, W), warm, dec);
   }
   case SCHED_PLATEAU:
     return bin(b, IR_MUL, lr0, state(b, "opt.plateau.scale", type_scalar(b->a, b->dt)));
@@ -192,7 +203,7 @@ double optim_lr(const OptimRecipe *r, int64_t s, double plateau_scale) {
   }
   case SCHED_EXPONENTIAL: return r->lr * pow(r->gamma, (double)epoch);
   case SCHED_COSINE: case SCHED_LINEAR: {
-    int64_t W = r->warmup, T = total_steps(r) - W;
+    int64_t W = warmup_steps(r), T = total_steps(r) - W;
     if (T < 1) T = 1;
     if (W > 0 && s < W) return r->lr * ((double)s / (double)W);
     double p = fmin(((double)s - (double)W) / (double)T, 1);
@@ -205,6 +216,8 @@ double optim_lr(const OptimRecipe *r, int64_t s, double plateau_scale) {
 }
 
 double optim_state_init(const OptimRecipe *r, const char *path) {
+  if (strcmp(path, "opt.steps_per_epoch") == 0) return (double)r->steps_per_epoch;
+  if (strcmp(path, "opt.total_steps") == 0) return (double)total_steps(r);
   if (strcmp(path, "opt.plateau.scale") == 0) return 1;
   if (strcmp(path, "opt.plateau.best") == 0) return r->plateau_max ? -INFINITY : INFINITY;
   return 0;

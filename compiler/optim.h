@@ -14,11 +14,14 @@
 //
 // Optimizer state lives in the module as IRP_OPTSTATE entries:
 //   opt.step                     i64[]   optimizer steps taken so far
+//   opt.steps_per_epoch          i64[]   set by the runtime from the data size
+//   opt.total_steps              i64[]   epochs * steps_per_epoch (runtime)
 //   opt.PATH.momentum_buffer     sgd with momentum > 0
 //   opt.PATH.exp_avg, opt.PATH.exp_avg_sq        adam, adamw
 //   opt.plateau.scale, opt.plateau.best, opt.plateau.bad (i64)   plateau
-// All start at zero except opt.plateau.scale (1) and opt.plateau.best
-// (+inf when minimising the metric, -inf when maximising): optim_state_init.
+// All start at zero except opt.plateau.scale (1), opt.plateau.best (+inf
+// when minimising the metric, -inf when maximising) and the two step counts
+// (from the recipe's epochs and steps_per_epoch): optim_state_init.
 #ifndef MLC_OPTIM_H
 #define MLC_OPTIM_H
 
@@ -53,7 +56,8 @@ typedef struct OptimRecipe {
   int64_t milestones[OPTIM_MAX_MILESTONES]; // multistep: epochs, ascending
   int nmilestones;
   double gamma;               // step, multistep, exponential
-  int64_t warmup;             // cosine, linear: steps
+  int64_t warmup;             // cosine, linear: steps (epochs if warmup_epochs)
+  bool warmup_epochs;         // warmup counts epochs: 1 epoch = steps_per_epoch steps
   double min_lr;              // cosine: final lr; linear: end_lr
   double factor;              // plateau, in (0, 1)
   int64_t patience;           // plateau: epochs

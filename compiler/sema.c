@@ -1200,6 +1200,8 @@ Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
   return S;
 }
 
+const Program *sema_program(const Sema *S) { return S->prog; }
+
 int sema_check(Arena *a, DiagSink *diags, Program *prog,
                const SemaOptions *opt) {
   int before = diags->nerrors;

@@ -28,4 +28,7 @@ int sema_check(Arena *a, DiagSink *diags, Program *prog,
 Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
                    const SemaOptions *opt);
 
+// The program the analysis checked (the prelude's items first).
+const Program *sema_program(const Sema *S);
+
 #endif

@@ -21,6 +21,8 @@
 #include "frontend.h"
 #include "interp.h"
 #include "lower.h"
+#include "optim.h"
+#include "recipe.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -49,6 +51,7 @@ typedef struct Lowered {
   Arena *a;
   DiagSink d;
   LowerResult r;
+  Sema *S;
   bool ok;
 } Lowered;
 
@@ -61,6 +64,7 @@ static Lowered lower_src(const char *path, const char *text, const char *model) 
     diag_print(&l.d, stdout);
     return l;
   }
+  l.S = S;
   l.ok = lower_model(l.a, &l.d, S, model, &l.r);
   if (!l.ok) diag_print(&l.d, stdout);
   return l;
@@ -119,6 +123,14 @@ static void check_example(const char *path) {
     IrFunc *g = ad_grad(l.r.module, l.r.loss, &ao);
     if (!g) printf("  ad_grad: %s\n", err);
     check(arena_printf(l.a, "%s: ad_grad(loss) verifies", path), g && ir_verify_func(g, &l.d));
+    // the train step of the example's own recipe
+    Recipe rc;
+    recipe_read(l.a, sema_program(l.S), model, &rc);
+    IrFunc *step = g ? optim_build_step(l.r.module, l.r.loss, g, &rc.opt, err, sizeof err) : NULL;
+    if (g && !step) printf("  optim_build_step: %s\n", err);
+    check(arena_printf(l.a, "%s: train_step of its recipe verifies", path),
+          step && rc.present && ir_verify_func(step, &l.d) &&
+              step->params.len == rc.opt.accumulate * l.r.loss->params.len);
   }
   check(arena_printf(l.a, "%s: text round-trips", path), round_trips(&l));
   const char *out = arena_printf(l.a, "/tmp/mlc-test-lower-%d.ir", (int)getpid());
@@ -472,6 +484,48 @@ static void check_driver(void) {
   check("mlc build: unknown model is an error", driver_build(6, a3) == 1);
 }
 
+// ---- 6. recipes ------------------------------------------------------------------------------------
+// The train blocks of the examples read back as the numbers they declare.
+static void check_recipes(void) {
+  Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
+  Recipe r;
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "FashionMLP", &r);
+  check("fashion_mlp recipe: batch 64, 5 epochs, sgd lr 0.05 momentum 0.9",
+        l.ok && r.present && r.batch == 64 && r.epochs == 5 && r.opt.opt == OPT_SGD &&
+            r.opt.lr == 0.05 && r.opt.momentum == 0.9 && r.train_data.len == 2 &&
+            r.test_data.len == 2 && !strcmp(r.metric, "accuracy"));
+  if (l.ok) {
+    RecipeSource *x = VEC_AT(r.train_data, RecipeSource, 0);
+    check("fashion_mlp recipe: x from the gzip'd IDX images, scaled by 1/255",
+          !strcmp(x->input, "x") && !strcmp(x->kind, "idx") && strstr(x->path, "train-images") &&
+              fabs(x->scale - 1.0 / 255) < 1e-15);
+  }
+  arena_free(l.a);
+  l = lower_src("examples/char_transformer.model", NULL, "CharGPT");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "CharGPT", &r);
+  check("char_transformer recipe: adamw, cosine warmup 100 steps, clip 1, accumulate 2",
+        l.ok && r.opt.opt == OPT_ADAMW && r.opt.lr == 3e-4 && r.opt.beta2 == 0.95 &&
+            r.opt.weight_decay == 0.1 && r.opt.sched == SCHED_COSINE && r.opt.warmup == 100 &&
+            !r.opt.warmup_epochs && r.opt.min_lr == 3e-5 && r.opt.clip == 1.0 &&
+            r.opt.accumulate == 2 && r.seed == 1337);
+  arena_free(l.a);
+  l = lower_src("examples/regression.model", NULL, "Regressor");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "Regressor", &r);
+  check("regression recipe: adam with L2, warmup 2 epochs, csv columns",
+        l.ok && r.opt.opt == OPT_ADAM && r.opt.weight_decay == 1e-4 && r.opt.warmup == 2 &&
+            r.opt.warmup_epochs && VEC_AT(r.train_data, RecipeSource, 0)->ncols == 8 &&
+            VEC_AT(r.train_data, RecipeSource, 1)->cols[0] == 8);
+  arena_free(l.a);
+  const char *none = "model M {\n  fc = Linear(2, 1)\n  forward(x: f32[B, 2]) -> f32[B, 1] { return fc(x) }\n"
+                     "  loss(x: f32[B, 2], y: f32[B, 1]) -> f32 { return mse(forward(x), y) }\n}\n";
+  l = lower_src("<none>", none, "M");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "M", &r);
+  check("no train block: the documented defaults (batch 32, sgd lr 0.01)",
+        l.ok && !r.present && r.batch == 32 && r.epochs == 1 && r.opt.opt == OPT_SGD &&
+            r.opt.lr == 0.01 && r.opt.sched == SCHED_CONSTANT && r.opt.accumulate == 1);
+  arena_free(l.a);
+}
+
 int main(void) {
   DIR *dir = opendir("examples");
   if (!dir) {
@@ -498,6 +552,7 @@ int main(void) {
   check_modes();
   check_interp();
   check_driver();
+  check_recipes();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

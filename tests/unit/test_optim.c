@@ -425,6 +425,18 @@ static void test_stores(void) {
                 "w is a param"));
 }
 
+// Warmup given in epochs: 1 epoch of warmup is steps_per_epoch steps, and
+// the graph reads steps_per_epoch and total_steps from state, so a runtime
+// that sets them (here: 7 steps per epoch) gets the matching schedule.
+static void test_warmup_epochs(void) {
+  OptimRecipe r = {.opt = OPT_SGD, .lr = 0.1, .sched = SCHED_COSINE, .warmup = 1,
+                   .warmup_epochs = true, .epochs = 3, .steps_per_epoch = 7, .accumulate = 1};
+  check("warmup 1 epoch: lr at step 3 of 7 is lr * 3/7", fabs(optim_lr(&r, 3, 1) - 0.1 * 3 / 7) < 1e-15);
+  check("warmup 1 epoch: lr at step 7 is the peak", fabs(optim_lr(&r, 7, 1) - 0.1) < 1e-15);
+  check("steps_per_epoch state starts at the recipe's", optim_state_init(&r, "opt.steps_per_epoch") == 7);
+  check("total_steps state starts at epochs * steps_per_epoch", optim_state_init(&r, "opt.total_steps") == 21);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) dir = argv[1];
   Table data;
@@ -434,6 +446,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_case(cases[i], &data);
   test_plateau(&data);
   test_stores();
+  test_warmup_epochs();
   unload(&data);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
