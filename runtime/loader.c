@@ -1,0 +1,179 @@
+// loader.c — batches over a dataset, shuffled per epoch, formed ahead of use.
+//
+// Order: epoch e visits records in mlc_permutation(seed, e) when shuffling
+// (a fresh, reproducible order each epoch, like a DataLoader with
+// shuffle=True and a seeded generator), in file order otherwise. Batches are
+// consecutive slices of that order; the last one is smaller when the batch
+// size does not divide n (drop_last=false), or dropped (drop_last=true).
+//
+// Cursor: (epoch, pos) = samples handed out in the current epoch. It moves
+// only when the caller takes a batch, so a checkpoint taken between steps
+// resumes exactly at the next unseen sample, whatever the prefetcher did.
+//
+// Prefetch: two slots. After handing out slot k the loader asks a worker
+// thread to form the following batch in slot 1-k while the caller runs its
+// step; the next call waits for the worker, then uses its slot if it holds
+// the wanted (epoch, pos), or forms the batch itself. Only one of the two
+// threads forms a batch at a time, so the permutation cache needs no lock.
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlc_rt.h"
+
+typedef struct Slot {
+  int64_t epoch, pos, size; // what the slot holds; size -1: nothing
+  void *inputs[8];
+  int64_t *indices;
+} Slot;
+
+struct MlcLoader {
+  const MlcDataset *ds;
+  int64_t batch;
+  bool shuffle, drop_last;
+  uint64_t seed;
+  int64_t *perm, perm_epoch; // order of perm_epoch (-1: none yet)
+  int64_t epoch, pos;        // the cursor
+  Slot slot[2];
+  int cur;                   // the slot last handed out
+  // prefetch worker
+  bool threaded, quit, busy;
+  int req_slot;
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+};
+
+static const int64_t *order(MlcLoader *l, int64_t epoch) {
+  if (l->perm_epoch != epoch) {
+    if (l->shuffle) mlc_permutation(l->seed, epoch, l->ds->n, l->perm);
+    else
+      for (int64_t i = 0; i < l->ds->n; i++) l->perm[i] = i;
+    l->perm_epoch = epoch;
+  }
+  return l->perm;
+}
+
+static void form(MlcLoader *l, Slot *s, int64_t epoch, int64_t pos) {
+  int64_t n = l->ds->n, size = n - pos < l->batch ? n - pos : l->batch;
+  if (size < 0 || (l->drop_last && size < l->batch)) size = 0;
+  s->epoch = epoch, s->pos = pos, s->size = size;
+  if (!size) return;
+  memcpy(s->indices, order(l, epoch) + pos, (size_t)size * sizeof *s->indices);
+  for (int i = 0; i < l->ds->ninputs; i++)
+    mlc_dataset_gather(l->ds, i, s->indices, size, s->inputs[i]);
+}
+
+static void *worker(void *vp) {
+  MlcLoader *l = vp;
+  pthread_mutex_lock(&l->mu);
+  for (;;) {
+    while (!l->quit && l->req_slot < 0) pthread_cond_wait(&l->cv, &l->mu);
+    if (l->quit) break;
+    Slot *s = &l->slot[l->req_slot];
+    int64_t epoch = s->epoch, pos = s->pos;
+    pthread_mutex_unlock(&l->mu);
+    form(l, s, epoch, pos);
+    pthread_mutex_lock(&l->mu);
+    l->req_slot = -1;
+    l->busy = false;
+    pthread_cond_broadcast(&l->cv);
+  }
+  pthread_mutex_unlock(&l->mu);
+  return NULL;
+}
+
+static void wait_idle(MlcLoader *l) {
+  if (!l->threaded) return;
+  pthread_mutex_lock(&l->mu);
+  while (l->busy) pthread_cond_wait(&l->cv, &l->mu);
+  pthread_mutex_unlock(&l->mu);
+}
+
+// Asks the worker to form (epoch, pos) in the slot not handed out.
+static void kick(MlcLoader *l, int64_t epoch, int64_t pos) {
+  if (!l->threaded) return;
+  Slot *s = &l->slot[1 - l->cur];
+  pthread_mutex_lock(&l->mu);
+  s->epoch = epoch, s->pos = pos, s->size = -1;
+  l->req_slot = 1 - l->cur;
+  l->busy = true;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+}
+
+MlcLoader *mlc_loader_new(const MlcDataset *ds, int64_t batch, bool shuffle, uint64_t seed,
+                          bool drop_last, bool prefetch) {
+  MlcLoader *l = calloc(1, sizeof *l);
+  if (!l) return NULL;
+  l->ds = ds, l->batch = batch < 1 ? 1 : batch, l->shuffle = shuffle, l->seed = seed;
+  l->drop_last = drop_last, l->perm_epoch = -1, l->req_slot = -1;
+  l->perm = malloc((size_t)(ds->n ? ds->n : 1) * sizeof *l->perm);
+  bool ok = l->perm != NULL;
+  for (int k = 0; k < 2; k++) {
+    l->slot[k].size = -1;
+    l->slot[k].indices = malloc((size_t)l->batch * sizeof(int64_t));
+    ok = ok && l->slot[k].indices;
+    for (int i = 0; i < ds->ninputs; i++) {
+      l->slot[k].inputs[i] = malloc((size_t)l->batch * mlc_dataset_sample_bytes(ds, i) + 1);
+      ok = ok && l->slot[k].inputs[i];
+    }
+  }
+  pthread_mutex_init(&l->mu, NULL);
+  pthread_cond_init(&l->cv, NULL);
+  if (ok && prefetch) l->threaded = !pthread_create(&l->thread, NULL, worker, l);
+  if (!ok) {
+    mlc_loader_free(l);
+    return NULL;
+  }
+  return l;
+}
+
+void mlc_loader_free(MlcLoader *l) {
+  if (!l) return;
+  if (l->threaded) {
+    pthread_mutex_lock(&l->mu);
+    l->quit = true;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    pthread_join(l->thread, NULL);
+  }
+  for (int k = 0; k < 2; k++) {
+    free(l->slot[k].indices);
+    for (int i = 0; i < 8; i++) free(l->slot[k].inputs[i]);
+  }
+  pthread_mutex_destroy(&l->mu);
+  pthread_cond_destroy(&l->cv);
+  free(l->perm);
+  free(l);
+}
+
+void mlc_loader_seek(MlcLoader *l, int64_t epoch, int64_t pos) {
+  wait_idle(l);
+  l->epoch = epoch, l->pos = pos;
+  l->slot[0].size = l->slot[1].size = -1;
+}
+
+int64_t mlc_loader_next(MlcLoader *l, MlcBatch *b) {
+  wait_idle(l);
+  int k = 1 - l->cur;
+  Slot *s = &l->slot[k];
+  if (s->size < 0 || s->epoch != l->epoch || s->pos != l->pos) form(l, s, l->epoch, l->pos);
+  l->cur = k;
+  memset(b, 0, sizeof *b);
+  b->size = s->size;
+  b->indices = s->indices;
+  for (int i = 0; i < l->ds->ninputs; i++) b->inputs[i] = s->inputs[i];
+  if (s->size == 0) l->epoch++, l->pos = 0;
+  else l->pos += s->size;
+  kick(l, l->epoch, l->pos);
+  return b->size;
+}
+
+int64_t mlc_loader_epoch(const MlcLoader *l) { return l->epoch; }
+int64_t mlc_loader_pos(const MlcLoader *l) { return l->pos; }
+
+int64_t mlc_loader_batches(const MlcLoader *l) {
+  int64_t n = l->ds->n;
+  return l->drop_last ? n / l->batch : (n + l->batch - 1) / l->batch;
+}

@@ -1,0 +1,239 @@
+// mlc_model.h — the model ABI: what a compiled model object gives the
+// runtime (libmlc_rt) and what the runtime gives back on every call.
+//
+// A model object exports one constant descriptor
+//
+//     const MlcModel mlc_model_<name> = { .abi = MLC_ABI_VERSION, ... };
+//
+// and the generated program's main is just
+//
+//     int main(int argc, char **argv) { return mlc_main(argc, argv, &mlc_model_<name>); }
+//
+// The descriptor is plain data plus four entry points. Everything a run needs
+// that is not arithmetic — reading and validating data, shuffling, batching,
+// initialising state, checkpoints, logging, the thread pool, the command line —
+// lives in the runtime, so generated code stays loops over buffers.
+//
+// Conventions:
+//   * Tensors are dense, row-major, little-endian, with the dtype and shape of
+//     their descriptor; the symbolic batch dim B is passed per call (`batch`),
+//     and a per-sample shape never includes it.
+//   * The runtime owns every buffer: state tensors (64-byte aligned, one
+//     allocation each), the scratch arena (one allocation, sized for the
+//     largest batch by `scratch_bytes`), the inputs and the outputs.
+//   * Entry points return MLC_OK, MLC_NONFINITE (only when ctx->check_finite
+//     is set, with ctx->nonfinite_site filled in) or MLC_ERROR (with a message
+//     in ctx->err). They never exit, print or allocate.
+//   * Entry points are deterministic: the same state, inputs, ctx->step and
+//     ctx->rng give the same bytes whatever the number of threads
+//     (mlc_parallel_for partitions work by grain, not by thread count).
+#ifndef MLC_MODEL_H
+#define MLC_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MLC_ABI_VERSION 1
+enum { MLC_MAX_RANK = 8 };
+
+// Element types of state tensors, inputs and outputs.
+typedef enum MlcDType {
+  MLC_F32,  // float
+  MLC_F64,  // double
+  MLC_I32,  // int32_t
+  MLC_I64,  // int64_t
+  MLC_U8,   // uint8_t
+  MLC_BOOL, // uint8_t, 0 or 1
+} MlcDType;
+
+// What a state tensor is; checkpoints hold all kinds, `eval`/`predict`
+// weights files need only PARAM and BUFFER.
+typedef enum MlcStateKind {
+  MLC_STATE_PARAM,  // a parameter (trainable unless frozen)
+  MLC_STATE_BUFFER, // non-trained model state (batch-norm running stats)
+  MLC_STATE_OPTIM,  // optimizer state (momentum, Adam moments, step counts)
+} MlcStateKind;
+
+// How a state tensor starts (PyTorch's torch.nn.init semantics). fan_in /
+// fan_out are given by the compiler (it knows which dims are which); `gain`
+// is the already-computed gain (e.g. sqrt(2) for relu, or from `a`).
+typedef enum MlcInitKind {
+  MLC_INIT_ZEROS,           // 0
+  MLC_INIT_ONES,            // 1
+  MLC_INIT_CONSTANT,        // uses value
+  MLC_INIT_NORMAL,          // N(mean, std^2)
+  MLC_INIT_UNIFORM,         // U[low, high)
+  MLC_INIT_KAIMING_UNIFORM, // U(-b, b), b = gain * sqrt(3 / fan), fan by mode
+  MLC_INIT_KAIMING_NORMAL,  // N(0, (gain / sqrt(fan))^2), fan by mode
+  MLC_INIT_XAVIER_UNIFORM,  // U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))
+  MLC_INIT_XAVIER_NORMAL,   // N(0, gain^2 * 2 / (fan_in + fan_out))
+} MlcInitKind;
+
+typedef enum MlcFanMode {
+  MLC_FAN_IN,  // kaiming mode = fan_in (PyTorch's default)
+  MLC_FAN_OUT, // kaiming mode = fan_out
+} MlcFanMode;
+
+typedef struct MlcInit {
+  MlcInitKind kind;
+  double value;          // CONSTANT
+  double mean, std;      // NORMAL
+  double low, high;      // UNIFORM
+  double a;              // kaiming's negative slope (informational; gain has it)
+  double gain;           // KAIMING_*, XAVIER_*; 0 means 1
+  int64_t fan_in, fan_out;
+  MlcFanMode mode;       // KAIMING_*
+} MlcInit;
+
+// One state tensor. `path` is its name in checkpoints ("fc1.w",
+// "fc1.w.momentum", "bn1.running_mean"); paths are unique.
+typedef struct MlcStateDesc {
+  const char *path;
+  MlcDType dtype;
+  int rank;
+  int64_t shape[MLC_MAX_RANK];
+  MlcStateKind kind;
+  int trainable; // PARAM: 0 when frozen
+  MlcInit init;
+} MlcStateDesc;
+
+// Where an input's samples come from by default (the recipe's data; the
+// command line may name other files of the same kinds).
+typedef enum MlcDataKind {
+  MLC_DATA_NONE, // no default: the user must give a file
+  MLC_DATA_IDX,  // IDX (MNIST layout), gzip'd or not; record = first dim
+  MLC_DATA_CSV,  // text table; record = line; columns [column, column + numel)
+  MLC_DATA_NPY,  // NumPy .npy v1/v2/v3; record = first dim
+} MlcDataKind;
+
+typedef struct MlcDataSource {
+  MlcDataKind kind;
+  const char *path;  // may be NULL
+  double scale;      // float inputs: value * scale (1/255 for u8 images); 0 means 1
+  int column;        // CSV: first column of this input
+  int header;        // CSV: 1 when the first line is a header
+} MlcDataSource;
+
+// One argument of the loss (and, for the first n_forward_inputs, of
+// forward/predict). `dims` is the per-sample shape (the loss's shape without
+// the leading B). A class-label input sets num_classes: the loader checks
+// every label against 0..num_classes-1 and eval's accuracy compares it with
+// the argmax of the forward output.
+typedef struct MlcInputDesc {
+  const char *name;
+  MlcDType dtype;
+  int rank;
+  int64_t dims[MLC_MAX_RANK];
+  int64_t num_classes; // 0: not a label
+  MlcDataSource train, test;
+} MlcInputDesc;
+
+// A named hyper-parameter of the recipe, for the run record and `--help`.
+typedef struct MlcHyper {
+  const char *name; // "lr", "momentum", "weight_decay", "warmup_steps", ...
+  double value;
+} MlcHyper;
+
+// The `train` block. The runtime owns batch, epochs, seed (overridable from
+// the command line) and the base learning rate (ctx->lr); everything else
+// (schedule, clipping, accumulation) is computed inside train_step from
+// ctx->step, ctx->steps_per_epoch and ctx->lr.
+typedef struct MlcRecipe {
+  int64_t batch;
+  int64_t epochs;
+  uint64_t seed;
+  int64_t accumulate;    // informational: train_step accumulates itself
+  double lr;             // base learning rate
+  const char *optimizer; // "sgd", "adamw", ...
+  const char *schedule;  // "constant", "cosine", ...
+  int nhyper;
+  const MlcHyper *hyper;
+  const char *metric; // "accuracy" or NULL
+} MlcRecipe;
+
+// A place in the user's source, for --check-finite reports:
+//   step 12: loss became NaN at model.model:14:12 (matmul)
+typedef struct MlcSite {
+  const char *loc; // "model.model:14:12"
+  const char *op;  // "matmul"
+} MlcSite;
+
+typedef struct MlcPool MlcPool;
+
+// Philox-4x32-10 stream state: key = the run's seed, counter = how many
+// 64-bit draws were taken. Saved in checkpoints. See mlc_rt.h (mlc_rng_*).
+typedef struct MlcRng {
+  uint64_t key;
+  uint64_t counter;
+} MlcRng;
+
+typedef struct MlcModel MlcModel;
+
+// What each call sees. The runtime fills every field before the first call
+// and keeps them across calls; generated code may read all, and writes only
+// nonfinite_site / nonfinite_value / err.
+typedef struct MlcCtx {
+  const MlcModel *model;
+  void *const *state;   // state[i]: the bytes of model->states[i]
+  void *scratch;        // the arena: scratch_bytes(max batch) bytes, 64-aligned
+  size_t scratch_size;
+  MlcPool *pool;        // for mlc_parallel_for; never NULL
+  MlcRng rng;           // advanced by the runtime once per train_step
+  uint64_t step_seed;   // per-step dropout seed: mlc_rng_step_seed before the call
+  int64_t step;         // train_step calls completed before this one
+  int64_t epoch;        // 0-based epoch of this call
+  int64_t steps_per_epoch;
+  int64_t total_steps;
+  double lr;            // base learning rate (recipe or --lr)
+  int check_finite;     // 1: report the first non-finite value (MLC_NONFINITE)
+  int nonfinite_site;   // out: index into model->sites, -1 when unknown
+  double nonfinite_value;
+  char err[256];        // out: message for MLC_ERROR
+} MlcCtx;
+
+enum {
+  MLC_OK = 0,
+  MLC_NONFINITE = 1, // check_finite found a NaN/Inf (see nonfinite_site)
+  MLC_ERROR = -1,    // ctx->err says why
+};
+
+// Every entry point has this shape; `inputs` and `outputs` are arrays of
+// buffer pointers whose meaning depends on the entry point:
+//   init       inputs: none. outputs: none. Fills every state tensor. May be
+//              NULL: the runtime then fills state from the MlcInit specs with
+//              mlc_init_state (Philox stream keyed by the seed).
+//   train_step inputs: the loss arguments, [B, dims...] each.
+//              outputs: [0] f32 loss (mean over the batch), [1] f32 global
+//              gradient norm (before clipping), [2] f32 learning rate used,
+//              [3] f32 forward output [B, num_out] or NULL (for training
+//              accuracy; the model skips writing it when NULL).
+//              Updates parameters and optimizer state in place.
+//   eval       inputs: the loss arguments. outputs: [0] f32 loss (mean),
+//              [1] f32 forward output [B, num_out]. No state changes.
+//   predict    inputs: the first n_forward_inputs loss arguments.
+//              outputs: [0] f32 forward output [B, num_out] (logits unless
+//              output_is_prob).
+typedef int (*MlcEntry)(MlcCtx *ctx, int64_t batch, const void *const *inputs,
+                        void *const *outputs);
+
+struct MlcModel {
+  int abi;                  // MLC_ABI_VERSION
+  const char *name;         // "FashionMLP"
+  const char *hash;         // structural hash, hex; checkpoints must match it
+  const char *compiler;     // "mlc 0.1.0"
+  const char *source;       // the .model file, for messages
+  int nstates;
+  const MlcStateDesc *states;
+  int ninputs;
+  const MlcInputDesc *inputs;
+  int n_forward_inputs;     // the first n inputs feed forward/predict
+  int64_t num_out;          // forward output per sample (classes)
+  int output_is_prob;       // 1: forward already returns probabilities
+  MlcRecipe recipe;
+  int nsites;
+  const MlcSite *sites;     // --check-finite locations
+  size_t (*scratch_bytes)(int64_t batch); // may be NULL: no scratch
+  MlcEntry init, train_step, eval, predict;
+};
+
+#endif
