@@ -1,0 +1,769 @@
+// kir_lower.c — graph IR function -> kernel IR program, one kernel per op.
+//
+// Input: a verified IrFunc. Output: a KirProgram (kir.h) whose buffers are the
+// function's arguments (input i), its results (output i), the model state it
+// reads or stores (state, by path) and one temporary per other value; and
+// whose kernels, in the function's topological order, compute each value
+// with the reference interpreter's exact formulas and accumulation order
+// (interp.c, interp_nn.c), so kir_interp agrees with interp_run bit for bit
+// in f64 and to rounding in f32.
+//
+// This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
+// over the program's syms), buffers, the loop-nest helpers shared with
+// kir_lower_nn.c, and the general ops: elementwise, reductions, softmax,
+// views, matmul, constants, casts, dropout and state stores.
+//
+// Views: reshape, stop_gradient, custom_grad and same-dtype casts share their
+// operand's buffer (row-major data is unchanged); transpose, slice, concat
+// and broadcast_to are copy kernels whose loads carry the index map.
+#include "kir_lower_internal.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+// ---- errors and attributes -----------------------------------------------------------------------
+void *kl_fail(KLower *c, const IrNode *n, const char *fmt, ...) {
+  if (c->failed) return NULL;
+  c->failed = true;
+  char msg[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (c->errlen) {
+    if (n)
+      snprintf(c->err, c->errlen, "kir: %s = %s: %s", ir_value_name(c->p->arena, n), ir_op_name(n->op), msg);
+    else
+      snprintf(c->err, c->errlen, "kir: func %s: %s", c->f->name, msg);
+  }
+  return NULL;
+}
+
+int64_t kl_attr_i(const IrNode *n, IrAttrKey k) {
+  int64_t v = 0;
+  ir_attr_int(&n->attrs, k, &v);
+  return v;
+}
+
+const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k) {
+  static const int64_t zeros[KL_MAX_RANK];
+  int len = 0;
+  const int64_t *v = ir_attr_ints(&n->attrs, k, &len);
+  return v ? v : zeros;
+}
+
+double kl_attr_f(const IrNode *n, IrAttrKey k) {
+  double v = 0;
+  ir_attr_float(&n->attrs, k, &v);
+  return v;
+}
+
+// ---- symbolic sizes ------------------------------------------------------------------------------
+// Dims are opaque polynomials; their canonical text (dim_str) is parsed back
+// into an expression:
+//   poly    := ['-'] term {(' + ' | ' - ') term}
+//   term    := factor {'*' factor}
+//   factor  := primary ['^' INT] [' // ' INT]     (floor-division atoms)
+//   primary := INT | NAME | '(' poly ')' | '(' NAME-with-spaces ')'
+typedef struct DimParse {
+  KLower *c;
+  const char *s;
+  bool bad;
+} DimParse;
+
+static int sym_by_name(KLower *c, const char *name, size_t len) {
+  for (int i = 0; i < c->p->syms.len; i++) {
+    const char *sn = VEC_AT(c->p->syms, KirSym, i)->name;
+    if (strlen(sn) == len && !strncmp(sn, name, len)) return i;
+  }
+  return -1;
+}
+
+static bool dp_lit(DimParse *d, const char *lit) {
+  size_t n = strlen(lit);
+  if (strncmp(d->s, lit, n)) return false;
+  d->s += n;
+  return true;
+}
+
+static int64_t dp_int(DimParse *d) {
+  char *end;
+  long long v = strtoll(d->s, &end, 10);
+  if (end == d->s) d->bad = true;
+  d->s = end;
+  return v;
+}
+
+static KExpr *dp_poly(DimParse *d);
+
+// The closing parenthesis matching the one at s.
+static const char *match_paren(const char *s) {
+  int depth = 0;
+  for (; *s; s++) {
+    depth += *s == '(' ? 1 : *s == ')' ? -1 : 0;
+    if (depth == 0) return s;
+  }
+  return NULL;
+}
+
+static KExpr *dp_primary(DimParse *d) {
+  KirProgram *p = d->c->p;
+  if (isdigit((unsigned char)*d->s)) return kir_idx(p, dp_int(d));
+  if (*d->s == '(') {
+    const char *end = match_paren(d->s);
+    int s = end ? sym_by_name(d->c, d->s + 1, (size_t)(end - d->s - 1)) : -1;
+    if (s >= 0) {
+      d->s = end + 1;
+      return kir_symref(p, s);
+    }
+    d->s++;
+    KExpr *e = dp_poly(d);
+    if (!dp_lit(d, ")")) d->bad = true;
+    return e;
+  }
+  const char *start = d->s;
+  while (isalnum((unsigned char)*d->s) || *d->s == '_') d->s++;
+  int s = sym_by_name(d->c, start, (size_t)(d->s - start));
+  if (s < 0) {
+    d->bad = true;
+    return kir_idx(p, 0);
+  }
+  return kir_symref(p, s);
+}
+
+static KExpr *dp_factor(DimParse *d) {
+  KExpr *e = dp_primary(d);
+  if (dp_lit(d, "^")) {
+    int64_t n = dp_int(d);
+    KExpr *base = e;
+    for (int64_t i = 1; i < n; i++) e = kir_bin(d->c->p, KB_MUL, e, base);
+  }
+  if (dp_lit(d, " // ")) e = kir_bin(d->c->p, KB_DIV, e, kir_idx(d->c->p, dp_int(d)));
+  return e;
+}
+
+static KExpr *dp_term(DimParse *d) {
+  KExpr *e = dp_factor(d);
+  while (!d->bad && dp_lit(d, "*")) e = kir_bin(d->c->p, KB_MUL, e, dp_factor(d));
+  return e;
+}
+
+static KExpr *dp_poly(DimParse *d) {
+  KirProgram *p = d->c->p;
+  bool neg = dp_lit(d, "-");
+  KExpr *e = dp_term(d);
+  if (neg) e = kir_bin(p, KB_SUB, kir_idx(p, 0), e);
+  for (;;) {
+    if (d->bad) return e;
+    if (dp_lit(d, " + ")) e = kir_bin(p, KB_ADD, e, dp_term(d));
+    else if (dp_lit(d, " - ")) e = kir_bin(p, KB_SUB, e, dp_term(d));
+    else return e;
+  }
+}
+
+KExpr *kl_dim(KLower *c, const Dim *dim) {
+  int64_t v;
+  if (dim_is_const(dim, &v)) return kir_idx(c->p, v);
+  const char *text = dim_str(c->p->arena, dim);
+  int s = sym_by_name(c, text, strlen(text));
+  if (s >= 0) return kir_symref(c->p, s);
+  DimParse d = {.c = c, .s = text};
+  KExpr *e = dp_poly(&d);
+  if (d.bad || *d.s) return kl_fail(c, NULL, "size %s has a symbol without a definition", text);
+  return e;
+}
+
+KExpr *kl_tdim(KLower *c, const Type *t, int i) {
+  KExpr *e = kl_dim(c, t->dims[i]);
+  return e ? e : kl_i(c, 0);
+}
+
+KExpr *kl_prod(KLower *c, const Type *t, int from, int to) {
+  KExpr *e = kl_i(c, 1);
+  for (int i = from; i < to; i++) e = kl_mul(c, e, kl_tdim(c, t, i));
+  return e;
+}
+
+// ---- expression shorthands ----------------------------------------------------------------------------
+KExpr *kl_add(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_ADD, a, b); }
+KExpr *kl_sub(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_SUB, a, b); }
+KExpr *kl_mul(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_MUL, a, b); }
+KExpr *kl_div(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_DIV, a, b); }
+KExpr *kl_i(KLower *c, int64_t v) { return kir_idx(c->p, v); }
+
+// A float constant of dt; integer/bool dtypes get the value as the
+// interpreter would store it.
+KExpr *kl_f(KLower *c, DType dt, double v) {
+  if (dtype_is_float(dt)) return kir_float(c->p, dt, v);
+  if (dt == DT_BOOL) return kir_int(c->p, dt, v != 0);
+  int64_t i = isfinite(v) ? (int64_t)v : 0;
+  if (dt == DT_I32) i = (int32_t)(uint32_t)i;
+  return kir_int(c->p, dt, i);
+}
+
+KExpr *kl_isnan(KLower *c, KExpr *x) { return kir_bin(c->p, KB_NE, x, x); }
+
+// sigmoid(x) = x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x))
+KExpr *kl_sigmoid(KLower *c, KExpr *x) {
+  DType dt = x->dtype;
+  KExpr *one = kl_f(c, dt, 1), *ex = kir_un(c->p, KU_EXP, x);
+  KExpr *pos = kl_div(c, one, kl_add(c, one, kir_un(c->p, KU_EXP, kir_un(c->p, KU_NEG, x))));
+  KExpr *neg = kl_div(c, ex, kl_add(c, one, ex));
+  return kir_select(c->p, kir_bin(c->p, KB_GE, x, kl_f(c, dt, 0)), pos, neg);
+}
+
+// ---- buffers and kernels ---------------------------------------------------------------------------
+int kl_buf(KLower *c, const IrNode *n) { return c->buf[n->order + c->nparams]; }
+
+KExpr *kl_ld(KLower *c, const IrNode *n, KExpr *index) { return kir_load(c->p, kl_buf(c, n), index); }
+
+void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v) {
+  kir_store(c->p, blk, kl_buf(c, n), index, kir_cast(c->p, n->type->dtype, v));
+}
+
+KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what) {
+  KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
+  kir_kernel_use(c->p, k, kl_buf(c, n));
+  for (int i = 0; i < n->nin; i++) kir_kernel_use(c->p, k, kl_buf(c, n->in[i]));
+  return k;
+}
+
+int kl_var(KLower *c, KirKernel *k, const char *prefix, DType dt, bool loop) {
+  return kir_var_new(c->p, k, arena_printf(c->p->arena, "%s%d", prefix, k->vars.len), dt, loop);
+}
+
+KExpr *kl_v(KLower *c, KirKernel *k, int var) { return kir_varref(c->p, k, var); }
+
+// A fresh local holding value; returns a reference to it.
+static KExpr *let_local(KLower *c, KirKernel *k, Vec *blk, const char *prefix, KExpr *value) {
+  int v = kl_var(c, k, prefix, value->dtype, false);
+  kir_let(c->p, blk, v, value);
+  return kl_v(c, k, v);
+}
+
+Vec *kl_loops(KLower *c, KirKernel *k, Vec *blk, const Type *t, int from, int to, KExpr **iv,
+              bool parallel) {
+  for (int i = from; i < to; i++) {
+    int v = kl_var(c, k, "i", DT_I64, true);
+    KStmt *s = kir_for(c->p, blk, v, kl_tdim(c, t, i), parallel && i == from);
+    iv[i] = kl_v(c, k, v);
+    blk = &s->body;
+  }
+  return blk;
+}
+
+KExpr *kl_flat(KLower *c, const Type *t, KExpr **iv) {
+  KExpr *e = kl_i(c, 0);
+  for (int i = 0; i < t->rank; i++) e = kl_add(c, kl_mul(c, e, kl_tdim(c, t, i)), iv[i]);
+  return e;
+}
+
+KExpr *kl_bcast(KLower *c, const Type *x, int r, KExpr **iv) {
+  KExpr *e = kl_i(c, 0);
+  for (int j = 0, i = r - x->rank; j < x->rank; j++, i++) {
+    int64_t one;
+    bool b1 = dim_is_const(x->dims[j], &one) && one == 1;
+    e = kl_add(c, kl_mul(c, e, kl_tdim(c, x, j)), b1 ? kl_i(c, 0) : iv[i]);
+  }
+  return e;
+}
+
+void kl_zero(KLower *c, KirKernel *k, const IrNode *n) {
+  int v = kl_var(c, k, "z", DT_I64, true);
+  KStmt *s = kir_for(c->p, &k->body, v, kl_prod(c, n->type, 0, n->type->rank), true);
+  kl_st(c, &s->body, n, kl_v(c, k, v), kl_f(c, n->type->dtype, 0));
+}
+
+// ---- elementwise ------------------------------------------------------------------------------------
+static KExpr *unary_expr(KLower *c, IrOp op, KExpr *x) {
+  KirProgram *p = c->p;
+  DType dt = x->dtype;
+  switch (op) {
+  case IR_EXP: return kir_un(p, KU_EXP, x);
+  case IR_LOG: return kir_un(p, KU_LOG, x);
+  case IR_SQRT: return kir_un(p, KU_SQRT, x);
+  case IR_RSQRT: return kl_div(c, kl_f(c, dt, 1), kir_un(p, KU_SQRT, x));
+  case IR_ABS: return kir_un(p, KU_ABS, x);
+  case IR_NEG: return kir_un(p, KU_NEG, x);
+  case IR_RELU: return kir_bin(p, KB_MAX, x, kl_f(c, dt, 0));
+  case IR_GELU: {
+    KExpr *t = kir_un(p, KU_ERF, kl_div(c, x, kl_f(c, dt, sqrt(2.0))));
+    return kl_mul(c, kl_mul(c, kl_f(c, dt, 0.5), x), kl_add(c, kl_f(c, dt, 1), t));
+  }
+  case IR_SIGMOID: return kl_sigmoid(c, x);
+  case IR_TANH: return kir_un(p, KU_TANH, x);
+  case IR_SILU: return kl_mul(c, x, kl_sigmoid(c, x));
+  case IR_SIGN: {
+    KExpr *neg = kir_select(p, kir_bin(p, KB_LT, x, kl_f(c, dt, 0)), kl_f(c, dt, -1), x);
+    return kir_select(p, kir_bin(p, KB_GT, x, kl_f(c, dt, 0)), kl_f(c, dt, 1), neg);
+  }
+  case IR_NOT: return kir_un(p, KU_NOT, x);
+  case IR_COS: return kir_un(p, KU_COS, x);
+  default: return NULL;
+  }
+}
+
+// (dy, saved) rules, interp.c's grad_val.
+static KExpr *grad_expr(KLower *c, IrOp op, KExpr *dy, KExpr *s) {
+  DType dt = dy->dtype;
+  KExpr *one = kl_f(c, dt, 1);
+  switch (op) {
+  case IR_RELU_GRAD: return kir_select(c->p, kir_bin(c->p, KB_GT, s, kl_f(c, dt, 0)), dy, kl_f(c, dt, 0));
+  case IR_GELU_GRAD: {
+    KExpr *cdf = kl_mul(c, kl_f(c, dt, 0.5),
+                        kl_add(c, one, kir_un(c->p, KU_ERF, kl_div(c, s, kl_f(c, dt, sqrt(2.0))))));
+    KExpr *pdf = kl_mul(c, kl_mul(c, s, kl_f(c, dt, 0.39894228040143267794)),
+                        kir_un(c->p, KU_EXP, kl_mul(c, kl_mul(c, kl_f(c, dt, -0.5), s), s)));
+    return kl_mul(c, dy, kl_add(c, cdf, pdf));
+  }
+  case IR_SILU_GRAD: {
+    KExpr *g = kl_sigmoid(c, s);
+    return kl_mul(c, kl_mul(c, dy, g), kl_add(c, one, kl_mul(c, s, kl_sub(c, one, g))));
+  }
+  case IR_SIGMOID_GRAD: return kl_mul(c, kl_mul(c, dy, s), kl_sub(c, one, s));
+  case IR_TANH_GRAD: return kl_mul(c, dy, kl_sub(c, one, kl_mul(c, s, s)));
+  default: return NULL;
+  }
+}
+
+static KExpr *binary_expr(KLower *c, IrOp op, KExpr *a, KExpr *b) {
+  static const struct { IrOp ir; KBinOp k; } map[] = {
+      {IR_ADD, KB_ADD}, {IR_SUB, KB_SUB}, {IR_MUL, KB_MUL}, {IR_DIV, KB_DIV}, {IR_POW, KB_POW},
+      {IR_MAXIMUM, KB_MAX}, {IR_MINIMUM, KB_MIN}, {IR_LT, KB_LT}, {IR_LE, KB_LE}, {IR_GT, KB_GT},
+      {IR_GE, KB_GE}, {IR_EQ, KB_EQ}, {IR_NE, KB_NE}, {IR_AND, KB_AND}, {IR_OR, KB_OR},
+  };
+  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+    if (map[i].ir == op) return kir_bin(c->p, map[i].k, a, b);
+  return NULL;
+}
+
+// unary/binary/compare/logical/where/(dy, saved) grads: out[i..] =
+// f(operands broadcast to i..).
+static bool lower_elementwise(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  KExpr *iv[KL_MAX_RANK], *v[3];
+  const Type *t = n->type;
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  for (int i = 0; i < n->nin; i++) v[i] = kl_ld(c, n->in[i], kl_bcast(c, n->in[i]->type, t->rank, iv));
+  KExpr *r;
+  IrClass cls = ir_op_class(n->op);
+  if (cls == IRC_UNARY || n->op == IR_NOT) r = unary_expr(c, n->op, v[0]);
+  else if (cls == IRC_GRAD) r = grad_expr(c, n->op, v[0], v[1]);
+  else if (n->op == IR_WHERE) r = kir_select(c->p, v[0], v[1], v[2]);
+  else r = binary_expr(c, n->op, v[0], v[1]);
+  if (!r) return kl_fail(c, n, "no elementwise form"), false;
+  if (n->op == IR_DIV && dtype_is_int(v[0]->dtype))
+    kir_check(c->p, blk, kir_bin(c->p, KB_NE, v[1], kl_f(c, v[1]->dtype, 0)), "integer division by zero");
+  kl_st(c, blk, n, kl_flat(c, t, iv), r);
+  return true;
+}
+
+// ---- constants and casts --------------------------------------------------------------------------------
+// const: every element = value; arange: the flat index; causal_mask:
+// [i, j] = j <= i.
+static bool lower_const(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  KExpr *iv[KL_MAX_RANK];
+  const Type *t = n->type;
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *flat = kl_flat(c, t, iv), *v;
+  if (n->op == IR_CONST) v = kl_f(c, t->dtype, kl_attr_f(n, IRA_VALUE));
+  else if (n->op == IR_ARANGE) v = flat;
+  else if (t->rank == 2) v = kir_bin(c->p, KB_LE, iv[1], iv[0]);
+  else v = kir_bin(c->p, KB_LE, flat, kl_i(c, 0)); // rank < 2: T = 1
+  kl_st(c, blk, n, flat, v);
+  return true;
+}
+
+// cast: float -> int truncates (kir cast semantics match interp's convert)
+static bool lower_cast(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, "cast");
+  KExpr *iv[KL_MAX_RANK];
+  Vec *blk = kl_loops(c, k, &k->body, n->type, 0, n->type->rank, iv, true);
+  KExpr *flat = kl_flat(c, n->type, iv);
+  kl_st(c, blk, n, flat, kl_ld(c, n->in[0], flat));
+  return true;
+}
+
+// ---- reductions -------------------------------------------------------------------------------------------
+// The lowest value of dt (the max reduction's start).
+static KExpr *lowest(KLower *c, DType dt) {
+  if (dtype_is_float(dt)) return kl_f(c, dt, -INFINITY);
+  if (dt == DT_I32) return kir_int(c->p, dt, INT32_MIN);
+  if (dt == DT_I64) return kir_int(c->p, dt, INT64_MIN);
+  return kir_int(c->p, dt, 0);
+}
+
+static KExpr *highest(KLower *c, DType dt) {
+  if (dtype_is_float(dt)) return kl_f(c, dt, INFINITY);
+  if (dt == DT_I32) return kir_int(c->p, dt, INT32_MAX);
+  if (dt == DT_I64) return kir_int(c->p, dt, INT64_MAX);
+  return kir_int(c->p, dt, 1);
+}
+
+// sum/mean/max/min/argmax {dims, keepdim}: one output element per kept
+// index; the reduced dims are inner loops in input order (the interpreter's
+// accumulation order). argmax counts the flat index over the reduced dims
+// and keeps the first maximum (NaN counts as the largest).
+static bool lower_reduce(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const IrNode *x = n->in[0];
+  const Type *xt = x->type;
+  int nd = 0;
+  const int64_t *dims = ir_attr_ints(&n->attrs, IRA_DIMS, &nd);
+  bool red[KL_MAX_RANK] = {0};
+  for (int i = 0; i < nd; i++) red[dims[i]] = true;
+  KExpr *iv[KL_MAX_RANK], *ov[KL_MAX_RANK];
+  Vec *blk = &k->body;
+  bool first = true;
+  int r = 0;
+  bool keep = kl_attr_i(n, IRA_KEEPDIM) != 0;
+  for (int i = 0; i < xt->rank; i++) {
+    if (red[i]) {
+      if (keep) ov[r++] = kl_i(c, 0);
+      continue;
+    }
+    int v = kl_var(c, k, "i", DT_I64, true);
+    blk = &kir_for(c->p, blk, v, kl_tdim(c, xt, i), first)->body;
+    first = false;
+    iv[i] = ov[r++] = kl_v(c, k, v);
+  }
+  DType xd = xt->dtype, od = n->type->dtype;
+  bool am = n->op == IR_ARGMAX;
+  int acc = kl_var(c, k, am ? "best" : "acc", am ? xd : od, false);
+  int arg = am ? kl_var(c, k, "arg", DT_I64, false) : -1;
+  KExpr *init = n->op == IR_MAX ? lowest(c, od) : n->op == IR_MIN ? highest(c, od) : kl_f(c, am ? xd : od, 0);
+  kir_let(c->p, blk, acc, init);
+  if (am) kir_let(c->p, blk, arg, kl_i(c, 0));
+  Vec *inner = blk;
+  KExpr *kflat = kl_i(c, 0), *count = kl_i(c, 1);
+  for (int i = 0; i < xt->rank; i++) {
+    if (!red[i]) continue;
+    int v = kl_var(c, k, "r", DT_I64, true);
+    inner = &kir_for(c->p, inner, v, kl_tdim(c, xt, i), false)->body;
+    iv[i] = kl_v(c, k, v);
+    kflat = kl_add(c, kl_mul(c, kflat, kl_tdim(c, xt, i)), iv[i]);
+    count = kl_mul(c, count, kl_tdim(c, xt, i));
+  }
+  KExpr *val = kl_ld(c, x, kl_flat(c, xt, iv)), *a = kl_v(c, k, acc);
+  if (am) {
+    KExpr *better = kir_bin(c->p, KB_AND, kir_un(c->p, KU_NOT, kl_isnan(c, a)),
+                            kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, val, a), kl_isnan(c, val)));
+    KStmt *s = kir_if(c->p, inner, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_EQ, kflat, kl_i(c, 0)), better));
+    kir_assign(c->p, &s->body, acc, val);
+    kir_assign(c->p, &s->body, arg, kflat);
+  } else {
+    KBinOp op = n->op == IR_MAX ? KB_MAX : n->op == IR_MIN ? KB_MIN : KB_ADD;
+    kir_assign(c->p, inner, acc, kir_bin(c->p, op, a, kir_cast(c->p, od, val)));
+  }
+  KExpr *res = am ? kl_v(c, k, arg) : a;
+  if (n->op == IR_MEAN) res = kl_div(c, a, kir_cast(c->p, od, count));
+  kl_st(c, blk, n, kl_flat(c, n->type, ov), res);
+  return true;
+}
+
+// reduce_to: x[..] -> the type's shape, summing the leading dims the type
+// lacks and the dims where it has 1 (inner loops, in input order).
+static bool lower_reduce_to(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, "reduce_to");
+  const Type *xt = n->in[0]->type, *t = n->type;
+  KExpr *ov[KL_MAX_RANK], *iv[KL_MAX_RANK];
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, ov, true);
+  int acc = kl_var(c, k, "acc", t->dtype, false);
+  kir_let(c->p, blk, acc, kl_f(c, t->dtype, 0));
+  int lead = xt->rank - t->rank;
+  Vec *inner = blk;
+  for (int j = 0; j < xt->rank; j++) {
+    int64_t one;
+    bool summed = j < lead || (dim_is_const(t->dims[j - lead], &one) && one == 1 &&
+                               !(dim_is_const(xt->dims[j], &one) && one == 1));
+    if (!summed) {
+      iv[j] = ov[j - lead];
+      continue;
+    }
+    int v = kl_var(c, k, "r", DT_I64, true);
+    inner = &kir_for(c->p, inner, v, kl_tdim(c, xt, j), false)->body;
+    iv[j] = kl_v(c, k, v);
+  }
+  kir_assign(c->p, inner, acc, kl_add(c, kl_v(c, k, acc), kl_ld(c, n->in[0], kl_flat(c, xt, iv))));
+  kl_st(c, blk, n, kl_flat(c, t, ov), kl_v(c, k, acc));
+  return true;
+}
+
+// softmax/log_softmax {dim} and their grads: per line along dim, the
+// interpreter's three passes (max, sum of exp, write) or two (sum, write).
+static bool lower_normalize(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const IrNode *x = n->in[n->nin - 1];
+  const Type *t = x->type;
+  int d = (int)kl_attr_i(n, IRA_DIM);
+  DType dt = t->dtype;
+  KExpr *iv[KL_MAX_RANK];
+  Vec *blk = &k->body;
+  bool first = true;
+  for (int i = 0; i < t->rank; i++) {
+    if (i == d) continue;
+    int v = kl_var(c, k, "i", DT_I64, true);
+    blk = &kir_for(c->p, blk, v, kl_tdim(c, t, i), first)->body;
+    first = false;
+    iv[i] = kl_v(c, k, v);
+  }
+  bool grad = n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD;
+  int s = kl_var(c, k, "s", dt, false), mx = kl_var(c, k, "mx", dt, false);
+  kir_let(c->p, blk, s, kl_f(c, dt, 0));
+  kir_let(c->p, blk, mx, kl_f(c, dt, -INFINITY));
+  Vec *loop[3];
+  for (int pass = 0; pass < 3; pass++) {
+    int v = kl_var(c, k, "k", DT_I64, true);
+    loop[pass] = &kir_for(c->p, blk, v, kl_tdim(c, t, d), false)->body;
+    iv[d] = kl_v(c, k, v);
+    KExpr *off = kl_flat(c, t, iv), *xv = kl_ld(c, x, off), *S = kl_v(c, k, s), *M = kl_v(c, k, mx);
+    if (grad) {
+      KExpr *dy = kl_ld(c, n->in[0], off);
+      bool sm = n->op == IR_SOFTMAX_GRAD;
+      if (pass == 0) kir_assign(c->p, loop[0], s, kl_add(c, S, sm ? kl_mul(c, dy, xv) : dy));
+      else if (pass == 1)
+        kl_st(c, loop[1], n, off,
+              sm ? kl_mul(c, xv, kl_sub(c, dy, S)) : kl_sub(c, dy, kl_mul(c, kir_un(c->p, KU_EXP, xv), S)));
+      if (pass == 1) break;
+      continue;
+    }
+    if (pass == 0)
+      kir_assign(c->p, loop[0], mx,
+                 kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, xv, M), kl_isnan(c, xv)), xv, M));
+    else if (pass == 1)
+      kir_assign(c->p, loop[1], s, kl_add(c, S, kir_un(c->p, KU_EXP, kl_sub(c, xv, M))));
+    else {
+      KExpr *z = kl_sub(c, xv, M);
+      kl_st(c, loop[2], n, off, n->op == IR_SOFTMAX ? kl_div(c, kir_un(c->p, KU_EXP, z), S)
+                                                    : kl_sub(c, z, kir_un(c->p, KU_LOG, S)));
+    }
+  }
+  return true;
+}
+
+// ---- views ----------------------------------------------------------------------------------------------
+// transpose {perm}: out[i..] = x[i at perm positions]; slice {dim, start,
+// step}: x index start + i*step along dim; broadcast_to: broadcast load.
+static bool lower_view(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const Type *t = n->type, *xt = n->in[0]->type;
+  KExpr *iv[KL_MAX_RANK], *xv[KL_MAX_RANK], *src;
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  if (n->op == IR_TRANSPOSE) {
+    const int64_t *perm = kl_attr_ints(n, IRA_PERM);
+    for (int i = 0; i < t->rank; i++) xv[perm[i]] = iv[i];
+    src = kl_flat(c, xt, xv);
+  } else if (n->op == IR_SLICE) {
+    int d = (int)kl_attr_i(n, IRA_DIM);
+    for (int i = 0; i < t->rank; i++) xv[i] = iv[i];
+    xv[d] = kl_add(c, kl_i(c, kl_attr_i(n, IRA_START)), kl_mul(c, iv[d], kl_i(c, kl_attr_i(n, IRA_STEP))));
+    src = kl_flat(c, xt, xv);
+  } else {
+    src = kl_bcast(c, xt, t->rank, iv);
+  }
+  kl_st(c, blk, n, kl_flat(c, t, iv), kl_ld(c, n->in[0], src));
+  return true;
+}
+
+// concat {dim}: one loop nest per operand, writing at its offset along dim.
+static bool lower_concat(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, "concat");
+  int d = (int)kl_attr_i(n, IRA_DIM);
+  KExpr *at = kl_i(c, 0);
+  for (int j = 0; j < n->nin; j++) {
+    const Type *xt = n->in[j]->type;
+    KExpr *iv[KL_MAX_RANK], *ov[KL_MAX_RANK];
+    Vec *blk = kl_loops(c, k, &k->body, xt, 0, xt->rank, iv, true);
+    for (int i = 0; i < xt->rank; i++) ov[i] = i == d ? kl_add(c, at, iv[i]) : iv[i];
+    kl_st(c, blk, n, kl_flat(c, n->type, ov), kl_ld(c, n->in[j], kl_flat(c, xt, iv)));
+    at = kl_add(c, at, kl_tdim(c, xt, d));
+  }
+  return true;
+}
+
+// ---- matmul -------------------------------------------------------------------------------------------------
+// [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast. Loop order
+// (batch.., i, k, j): each output row is zeroed, then for each k in order
+// y[i, :] += a[i, k] * b[k, :] — the innermost loop runs over contiguous
+// rows of b and y (vectorisable), and every y[i, j] still sums its K
+// products in k order, as the interpreter's dot product does, so the results
+// are identical (0 + p == p exactly).
+static bool lower_matmul(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, "matmul");
+  const Type *t = n->type, *at = n->in[0]->type, *bt = n->in[1]->type;
+  int r = t->rank;
+  KExpr *iv[KL_MAX_RANK], *jv, *kk;
+  Vec *row = kl_loops(c, k, &k->body, t, 0, r - 1, iv, true);
+  KExpr *N = kl_tdim(c, t, r - 1), *K = kl_tdim(c, at, at->rank - 1), *M = kl_tdim(c, at, at->rank - 2);
+  int j0 = kl_var(c, k, "j", DT_I64, true);
+  Vec *zero = &kir_for(c->p, row, j0, N, false)->body;
+  iv[r - 1] = kl_v(c, k, j0);
+  kl_st(c, zero, n, kl_flat(c, t, iv), kl_f(c, t->dtype, 0));
+  int kv = kl_var(c, k, "k", DT_I64, true);
+  Vec *kb = &kir_for(c->p, row, kv, K, false)->body;
+  kk = kl_v(c, k, kv);
+  Type ab = *at, bb = *bt;
+  ab.rank -= 2;
+  bb.rank -= 2;
+  KExpr *ia = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &ab, r - 2, iv), M), iv[r - 2]), K), kk);
+  KExpr *av = let_local(c, k, kb, "a", kl_ld(c, n->in[0], ia));
+  int j1 = kl_var(c, k, "j", DT_I64, true);
+  Vec *jb = &kir_for(c->p, kb, j1, N, false)->body;
+  jv = iv[r - 1] = kl_v(c, k, j1);
+  KExpr *ib = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &bb, r - 2, iv), K), kk), N), jv);
+  KExpr *yo = kl_flat(c, t, iv);
+  kl_st(c, jb, n, yo, kl_add(c, kl_ld(c, n, yo), kl_mul(c, av, kl_ld(c, n->in[1], ib))));
+  return true;
+}
+
+// ---- dropout ------------------------------------------------------------------------------------------------
+// mask(e) = rand(seed, e, rngseed) >= p ? 1/(1-p) : 0; dropout = x * mask
+static bool lower_dropout(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const Type *t = n->type;
+  KExpr *iv[KL_MAX_RANK];
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *e = kl_flat(c, t, iv);
+  double p = kl_attr_f(n, IRA_P);
+  KExpr *u = kir_rand(c->p, kl_i(c, kl_attr_i(n, IRA_SEED)), e, kir_rngseed(c->p));
+  KExpr *m = kir_select(c->p, kir_bin(c->p, KB_GE, u, kir_float(c->p, DT_F64, p)),
+                        kir_float(c->p, DT_F64, 1 / (1 - p)), kir_float(c->p, DT_F64, 0));
+  m = kir_cast(c->p, t->dtype, m);
+  kl_st(c, blk, n, e, n->op == IR_DROPOUT_MASK ? m : kl_mul(c, kl_ld(c, n->in[0], e), m));
+  return true;
+}
+
+// ---- driver -------------------------------------------------------------------------------------------------
+static int state_buf(KLower *c, const char *path, const Type *t) {
+  for (int i = 0; i < c->p->bufs.len; i++) {
+    KirBuf *b = kir_buf(c->p, i);
+    if (b->kind == KBUF_STATE && !strcmp(b->path, path)) return i;
+  }
+  int b = kir_buf_add(c->p, KBUF_STATE, arena_printf(c->p->arena, "state:%s", path), t->dtype,
+                      (Type *)t, kl_prod(c, t, 0, t->rank));
+  kir_buf(c->p, b)->path = arena_strdup(c->p->arena, path);
+  return b;
+}
+
+// Ops whose value is their first operand's data unchanged.
+static bool is_alias(const IrNode *n) {
+  switch (n->op) {
+  case IR_RESHAPE: case IR_STOP_GRADIENT: case IR_CUSTOM_GRAD: case IR_STORE: return true;
+  case IR_CAST: return n->type->dtype == n->in[0]->type->dtype;
+  default: return false;
+  }
+}
+
+static bool lower_node(KLower *c, IrNode *n) {
+  switch (ir_op_class(n->op)) {
+  case IRC_INPUT: return true;
+  case IRC_CONST: return lower_const(c, n);
+  case IRC_UNARY: case IRC_BINARY: case IRC_COMPARE: case IRC_LOGICAL: case IRC_SELECT:
+    return lower_elementwise(c, n);
+  case IRC_GRAD:
+    if (n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD) return lower_normalize(c, n);
+    return lower_elementwise(c, n);
+  case IRC_REDUCE: return n->op == IR_REDUCE_TO ? lower_reduce_to(c, n) : lower_reduce(c, n);
+  case IRC_NORMALIZE: return lower_normalize(c, n);
+  case IRC_VIEW: return n->op == IR_CONCAT ? lower_concat(c, n) : lower_view(c, n);
+  case IRC_MATMUL: return lower_matmul(c, n);
+  case IRC_CONV: return kl_conv(c, n);
+  case IRC_POOL: return kl_pool(c, n);
+  case IRC_NORM: return kl_norm(c, n);
+  case IRC_INDEX: return kl_index(c, n);
+  case IRC_RNG: return lower_dropout(c, n);
+  case IRC_LOSS: return kl_loss(c, n);
+  case IRC_CAST: return lower_cast(c, n);
+  }
+  return kl_fail(c, n, "not supported"), false;
+}
+
+// Gives node n its buffer: state slots by path, aliases share, the rest a
+// fresh temporary.
+static void node_buffer(KLower *c, IrNode *n) {
+  int *slot = &c->buf[n->order + c->nparams];
+  if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
+  else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
+  else {
+    *slot = kir_buf_add(c->p, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type->dtype,
+                        n->type, kl_prod(c, n->type, 0, n->type->rank));
+  }
+}
+
+// Arguments: one buffer each; bare symbols bind from their dims.
+static void lower_args(KLower *c) {
+  for (int i = 0; i < c->f->params.len; i++) {
+    IrNode *a = VEC_AT(c->f->params, IrNode, i);
+    for (int j = 0; j < a->type->rank; j++) {
+      Sym *s = dim_as_sym(a->type->dims[j]);
+      if (s && sym_by_name(c, s->name, strlen(s->name)) < 0) kir_sym_add(c->p, s->name, s, i, j, NULL);
+    }
+  }
+  for (int i = 0; i < c->f->params.len; i++) {
+    IrNode *a = VEC_AT(c->f->params, IrNode, i);
+    int b = kir_buf_add(c->p, KBUF_INPUT, arena_printf(c->p->arena, "%%%s", a->name), a->type->dtype,
+                        a->type, kl_prod(c, a->type, 0, a->type->rank));
+    kir_buf(c->p, b)->index = i;
+    c->buf[i] = b;
+  }
+  c->p->ninputs = c->f->params.len;
+}
+
+// A copy kernel src -> dst over n elements.
+static void copy_kernel(KLower *c, const char *name, Span sp, int dst, int src) {
+  KirKernel *k = kir_kernel_new(c->p, name, sp);
+  kir_kernel_use(c->p, k, dst);
+  kir_kernel_use(c->p, k, src);
+  int v = kl_var(c, k, "e", DT_I64, true);
+  KStmt *s = kir_for(c->p, &k->body, v, kir_buf(c->p, dst)->numel, true);
+  KExpr *x = kir_load(c->p, src, kl_v(c, k, v));
+  kir_store(c->p, &s->body, dst, kl_v(c, k, v), kir_cast(c->p, kir_buf(c->p, dst)->dtype, x));
+}
+
+// Results: a temporary computed only for this output becomes the output
+// buffer; anything else (an argument, state, an alias, a repeated output)
+// is copied. Then the state stores, after every read.
+static void lower_results(KLower *c) {
+  IrFunc *f = c->f;
+  for (int i = 0; i < f->outputs.len; i++) {
+    IrNode *o = VEC_AT(f->outputs, IrNode, i);
+    KirBuf *b = kir_buf(c->p, kl_buf(c, o));
+    if (b->kind == KBUF_TEMP && o->order >= 0 && !is_alias(o)) {
+      b->kind = KBUF_OUTPUT;
+      b->index = i;
+      b->name = arena_printf(c->p->arena, "out%d", i);
+      continue;
+    }
+    int d = kir_buf_add(c->p, KBUF_OUTPUT, arena_printf(c->p->arena, "out%d", i), o->type->dtype,
+                        o->type, kl_prod(c, o->type, 0, o->type->rank));
+    kir_buf(c->p, d)->index = i;
+    copy_kernel(c, arena_printf(c->p->arena, "result%d", i), f->span, d, kl_buf(c, o));
+  }
+  c->p->noutputs = f->outputs.len;
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    if (n->op != IR_STORE) continue;
+    int dst = state_buf(c, n->name, n->type);
+    copy_kernel(c, arena_printf(c->p->arena, "k%d_store", n->id), n->span, dst, kl_buf(c, n));
+  }
+}
+
+KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err, size_t errlen) {
+  ir_number(f);
+  KLower c = {.m = m, .f = f, .err = err, .errlen = errlen, .nparams = f->params.len};
+  if (errlen) err[0] = 0;
+  c.p = kir_program_new(a, f->name);
+  c.buf = arena_alloc(a, sizeof(int) * (size_t)(f->params.len + f->nodes.len + 1));
+  lower_args(&c);
+  for (int i = 0; i < f->nodes.len && !c.failed; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    node_buffer(&c, n);
+    if (!c.failed && !is_alias(n)) lower_node(&c, n);
+  }
+  if (!c.failed) lower_results(&c);
+  return c.failed ? NULL : c.p;
+}
