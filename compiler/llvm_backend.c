@@ -1,0 +1,389 @@
+// llvm_backend.c — the LLVM CPU backend: kernel-IR programs -> one LLVM
+// module (LLVM 19 C API) -> verified, optimised, written as an object file,
+// assembly or LLVM IR text, or run in-process by ORC LLJIT.
+//
+// This file owns the generator (its own context, inside an ORC thread-safe
+// context so the JIT can take the module; the target machine for the host
+// CPU or a named one, PIC), one entry function and one scratch-size function
+// per program (the ABI in backend.h), the pass pipeline (default<O2|O3> with
+// loop and SLP vectorisation), emission and the JIT. Kernels are printed by
+// llvm_kernel.c.
+//
+// Entry function shape, for program p with syms s0.. and buffers b0..:
+//   syms    from dims[arg * 8 + dim], or their i64 definition
+//   bufs    inputs[i] / outputs[i] / state[j] / scratch + offset (temps laid
+//           end to end in p->bufs order, each 64-byte aligned)
+//   kernels called in order; a non-zero status copies the check's message
+//           to *err and returns
+#include "llvm_internal.h"
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+// Reports an LLVMErrorRef (consumed) as "llvm: what: message".
+static int fail_error(char *err, size_t errlen, const char *what, LLVMErrorRef e) {
+  char *m = LLVMGetErrorMessage(e);
+  fail(err, errlen, "llvm: %s: %s", what, m);
+  LLVMDisposeErrorMessage(m);
+  return -1;
+}
+
+BackendOptions backend_default_options(void) {
+  return (BackendOptions){.cpu = NULL, .opt_level = 3, .emit = BE_EMIT_OBJ, .threads = true, .prefix = NULL};
+}
+
+int backend_set_option(BackendOptions *o, const char *opt, char *err, size_t errlen) {
+  if (!strncmp(opt, "cpu=", 4) && opt[4]) return o->cpu = opt + 4, 0;
+  if (!strncmp(opt, "prefix=", 7)) return o->prefix = opt + 7, 0;
+  if (opt[0] == 'O' && opt[1] >= '0' && opt[1] <= '3' && !opt[2]) return o->opt_level = opt[1] - '0', 0;
+  if (!strcmp(opt, "emit=obj")) return o->emit = BE_EMIT_OBJ, 0;
+  if (!strcmp(opt, "emit=asm")) return o->emit = BE_EMIT_ASM, 0;
+  if (!strcmp(opt, "emit=llvm")) return o->emit = BE_EMIT_LLVM, 0;
+  if (!strcmp(opt, "threads=on")) return o->threads = true, 0;
+  if (!strcmp(opt, "threads=off")) return o->threads = false, 0;
+  return fail(err, errlen, "unknown backend option '%s' (cpu=NAME, O0..O3, emit=obj|asm|llvm, "
+              "threads=on|off, prefix=NAME)", opt);
+}
+
+// ---- generator -------------------------------------------------------------------------------------
+static void init_types(LlvmGen *g) {
+  LLVMContextRef c = g->ctx;
+  g->tvoid = LLVMVoidTypeInContext(c);
+  g->ti1 = LLVMInt1TypeInContext(c), g->ti8 = LLVMInt8TypeInContext(c);
+  g->ti16 = LLVMInt16TypeInContext(c), g->ti32 = LLVMInt32TypeInContext(c);
+  g->ti64 = LLVMInt64TypeInContext(c);
+  g->tf16 = LLVMHalfTypeInContext(c), g->tbf16 = LLVMBFloatTypeInContext(c);
+  g->tf32 = LLVMFloatTypeInContext(c), g->tf64 = LLVMDoubleTypeInContext(c);
+  g->tptr = LLVMPointerTypeInContext(c, 0);
+}
+
+static bool native_cpu(const BackendOptions *o) { return !o->cpu || !strcmp(o->cpu, "native"); }
+
+// The target machine for the default triple: host CPU + features, or a
+// named CPU with its own defaults. PIC for Debian's PIE executables.
+static int make_target(LlvmGen *g, char *err, size_t errlen) {
+  if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter())
+    return fail(err, errlen, "llvm: no native target");
+  if (native_cpu(&g->opt)) {
+    g->cpu = LLVMGetHostCPUName(), g->features = LLVMGetHostCPUFeatures(), g->cpu_from_llvm = true;
+  } else {
+    g->cpu = strdup(g->opt.cpu), g->features = strdup(""), g->cpu_from_llvm = false;
+  }
+  char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
+  LLVMTargetRef target;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    fail(err, errlen, "llvm: target %s: %s", triple, msg);
+    LLVMDisposeMessage(msg), LLVMDisposeMessage(triple);
+    return -1;
+  }
+  LLVMCodeGenOptLevel lv = g->opt.opt_level >= 3 ? LLVMCodeGenLevelAggressive
+                           : g->opt.opt_level == 2 ? LLVMCodeGenLevelDefault
+                           : g->opt.opt_level == 1 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone;
+  g->tm = LLVMCreateTargetMachine(target, triple, g->cpu, g->features, lv, LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMSetTarget(g->mod, triple);
+  LLVMDisposeMessage(triple);
+  if (!g->tm) return fail(err, errlen, "llvm: cannot make a target machine for cpu '%s'", g->cpu);
+  LLVMTargetDataRef td = LLVMCreateTargetDataLayout(g->tm);
+  char *dl = LLVMCopyStringRepOfTargetData(td);
+  LLVMSetDataLayout(g->mod, dl);
+  LLVMDisposeMessage(dl);
+  LLVMDisposeTargetData(td);
+  return 0;
+}
+
+LlvmGen *llvm_gen_new(const BackendOptions *o, char *err, size_t errlen) {
+  LlvmGen *g = calloc(1, sizeof *g);
+  if (!g) return fail(err, errlen, "out of memory"), NULL;
+  g->opt = *o;
+  if (!g->opt.prefix) g->opt.prefix = "mlc_";
+  g->tsc = LLVMOrcCreateNewThreadSafeContext();
+  g->ctx = LLVMOrcThreadSafeContextGetContext(g->tsc);
+  g->mod = LLVMModuleCreateWithNameInContext("mlc", g->ctx);
+  g->b = LLVMCreateBuilderInContext(g->ctx);
+  g->ab = LLVMCreateBuilderInContext(g->ctx);
+  init_types(g);
+  if (make_target(g, err, errlen)) {
+    llvm_gen_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+void llvm_gen_free(LlvmGen *g) {
+  if (!g) return;
+  if (g->b) LLVMDisposeBuilder(g->b);
+  if (g->ab) LLVMDisposeBuilder(g->ab);
+  if (g->mod) LLVMDisposeModule(g->mod);
+  if (g->tm) LLVMDisposeTargetMachine(g->tm);
+  if (g->tsc) LLVMOrcDisposeThreadSafeContext(g->tsc);
+  if (g->cpu_from_llvm) {
+    LLVMDisposeMessage(g->cpu), LLVMDisposeMessage(g->features);
+  } else {
+    free(g->cpu), free(g->features);
+  }
+  free(g);
+}
+
+// ---- program entry points ----------------------------------------------------------------------------
+// Binds every sym of the program (entry and scratch-size functions alike).
+static void bind_syms(LlvmGen *g, LlvmEnv *e, LLVMValueRef dims) {
+  const KirProgram *p = g->p;
+  for (int i = 0; i < p->syms.len; i++) {
+    const KirSym *s = VEC_AT(p->syms, KirSym, i);
+    if (s->arg >= 0) {
+      LLVMValueRef ix = LLVMConstInt(g->ti64, (unsigned long long)(s->arg * KIR_ABI_MAX_RANK + s->dim), 0);
+      LLVMValueRef ptr = LLVMBuildInBoundsGEP2(g->b, g->ti64, dims, &ix, 1, "");
+      e->syms[i] = LLVMBuildLoad2(g->b, g->ti64, ptr, s->name);
+    } else {
+      e->syms[i] = llvm_expr(g, e, s->def);
+    }
+  }
+}
+
+// Walks the temporaries: sets their pointers (when scratch is not NULL) and
+// returns the total bytes, each temporary rounded up to 64.
+static LLVMValueRef lay_out_temps(LlvmGen *g, LlvmEnv *e, LLVMValueRef scratch) {
+  const KirProgram *p = g->p;
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef off = LLVMConstInt(g->ti64, 0, 0);
+  for (int i = 0; i < p->bufs.len; i++) {
+    const KirBuf *kb = kir_buf(p, i);
+    if (kb->kind != KBUF_TEMP) continue;
+    if (scratch) e->bufs[i] = LLVMBuildInBoundsGEP2(b, g->ti8, scratch, &off, 1, kb->name);
+    LLVMValueRef size = LLVMConstInt(g->ti64, (unsigned long long)dtype_size(kb->dtype), 0);
+    LLVMValueRef bytes = LLVMBuildNSWMul(b, llvm_expr(g, e, kb->numel), size, "");
+    LLVMValueRef end = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, off, bytes, ""), LLVMConstInt(g->ti64, 63, 0), "");
+    off = LLVMBuildAnd(b, end, LLVMConstInt(g->ti64, ~(unsigned long long)63, 0), "");
+  }
+  return off;
+}
+
+static LLVMValueRef array_elem(LlvmGen *g, LLVMValueRef arr, int i, const char *name) {
+  LLVMValueRef ix = LLVMConstInt(g->ti64, (unsigned long long)i, 0);
+  return LLVMBuildLoad2(g->b, g->tptr, LLVMBuildInBoundsGEP2(g->b, g->tptr, arr, &ix, 1, ""), name);
+}
+
+static LLVMValueRef entry_fn(LlvmGen *g, const char *suffix, LLVMTypeRef ret, LLVMTypeRef *ps, unsigned n) {
+  char *name = arena_printf(g->p->arena, "%s%s%s", g->opt.prefix, g->p->name, suffix);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, ps, n, 0));
+  llvm_fn_attrs(g, fn);
+  llvm_fn_begin(g, fn);
+  return fn;
+}
+
+static LlvmEnv entry_env(LlvmGen *g, LLVMValueRef fn) {
+  LlvmEnv e = {.fn = fn};
+  e.bufs = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->bufs.len + 1));
+  e.syms = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->syms.len + 1));
+  return e;
+}
+
+// int64_t PREFIX<name>_scratch_bytes(const int64_t *dims)
+static void scratch_fn(LlvmGen *g) {
+  LLVMValueRef fn = entry_fn(g, "_scratch_bytes", g->ti64, &g->tptr, 1);
+  LlvmEnv e = entry_env(g, fn);
+  bind_syms(g, &e, LLVMGetParam(fn, 0));
+  LLVMBuildRet(g->b, lay_out_temps(g, &e, NULL));
+}
+
+static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, LLVMValueRef kfn, LLVMValueRef err) {
+  const KirProgram *p = g->p;
+  int np = k->params.len, ns = p->syms.len, n = np + ns + 3;
+  LLVMValueRef *args = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)n);
+  for (int i = 0; i < np; i++) args[i] = e->bufs[kir_param(k, i)];
+  for (int i = 0; i < ns; i++) args[np + i] = e->syms[i];
+  args[np + ns] = e->seed, args[np + ns + 1] = e->pool, args[np + ns + 2] = e->errslot;
+  LLVMValueRef st = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(kfn), kfn, args, (unsigned)n, "");
+  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, e->fn, "failed");
+  LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, e->fn, "ok");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, st, LLVMConstInt(g->ti32, 0, 0), ""), bad, ok);
+  LLVMPositionBuilderAtEnd(g->b, bad);
+  LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, g->tptr, e->errslot, ""), err);
+  LLVMBuildRet(g->b, st);
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+// int32_t PREFIX<name>(dims, inputs, outputs, state, scratch, rng_seed, pool, err)
+static void program_fn(LlvmGen *g, LLVMValueRef *kfns) {
+  const KirProgram *p = g->p;
+  LLVMTypeRef ps[8] = {g->tptr, g->tptr, g->tptr, g->tptr, g->tptr, g->ti64, g->tptr, g->tptr};
+  LLVMValueRef fn = entry_fn(g, "", g->ti32, ps, 8);
+  for (unsigned i = 0; i < 5; i++) llvm_param_attr(g, fn, i, "nocapture");
+  LlvmEnv e = entry_env(g, fn);
+  e.seed = LLVMGetParam(fn, 5), e.pool = LLVMGetParam(fn, 6);
+  e.errslot = llvm_alloca(g, g->tptr, "errslot");
+  LLVMBuildStore(g->b, LLVMConstPointerNull(g->tptr), e.errslot);
+  bind_syms(g, &e, LLVMGetParam(fn, 0));
+  int nstate = 0;
+  for (int i = 0; i < p->bufs.len; i++) {
+    const KirBuf *kb = kir_buf(p, i);
+    if (kb->kind == KBUF_INPUT) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 1), kb->index, kb->name);
+    if (kb->kind == KBUF_OUTPUT) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 2), kb->index, kb->name);
+    if (kb->kind == KBUF_STATE) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 3), nstate++, kb->name);
+  }
+  lay_out_temps(g, &e, LLVMGetParam(fn, 4));
+  for (int i = 0; i < p->kernels.len; i++)
+    call_kernel(g, &e, VEC_AT(p->kernels, KirKernel, i), kfns[i], LLVMGetParam(fn, 7));
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
+}
+
+int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen) {
+  if (!g->mod || g->optimized) return fail(err, errlen, "llvm: module already optimised or taken");
+  g->p = p;
+  LLVMValueRef *kfns = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(p->kernels.len + 1));
+  for (int i = 0; i < p->kernels.len; i++) kfns[i] = llvm_kernel(g, VEC_AT(p->kernels, KirKernel, i));
+  program_fn(g, kfns);
+  scratch_fn(g);
+  g->p = NULL;
+  return 0;
+}
+
+// ---- verification, passes, output ---------------------------------------------------------------------
+int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
+  if (g->optimized) return 0;
+  if (!g->mod) return fail(err, errlen, "llvm: module already taken");
+  char *msg = NULL;
+  if (LLVMVerifyModule(g->mod, LLVMReturnStatusAction, &msg)) {
+    fail(err, errlen, "llvm: invalid module (backend bug): %s", msg);
+    LLVMDisposeMessage(msg);
+    return -1;
+  }
+  LLVMDisposeMessage(msg);
+  g->optimized = true;
+  if (g->opt.opt_level <= 0) return 0;
+  LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+  LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
+  LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+  const char *pipe = g->opt.opt_level >= 3 ? "default<O3>" : g->opt.opt_level == 2 ? "default<O2>" : "default<O1>";
+  LLVMErrorRef e = LLVMRunPasses(g->mod, pipe, g->tm, po);
+  LLVMDisposePassBuilderOptions(po);
+  if (e) return fail_error(err, errlen, pipe, e);
+  return 0;
+}
+
+void llvm_gen_print(LlvmGen *g, StrBuf *b) {
+  if (!g->mod) return;
+  char *s = LLVMPrintModuleToString(g->mod);
+  sb_puts(b, s);
+  LLVMDisposeMessage(s);
+}
+
+static int write_text(const char *path, const char *data, size_t len, char *err, size_t errlen) {
+  FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+  if (!f) return fail(err, errlen, "cannot write %s", path);
+  bool ok = fwrite(data, 1, len, f) == len;
+  ok = (f == stdout ? fflush(f) : fclose(f)) == 0 && ok;
+  return ok ? 0 : fail(err, errlen, "cannot write %s", path);
+}
+
+int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen) {
+  if (llvm_gen_optimize(g, err, errlen)) return -1;
+  if (g->opt.emit == BE_EMIT_LLVM) {
+    char *s = LLVMPrintModuleToString(g->mod);
+    int rc = write_text(path, s, strlen(s), err, errlen);
+    LLVMDisposeMessage(s);
+    return rc;
+  }
+  LLVMCodeGenFileType ft = g->opt.emit == BE_EMIT_ASM ? LLVMAssemblyFile : LLVMObjectFile;
+  char *msg = NULL;
+  LLVMMemoryBufferRef mb = NULL;
+  if (LLVMTargetMachineEmitToMemoryBuffer(g->tm, g->mod, ft, &msg, &mb)) {
+    fail(err, errlen, "llvm: emitting %s: %s", path, msg ? msg : "failed");
+    LLVMDisposeMessage(msg);
+    return -1;
+  }
+  LLVMDisposeMessage(msg);
+  int rc = write_text(path, LLVMGetBufferStart(mb), LLVMGetBufferSize(mb), err, errlen);
+  LLVMDisposeMemoryBuffer(mb);
+  return rc;
+}
+
+// ---- the Backend table -------------------------------------------------------------------------------
+static BackendSession *be_open(const BackendOptions *o, char *err, size_t errlen) {
+  return (BackendSession *)llvm_gen_new(o, err, errlen);
+}
+static int be_add(BackendSession *s, const KirProgram *p, char *err, size_t errlen) {
+  return llvm_gen_add((LlvmGen *)s, p, err, errlen);
+}
+static int be_finish(BackendSession *s, const char *path, char *err, size_t errlen) {
+  return llvm_gen_write((LlvmGen *)s, path, err, errlen);
+}
+static void be_close(BackendSession *s) { llvm_gen_free((LlvmGen *)s); }
+
+const Backend llvm_backend = {"llvm", be_open, be_add, be_finish, be_close};
+
+// ---- ORC LLJIT -----------------------------------------------------------------------------------------
+struct LlvmJit {
+  LLVMOrcLLJITRef jit;
+};
+
+static int define_absolute(LLVMOrcLLJITRef jit, const char *name, void (*addr)(void), char *err, size_t errlen) {
+  LLVMOrcCSymbolMapPair pair = {
+      LLVMOrcLLJITMangleAndIntern(jit, name),
+      {(LLVMOrcExecutorAddress)(uintptr_t)addr,
+       {LLVMJITSymbolGenericFlagsExported | LLVMJITSymbolGenericFlagsCallable, 0}}};
+  LLVMOrcMaterializationUnitRef mu = LLVMOrcAbsoluteSymbols(&pair, 1);
+  LLVMErrorRef e = LLVMOrcJITDylibDefine(LLVMOrcLLJITGetMainJITDylib(jit), mu);
+  if (!e) return 0;
+  LLVMOrcDisposeMaterializationUnit(mu); // still ours when the definition fails
+  return fail_error(err, errlen, name, e);
+}
+
+LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err, size_t errlen) {
+  if (llvm_gen_optimize(g, err, errlen)) return NULL;
+  LLVMOrcJITTargetMachineBuilderRef jtmb;
+  LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
+  if (e) return fail_error(err, errlen, "jit host", e), NULL;
+  LLVMOrcLLJITBuilderRef jb = LLVMOrcCreateLLJITBuilder();
+  LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(jb, jtmb);
+  LlvmJit *j = calloc(1, sizeof *j);
+  if (!j) return fail(err, errlen, "out of memory"), NULL;
+  if ((e = LLVMOrcCreateLLJIT(&j->jit, jb))) {
+    free(j);
+    return fail_error(err, errlen, "jit", e), NULL;
+  }
+  if (parallel_for && define_absolute(j->jit, "mlc_parallel_for", parallel_for, err, errlen)) {
+    llvm_jit_free(j);
+    return NULL;
+  }
+  LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(g->mod, g->tsc);
+  g->mod = NULL;
+  if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm))) {
+    llvm_jit_free(j);
+    return fail_error(err, errlen, "jit add module", e), NULL;
+  }
+  return j;
+}
+
+void *llvm_jit_lookup(LlvmJit *j, const char *symbol, char *err, size_t errlen) {
+  LLVMOrcExecutorAddress addr = 0;
+  LLVMErrorRef e = LLVMOrcLLJITLookup(j->jit, &addr, symbol);
+  if (e) return fail_error(err, errlen, symbol, e), NULL;
+  return (void *)(uintptr_t)addr;
+}
+
+void llvm_jit_free(LlvmJit *j) {
+  if (!j) return;
+  LLVMErrorRef e = LLVMOrcDisposeLLJIT(j->jit);
+  if (e) LLVMConsumeError(e);
+  free(j);
+}

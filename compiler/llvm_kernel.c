@@ -1,0 +1,594 @@
+// llvm_kernel.c — prints one kernel-IR kernel as LLVM IR.
+//
+// Input: a kernel of the program being compiled (g->p, g->k). Output: one
+// internal function
+//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <every sym>...,
+//          i64 rng_seed, ptr pool, ptr errslot)
+// returning 0, or 1 after a failed check (the message pointer is in
+// *errslot). Every kernel variable is an alloca in the entry block, which
+// mem2reg/SROA turn into SSA values; loops are bottom-tested with an i64
+// induction variable.
+//
+// Parallel loops (threads on, outermost only): the loop body becomes
+//   i32 kN.loopM(<the kernel's params minus pool>, <captured vars>, i64 begin, i64 end)
+// (alwaysinline, so the noalias of its pointer parameters survives as
+// scoped alias metadata), called directly over [0, n) when the pool is
+// NULL, or through a trampoline
+//   void kN.parM(ptr ctx, i64 begin, i64 end)
+// by mlc_parallel_for(pool, n, grain, kN.parM, ctx), ctx a stack struct of
+// the same values. grain = max(1, ceil(n / 64)): chunking depends only on n.
+//
+// Semantics follow kir.h exactly (kir_interp.c is the reference): floats
+// round to their dtype after each op (no fast-math, no contraction), integer
+// div/mod are floor division/modulo, float max/min propagate NaN
+// (llvm.maximum/minimum), rand is Philox-4x32-10. i64 add/sub/mul carry nsw:
+// the reference holds integers below 2^53, so an i64 overflow has no
+// reference meaning, and nsw lets index arithmetic vectorise.
+#include "llvm_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ---- types and function plumbing ------------------------------------------------------------
+LLVMTypeRef llvm_regtype(LlvmGen *g, DType dt) {
+  switch (dt) {
+  case DT_F32: case DT_F16: case DT_BF16: return g->tf32;
+  case DT_F64: return g->tf64;
+  case DT_I32: return g->ti32;
+  case DT_I64: return g->ti64;
+  case DT_BOOL: return g->ti1;
+  case DT_U8: return g->ti8;
+  default: MLC_UNREACHABLE();
+  }
+}
+
+LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt) {
+  switch (dt) {
+  case DT_F16: return g->tf16;
+  case DT_BF16: return g->tbf16;
+  case DT_BOOL: return g->ti8;
+  default: return llvm_regtype(g, dt);
+  }
+}
+
+static void fn_attr(LlvmGen *g, LLVMValueRef fn, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+}
+
+void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name) {
+  unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
+  LLVMAddAttributeAtIndex(fn, idx + 1, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+}
+
+static void str_attr(LlvmGen *g, LLVMValueRef fn, const char *k, const char *v) {
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                          LLVMCreateStringAttribute(g->ctx, k, (unsigned)strlen(k), v, (unsigned)strlen(v)));
+}
+
+void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn) {
+  fn_attr(g, fn, "nounwind");
+  str_attr(g, fn, "target-cpu", g->cpu);
+  if (g->features[0]) str_attr(g, fn, "target-features", g->features);
+}
+
+void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn) {
+  LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
+  LLVMPositionBuilderAtEnd(g->b, entry);
+  LLVMPositionBuilderAtEnd(g->ab, entry);
+}
+
+// Allocas go before the first instruction of the current function's entry
+// block so mem2reg promotes them.
+LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name) {
+  LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(LLVMGetBasicBlockParent(LLVMGetInsertBlock(g->b)));
+  LLVMValueRef first = LLVMGetFirstInstruction(entry);
+  if (first) LLVMPositionBuilderBefore(g->ab, first);
+  else LLVMPositionBuilderAtEnd(g->ab, entry);
+  return LLVMBuildAlloca(g->ab, t, name);
+}
+
+static LLVMValueRef call(LlvmGen *g, LLVMValueRef fn, LLVMValueRef *args, unsigned n) {
+  return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
+}
+
+// An overloaded intrinsic on one type (llvm.exp.f32, llvm.smax.i64, ...).
+static LLVMValueRef intrinsic(LlvmGen *g, const char *name, LLVMTypeRef t) {
+  unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+  MLC_ASSERT(id != 0);
+  return LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1);
+}
+
+static LLVMValueRef call_intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n) {
+  return call(g, intrinsic(g, name, LLVMTypeOf(args[0])), args, n);
+}
+
+// A libm function over float or double: tanhf / tanh.
+static LLVMValueRef call_libm(LlvmGen *g, const char *base, LLVMValueRef x) {
+  LLVMTypeRef t = LLVMTypeOf(x);
+  char name[32];
+  snprintf(name, sizeof name, "%s%s", base, t == g->tf32 ? "f" : "");
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
+  if (!fn) {
+    fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(t, &t, 1, 0));
+    fn_attr(g, fn, "nounwind");
+  }
+  return call(g, fn, &x, 1);
+}
+
+// ---- Philox -------------------------------------------------------------------------------------
+// double mlc.philox(i64 key, i64 counter, i64 stream): Philox-4x32-10 with
+// key (lo, hi), counter (counter lo, hi, stream lo, hi); the first output
+// word w gives (w >> 8) * 2^-24 (interp.c philox_first, kir.h).
+static LLVMValueRef mulhi_lo(LlvmGen *g, uint32_t m, LLVMValueRef c, LLVMValueRef *lo) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef p = LLVMBuildMul(b, LLVMConstInt(g->ti64, m, 0), LLVMBuildZExt(b, c, g->ti64, ""), "");
+  *lo = LLVMBuildTrunc(b, p, g->ti32, "");
+  return LLVMBuildTrunc(b, LLVMBuildLShr(b, p, LLVMConstInt(g->ti64, 32, 0), ""), g->ti32, "");
+}
+
+static LLVMValueRef philox_fn(LlvmGen *g) {
+  if (g->philox) return g->philox;
+  LLVMTypeRef ps[3] = {g->ti64, g->ti64, g->ti64};
+  LLVMValueRef fn = LLVMAddFunction(g->mod, "mlc.philox", LLVMFunctionType(g->tf64, ps, 3, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  llvm_fn_attrs(g, fn);
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
+  llvm_fn_begin(g, fn);
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef k64 = LLVMGetParam(fn, 0), c64 = LLVMGetParam(fn, 1), s64 = LLVMGetParam(fn, 2);
+  LLVMValueRef sh = LLVMConstInt(g->ti64, 32, 0);
+  LLVMValueRef k0 = LLVMBuildTrunc(b, k64, g->ti32, ""), k1 = LLVMBuildTrunc(b, LLVMBuildLShr(b, k64, sh, ""), g->ti32, "");
+  LLVMValueRef c[4] = {LLVMBuildTrunc(b, c64, g->ti32, ""), LLVMBuildTrunc(b, LLVMBuildLShr(b, c64, sh, ""), g->ti32, ""),
+                       LLVMBuildTrunc(b, s64, g->ti32, ""), LLVMBuildTrunc(b, LLVMBuildLShr(b, s64, sh, ""), g->ti32, "")};
+  for (int r = 0; r < 10; r++) {
+    LLVMValueRef lo0, lo1;
+    LLVMValueRef hi0 = mulhi_lo(g, 0xD2511F53u, c[0], &lo0), hi1 = mulhi_lo(g, 0xCD9E8D57u, c[2], &lo1);
+    LLVMValueRef n0 = LLVMBuildXor(b, LLVMBuildXor(b, hi1, c[1], ""), k0, "");
+    LLVMValueRef n2 = LLVMBuildXor(b, LLVMBuildXor(b, hi0, c[3], ""), k1, "");
+    c[0] = n0, c[1] = lo1, c[2] = n2, c[3] = lo0;
+    k0 = LLVMBuildAdd(b, k0, LLVMConstInt(g->ti32, 0x9E3779B9u, 0), "");
+    k1 = LLVMBuildAdd(b, k1, LLVMConstInt(g->ti32, 0xBB67AE85u, 0), "");
+  }
+  LLVMValueRef w = LLVMBuildLShr(b, c[0], LLVMConstInt(g->ti32, 8, 0), "");
+  LLVMValueRef u = LLVMBuildFMul(b, LLVMBuildUIToFP(b, w, g->tf64, ""), LLVMConstReal(g->tf64, 0x1p-24), "");
+  LLVMBuildRet(b, u);
+  LLVMPositionBuilderAtEnd(g->b, saved);
+  return g->philox = fn;
+}
+
+// ---- expressions ------------------------------------------------------------------------------------
+static bool is_unsigned(DType dt) { return dt == DT_BOOL || dt == DT_U8; }
+
+static LLVMValueRef cast(LlvmGen *g, LLVMValueRef v, DType from, DType to) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef t = llvm_regtype(g, to), f = llvm_regtype(g, from);
+  if (t == f) return v;
+  if (dtype_is_float(from)) {
+    if (to == DT_BOOL) return LLVMBuildFCmp(b, LLVMRealUNE, v, LLVMConstReal(f, 0), "");
+    if (dtype_is_float(to)) return t == g->tf64 ? LLVMBuildFPExt(b, v, t, "") : LLVMBuildFPTrunc(b, v, t, "");
+    // float -> int truncates toward zero, then wraps to the dtype.
+    return LLVMBuildTrunc(b, LLVMBuildFPToSI(b, v, g->ti64, ""), t, "");
+  }
+  if (dtype_is_float(to))
+    return is_unsigned(from) ? LLVMBuildUIToFP(b, v, t, "") : LLVMBuildSIToFP(b, v, t, "");
+  if (to == DT_BOOL) return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(f, 0, 0), "");
+  if (LLVMGetIntTypeWidth(t) < LLVMGetIntTypeWidth(f)) return LLVMBuildTrunc(b, v, t, "");
+  return is_unsigned(from) ? LLVMBuildZExt(b, v, t, "") : LLVMBuildSExt(b, v, t, "");
+}
+
+static LLVMValueRef unary(LlvmGen *g, KUnOp op, LLVMValueRef a, DType dt) {
+  LLVMBuilderRef b = g->b;
+  bool fl = dtype_is_float(dt);
+  switch (op) {
+  case KU_NEG: return fl ? LLVMBuildFNeg(b, a, "") : LLVMBuildSub(b, LLVMConstInt(LLVMTypeOf(a), 0, 0), a, "");
+  case KU_NOT: return LLVMBuildXor(b, a, LLVMConstInt(LLVMTypeOf(a), 1, 0), "");
+  case KU_ABS:
+    if (fl) return call_intr(g, "llvm.fabs", &a, 1);
+    return call_intr(g, "llvm.abs", (LLVMValueRef[]){a, LLVMConstInt(g->ti1, 0, 0)}, 2);
+  case KU_EXP: return call_intr(g, "llvm.exp", &a, 1);
+  case KU_LOG: return call_intr(g, "llvm.log", &a, 1);
+  case KU_SQRT: return call_intr(g, "llvm.sqrt", &a, 1);
+  case KU_COS: return call_intr(g, "llvm.cos", &a, 1);
+  case KU_FLOOR: return call_intr(g, "llvm.floor", &a, 1);
+  case KU_LOG1P: return call_libm(g, "log1p", a);
+  case KU_TANH: return call_libm(g, "tanh", a);
+  case KU_ERF: return call_libm(g, "erf", a);
+  case KU_COUNT: break;
+  }
+  MLC_UNREACHABLE();
+}
+
+// Floor division and modulo (Python's // and %) from sdiv/srem: when the
+// remainder is non-zero and its sign differs from the divisor's, the
+// quotient steps down by one and the remainder moves by the divisor.
+static LLVMValueRef floor_divmod(LlvmGen *g, LLVMValueRef a, LLVMValueRef d, bool mod) {
+  LLVMBuilderRef b = g->b;
+  LLVMTypeRef t = LLVMTypeOf(a);
+  LLVMValueRef zero = LLVMConstInt(t, 0, 0);
+  LLVMValueRef q = LLVMBuildSDiv(b, a, d, ""), r = LLVMBuildSRem(b, a, d, "");
+  LLVMValueRef adj = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, r, zero, ""),
+                                  LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildXor(b, r, d, ""), zero, ""), "");
+  if (mod) return LLVMBuildSelect(b, adj, LLVMBuildAdd(b, r, d, ""), r, "");
+  return LLVMBuildSub(b, q, LLVMBuildZExt(b, adj, t, ""), "");
+}
+
+static LLVMValueRef nsw(LLVMValueRef v, DType dt) {
+  if (dt == DT_I64 && LLVMIsAInstruction(v)) LLVMSetNSW(v, 1);
+  return v;
+}
+
+static LLVMValueRef fbinary(LlvmGen *g, KBinOp op, LLVMValueRef x, LLVMValueRef y) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef xy[2] = {x, y};
+  switch (op) {
+  case KB_ADD: return LLVMBuildFAdd(b, x, y, "");
+  case KB_SUB: return LLVMBuildFSub(b, x, y, "");
+  case KB_MUL: return LLVMBuildFMul(b, x, y, "");
+  case KB_DIV: return LLVMBuildFDiv(b, x, y, "");
+  case KB_MOD: { // x - floor(x / y) * y (Python's float %)
+    LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
+    q = call_intr(g, "llvm.floor", &q, 1);
+    return LLVMBuildFSub(b, x, LLVMBuildFMul(b, q, y, ""), "");
+  }
+  case KB_POW: return call_intr(g, "llvm.pow", xy, 2);
+  case KB_MAX: return call_intr(g, "llvm.maximum", xy, 2);
+  case KB_MIN: return call_intr(g, "llvm.minimum", xy, 2);
+  case KB_LT: return LLVMBuildFCmp(b, LLVMRealOLT, x, y, "");
+  case KB_LE: return LLVMBuildFCmp(b, LLVMRealOLE, x, y, "");
+  case KB_GT: return LLVMBuildFCmp(b, LLVMRealOGT, x, y, "");
+  case KB_GE: return LLVMBuildFCmp(b, LLVMRealOGE, x, y, "");
+  case KB_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, x, y, "");
+  case KB_NE: return LLVMBuildFCmp(b, LLVMRealUNE, x, y, "");
+  default: MLC_UNREACHABLE();
+  }
+}
+
+static LLVMValueRef ibinary(LlvmGen *g, KBinOp op, LLVMValueRef x, LLVMValueRef y, DType dt) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef xy[2] = {x, y};
+  bool u = is_unsigned(dt);
+  switch (op) {
+  case KB_ADD: return nsw(LLVMBuildAdd(b, x, y, ""), dt);
+  case KB_SUB: return nsw(LLVMBuildSub(b, x, y, ""), dt);
+  case KB_MUL: return nsw(LLVMBuildMul(b, x, y, ""), dt);
+  case KB_DIV: return floor_divmod(g, x, y, false);
+  case KB_MOD: return floor_divmod(g, x, y, true);
+  case KB_MAX: return call_intr(g, u ? "llvm.umax" : "llvm.smax", xy, 2);
+  case KB_MIN: return call_intr(g, u ? "llvm.umin" : "llvm.smin", xy, 2);
+  case KB_LT: return LLVMBuildICmp(b, u ? LLVMIntULT : LLVMIntSLT, x, y, "");
+  case KB_LE: return LLVMBuildICmp(b, u ? LLVMIntULE : LLVMIntSLE, x, y, "");
+  case KB_GT: return LLVMBuildICmp(b, u ? LLVMIntUGT : LLVMIntSGT, x, y, "");
+  case KB_GE: return LLVMBuildICmp(b, u ? LLVMIntUGE : LLVMIntSGE, x, y, "");
+  case KB_EQ: return LLVMBuildICmp(b, LLVMIntEQ, x, y, "");
+  case KB_NE: return LLVMBuildICmp(b, LLVMIntNE, x, y, "");
+  case KB_AND: return LLVMBuildAnd(b, x, y, "");
+  case KB_OR: return LLVMBuildOr(b, x, y, "");
+  default: MLC_UNREACHABLE();
+  }
+}
+
+static LLVMValueRef elem_ptr(LlvmGen *g, LlvmEnv *e, int buf, LLVMValueRef idx) {
+  MLC_ASSERT(e->bufs[buf]);
+  LLVMTypeRef t = llvm_memtype(g, kir_buf(g->p, buf)->dtype);
+  return LLVMBuildInBoundsGEP2(g->b, t, e->bufs[buf], &idx, 1, "");
+}
+
+static LLVMValueRef load(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
+  DType dt = kir_buf(g->p, x->buf)->dtype;
+  LLVMValueRef v = LLVMBuildLoad2(g->b, llvm_memtype(g, dt), elem_ptr(g, e, x->buf, llvm_expr(g, e, x->a)), "");
+  if (dt == DT_BOOL) return LLVMBuildICmp(g->b, LLVMIntNE, v, LLVMConstInt(g->ti8, 0, 0), "");
+  if (dt == DT_F16 || dt == DT_BF16) return LLVMBuildFPExt(g->b, v, g->tf32, "");
+  return v;
+}
+
+static LLVMValueRef constant(LlvmGen *g, const KExpr *x) {
+  LLVMTypeRef t = llvm_regtype(g, x->dtype);
+  if (dtype_is_float(x->dtype)) return LLVMConstReal(t, t == g->tf32 ? (double)(float)x->f : x->f);
+  return LLVMConstInt(t, (unsigned long long)x->i, !is_unsigned(x->dtype));
+}
+
+LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
+  switch (x->kind) {
+  case KE_CONST: return constant(g, x);
+  case KE_VAR:
+    return LLVMBuildLoad2(g->b, llvm_regtype(g, VEC_AT(g->k->vars, KirVar, x->var)->dtype), e->vars[x->var], "");
+  case KE_SYM: return e->syms[x->sym];
+  case KE_RNGSEED: return e->seed;
+  case KE_LOAD: return load(g, e, x);
+  case KE_UNARY: return unary(g, x->un, llvm_expr(g, e, x->a), x->a->dtype);
+  case KE_BINARY: {
+    LLVMValueRef a = llvm_expr(g, e, x->a), b = llvm_expr(g, e, x->b);
+    return dtype_is_float(x->a->dtype) ? fbinary(g, x->bin, a, b) : ibinary(g, x->bin, a, b, x->a->dtype);
+  }
+  case KE_SELECT: {
+    LLVMValueRef c = llvm_expr(g, e, x->a), a = llvm_expr(g, e, x->b), b = llvm_expr(g, e, x->c);
+    return LLVMBuildSelect(g->b, c, a, b, "");
+  }
+  case KE_CAST: return cast(g, llvm_expr(g, e, x->a), x->a->dtype, x->dtype);
+  case KE_RAND: {
+    LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
+    return call(g, philox_fn(g), args, 3);
+  }
+  }
+  MLC_UNREACHABLE();
+}
+
+// ---- statements ---------------------------------------------------------------------------------------
+static void block(LlvmGen *g, LlvmEnv *e, const Vec *stmts);
+
+static LLVMBasicBlockRef new_bb(LlvmGen *g, LlvmEnv *e, const char *name) {
+  return LLVMAppendBasicBlockInContext(g->ctx, e->fn, name);
+}
+
+// for var in [lo, hi): stmts — bottom-tested, guarded by lo < hi.
+static void loop(LlvmGen *g, LlvmEnv *e, int var, LLVMValueRef lo, LLVMValueRef hi, const Vec *stmts) {
+  LLVMBuilderRef b = g->b;
+  LLVMBasicBlockRef body = new_bb(g, e, "loop"), done = new_bb(g, e, "done");
+  LLVMBuildStore(b, lo, e->vars[var]);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, lo, hi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, body);
+  block(g, e, stmts);
+  LLVMValueRef i = LLVMBuildLoad2(b, g->ti64, e->vars[var], "");
+  LLVMValueRef next = LLVMBuildNSWAdd(b, i, LLVMConstInt(g->ti64, 1, 0), "");
+  LLVMBuildStore(b, next, e->vars[var]);
+  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), body, done);
+  LLVMPositionBuilderAtEnd(b, done);
+}
+
+static void store_stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
+  DType dt = kir_buf(g->p, s->buf)->dtype;
+  LLVMValueRef v = llvm_expr(g, e, s->value);
+  LLVMValueRef ptr = elem_ptr(g, e, s->buf, llvm_expr(g, e, s->index));
+  if (dt == DT_BOOL) v = LLVMBuildZExt(g->b, v, g->ti8, "");
+  if (dt == DT_F16 || dt == DT_BF16) v = LLVMBuildFPTrunc(g->b, v, llvm_memtype(g, dt), "");
+  LLVMBuildStore(g->b, v, ptr);
+}
+
+static void if_stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
+  LLVMBasicBlockRef then = new_bb(g, e, "then"), els = new_bb(g, e, "else"), join = new_bb(g, e, "join");
+  LLVMBuildCondBr(g->b, llvm_expr(g, e, s->cond), then, els);
+  LLVMPositionBuilderAtEnd(g->b, then);
+  block(g, e, &s->body);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, els);
+  block(g, e, &s->els);
+  LLVMBuildBr(g->b, join);
+  LLVMPositionBuilderAtEnd(g->b, join);
+}
+
+// A failed check records its message (atomically: parallel chunks may fail
+// together; any one message will do) and returns 1.
+static void check_stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
+  LLVMBasicBlockRef fail = new_bb(g, e, "check.fail"), ok = new_bb(g, e, "check.ok");
+  LLVMBuildCondBr(g->b, llvm_expr(g, e, s->cond), ok, fail);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  LLVMValueRef msg = LLVMBuildGlobalStringPtr(g->b, s->msg, "mlc.msg");
+  LLVMValueRef st = LLVMBuildStore(g->b, msg, e->errslot);
+  LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(st, 8);
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 1, 0));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n);
+
+static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
+  switch (s->kind) {
+  case KS_FOR: {
+    LLVMValueRef n = llvm_expr(g, e, s->n);
+    if (s->parallel && g->opt.threads && !e->in_par) par_for(g, e, s, n);
+    else loop(g, e, s->var, LLVMConstInt(g->ti64, 0, 0), n, &s->body);
+    return;
+  }
+  case KS_LET:
+  case KS_ASSIGN: LLVMBuildStore(g->b, llvm_expr(g, e, s->value), e->vars[s->var]); return;
+  case KS_STORE: store_stmt(g, e, s); return;
+  case KS_IF: if_stmt(g, e, s); return;
+  case KS_CHECK: check_stmt(g, e, s); return;
+  }
+  MLC_UNREACHABLE();
+}
+
+static void block(LlvmGen *g, LlvmEnv *e, const Vec *stmts) {
+  for (int i = 0; i < stmts->len; i++) stmt(g, e, VEC_AT(*stmts, KStmt, i));
+}
+
+// ---- outlined parallel loops ----------------------------------------------------------------------
+// Which vars the loop statement s uses but does not define (its captures).
+static void uses_expr(const KExpr *x, bool *used) {
+  if (!x) return;
+  if (x->kind == KE_VAR) used[x->var] = true;
+  uses_expr(x->a, used), uses_expr(x->b, used), uses_expr(x->c, used);
+}
+
+static void uses_block(const Vec *blk, bool *used, bool *defd) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR || s->kind == KS_LET) defd[s->var] = true;
+    if (s->kind == KS_ASSIGN) used[s->var] = true;
+    uses_expr(s->n, used), uses_expr(s->index, used), uses_expr(s->value, used), uses_expr(s->cond, used);
+    uses_block(&s->body, used, defd);
+    uses_block(&s->els, used, defd);
+  }
+}
+
+// The loop's values, in order: param buffers, syms, seed, errslot, captured
+// vars. types[] gets their types; vals[] (when not NULL) the current values.
+static int loop_values(LlvmGen *g, LlvmEnv *e, const bool *cap, LLVMTypeRef *types, LLVMValueRef *vals) {
+  const KirKernel *k = g->k;
+  int n = 0;
+  for (int i = 0; i < k->params.len; i++, n++) {
+    types[n] = g->tptr;
+    if (vals) vals[n] = e->bufs[kir_param(k, i)];
+  }
+  for (int i = 0; i < g->p->syms.len; i++, n++) {
+    types[n] = g->ti64;
+    if (vals) vals[n] = e->syms[i];
+  }
+  types[n] = g->ti64, vals ? vals[n] = e->seed : 0, n++;
+  types[n] = g->tptr, vals ? vals[n] = e->errslot : 0, n++;
+  for (int v = 0; v < k->vars.len; v++) {
+    if (!cap[v]) continue;
+    types[n] = llvm_regtype(g, VEC_AT(k->vars, KirVar, v)->dtype);
+    if (vals) vals[n] = LLVMBuildLoad2(g->b, types[n], e->vars[v], "");
+    n++;
+  }
+  return n;
+}
+
+// Allocas for every kernel var of the function being started.
+static LLVMValueRef *var_allocas(LlvmGen *g) {
+  const KirKernel *k = g->k;
+  LLVMValueRef *vars = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(k->vars.len + 1));
+  for (int v = 0; v < k->vars.len; v++) {
+    const KirVar *kv = VEC_AT(k->vars, KirVar, v);
+    vars[v] = llvm_alloca(g, llvm_regtype(g, kv->dtype), kv->name);
+  }
+  return vars;
+}
+
+// i32 kN.loopM(values..., i64 begin, i64 end): the loop over [begin, end).
+static LLVMValueRef loop_fn(LlvmGen *g, const KStmt *s, const bool *cap, LLVMTypeRef *types, int nv) {
+  const KirKernel *k = g->k;
+  types[nv] = g->ti64, types[nv + 1] = g->ti64;
+  char name[256];
+  snprintf(name, sizeof name, "%s.%s.loop%d", g->p->name, k->name, g->nouter);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, types, (unsigned)nv + 2, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  llvm_fn_attrs(g, fn);
+  fn_attr(g, fn, "alwaysinline");
+  for (int i = 0; i < k->params.len; i++) llvm_param_attr(g, fn, (unsigned)i, "noalias");
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
+  llvm_fn_begin(g, fn);
+  LlvmEnv e = {.fn = fn, .in_par = true};
+  e.bufs = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->bufs.len + 1));
+  e.syms = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->syms.len + 1));
+  e.vars = var_allocas(g);
+  int n = 0;
+  for (int i = 0; i < k->params.len; i++) e.bufs[kir_param(k, i)] = LLVMGetParam(fn, (unsigned)n++);
+  for (int i = 0; i < g->p->syms.len; i++) e.syms[i] = LLVMGetParam(fn, (unsigned)n++);
+  e.seed = LLVMGetParam(fn, (unsigned)n++);
+  e.errslot = LLVMGetParam(fn, (unsigned)n++);
+  for (int v = 0; v < k->vars.len; v++)
+    if (cap[v]) LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)n++), e.vars[v]);
+  loop(g, &e, s->var, LLVMGetParam(fn, (unsigned)nv), LLVMGetParam(fn, (unsigned)nv + 1), &s->body);
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
+  LLVMPositionBuilderAtEnd(g->b, saved);
+  return fn;
+}
+
+// void kN.parM(ptr ctx, i64 begin, i64 end): unpacks ctx, runs the loop.
+static LLVMValueRef trampoline(LlvmGen *g, LLVMValueRef lfn, LLVMTypeRef st, LLVMTypeRef *types, int nv) {
+  char name[256];
+  snprintf(name, sizeof name, "%s.%s.par%d", g->p->name, g->k->name, g->nouter);
+  LLVMTypeRef ps[3] = {g->tptr, g->ti64, g->ti64};
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->tvoid, ps, 3, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  llvm_fn_attrs(g, fn);
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
+  llvm_fn_begin(g, fn);
+  LLVMValueRef *args = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(nv + 2));
+  for (int i = 0; i < nv; i++) {
+    LLVMValueRef f = LLVMBuildStructGEP2(g->b, st, LLVMGetParam(fn, 0), (unsigned)i, "");
+    args[i] = LLVMBuildLoad2(g->b, types[i], f, "");
+  }
+  args[nv] = LLVMGetParam(fn, 1), args[nv + 1] = LLVMGetParam(fn, 2);
+  call(g, lfn, args, (unsigned)nv + 2);
+  LLVMBuildRetVoid(g->b);
+  LLVMPositionBuilderAtEnd(g->b, saved);
+  return fn;
+}
+
+static LLVMValueRef parfor_decl(LlvmGen *g) {
+  if (g->parfor) return g->parfor;
+  // void mlc_parallel_for(MlcPool *pool, int64_t n, int64_t grain, MlcRangeFn fn, void *arg)
+  LLVMTypeRef ps[5] = {g->tptr, g->ti64, g->ti64, g->tptr, g->tptr};
+  g->parfor = LLVMAddFunction(g->mod, "mlc_parallel_for", LLVMFunctionType(g->tvoid, ps, 5, 0));
+  fn_attr(g, g->parfor, "nounwind");
+  return g->parfor;
+}
+
+static void ret_if_nonzero(LlvmGen *g, LlvmEnv *e, LLVMValueRef st) {
+  LLVMBasicBlockRef fail = new_bb(g, e, "failed"), ok = new_bb(g, e, "ok");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, st, LLVMConstInt(g->ti32, 0, 0), ""), fail, ok);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  LLVMBuildRet(g->b, st);
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
+  const KirKernel *k = g->k;
+  Arena *A = g->p->arena;
+  bool *used = arena_alloc(A, (size_t)k->vars.len + 1), *defd = arena_alloc(A, (size_t)k->vars.len + 1);
+  defd[s->var] = true;
+  uses_block(&s->body, used, defd);
+  for (int v = 0; v < k->vars.len; v++) used[v] = used[v] && !defd[v];
+  int cap = k->params.len + g->p->syms.len + 2 + k->vars.len + 2;
+  LLVMTypeRef *types = arena_alloc(A, sizeof(LLVMTypeRef) * (size_t)cap);
+  LLVMValueRef *vals = arena_alloc(A, sizeof(LLVMValueRef) * (size_t)cap);
+  int nv = loop_values(g, e, used, types, vals);
+  g->nouter++;
+  LLVMValueRef lfn = loop_fn(g, s, used, types, nv);
+  LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, types, (unsigned)nv, 0);
+  LLVMValueRef tfn = trampoline(g, lfn, st, types, nv);
+
+  LLVMBuilderRef b = g->b;
+  LLVMBasicBlockRef serial = new_bb(g, e, "serial"), threaded = new_bb(g, e, "threaded"), join = new_bb(g, e, "pjoin");
+  LLVMBuildCondBr(b, LLVMBuildIsNull(b, e->pool, ""), serial, threaded);
+  // No pool: the loop function over [0, n) on this thread.
+  LLVMPositionBuilderAtEnd(b, serial);
+  vals[nv] = LLVMConstInt(g->ti64, 0, 0), vals[nv + 1] = n;
+  ret_if_nonzero(g, e, call(g, lfn, vals, (unsigned)nv + 2));
+  LLVMBuildBr(b, join);
+  // Pool: pack the values, hand the trampoline to mlc_parallel_for.
+  LLVMPositionBuilderAtEnd(b, threaded);
+  LLVMValueRef ctx = llvm_alloca(g, st, "par.ctx");
+  for (int i = 0; i < nv; i++) LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, st, ctx, (unsigned)i, ""));
+  LLVMValueRef c63 = LLVMConstInt(g->ti64, 63, 0), c64 = LLVMConstInt(g->ti64, 64, 0), one = LLVMConstInt(g->ti64, 1, 0);
+  LLVMValueRef grain = LLVMBuildSDiv(b, LLVMBuildAdd(b, n, c63, ""), c64, "");
+  LLVMValueRef gargs[2] = {grain, one};
+  grain = call_intr(g, "llvm.smax", gargs, 2);
+  LLVMValueRef pargs[5] = {e->pool, n, grain, tfn, ctx};
+  call(g, parfor_decl(g), pargs, 5);
+  LLVMValueRef msg = LLVMBuildLoad2(b, g->tptr, e->errslot, "");
+  LLVMSetOrdering(msg, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(msg, 8);
+  LLVMValueRef failed = LLVMBuildZExt(b, LLVMBuildIsNotNull(b, msg, ""), g->ti32, "");
+  ret_if_nonzero(g, e, failed);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
+}
+
+// ---- kernels ------------------------------------------------------------------------------------------
+LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k) {
+  const KirProgram *p = g->p;
+  int np = k->params.len, ns = p->syms.len, n = np + ns + 3;
+  LLVMTypeRef *ps = arena_alloc(p->arena, sizeof(LLVMTypeRef) * (size_t)n);
+  for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + ns + 1 ? g->tptr : g->ti64;
+  char name[256];
+  snprintf(name, sizeof name, "%s.%s", p->name, k->name);
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  llvm_fn_attrs(g, fn);
+  for (int i = 0; i < np; i++) {
+    llvm_param_attr(g, fn, (unsigned)i, "noalias");
+    llvm_param_attr(g, fn, (unsigned)i, "nocapture");
+  }
+  g->k = k;
+  g->nouter = 0;
+  llvm_fn_begin(g, fn);
+  LlvmEnv e = {.fn = fn};
+  e.bufs = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(p->bufs.len + 1));
+  e.syms = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(ns + 1));
+  for (int i = 0; i < np; i++) e.bufs[kir_param(k, i)] = LLVMGetParam(fn, (unsigned)i);
+  for (int i = 0; i < ns; i++) e.syms[i] = LLVMGetParam(fn, (unsigned)(np + i));
+  e.seed = LLVMGetParam(fn, (unsigned)(np + ns));
+  e.pool = LLVMGetParam(fn, (unsigned)(np + ns + 1));
+  e.errslot = LLVMGetParam(fn, (unsigned)(np + ns + 2));
+  e.vars = var_allocas(g);
+  block(g, &e, &k->body);
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
+  g->k = NULL;
+  return fn;
+}
