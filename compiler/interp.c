@@ -13,6 +13,7 @@
 // after evaluation (binding opaque symbols on first sight); a node whose
 // shape comes from its type (reshape, const, ...) evaluates the type.
 #include "interp_internal.h"
+#include "philox.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -632,28 +633,10 @@ static Tensor *pair_loss(InterpCtx *c, IrNode *n, Tensor **in) {
 }
 
 // ---- randomness -------------------------------------------------------------------------------------------
-// Philox-4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
-// 3"): counter (c0..c3), key (k0, k1), ten rounds; returns the first word.
-static uint32_t philox_first(uint32_t ctr[4], uint32_t key[2]) {
-  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return c0;
-}
-
 double interp_dropout_scale(uint64_t seed, uint64_t rng_seed, uint64_t index, double p) {
-  uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32), (uint32_t)rng_seed,
-                     (uint32_t)(rng_seed >> 32)};
-  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-  double u = (double)(philox_first(ctr, key) >> 8) * 0x1p-24;
+  // Philox-4x32-10 (kernels/philox.h): key = the node's seed, counter =
+  // (element index, the run's step stream).
+  double u = philox_uniform24(seed, index, rng_seed);
   return u >= p ? 1 / (1 - p) : 0;
 }
 

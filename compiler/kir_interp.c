@@ -10,6 +10,7 @@
 // Output: fresh output tensors (shapes from the buffers' graph types under
 // the bound syms), state stores written back in place; or -1 with a message.
 #include "kir.h"
+#include "philox.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -63,26 +64,9 @@ static int64_t floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
-// Philox-4x32-10, first output word (interp.c's philox_first).
-static uint32_t philox(uint32_t ctr[4], uint32_t key[2]) {
-  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
-  for (int i = 0; i < 10; i++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return c0;
-}
-
+// Philox-4x32-10 (kernels/philox.h), as interp.c draws dropout.
 static double rand_uniform(uint64_t key, uint64_t counter, uint64_t stream) {
-  uint32_t ctr[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), (uint32_t)stream, (uint32_t)(stream >> 32)};
-  uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)};
-  return (double)(philox(ctr, k) >> 8) * 0x1p-24;
+  return philox_uniform24(key, counter, stream);
 }
 
 static double unary_f(KUnOp op, double x) {

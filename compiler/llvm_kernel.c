@@ -119,7 +119,7 @@ static LLVMValueRef call_libm(LlvmGen *g, const char *base, LLVMValueRef x) {
 // ---- Philox -------------------------------------------------------------------------------------
 // double mlc.philox(i64 key, i64 counter, i64 stream): Philox-4x32-10 with
 // key (lo, hi), counter (counter lo, hi, stream lo, hi); the first output
-// word w gives (w >> 8) * 2^-24 (interp.c philox_first, kir.h).
+// word w gives (w >> 8) * 2^-24 (kernels/philox.h, kir.h).
 static LLVMValueRef mulhi_lo(LlvmGen *g, uint32_t m, LLVMValueRef c, LLVMValueRef *lo) {
   LLVMBuilderRef b = g->b;
   LLVMValueRef p = LLVMBuildMul(b, LLVMConstInt(g->ti64, m, 0), LLVMBuildZExt(b, c, g->ti64, ""), "");

@@ -304,28 +304,8 @@ static Value *builtin2(Scope *sc, const char *name, Span sp, Value *x,
 }
 
 // ---- constant folding -------------------------------------------------------------------
-static const char *op_text(int op) {
-  switch (op) {
-  case OP_ADD: return "+";
-  case OP_SUB: return "-";
-  case OP_MUL: return "*";
-  case OP_DIV: return "/";
-  case OP_FLOORDIV: return "//";
-  case OP_MATMUL: return "@";
-  case OP_LT: return "<";
-  case OP_GT: return ">";
-  case OP_LE: return "<=";
-  case OP_GE: return ">=";
-  case OP_EQ: return "==";
-  case OP_NE: return "!=";
-  case OP_POW: return "**";
-  case OP_AND: return "and";
-  case OP_OR: return "or";
-  case OP_NEG: return "-";
-  case OP_NOT: return "not";
-  }
-  return "?";
-}
+// Operators as written in source (ast.c's names, but '-' for negation).
+static const char *op_text(int op) { return op == OP_NEG ? "-" : binop_name(op); }
 
 static Value *bool_value(Sema *S, Span sp, bool b) {
   Value *v = sema_new_value(S, V_BOOL, sp);

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "mlc_rt.h"
+#include "philox.h"
 
 enum {
   SHUFFLE_TAG = 0x5348554Bu, // "SHUK"
@@ -23,18 +24,7 @@ enum {
 };
 
 void mlc_philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
-  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3], k0 = key[0], k1 = key[1];
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  out[0] = c0, out[1] = c1, out[2] = c2, out[3] = c3;
+  philox4x32_10(ctr, key, out);
 }
 
 // The first two words of Philox(key, (a lo, a hi, b lo, b hi)) as one u64.
@@ -46,9 +36,7 @@ static uint64_t draw(uint64_t key, uint64_t a, uint64_t b) {
 }
 
 double mlc_dropout_scale(uint64_t seed, uint64_t rng_seed, uint64_t index, double p) {
-  uint32_t w0 = (uint32_t)draw(seed, index, rng_seed);
-  double u = (double)(w0 >> 8) * 0x1p-24;
-  return u >= p ? 1 / (1 - p) : 0;
+  return philox_uniform24(seed, index, rng_seed) >= p ? 1 / (1 - p) : 0;
 }
 
 MlcRng mlc_rng_new(uint64_t seed) { return (MlcRng){.key = seed, .counter = 0}; }
