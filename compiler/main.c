@@ -3,11 +3,13 @@
 //   mlc check [--explain] [--color=WHEN] FILE...   check models (exit 0/1/2)
 //   mlc dump-tokens FILE                           the lexer's view
 //   mlc dump-ast [--spans] FILE                    the parser's view
+//   mlc build FILE [-o OUT] [--emit exe|obj|lib|llvm|asm]  native code (build.c)
 //   mlc build FILE --emit ir|dot ...               lowering to graph IR (driver_ir.c)
 //   mlc run --interp FILE ...                      the reference interpreter
 //
 // Exit codes: 0 clean, 1 errors in the input, 2 usage errors. Nothing below
 // main() exits; stages report to a DiagSink and return.
+#include "build.h"
 #include "driver_ir.h"
 #include "frontend.h"
 
@@ -29,6 +31,9 @@ static void usage(FILE *out) {
         "  dump-tokens FILE     print the tokens of FILE\n"
         "  dump-ast FILE        print the syntax tree of FILE (--spans adds\n"
         "                       line:col to every node)\n"
+        "  build FILE [-o OUT] [--emit exe|obj|lib|llvm|asm] [--cpu=CPU] [-O2|-O3]\n"
+        "                       compile a model: a program that trains, evaluates\n"
+        "                       and predicts (default), or a library + header\n"
         "  build FILE --emit ir|dot [--model NAME] [--dump-after=PASS] [-o OUT]\n"
         "                       lower a model to graph IR (with its gradient)\n"
         "  run --interp FILE --model NAME --entry ENTRY --input NAME=X.npy ...\n"
@@ -132,6 +137,19 @@ static int cmd_dump(bool tokens, const char *path, const Options *o) {
   return status;
 }
 
+// `mlc build --emit ir|dot` prints graph IR (driver_ir.c); every other
+// emission goes through code generation (build.c).
+static bool emits_graph(int argc, char **argv) {
+  for (int i = 2; i < argc; i++) {
+    const char *k = NULL;
+    if (!strcmp(argv[i], "--emit") && i + 1 < argc) k = argv[i + 1];
+    else if (!strncmp(argv[i], "--emit=", 7)) k = argv[i] + 7;
+    if (k && (!strcmp(k, "ir") || !strcmp(k, "dot"))) return true;
+    if (!strcmp(argv[i], "--dump-after") || !strncmp(argv[i], "--dump-after=", 13)) return true;
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
@@ -147,7 +165,8 @@ int main(int argc, char **argv) {
     return EXIT_OK;
   }
   // build and run parse their own options (driver_ir.c).
-  if (!strcmp(cmd, "build")) return driver_build(argc - 1, argv + 1);
+  if (!strcmp(cmd, "build")) return emits_graph(argc, argv) ? driver_build(argc - 1, argv + 1)
+                                                             : build_main(argc - 1, argv + 1);
   if (!strcmp(cmd, "run")) return driver_run(argc - 1, argv + 1);
   Options o = {.color = -1};
   // getopt_long sees the command's arguments with the command as argv[0].
