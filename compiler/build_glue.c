@@ -357,6 +357,13 @@ static const char *const wrappers[] = {
     "  if (i >= 0) *(int64_t *)ctx->state[i] = v;\n"
     "}\n"
     "\n",
+    "// The base learning rate slot has the loss's float dtype.\n"
+    "static void set_float(MlcCtx *ctx, int i, double v) {\n"
+    "  if (i < 0) return;\n"
+    "  if (ctx->model->states[i].dtype == MLC_F64) *(double *)ctx->state[i] = v;\n"
+    "  else *(float *)ctx->state[i] = (float)v;\n"
+    "}\n"
+    "\n",
     "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out);\n",
     "\n"
     "// One optimizer step over the batch: with accumulate K, K micro-batches of\n"
@@ -380,6 +387,7 @@ static const char *const wrappers[] = {
     "  set_i64(ctx, STEP_SLOT, ctx->step);\n"
     "  set_i64(ctx, SPE_SLOT, ctx->steps_per_epoch > 0 ? ctx->steps_per_epoch : 1);\n"
     "  set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1);\n"
+    "  set_float(ctx, LR_SLOT, ctx->lr);\n"
     "  void *outs[4] = {out[0], out[1], out[2], NULL};\n"
     "  if (STEP_OUT)\n"
     "    outs[3] = out[3] ? out[3] : (char *)ctx->scratch + align64((size_t)TRAIN_SCRATCH(dims));\n"
@@ -721,8 +729,9 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   bool label = false;
   for (int i = 0; i < g.nin; i++) label |= g.in[i].num_classes > 0;
   sb_printf(b, "enum { HAS_LABEL = %d };\n", label);
-  sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d };\n", param_index(&g, "opt.step"),
-            param_index(&g, "opt.steps_per_epoch"), param_index(&g, "opt.total_steps"));
+  sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d, LR_SLOT = %d };\n",
+            param_index(&g, "opt.step"), param_index(&g, "opt.steps_per_epoch"),
+            param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));
   const char *progs[] = {"TRAIN", "train_step", "EVAL", "eval", "PREDICT", "predict"};
   for (int i = 0; i < 6; i += 2) {
     sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", progs[i], cn, progs[i + 1]);

@@ -148,7 +148,9 @@ static int64_t warmup_steps(const OptimRecipe *r) {
 // compiled schedule follows --epochs and the size of the training set.
 static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
   const OptimRecipe *r = b->r;
-  IrNode *lr0 = K(b, r->lr);
+  // The base rate is state too (opt.base_lr, the recipe's lr until the
+  // program's --lr overrides it); schedules scale it.
+  IrNode *lr0 = state(b, "opt.base_lr", type_scalar(b->a, b->dt));
   Type *i64 = type_scalar(b->a, DT_I64);
   IrNode *spe = state(b, "opt.steps_per_epoch", i64);
   IrNode *epoch = bin(b, IR_DIV, s, spe); // floor(s / steps_per_epoch)
@@ -177,9 +179,11 @@ static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
     IrNode *dec;
     if (r->sched == SCHED_COSINE) { // min_lr + (lr - min_lr) * (1 + cos(pi p)) / 2
       IrNode *c = bin(b, IR_ADD, K(b, 1), un(b, IR_COS, bin(b, IR_MUL, K(b, PI), p)));
-      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_DIV, bin(b, IR_MUL, K(b, r->lr - r->min_lr), c), K(b, 2)));
+      IrNode *span = bin(b, IR_SUB, lr0, K(b, r->min_lr));
+      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_DIV, bin(b, IR_MUL, span, c), K(b, 2)));
     } else { // end_lr + (lr - end_lr) * (1 - p)
-      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_MUL, K(b, r->lr - r->min_lr), bin(b, IR_SUB, K(b, 1), p)));
+      IrNode *span = bin(b, IR_SUB, lr0, K(b, r->min_lr));
+      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_MUL, span, bin(b, IR_SUB, K(b, 1), p)));
     }
     if (r->warmup <= 0) return dec;
     IrNode *warm = bin(b, IR_MUL, lr0, bin(b, IR_DIV, sf, W)); // lr * s / W
@@ -216,6 +220,7 @@ double optim_lr(const OptimRecipe *r, int64_t s, double plateau_scale) {
 }
 
 double optim_state_init(const OptimRecipe *r, const char *path) {
+  if (strcmp(path, "opt.base_lr") == 0) return r->lr;
   if (strcmp(path, "opt.steps_per_epoch") == 0) return (double)r->steps_per_epoch;
   if (strcmp(path, "opt.total_steps") == 0) return (double)total_steps(r);
   if (strcmp(path, "opt.plateau.scale") == 0) return 1;

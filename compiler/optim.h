@@ -14,6 +14,7 @@
 //
 // Optimizer state lives in the module as IRP_OPTSTATE entries:
 //   opt.step                     i64[]   optimizer steps taken so far
+//   opt.base_lr                  F[]     the recipe's lr (the program's --lr sets it)
 //   opt.steps_per_epoch          i64[]   set by the runtime from the data size
 //   opt.total_steps              i64[]   epochs * steps_per_epoch (runtime)
 //   opt.PATH.momentum_buffer     sgd with momentum > 0

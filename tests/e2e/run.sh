@@ -57,6 +57,17 @@ a, b = last(sys.argv[1]), last(sys.argv[2])
 print(f"resumed after 40 steps: test loss, accuracy {b} (uninterrupted: {a})")
 sys.exit(0 if a == b else 1)
 PY
+  # --lr reaches the compiled step: a tiny rate leaves the loss near its start
+  "$work/fashion_mlp" train "${args[@]}" --epochs 1 --max-steps 30 --lr 1e-9 \
+    --metrics "$work/lr.jsonl" >"$work/lr.log" 2>&1 || { cat "$work/lr.log"; fail "--lr run"; }
+  "$py" - "$work/lr.jsonl" "$work/a.jsonl" <<'PY' || fail "--lr has no effect"
+import json, sys
+steps = lambda p: [r for r in (json.loads(l) for l in open(p) if l.strip()) if r["type"] == "step"]
+tiny, normal = steps(sys.argv[1]), steps(sys.argv[2])
+ok = all(abs(r["lr"] - 1e-9) < 1e-15 for r in tiny) and tiny[-1]["loss"] > 2.0 > normal[-1]["loss"]
+print(f"--lr 1e-9: lr {tiny[-1]['lr']}, loss {tiny[-1]['loss']:.4f} (recipe lr: {normal[-1]['loss']:.4f})")
+sys.exit(0 if ok else 1)
+PY
   # dropout, accumulation, clipping, AdamW + cosine: the same checks
   "$mlc" build tests/e2e/accum.model -o "$work/accum" || fail "mlc build accum.model"
   for run in c:2 e:1; do
