@@ -46,6 +46,22 @@ const char *binop_name(int op) {
   return "?";
 }
 
+bool binop_is_compare(int op) {
+  return op == OP_LT || op == OP_GT || op == OP_LE || op == OP_GE ||
+         op == OP_EQ || op == OP_NE;
+}
+
+bool binop_compare(int op, double x, double y) {
+  switch (op) {
+  case OP_LT: return x < y;
+  case OP_GT: return x > y;
+  case OP_LE: return x <= y;
+  case OP_GE: return x >= y;
+  case OP_EQ: return x == y;
+  default: return x != y;
+  }
+}
+
 typedef struct Printer {
   FILE *out;
   bool spans;

@@ -211,5 +211,9 @@ Arg *ast_arg(Arena *a, Span sp, const char *name, Expr *value);
 // top-level form; `with_spans` adds @line:col to every node.
 void ast_print(const Program *p, FILE *out, bool with_spans);
 const char *binop_name(int op);
+// Comparison operators (< > <= >= == !=) and their value on two numbers, for
+// constant folding in sema and lowering.
+bool binop_is_compare(int op);
+bool binop_compare(int op, double x, double y);
 
 #endif

@@ -114,21 +114,6 @@ static DType partner_dtype(LVal *x, LVal *y) {
 static LVal *tv(Env *e, IrNode *n, Span sp) { return lower_tensor(e->L, n, sp); }
 
 // ---- constant folding ----------------------------------------------------------------------------
-static bool is_compare(int op) {
-  return op == OP_LT || op == OP_GT || op == OP_LE || op == OP_GE || op == OP_EQ || op == OP_NE;
-}
-
-static bool compare(int op, double x, double y) {
-  switch (op) {
-  case OP_LT: return x < y;
-  case OP_GT: return x > y;
-  case OP_LE: return x <= y;
-  case OP_GE: return x >= y;
-  case OP_EQ: return x == y;
-  default: return x != y;
-  }
-}
-
 static LVal *fold(Env *e, int op, LVal *l, LVal *r, Span sp) {
   Lower *L = e->L;
   if (op == OP_AND || op == OP_OR)
@@ -148,7 +133,7 @@ static LVal *fold(Env *e, int op, LVal *l, LVal *r, Span sp) {
       }
       break;
     default:
-      if (is_compare(op) && dim_eq(l->dim, r->dim))
+      if (binop_is_compare(op) && dim_eq(l->dim, r->dim))
         return lower_boolv(L, op == OP_EQ || op == OP_LE || op == OP_GE, sp);
       break;
     }
@@ -165,8 +150,8 @@ static LVal *fold(Env *e, int op, LVal *l, LVal *r, Span sp) {
   case OP_POW: return lower_floatv(L, pow(x, y), sp);
   default: break;
   }
-  MLC_ASSERT(is_compare(op));
-  return lower_boolv(L, compare(op, x, y), sp);
+  MLC_ASSERT(binop_is_compare(op));
+  return lower_boolv(L, binop_compare(op, x, y), sp);
 }
 
 static double fold_unary(int op, double x) {

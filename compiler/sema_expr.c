@@ -313,22 +313,6 @@ static Value *bool_value(Sema *S, Span sp, bool b) {
   return v;
 }
 
-static bool is_compare(int op) {
-  return op == OP_LT || op == OP_GT || op == OP_LE || op == OP_GE ||
-         op == OP_EQ || op == OP_NE;
-}
-
-static bool compare(int op, double x, double y) {
-  switch (op) {
-  case OP_LT: return x < y;
-  case OP_GT: return x > y;
-  case OP_LE: return x <= y;
-  case OP_GE: return x >= y;
-  case OP_EQ: return x == y;
-  default: return x != y;
-  }
-}
-
 // Integer (dim) arithmetic stays integer: + - * exactly, / only when it
 // divides exactly, ** with a constant non-negative exponent.
 static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
@@ -378,8 +362,8 @@ static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
     if (cx && cy) return value_float(a, e->span, pow((double)x, (double)y));
     break;
   default:
-    if (is_compare(e->op)) {
-      if (cx && cy) return bool_value(S, e->span, compare(e->op, x, y));
+    if (binop_is_compare(e->op)) {
+      if (cx && cy) return bool_value(S, e->span, binop_compare(e->op, x, y));
       if (dim_eq(l->dim, r->dim) && (e->op == OP_EQ || e->op == OP_NE ||
                                      e->op == OP_LE || e->op == OP_GE))
         return bool_value(S, e->span, e->op != OP_NE);
@@ -419,7 +403,7 @@ static Value *fold_floats(Scope *sc, Expr *e, double x, double y) {
     break;
   case OP_POW: r = pow(x, y); break;
   default:
-    if (is_compare(e->op)) return bool_value(S, e->span, compare(e->op, x, y));
+    if (binop_is_compare(e->op)) return bool_value(S, e->span, binop_compare(e->op, x, y));
     sema_error(S, e->span, "operator '%s' cannot be applied to numbers",
                op_text(e->op));
     return NULL;
