@@ -9,6 +9,10 @@
 // A run's state is the model's state tensors plus MlcRunState (loader cursor,
 // step, RNG, seed, lr). Resuming restores both, so `train --epochs 2` and
 // `train --epochs 1` + `train --epochs 2 --resume` end with the same bytes.
+// `train --weights FILE` starts from given parameters instead (a PyTorch-
+// written safetensors file under the model's paths will do) with fresh
+// optimizer state; with `--no-shuffle` the first steps then see the same
+// batches as a DataLoader with shuffle=False, so the losses can be compared.
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +26,7 @@
 
 #include "mlc_rt.h"
 #include "rt_internal.h"
+#include "safetensors.h"
 
 enum { EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
@@ -30,7 +35,7 @@ typedef struct Opts {
   int64_t epochs, batch, threads, ckpt_every, log_every, max_steps;
   double lr;
   uint64_t seed;
-  bool resume, check_finite, have_lr, have_seed;
+  bool resume, check_finite, have_lr, have_seed, no_shuffle;
 } Opts;
 
 // What one process holds for a model: state, arena, pool, context.
@@ -72,6 +77,11 @@ static void usage(FILE *f, const char *prog, const MlcModel *m) {
           "  --checkpoint FILE    write a checkpoint after each epoch (safetensors)\n"
           "  --checkpoint-every N also every N steps\n"
           "  --resume             continue from --checkpoint\n"
+          "  --weights FILE       start from these parameters (safetensors: an mlc checkpoint or\n"
+          "                       weights, or a PyTorch-written file under the model's paths,\n"
+          "                       dtypes and shapes) instead of the initialisers; optimizer\n"
+          "                       state starts fresh\n"
+          "  --no-shuffle         read the training data in file order every epoch\n"
           "  --run-record FILE    JSON record of the run\n"
           "  --metrics FILE       JSON lines, one per logged step and epoch\n"
           "  --log-every N        a log line every N steps (default: 10 per epoch)\n"
@@ -99,7 +109,7 @@ static int parse_i64(const char *prog, const char *opt, const char *s, int64_t m
 
 enum { O_TRAIN = 256, O_TEST, O_DATA, O_WEIGHTS, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_THREADS,
        O_CKPT, O_CKPT_EVERY, O_RESUME, O_RECORD, O_METRICS, O_LOG_EVERY, O_FINITE, O_HELP,
-       O_MAX_STEPS };
+       O_MAX_STEPS, O_NO_SHUFFLE };
 
 static const struct option long_opts[] = {
     {"train-data", required_argument, 0, O_TRAIN}, {"test-data", required_argument, 0, O_TEST},
@@ -112,6 +122,7 @@ static const struct option long_opts[] = {
     {"metrics", required_argument, 0, O_METRICS},  {"log-every", required_argument, 0, O_LOG_EVERY},
     {"check-finite", no_argument, 0, O_FINITE},    {"help", no_argument, 0, O_HELP},
     {"max-steps", required_argument, 0, O_MAX_STEPS},
+    {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
     {0, 0, 0, 0}};
 
 // Parses argv (argv[0] = the subcommand). Returns 0, 2 on usage errors,
@@ -135,6 +146,7 @@ static int parse_opts(const char *prog, int argc, char **argv, const MlcModel *m
     case O_METRICS: o->metrics = optarg; break;
     case O_RESUME: o->resume = true; break;
     case O_FINITE: o->check_finite = true; break;
+    case O_NO_SHUFFLE: o->no_shuffle = true; break;
     case O_EPOCHS: if (parse_i64(prog, "--epochs", optarg, 0, &o->epochs)) return 2; break;
     case O_BATCH: if (parse_i64(prog, "--batch", optarg, 1, &o->batch)) return 2; break;
     case O_THREADS: if (parse_i64(prog, "--threads", optarg, 0, &o->threads)) return 2; break;
@@ -449,11 +461,36 @@ static void remove_stale_temps(const char *ckpt) {
   free(pat);
 }
 
-// Fresh state from the seed, or the checkpoint's state and cursor.
+// Refuses a --weights file holding a tensor the model has no state for: a
+// name that matches nothing means the file was written for another model
+// (or under other names), even when every name the model needs is there.
+static int check_weight_names(const char *path, const MlcModel *m, char *err, size_t errlen) {
+  MlcSt *st = mlc_st_open(path, err, errlen);
+  if (!st) return -1;
+  int rc = 0;
+  for (int i = 0; !rc && i < mlc_st_count(st); i++) {
+    const char *name = mlc_st_at(st, i)->name;
+    bool known = false;
+    for (int j = 0; !known && j < m->nstates; j++) known = !strcmp(name, m->states[j].path);
+    if (!known)
+      rc = rt_err(err, errlen, "%s: tensor '%s' is not a state of model %s", path, name, m->name);
+  }
+  mlc_st_close(st);
+  return rc;
+}
+
+// Fresh state from the seed, then --weights over the parameters and buffers
+// (optimizer state keeps its initial values), or the checkpoint's state and
+// cursor.
 static int start_state(Train *t, char *err, size_t errlen) {
   const Opts *o = t->o;
   t->rs = (MlcRunState){.seed = o->seed, .lr = o->lr, .rng = mlc_rng_new(o->seed)};
-  if (!o->resume) return init_state(&t->run, o->seed, err, errlen);
+  if (!o->resume) {
+    if (init_state(&t->run, o->seed, err, errlen)) return -1;
+    if (!o->weights) return 0;
+    if (check_weight_names(o->weights, t->run.m, err, errlen)) return -1;
+    return mlc_ckpt_load(o->weights, t->run.m, t->run.state, true, NULL, err, errlen);
+  }
   if (!o->checkpoint) return rt_err(err, errlen, "--resume needs --checkpoint FILE");
   if (mlc_ckpt_load(o->checkpoint, t->run.m, t->run.state, false, &t->rs, err, errlen)) return -1;
   if (o->have_seed && o->seed != t->rs.seed)
@@ -473,7 +510,7 @@ static int train_run(Train *t, char *err, size_t errlen) {
   MlcCtx *c = &t->run.ctx;
   c->lr = t->rs.lr;
   c->check_finite = o->check_finite;
-  t->loader = mlc_loader_new(&t->train, o->batch, true, t->rs.seed, false, true);
+  t->loader = mlc_loader_new(&t->train, o->batch, !o->no_shuffle, t->rs.seed, false, true);
   if (!t->loader) return rt_err(err, errlen, "out of memory");
   mlc_loader_seek(t->loader, t->rs.epoch, t->rs.pos);
   c->steps_per_epoch = mlc_loader_batches(t->loader);
@@ -507,6 +544,11 @@ static int cmd_train(const char *prog, int argc, char **argv, const MlcModel *m)
   }
   if (o.resume && !o.checkpoint) {
     fprintf(stderr, "%s: --resume needs --checkpoint FILE\n", prog);
+    return EXIT_USAGE;
+  }
+  if (o.resume && o.weights) {
+    fprintf(stderr, "%s: --weights and --resume exclude each other (the checkpoint holds the "
+            "weights)\n", prog);
     return EXIT_USAGE;
   }
   Train t = {.prog = prog, .o = &o};

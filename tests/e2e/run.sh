@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed MLC PYTHON WORKDIR   (from the repo root)
+# Usage: run.sh train|embed|torch20 MLC PYTHON WORKDIR   (from the repo root)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -16,6 +16,14 @@
 #          >= 0.86.
 #   embed  builds the model with --emit lib, then examples/embed (its own
 #          CMake project) against it, and runs it.
+#   torch20  for examples/fashion_mlp.model and fashion_cnn.model: PyTorch
+#          (tests/e2e/torch20.py) draws initial weights with a fixed seed,
+#          writes them as safetensors under mlc's paths and trains 20 steps
+#          of the recipe (SGD lr 0.05 momentum 0.9, batch 64) on the first
+#          1,280 training images in file order; the built program trains from
+#          the same file (`train --weights F --no-shuffle`) and its 20 losses
+#          must match within 1e-4. Exits 77 (skipped) when PYTHON cannot
+#          import torch.
 set -euo pipefail
 what=$1 mlc=$2 py=$3 work=$4
 rm -rf "$work"
@@ -99,8 +107,47 @@ embed() {
   echo "[PASS] e2e embed"
 }
 
+torch20() {
+  if ! "$py" -c "import torch, numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import torch"
+    exit 77
+  fi
+  local d=$work/data src kind
+  src=$("$py" tests/e2e/make_slice.py "$d" 1280 64)
+  echo "data: the first 1280 training images ($src)"
+  for kind in mlp cnn; do
+    local out=$work/$kind
+    mkdir -p "$out"
+    "$mlc" build "examples/fashion_$kind.model" -o "$out/prog" || fail "mlc build fashion_$kind"
+    "$py" tests/e2e/torch20.py "$kind" "$d" "$out" 20 >"$out/torch.log" 2>&1 ||
+      { cat "$out/torch.log"; fail "torch20.py $kind"; }
+    "$out/prog" train --weights "$out/init.safetensors" --no-shuffle --epochs 1 --max-steps 20 \
+      --train-data "$d/train-images.idx,$d/train-labels.idx" \
+      --test-data "$d/test-images.idx,$d/test-labels.idx" --log-every 1 \
+      --metrics "$out/mlc.jsonl" >"$out/mlc.log" 2>&1 || { cat "$out/mlc.log"; fail "fashion_$kind train"; }
+    "$py" - "$kind" "$out/torch.json" "$out/mlc.jsonl" <<'PY' || fail "fashion_$kind losses differ from PyTorch"
+import json, sys
+kind, want = sys.argv[1], json.load(open(sys.argv[2]))
+got = [r["loss"] for r in (json.loads(l) for l in open(sys.argv[3]) if l.strip()) if r["type"] == "step"]
+if len(got) != len(want):
+    print(f"{kind}: {len(got)} mlc losses, {len(want)} PyTorch losses")
+    sys.exit(1)
+diff = [abs(a - b) for a, b in zip(got, want)]
+worst = max(range(len(diff)), key=diff.__getitem__)
+print(f"fashion_{kind}: 20 losses {want[0]:.6f} .. {want[-1]:.6f}; max |mlc - pytorch| = "
+      f"{diff[worst]:.3g} (step {worst + 1})")
+for i, (a, b) in enumerate(zip(got, want)):
+    if abs(a - b) > 1e-4:
+        print(f"  step {i + 1}: mlc {a:.7f} pytorch {b:.7f}")
+sys.exit(0 if diff[worst] <= 1e-4 else 1)
+PY
+  done
+  echo "[PASS] e2e torch20"
+}
+
 case $what in
 train) train ;;
 embed) embed ;;
+torch20) torch20 ;;
 *) fail "unknown check '$what'" ;;
 esac

@@ -641,6 +641,62 @@ static void test_cli(void) {
   expect_fail("check-finite: names the step and the source op", args, "at fake.model:3:47 (matmul)");
 }
 
+// train --weights starts from a file's parameters (fresh optimizer state) and
+// refuses one whose names or shapes do not fit; with --no-shuffle the data
+// comes in file order, so the seed no longer changes the losses.
+static double first_loss(void) {
+  char *s = slurp(wpath("out")), *p = strstr(s, " loss ");
+  double v = p ? strtod(p + 6, NULL) : NAN;
+  free(s);
+  return v;
+}
+
+// A weights file without mlc metadata (as PyTorch writes one): fc.w as
+// [wrows, 784] under the name `wname`, and fc.b.
+static void write_weights(const char *path, const char *wname, int64_t wrows) {
+  static float w[10 * 784], b[10];
+  char err[256];
+  MlcSt *st = mlc_st_new();
+  mlc_st_add(st, wname, MLC_ST_F32, 2, (int64_t[]){wrows, 784}, w, err, sizeof err);
+  mlc_st_add(st, "fc.b", MLC_ST_F32, 1, (int64_t[]){10}, b, err, sizeof err);
+  mlc_st_save(st, path, err, sizeof err);
+  mlc_st_close(st);
+}
+
+static void test_weights(void) {
+  char args[4096], d[128];
+  const char *steps = "--epochs 1 --max-steps 3 --log-every 1";
+  snprintf(args, sizeof args, "train %s %s", train_args, steps);
+  int rc1 = run(args);
+  double fresh = first_loss();
+  snprintf(args, sizeof args, "train %s %s --weights %s", train_args, steps, wpath("full.st"));
+  int rc2 = run(args);
+  double trained = first_loss();
+  snprintf(d, sizeof d, "first loss %.4f from the initialisers, %.4f from full.st", fresh, trained);
+  check(!rc1 && !rc2 && trained < 0.6 * fresh, "weights: train --weights starts from the file", d);
+  char *logs[4];
+  for (int k = 0; k < 4; k++) {
+    snprintf(args, sizeof args, "train %s %s --weights %s --seed %d%s", train_args, steps,
+             wpath("full.st"), 1 + k % 2, k < 2 ? " --no-shuffle" : "");
+    rc1 |= run(args);
+    logs[k] = loss_log();
+  }
+  check(!rc1 && !strcmp(logs[0], logs[1]), "weights: --no-shuffle, two seeds, identical losses", NULL);
+  check(!rc1 && strcmp(logs[2], logs[3]), "weights: shuffled, two seeds, different losses", NULL);
+  for (int k = 0; k < 4; k++) free(logs[k]);
+  write_weights(wpath("shape.st"), "fc.w", 3);
+  snprintf(args, sizeof args, "train %s %s --weights %s", train_args, steps, wpath("shape.st"));
+  expect_fail("weights: a wrong shape is refused", args,
+              "tensor 'fc.w' is F32[3, 784], but the model's is F32[10, 784]");
+  write_weights(wpath("names.st"), "fc.weight", 10);
+  snprintf(args, sizeof args, "train %s %s --weights %s", train_args, steps, wpath("names.st"));
+  expect_fail("weights: an unknown name is refused", args,
+              "tensor 'fc.weight' is not a state of model");
+  snprintf(args, sizeof args, "train --weights %s --resume --checkpoint %s", wpath("full.st"),
+           wpath("full.st"));
+  check(run(args) == 2, "weights: --weights with --resume exits 2", NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: test_runtime RT_FAKE WORKDIR\n");
@@ -662,6 +718,7 @@ int main(int argc, char **argv) {
   test_kill();
   test_bad_data();
   test_cli();
+  test_weights();
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }
