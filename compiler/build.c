@@ -143,6 +143,10 @@ int build_lower_kir(BuildUnit *u, char *err, size_t errlen) {
   if (!(u->k_train = kir_lower_func(u->arena, m, u->train_step, err, errlen))) return -1;
   if (!(u->k_eval = kir_lower_func(u->arena, m, u->eval, err, errlen))) return -1;
   if (!(u->k_predict = kir_lower_func(u->arena, m, u->predict, err, errlen))) return -1;
+  u->checked = (KirLowerOptions){.check_finite = true};
+  if (!(u->k_train_checked = kir_lower_func_opts(u->arena, m, u->train_step, &u->checked, err, errlen)))
+    return -1;
+  u->k_train_checked->name = arena_printf(u->arena, "%s_checked", u->train_step->name);
   return 0;
 }
 
@@ -314,8 +318,8 @@ static int compile_kernels(Job *j, BackendEmit emit, const char *path) {
   char err[1024];
   BackendSession *s = llvm_backend.open(&bo, err, sizeof err);
   int rc = s ? 0 : -1;
-  const KirProgram *ps[3] = {j->u->k_train, j->u->k_eval, j->u->k_predict};
-  for (int i = 0; rc == 0 && i < 3; i++) rc = llvm_backend.add(s, ps[i], err, sizeof err);
+  const KirProgram *ps[4] = {j->u->k_train, j->u->k_eval, j->u->k_predict, j->u->k_train_checked};
+  for (int i = 0; rc == 0 && i < 4; i++) rc = llvm_backend.add(s, ps[i], err, sizeof err);
   if (rc == 0) rc = llvm_backend.finish(s, path, err, sizeof err);
   if (s) llvm_backend.close(s);
   if (rc) fprintf(stderr, "mlc: error: code generation for %s failed: %s\n", j->u->model, err);

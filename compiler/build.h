@@ -5,7 +5,8 @@
 //   frontend_analyze -> recipe_read -> lower_model -> ad_grad(loss)
 //   -> optim_build_step (+ plateau_update) -> [train_step gains the forward
 //   output as a 4th result, for training accuracy] -> kir_lower_func of
-//   train_step, eval, predict -> the LLVM backend (one object, symbols
+//   train_step, eval, predict (and train_step with finite checks, kir.h)
+//   -> the LLVM backend (one object, symbols
 //   mlc_<cname>_k_<program>).
 // Then the glue (a C file holding `const MlcModel mlc_model_<cname>`, the
 // MlcEntry wrappers and, for libraries, the embedding API of the generated
@@ -30,6 +31,10 @@ typedef struct BuildUnit {
   bool step_has_out;     // train_step's result 3 is the forward output
   KirProgram *k_train, *k_eval, *k_predict; // after build_lower_kir
   char hash[17];         // FNV-1a 64 of the module's text, hex
+  // train_step again with finite checks (symbols ..._k_train_step_checked),
+  // which the glue runs under --check-finite; its sites are the model's.
+  KirProgram *k_train_checked;
+  KirLowerOptions checked;
 } BuildUnit;
 
 // Front end to graph IR with train_step. Returns false after printing

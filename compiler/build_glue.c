@@ -9,11 +9,15 @@
 //                                         module param, buffer and optimizer
 //                                         slot with its initialiser), inputs
 //                                         (per-sample dims, labels, default
-//                                         data), the recipe, sites, scratch
+//                                         data), the recipe, sites (of the
+//                                         checked train_step), scratch
 //   train_step / eval / predict          MlcEntry wrappers: the dims array from
 //                                         the batch and per-sample dims, state
 //                                         pointers in each program's KBUF_STATE
-//                                         order, the run-time step counts
+//                                         order, the run-time step counts;
+//                                         train_step runs the checked variant
+//                                         under ctx->check_finite and maps a
+//                                         failed finite check to MLC_NONFINITE
 //   main (executables)                   mlc_main(argc, argv, &mlc_model_<cname>)
 //   mlc_<cname>_* (libraries)            the API of build_glue_header
 // The glue is compiled by the system C compiler (build.c); it includes only
@@ -258,25 +262,21 @@ static void recipe_tables(StrBuf *b, const Glue *g) {
   sb_puts(b, "};\n\n");
 }
 
-// One site per kernel of train_step (where --check-finite points).
+// The checked train_step's sites (kir.h): where --check-finite points.
 static int sites_table(StrBuf *b, const Glue *g) {
-  const KirProgram *p = g->u->k_train;
-  int n = 0;
+  const Vec *sites = &g->u->checked.sites;
   sb_puts(b, "static const MlcSite sites[] = {\n");
-  for (int i = 0; i < p->kernels.len; i++) {
-    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
-    if (!k->span.file) continue;
-    int line, col;
-    span_linecol(k->span, &line, &col);
-    const char *op = strchr(k->name, '_') ? strchr(k->name, '_') + 1 : k->name;
+  for (int i = 0; i < sites->len; i++) {
+    KirSite *st = VEC_AT(*sites, KirSite, i);
+    int line = 0, col = 0;
+    if (st->span.file) span_linecol(st->span, &line, &col);
     char loc[512];
-    snprintf(loc, sizeof loc, "%s:%d:%d", k->span.file->path, line, col);
-    sb_puts(b, "    {"), c_str(b, loc), sb_puts(b, ", "), c_str(b, op), sb_puts(b, "},\n");
-    n++;
+    snprintf(loc, sizeof loc, "%s:%d:%d", st->span.file ? st->span.file->path : "?", line, col);
+    sb_puts(b, "    {"), c_str(b, loc), sb_puts(b, ", "), c_str(b, st->op), sb_puts(b, "},\n");
   }
-  if (!n) sb_puts(b, "    {NULL, NULL},\n");
+  if (!sites->len) sb_puts(b, "    {NULL, NULL},\n");
   sb_puts(b, "};\n\n");
-  return n;
+  return sites->len;
 }
 
 // state index (into states[]) of each KBUF_STATE buffer of p, in p->bufs order
@@ -328,23 +328,33 @@ static const char *const wrappers[] = {
     "  return n;\n"
     "}\n"
     "\n",
+    "// A failed finite check of the checked train_step: \"nonfinite SITE KIND at ...\"\n"
+    "// (KIND nan, inf or -inf) sets the site and value; 0 for any other message.\n"
+    "static int nonfinite(MlcCtx *ctx, const char *msg) {\n"
+    "  if (strncmp(msg, \"nonfinite \", 10)) return 0;\n"
+    "  char *end;\n"
+    "  long site = strtol(msg + 10, &end, 10);\n"
+    "  ctx->nonfinite_site = (int)site;\n"
+    "  ctx->nonfinite_value = !strncmp(end, \" -inf\", 5) ? -INFINITY : !strncmp(end, \" inf\", 4) ? INFINITY : NAN;\n"
+    "  return 1;\n"
+    "}\n"
+    "\n",
     "static int run(MlcCtx *ctx, ProgFn fn, const int *map, int nmap, const int64_t *dims,\n"
     "               const void *const *in, void *const *out, void *scratch, uint64_t seed) {\n"
     "  void *st[NSTATE + 1];\n"
     "  for (int i = 0; i < nmap; i++) st[i] = ctx->state[map[i]];\n"
     "  const char *msg = NULL;\n"
-    "  if (fn(dims, (void *const *)in, out, st, scratch, seed, ctx->pool, &msg)) {\n"
-    "    snprintf(ctx->err, sizeof ctx->err, \"%s\", msg ? msg : \"a run-time check failed\");\n"
-    "    return MLC_ERROR;\n"
-    "  }\n"
-    "  return MLC_OK;\n"
+    "  if (!fn(dims, (void *const *)in, out, st, scratch, seed, ctx->pool, &msg)) return MLC_OK;\n"
+    "  snprintf(ctx->err, sizeof ctx->err, \"%s\", msg ? msg : \"a run-time check failed\");\n"
+    "  return msg && nonfinite(ctx, msg) ? MLC_NONFINITE : MLC_ERROR;\n"
     "}\n"
     "\n",
     "static size_t scratch_bytes(int64_t b) {\n"
     "  int64_t dims[8 * NIN * ACC + 8];\n"
     "  int64_t mb = b / ACC > 0 ? b / ACC : 1;\n"
     "  fill_dims(dims, NIN * ACC, mb);\n"
-    "  size_t t = align64((size_t)TRAIN_SCRATCH(dims)) + (STEP_OUT ? (size_t)b * NUM_OUT * sizeof(float) : 0);\n"
+    "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
+    "  size_t t = align64(tc > tn ? tc : tn) + (STEP_OUT ? (size_t)b * NUM_OUT * sizeof(float) : 0);\n"
     "  fill_dims(dims, NIN, b);\n"
     "  size_t e = (size_t)EVAL_SCRATCH(dims);\n"
     "  fill_dims(dims, NFWD, b);\n"
@@ -391,6 +401,9 @@ static const char *const wrappers[] = {
     "  void *outs[4] = {out[0], out[1], out[2], NULL};\n"
     "  if (STEP_OUT)\n"
     "    outs[3] = out[3] ? out[3] : (char *)ctx->scratch + align64((size_t)TRAIN_SCRATCH(dims));\n"
+    "  // the checked variant's check kernels use no scratch: the same layout\n"
+    "  if (ctx->check_finite)\n"
+    "    return run(ctx, TRAIN_CHECKED_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
     "  return run(ctx, TRAIN_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
     "}\n"
     "\n",
@@ -408,8 +421,8 @@ static const char *const wrappers[] = {
     NULL};
 
 static void prototypes(StrBuf *b, const char *cname) {
-  const char *progs[] = {"train_step", "eval", "predict"};
-  for (int i = 0; i < 3; i++) {
+  const char *progs[] = {"train_step", "eval", "predict", "train_step_checked"};
+  for (int i = 0; i < 4; i++) {
     sb_printf(b,
               "int32_t mlc_%s_k_%s(const int64_t *, void *const *, void *const *, void *const *, void *,\n"
               "    uint64_t, MlcPool *, const char **);\n",
@@ -732,8 +745,9 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d, LR_SLOT = %d };\n",
             param_index(&g, "opt.step"), param_index(&g, "opt.steps_per_epoch"),
             param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));
-  const char *progs[] = {"TRAIN", "train_step", "EVAL", "eval", "PREDICT", "predict"};
-  for (int i = 0; i < 6; i += 2) {
+  const char *progs[] = {"TRAIN", "train_step", "EVAL", "eval", "PREDICT", "predict",
+                         "TRAIN_CHECKED", "train_step_checked"};
+  for (int i = 0; i < 8; i += 2) {
     sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", progs[i], cn, progs[i + 1]);
     sb_printf(b, "#define %s_SCRATCH mlc_%s_k_%s_scratch_bytes\n", progs[i], cn, progs[i + 1]);
   }

@@ -12,6 +12,8 @@
 // over the program's syms), buffers, the loop-nest helpers shared with
 // kir_lower_nn.c, and the general ops: elementwise, reductions, softmax,
 // views, matmul, constants, casts, dropout and state stores.
+// With KirLowerOptions.check_finite it also adds the finite-check kernels
+// (kir.h) after each op that computes a float value.
 //
 // Views: reshape, stop_gradient, custom_grad and same-dtype casts share their
 // operand's buffer (row-major data is unchanged); transpose, slice, concat
@@ -752,17 +754,73 @@ static void lower_results(KLower *c) {
   }
 }
 
+// ---- finite checks -------------------------------------------------------------------------------------
+// Values that may hold an infinity by design: a non-finite constant (an
+// attention mask's -inf) and what elementwise ops, views, casts and max/min
+// reductions make of one. Their checks look for NaN only, so masking does
+// not stop a checked program.
+static bool inf_by_design(KLower *c, const bool *infok, const IrNode *n) {
+  IrClass cls = ir_op_class(n->op);
+  if (cls == IRC_CONST) return n->op == IR_CONST && !isfinite(kl_attr_f(n, IRA_VALUE));
+  bool passes = cls == IRC_UNARY || cls == IRC_BINARY || cls == IRC_SELECT || cls == IRC_VIEW ||
+                cls == IRC_CAST || n->op == IR_STORE || (cls == IRC_REDUCE && (n->op == IR_MAX || n->op == IR_MIN));
+  for (int i = 0; passes && i < n->nin; i++)
+    if (infok[n->in[i]->order + c->nparams]) return true;
+  return false;
+}
+
+// After n's kernel: a serial scan of n's buffer that stops at the first
+// NaN / +-Inf (NaN only when infinities are by design) with the message
+// kir.h describes, and a site for it. One compare per element on the
+// finite path: x - x is 0 for every finite x, NaN otherwise.
+static void finite_check(KLower *c, KirLowerOptions *o, const IrNode *n, bool nan_only) {
+  KirProgram *p = c->p;
+  int site = o->sites.len;
+  KirSite *st = arena_alloc(p->arena, sizeof *st);
+  st->span = n->span, st->op = ir_op_name(n->op);
+  vec_push(p->arena, &o->sites, st);
+  int line = 0, col = 0;
+  if (n->span.file) span_linecol(n->span, &line, &col);
+  const char *at = n->span.file ? arena_printf(p->arena, "%s:%d:%d", n->span.file->path, line, col) : "?";
+  KirKernel *k = kir_kernel_new(p, arena_printf(p->arena, "k%d_finite", n->id), n->span);
+  int b = kl_buf(c, n);
+  kir_kernel_use(p, k, b);
+  int e = kl_var(c, k, "e", DT_I64, true);
+  KStmt *loop = kir_for(p, &k->body, e, kir_buf(p, b)->numel, false);
+  KExpr *x = let_local(c, k, &loop->body, "x", kir_load(p, b, kl_v(c, k, e)));
+  DType dt = x->dtype;
+  KExpr *bad = nan_only ? kl_isnan(c, x) : kir_bin(p, KB_NE, kl_sub(c, x, x), kl_f(c, dt, 0));
+  Vec *blk = &kir_if(p, &loop->body, bad)->body;
+  const char *kinds[3] = {"nan", "inf", "-inf"};
+  KExpr *conds[3] = {kir_bin(p, KB_EQ, x, x), kir_bin(p, KB_LT, x, kl_f(c, dt, 0)), kir_int(p, DT_BOOL, 0)};
+  for (int i = 0; i < (nan_only ? 1 : 3); i++)
+    kir_check(p, blk, conds[i],
+              arena_printf(p->arena, KIR_NONFINITE_PREFIX "%d %s at %s (%s)", site, kinds[i], at, st->op));
+}
+
 KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err, size_t errlen) {
+  return kir_lower_func_opts(a, m, f, NULL, err, errlen);
+}
+
+KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o, char *err,
+                                size_t errlen) {
   ir_number(f);
   KLower c = {.m = m, .f = f, .err = err, .errlen = errlen, .nparams = f->params.len};
   if (errlen) err[0] = 0;
   c.p = kir_program_new(a, f->name);
   c.buf = arena_alloc(a, sizeof(int) * (size_t)(f->params.len + f->nodes.len + 1));
+  bool checks = o && o->check_finite;
+  bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
   for (int i = 0; i < f->nodes.len && !c.failed; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     node_buffer(&c, n);
+    int before = c.p->kernels.len;
     if (!c.failed && !is_alias(n)) lower_node(&c, n);
+    if (!checks || c.failed) continue;
+    infok[n->order + c.nparams] = inf_by_design(&c, infok, n);
+    if (c.p->kernels.len > before && dtype_is_float(n->type->dtype))
+      finite_check(&c, o, n, infok[n->order + c.nparams]);
   }
   if (!c.failed) lower_results(&c);
   return c.failed ? NULL : c.p;

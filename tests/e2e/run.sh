@@ -145,9 +145,26 @@ PY
   echo "[PASS] e2e torch20"
 }
 
+# finite: tests/e2e/diverge.model (lr 1e6) overflows within a few steps; with
+# --check-finite the program stops with status 1 and names the step and the
+# first value that went non-finite, as the .model source line and op.
+finite() {
+  "$mlc" build tests/e2e/diverge.model -o "$work/diverge" || fail "mlc build diverge.model"
+  local rc=0
+  "$work/diverge" train --check-finite >"$work/finite.log" 2>"$work/finite.err" || rc=$?
+  cat "$work/finite.err"
+  [[ $rc == 1 ]] || fail "--check-finite exit status $rc, want 1"
+  grep -Eq '^diverge: step [0-9]+: loss became (NaN|infinite) at tests/e2e/diverge\.model:[0-9]+:[0-9]+ \([a-z_0-9]+\)$' \
+    "$work/finite.err" || fail "no step, tests/e2e/diverge.model:LINE:COL and op in the report"
+  # without the flag the run goes on (through NaN) and succeeds
+  "$work/diverge" train >"$work/plain.log" 2>&1 || fail "the unchecked run failed"
+  echo "[PASS] e2e finite"
+}
+
 case $what in
 train) train ;;
 embed) embed ;;
 torch20) torch20 ;;
+finite) finite ;;
 *) fail "unknown check '$what'" ;;
 esac

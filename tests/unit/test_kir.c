@@ -375,6 +375,54 @@ static void test_verifier(void) {
   interp_tensor_free(out[0]);
 }
 
+// ---- finite checks ---------------------------------------------------------------------------------
+// A checked program stops at the first non-finite value in program order:
+// log(0) = -inf before sqrt makes NaN of it; log(-1) = NaN; finite input
+// runs through. A constant -inf (a mask) is not reported.
+static const char finite_ir[] =
+    "module F\n"
+    "func f(%x: f32[3]) -> (f32[3]) {\n"
+    "  %0 = log(%x) : f32[3]\n"
+    "  %1 = sqrt(%0) : f32[3]\n"
+    "  %2 = const {value = -inf} : f32[3]\n"
+    "  %3 = maximum(%1, %2) : f32[3]\n"
+    "  return %3\n"
+    "}\n";
+
+static void test_finite(void) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  IrModule *m = ir_parse(A, src_from_string(A, "finite.ir", finite_ir, strlen(finite_ir)), &ds);
+  if (!m || !ir_verify(m, &ds)) {
+    diag_print(&ds, stdout);
+    check("parse finite.ir", false);
+    return;
+  }
+  char err[256];
+  KirLowerOptions o = {.check_finite = true};
+  KirProgram *p = kir_lower_func_opts(A, m, VEC_AT(m->funcs, IrFunc, 0), &o, err, sizeof err);
+  check("checked lowering", p && kir_verify(p, &ds) && o.sites.len == 4);
+  if (!p || o.sites.len != 4) return;
+  check("sites name the ops", !strcmp(VEC_AT(o.sites, KirSite, 0)->op, "log") &&
+                                  !strcmp(VEC_AT(o.sites, KirSite, 1)->op, "sqrt"));
+  const struct { double x[3]; const char *want; } cases[] = {
+      {{1, 0, 2}, "nonfinite 0 -inf at finite.ir:3:3 (log)"},
+      {{1, -1, 2}, "nonfinite 0 nan at finite.ir:3:3 (log)"},
+      {{1, 0.5, 2}, "nonfinite 1 nan at finite.ir:4:3 (sqrt)"},
+      {{1, 4, 2}, NULL},
+  };
+  for (int i = 0; i < 4; i++) {
+    int64_t dims[1] = {3};
+    Tensor *x = interp_tensor_from(DT_F32, 1, dims, cases[i].x), *out[1] = {0};
+    int rc = kir_run(p, INTERP_F32, &x, 1, NULL, out, err, sizeof err);
+    bool ok = cases[i].want ? rc != 0 && strstr(err, cases[i].want) : rc == 0;
+    if (!ok && verbose) printf("  got rc %d: %s\n", rc, err);
+    check(arena_printf(A, "checked program stops at %s", cases[i].want ? cases[i].want : "nothing"), ok);
+    interp_tensor_free(x);
+    interp_tensor_free(out[0]);
+  }
+}
+
 int main(int argc, char **argv) {
   verbose = argc > 1 && !strcmp(argv[1], "-v");
   A = arena_new();
@@ -383,6 +431,7 @@ int main(int argc, char **argv) {
   run_dir("tests/interp", false);
   run_dir("tests/autodiff", true);
   run_inline();
+  test_finite();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)
     if (!covered[op] && op != IR_INPUT) sb_printf(&b, " %s", ir_op_name((IrOp)op));
