@@ -196,7 +196,11 @@ static LVal *inline_call(Env *e, Func *fn, Inst *I, const char *path, LVal **arg
                          Sig *sig) {
   Lower *L = e->L;
   if (++L->depth > 200) lower_fail(L, sp, "calls nested more than 200 deep");
-  Env ce = {.L = L, .f = e->f, .inst = I, .path = path};
+  Env ce = {.L = L, .f = e->f, .inst = I, .path = path, .at_site = e->at_site, .site = e->site};
+  if (!ce.at_site && fn->span.file != sema_program(L->S)->file) {
+    ce.at_site = true; // a prelude block: its nodes take this call's span
+    ce.site = sp;
+  }
   for (int i = 0; i < fn->params.len; i++) {
     Param *p = VEC_AT(fn->params, Param, i);
     bind(L, &ce.locals, p->name, args[i]);

@@ -49,6 +49,11 @@ typedef struct Env {
   const char *path; // its path in the model ("" at the top)
   SMap locals;      // name -> LVal*: parameters and let bindings
   SMap syms;        // dim name -> LVal* (LV_DIM) bound from argument types
+  // Inside a body from another file (the prelude's Linear, Conv2d, ...),
+  // every node gets the span of the user's call instead: a late report
+  // (--check-finite, a verifier message) then points at the user's line.
+  bool at_site;
+  Span site;
 } Env;
 
 // ---- lower.c ------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 IrNode *lower_build(Env *e, IrOp op, IrNode **in, int nin, const IrAttrs *as, Type *given,
                     Span sp) {
   char err[256];
+  if (e->at_site) sp = e->site;
   IrNode *n = ir_build(e->f, op, in, nin, as, given, sp, err, sizeof err);
   if (!n) lower_fail(e->L, sp, "internal: building %s: %s", ir_op_name(op), err);
   return n;

@@ -484,6 +484,24 @@ static void check_driver(void) {
   check("mlc build: unknown model is an error", driver_build(6, a3) == 1);
 }
 
+// ---- 5b. spans -------------------------------------------------------------------------------------
+// Nodes inlined from the prelude (Linear's matmul and add) carry the user's
+// call span, so late reports (--check-finite) point into the user's file;
+// parameter reads keep the span of their declaration.
+static void check_spans(void) {
+  Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
+  bool ok = l.ok, some = false;
+  for (int i = 0; ok && i < l.r.loss->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.loss->nodes, IrNode, i);
+    if (!n->span.file || n->op == IR_PARAM || n->op == IR_BUFFER) continue;
+    some = true;
+    ok = !strcmp(n->span.file->path, "examples/fashion_mlp.model");
+    if (!ok) printf("  %s from %s\n", ir_op_name(n->op), n->span.file->path);
+  }
+  check("fashion_mlp: every computing node of loss points into the user's file", ok && some);
+  arena_free(l.a);
+}
+
 // ---- 6. recipes ------------------------------------------------------------------------------------
 // The train blocks of the examples read back as the numbers they declare.
 static void check_recipes(void) {
@@ -553,6 +571,7 @@ int main(void) {
   check_interp();
   check_driver();
   check_recipes();
+  check_spans();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
