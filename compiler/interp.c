@@ -94,24 +94,9 @@ double interp_store(const InterpCtx *c, DType dt, double v) {
   }
 }
 
-int64_t interp_attr_i(const IrNode *n, IrAttrKey k) {
-  int64_t v = 0;
-  ir_attr_int(&n->attrs, k, &v);
-  return v;
-}
-
-const int64_t *interp_attr_ints(const IrNode *n, IrAttrKey k) {
-  static const int64_t zeros[INTERP_MAX_RANK];
-  int len = 0;
-  const int64_t *v = ir_attr_ints(&n->attrs, k, &len);
-  return v ? v : zeros;
-}
-
-double interp_attr_f(const IrNode *n, IrAttrKey k) {
-  double v = 0;
-  ir_attr_float(&n->attrs, k, &v);
-  return v;
-}
+int64_t interp_attr_i(const IrNode *n, IrAttrKey k) { return ir_node_int(n, k); }
+const int64_t *interp_attr_ints(const IrNode *n, IrAttrKey k) { return ir_node_ints(n, k); }
+double interp_attr_f(const IrNode *n, IrAttrKey k) { return ir_node_float(n, k); }
 
 // ---- symbolic dims ------------------------------------------------------------------------------
 // The value of d under the bindings; false if a symbol in it is unbound.

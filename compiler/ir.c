@@ -123,6 +123,25 @@ bool ir_attr_float(const IrAttrs *as, IrAttrKey k, double *out) {
   return true;
 }
 
+int64_t ir_node_int(const IrNode *n, IrAttrKey k) {
+  int64_t v = 0;
+  ir_attr_int(&n->attrs, k, &v);
+  return v;
+}
+
+const int64_t *ir_node_ints(const IrNode *n, IrAttrKey k) {
+  static const int64_t zeros[64];
+  int len = 0;
+  const int64_t *v = ir_attr_ints(&n->attrs, k, &len);
+  return v ? v : zeros;
+}
+
+double ir_node_float(const IrNode *n, IrAttrKey k) {
+  double v = 0;
+  ir_attr_float(&n->attrs, k, &v);
+  return v;
+}
+
 // Floats compare bitwise so that 0.0 and -0.0 stay apart and NaN == NaN.
 bool ir_attrs_eq(const IrAttrs *x, const IrAttrs *y) {
   if (x->n != y->n) return false;

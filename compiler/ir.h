@@ -144,6 +144,13 @@ typedef struct IrNode {
   IrFunc *func;      // owning function
 } IrNode;
 
+// A node's attribute k with a default when absent (0, 0.0, or a list of 64
+// zeros: never NULL). For passes over verified IR, where the op's attributes
+// are known to be present.
+int64_t ir_node_int(const IrNode *n, IrAttrKey k);
+const int64_t *ir_node_ints(const IrNode *n, IrAttrKey k);
+double ir_node_float(const IrNode *n, IrAttrKey k);
+
 typedef enum {
   IRP_PARAM,
   IRP_BUFFER,

@@ -44,24 +44,9 @@ void *kl_fail(KLower *c, const IrNode *n, const char *fmt, ...) {
   return NULL;
 }
 
-int64_t kl_attr_i(const IrNode *n, IrAttrKey k) {
-  int64_t v = 0;
-  ir_attr_int(&n->attrs, k, &v);
-  return v;
-}
-
-const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k) {
-  static const int64_t zeros[KL_MAX_RANK];
-  int len = 0;
-  const int64_t *v = ir_attr_ints(&n->attrs, k, &len);
-  return v ? v : zeros;
-}
-
-double kl_attr_f(const IrNode *n, IrAttrKey k) {
-  double v = 0;
-  ir_attr_float(&n->attrs, k, &v);
-  return v;
-}
+int64_t kl_attr_i(const IrNode *n, IrAttrKey k) { return ir_node_int(n, k); }
+const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k) { return ir_node_ints(n, k); }
+double kl_attr_f(const IrNode *n, IrAttrKey k) { return ir_node_float(n, k); }
 
 // ---- symbolic sizes ------------------------------------------------------------------------------
 // Dims are opaque polynomials; their canonical text (dim_str) is parsed back
