@@ -1,5 +1,5 @@
 // conv_speed.c — how fast the compiled conv2d, its two gradients and
-// max pooling run on the fashion_cnn shapes (examples/fashion_cnn.model,
+// max/avg pooling (and their gradients) run on the fashion_cnn shapes (examples/fashion_cnn.model,
 // batch 64). Each kernel is one graph IR function, lowered to kernel IR
 // (kir_lower_func), compiled by the LLVM backend (O3, host CPU) and run
 // in-process through ORC LLJIT, as tests/unit/test_llvm.c does.
@@ -13,10 +13,13 @@
 //
 // Usage: conv_speed [THREADS [REPS]]   THREADS 1 (default): no pool, one
 //        core; N > 1: an N-thread mlc_rt pool. REPS: timed runs (default 10).
+//        CONV_SPEED_IR=TEXT in the environment prints, to stderr, the
+//        optimised LLVM IR of each kernel whose name contains TEXT.
 //
 // Prints one line per kernel: the best wall time over REPS runs and
 // GFLOP/s, counting 2 flops per multiply-add of the textbook loop nest
-// (padding taps excluded) and one compare per window element for pooling.
+// (padding taps excluded) and one compare (or add) per window element for
+// pooling.
 #include "backend.h"
 #include "mlc_rt.h"
 
@@ -66,6 +69,15 @@ static Bench benches[] = {
   {"pool2 max        [64,64,14,14] 2x2",
    "module B\nfunc f(%x: f32[64, 64, 14, 14]) -> (f32[64, 64, 7, 7]) {\n"
    "  %0 = max_pool2d(%x) " POOL_ATTRS " : f32[64, 64, 7, 7]\n  return %0\n}\n", 0},
+  {"pool2 max grad",
+   "module B\nfunc f(%dy: f32[64, 64, 7, 7], %x: f32[64, 64, 14, 14]) -> (f32[64, 64, 14, 14]) {\n"
+   "  %0 = max_pool2d_grad(%dy, %x) " POOL_ATTRS " : f32[64, 64, 14, 14]\n  return %0\n}\n", 0},
+  {"pool1 avg        [64,32,28,28] 2x2",
+   "module B\nfunc f(%x: f32[64, 32, 28, 28]) -> (f32[64, 32, 14, 14]) {\n"
+   "  %0 = avg_pool2d(%x) " POOL_ATTRS " : f32[64, 32, 14, 14]\n  return %0\n}\n", 0},
+  {"pool1 avg grad",
+   "module B\nfunc f(%dy: f32[64, 32, 14, 14], %x: f32[64, 32, 28, 28]) -> (f32[64, 32, 28, 28]) {\n"
+   "  %0 = avg_pool2d_grad(%dy, %x) " POOL_ATTRS " : f32[64, 32, 28, 28]\n  return %0\n}\n", 0},
 };
 
 static double now(void) {
@@ -83,6 +95,9 @@ static void set_flops(void) {
   benches[5].flops = 64.0 * 32 * 28 * 28;
   benches[6].flops = benches[5].flops;
   benches[7].flops = 64.0 * 64 * 14 * 14;
+  benches[8].flops = benches[7].flops;
+  benches[9].flops = benches[5].flops;
+  benches[10].flops = benches[5].flops;
 }
 
 // Compiles b, runs it reps times on zero-initialised buffers, prints a line.
@@ -97,7 +112,14 @@ static int run_bench(const Bench *b, MlcPool *pool, int reps) {
   BackendOptions o = backend_default_options();
   o.threads = pool != NULL;
   LlvmGen *g = p ? llvm_gen_new(&o, err, sizeof err) : NULL;
-  LlvmJit *j = g && !llvm_gen_add(g, p, err, sizeof err) ? llvm_jit_new(g, (void (*)(void))mlc_parallel_for, err, sizeof err) : NULL;
+  if (g && !llvm_gen_add(g, p, err, sizeof err) && getenv("CONV_SPEED_IR") && strstr(b->name, getenv("CONV_SPEED_IR"))
+      && !llvm_gen_optimize(g, err, sizeof err)) { // CONV_SPEED_IR=NAME: print NAME's optimised LLVM IR
+    StrBuf sb = {0};
+    llvm_gen_print(g, &sb);
+    fputs(sb.data, stderr);
+    sb_free(&sb);
+  }
+  LlvmJit *j = g && !err[0] ? llvm_jit_new(g, (void (*)(void))mlc_parallel_for, err, sizeof err) : NULL;
   KirEntryFn run = j ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, "mlc_f", err, sizeof err) : NULL;
   KirScratchFn scratch = j ? (KirScratchFn)(uintptr_t)llvm_jit_lookup(j, "mlc_f_scratch_bytes", err, sizeof err) : NULL;
   if (!run || !scratch) return fprintf(stderr, "%s: %s\n", b->name, err), 1;
@@ -112,9 +134,13 @@ static int run_bench(const Bench *b, MlcPool *pool, int reps) {
       n *= v;
       if (kb->kind == KBUF_INPUT) dims[kb->index * KIR_ABI_MAX_RANK + d] = v;
     }
-    if (kb->kind == KBUF_INPUT) { // small values: nothing overflows or goes denormal
-      in[kb->index] = malloc((size_t)n * 4);
-      for (int64_t e = 0; e < n; e++) ((float *)in[kb->index])[e] = 0.25f + 0.001f * (float)(e % 7);
+    if (kb->kind == KBUF_INPUT) { // values in [0.25, 0.5): nothing overflows or goes denormal;
+      in[kb->index] = malloc((size_t)n * 4); // pseudo-random, so a max's branches are not predictable
+      uint32_t r = 12345u + (uint32_t)kb->index;
+      for (int64_t e = 0; e < n; e++) {
+        r = r * 1664525u + 1013904223u;
+        ((float *)in[kb->index])[e] = 0.25f + 0.25f * (float)(r >> 8) * 0x1p-24f;
+      }
     }
     if (kb->kind == KBUF_OUTPUT) out[kb->index] = calloc((size_t)n, 4);
   }

@@ -5,14 +5,15 @@
 // interpreter's order (interp_nn.c, interp.c), so results round
 // identically; most are its loop nest written out in kernel IR, the
 // convolutions an im2col plus matmul rows with a long vectorisable inner
-// loop (program-private temporaries; see "Performance" in
-// docs/design/kir.md).
+// loop (program-private temporaries), unpadded pooling its taps unrolled
+// and branch-free (see "Performance" in docs/design/kir.md).
 //
 // Buffer shapes are NCHW row-major: x[N, C, H, W], w[O, C/g, KH, KW],
 // y[N, O, HO, WO]. Scatters (the gradients that add into an input-shaped
 // buffer) zero-fill first and keep their outer loop parallel only when its
 // iterations write disjoint slices (over the batch for conv2d_grad_input and
-// the pool gradients; never for conv2d_grad_weight or embedding_grad).
+// the pool gradients, over blocks of dw rows for conv2d_grad_weight; never
+// for embedding_grad).
 #include "kir_lower_internal.h"
 
 #include <math.h>
@@ -283,6 +284,13 @@ static bool conv_grad_input(KLower *c, IrNode *n) {
 //   dwT[kk, gi*Og + o'] += x[n, gi*Cg + ci, h, w] * dyT[n, p, gi*Og + o']
 // over (n, p) ascending, kk = (ci*KH + a)*KW + b, in-range taps only; then
 // dw[o, kk] = dwT[kk, o]. The inner loop runs over the group's channels.
+// The rows (ch, a), ch = gi*Cg + ci (each owns dwT[kk, gi*Og .. gi*Og + Og)
+// for its KW taps b), are cut into GW_BLOCKS blocks that run in parallel: a
+// block walks every (n, p) in order and, per (n, p), its rows, so each
+// element keeps the interpreter's order while dyT's row for (n, p) serves
+// the whole block.
+enum { GW_BLOCKS = 8 };
+
 static bool conv_grad_weight(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   ConvGeom q = conv_geom(c, n);
@@ -291,7 +299,7 @@ static bool conv_grad_weight(KLower *c, IrNode *n) {
   DType dt = n->type->dtype;
   int dyT = conv_temp(c, k, n, "dyT", yt->dims[0], dmul(c, yt->dims[2], yt->dims[3]), yt->dims[1]);
   int dwT = conv_temp(c, k, n, "dwT", wt->dims[1], dmul(c, wt->dims[2], wt->dims[3]), wt->dims[0]);
-  KExpr *nv, *ov, *pv, *kv, *gv, *civ, *av, *bv, *iv, *jv, *ow;
+  KExpr *nv, *ov, *pv, *kv, *rbv, *rv, *bv, *iv, *jv, *ow;
   // dwT = 0; dyT = dy transposed
   Vec *blk = &loop(c, k, &k->body, "z", kl_mul(c, q.K, q.O), true, &kv)->body;
   kir_store(c->p, blk, dwT, kv, kl_f(c, dt, 0));
@@ -300,23 +308,27 @@ static bool conv_grad_weight(KLower *c, IrNode *n) {
   blk = &loop(c, k, blk, "p", q.P, false, &pv)->body;
   KExpr *t = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.P), pv), q.O), ov);
   kir_store(c->p, blk, dyT, t, kl_ld(c, dy, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.O), ov), q.P), pv)));
-  // the accumulation, sequential over n
-  blk = &loop(c, k, &k->body, "n", q.N, false, &nv)->body;
+  // the accumulation: blocks of rows (ch, a) in parallel, each over (n, p) ascending
+  KExpr *R = kl_mul(c, q.C, q.KH), *nb = kl_i(c, GW_BLOCKS);
+  KExpr *RB = kl_div(c, kl_add(c, R, kl_i(c, GW_BLOCKS - 1)), nb);
+  blk = &loop(c, k, &k->body, "rb", nb, true, &rbv)->body;
+  blk = &loop(c, k, blk, "n", q.N, false, &nv)->body;
   blk = &loop(c, k, blk, "i", q.HO, false, &iv)->body;
   blk = &loop(c, k, blk, "j", q.WO, false, &jv)->body;
   KExpr *drow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.P), kl_add(c, kl_mul(c, iv, q.WO), jv)), q.O);
-  blk = &loop(c, k, blk, "g", kl_i(c, q.g), false, &gv)->body;
-  blk = &loop(c, k, blk, "ci", q.Cg, false, &civ)->body;
-  blk = &loop(c, k, blk, "a", q.KH, false, &av)->body;
+  blk = &loop(c, k, blk, "r", RB, false, &rv)->body;
+  KExpr *r = let(c, k, blk, "row", kl_add(c, kl_mul(c, rbv, RB), rv));
+  blk = &kir_if(c->p, blk, lt(c, r, R))->body;
+  KExpr *ch = let(c, k, blk, "ch", kl_div(c, r, q.KH)), *av = kir_bin(c->p, KB_MOD, r, q.KH);
+  KExpr *civ = kir_bin(c->p, KB_MOD, ch, q.Cg);
+  KExpr *o0 = let(c, k, blk, "o0", kl_mul(c, kl_div(c, ch, q.Cg), q.Og));
   KExpr *h = let(c, k, blk, "h", window_pos(c, iv, av, q.s[0], q.p[0], q.d[0]));
   blk = &kir_if(c->p, blk, in_range(c, h, q.H))->body;
   blk = &loop(c, k, blk, "b", q.KW, false, &bv)->body;
   KExpr *w = let(c, k, blk, "w", window_pos(c, jv, bv, q.s[1], q.p[1], q.d[1]));
   blk = &kir_if(c->p, blk, in_range(c, w, q.W))->body;
-  KExpr *ch = kl_add(c, kl_mul(c, gv, q.Cg), civ);
   KExpr *xv = let(c, k, blk, "xv", kl_ld(c, X, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.C), ch), q.H), h), q.W), w)));
   KExpr *kk = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, civ, q.KH), av), q.KW), bv);
-  KExpr *o0 = kl_mul(c, gv, q.Og);
   blk = &loop(c, k, blk, "o", q.Og, false, &ow)->body;
   KExpr *to = kl_add(c, kl_mul(c, kk, q.O), kl_add(c, o0, ow));
   KExpr *dv = kir_load(c->p, dyT, kl_add(c, drow, kl_add(c, o0, ow)));
@@ -337,14 +349,91 @@ bool kl_conv(KLower *c, IrNode *n) {
   return s[0] == 1 && s[1] == 1 ? conv_grad_input(c, n) : conv_textbook(c, n);
 }
 
+// ---- pooling: unpadded windows, taps unrolled ---------------------------------------------------
+// With no padding every window lies inside the plane, so the taps need no
+// range checks and can be written out (kernel sizes are attributes): the
+// innermost loop runs over a row of output columns with straight-line,
+// branch-free taps (max keeps its best with selects), which LLVM
+// vectorises. Each output element still sees its taps in the interpreter's
+// row-major order. The gradients also need disjoint windows (stride >=
+// kernel): then each dx element gets at most one term, written instead of
+// added: 0 + dy at the picked tap (max: the select chain also tracks its
+// offset; one store per window) or 0 + dy/(kh*kw) at every tap (avg). The
+// plane is zeroed first (in cache) for the elements no window picks or
+// covers. Branch-free taps matter most for max on real data, whose
+// comparisons a branch predictor cannot guess.
+enum { POOL_MAX_TAPS = 16 };
+
+static bool pool_fast_ok(const IrNode *n, bool grad) {
+  const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
+  if (p[0] || p[1] || ks[0] < 1 || ks[1] < 1 || ks[0] * ks[1] > POOL_MAX_TAPS) return false;
+  return !grad || (s[0] >= ks[0] && s[1] >= ks[1]);
+}
+
+static bool pool_fast(KLower *c, IrNode *n, bool grad, bool mx) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const IrNode *X = n->in[grad];
+  const Type *xt = X->type, *yt = grad ? n->in[0]->type : n->type;
+  const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE);
+  DType dt = xt->dtype;
+  KExpr *H = kl_tdim(c, xt, 2), *W = kl_tdim(c, xt, 3), *HO = kl_tdim(c, yt, 2), *WO = kl_tdim(c, yt, 3);
+  KExpr *nv, *cv, *iv, *jv, *zv;
+  Vec *blk = &loop(c, k, &k->body, "n", kl_tdim(c, xt, 0), true, &nv)->body;
+  blk = &loop(c, k, blk, "c", kl_tdim(c, xt, 1), false, &cv)->body;
+  KExpr *plane = kl_add(c, kl_mul(c, nv, kl_tdim(c, xt, 1)), cv);
+  KExpr *xbase = kl_mul(c, plane, kl_mul(c, H, W)), *zero = kl_f(c, dt, 0);
+  if (grad) {
+    Vec *z = &loop(c, k, blk, "z", kl_mul(c, H, W), false, &zv)->body;
+    kl_st(c, z, n, kl_add(c, xbase, zv), zero);
+  }
+  blk = &loop(c, k, blk, "i", HO, false, &iv)->body;
+  blk = &loop(c, k, blk, "j", WO, false, &jv)->body;
+  KExpr *yo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, plane, HO), iv), WO), jv);
+  int ntap = (int)(ks[0] * ks[1]);
+  KExpr *off[POOL_MAX_TAPS];
+  for (int t = 0; t < ntap; t++) {
+    KExpr *h = kl_add(c, kl_mul(c, iv, kl_i(c, s[0])), kl_i(c, t / ks[1]));
+    KExpr *w = kl_add(c, kl_mul(c, jv, kl_i(c, s[1])), kl_i(c, t % ks[1]));
+    off[t] = kl_add(c, xbase, kl_add(c, kl_mul(c, h, W), w));
+  }
+  KExpr *area = kl_f(c, dt, (double)ntap);
+  if (!mx) {
+    if (grad) {
+      KExpr *share = let(c, k, blk, "share", kl_add(c, zero, kl_div(c, kl_ld(c, n->in[0], yo), area)));
+      for (int t = 0; t < ntap; t++) kl_st(c, blk, n, off[t], share);
+      return true;
+    }
+    KExpr *acc = let(c, k, blk, "s", zero);
+    for (int t = 0; t < ntap; t++) kir_assign(c->p, blk, acc->var, kl_add(c, acc, kl_ld(c, X, off[t])));
+    kl_st(c, blk, n, yo, kl_div(c, acc, area));
+    return true;
+  }
+  // max: the first tap, then v > best or (v NaN and best not) replaces it
+  KExpr *best = let(c, k, blk, "best", kl_ld(c, X, off[0]));
+  KExpr *arg = grad ? let(c, k, blk, "arg", off[0]) : NULL;
+  for (int t = 1; t < ntap; t++) {
+    KExpr *v = let(c, k, blk, "v", kl_ld(c, X, off[t]));
+    KExpr *nan_first = and2(c, kl_isnan(c, v), kir_un(c->p, KU_NOT, kl_isnan(c, best)));
+    KExpr *better = let(c, k, blk, "better", or2(c, kir_bin(c->p, KB_GT, v, best), nan_first));
+    kir_assign(c->p, blk, best->var, kir_select(c->p, better, v, best));
+    if (grad) kir_assign(c->p, blk, arg->var, kir_select(c->p, better, off[t], arg));
+  }
+  if (grad) kl_st(c, blk, n, arg, kl_add(c, zero, kl_ld(c, n->in[0], yo)));
+  else kl_st(c, blk, n, yo, best);
+  return true;
+}
+
 // ---- pooling --------------------------------------------------------------------------------------
 // max: first maximum in row-major window order (NaN wins once), padding
 // skipped, -inf for an empty window; avg: in-range sum / (kh*kw). The grads
 // send dy to the picked element / dy/(kh*kw) to every in-range element.
+// Unpadded windows (disjoint ones for the grads) take the fast form above;
+// the rest this per-window nest.
 bool kl_pool(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   bool grad = n->op == IR_MAX_POOL2D_GRAD || n->op == IR_AVG_POOL2D_GRAD;
   bool mx = n->op == IR_MAX_POOL2D || n->op == IR_MAX_POOL2D_GRAD;
+  if (pool_fast_ok(n, grad)) return pool_fast(c, n, grad, mx);
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *X = n->in[grad];
   const Type *xt = X->type, *yt = grad ? n->in[0]->type : n->type;
   const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
