@@ -95,7 +95,7 @@ static bool build_step(BuildUnit *u) {
     return false;
   }
   if (u->recipe.opt.sched == SCHED_PLATEAU)
-    optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
+    u->plateau = optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
   IrNode *out = u->recipe.opt.accumulate == 1 ? step_forward_output(u->train_step, u->lr.predict) : NULL;
   if (out) {
     ir_return(u->train_step, out, NULL);
@@ -147,6 +147,7 @@ int build_lower_kir(BuildUnit *u, char *err, size_t errlen) {
   if (!(u->k_train_checked = kir_lower_func_opts(u->arena, m, u->train_step, &u->checked, err, errlen)))
     return -1;
   u->k_train_checked->name = arena_printf(u->arena, "%s_checked", u->train_step->name);
+  if (u->plateau && !(u->k_plateau = kir_lower_func(u->arena, m, u->plateau, err, errlen))) return -1;
   return 0;
 }
 
@@ -318,8 +319,10 @@ static int compile_kernels(Job *j, BackendEmit emit, const char *path) {
   char err[1024];
   BackendSession *s = llvm_backend.open(&bo, err, sizeof err);
   int rc = s ? 0 : -1;
-  const KirProgram *ps[4] = {j->u->k_train, j->u->k_eval, j->u->k_predict, j->u->k_train_checked};
-  for (int i = 0; rc == 0 && i < 4; i++) rc = llvm_backend.add(s, ps[i], err, sizeof err);
+  const KirProgram *ps[5] = {j->u->k_train, j->u->k_eval, j->u->k_predict, j->u->k_train_checked,
+                             j->u->k_plateau};
+  for (int i = 0; rc == 0 && i < 5; i++)
+    if (ps[i]) rc = llvm_backend.add(s, ps[i], err, sizeof err);
   if (rc == 0) rc = llvm_backend.finish(s, path, err, sizeof err);
   if (s) llvm_backend.close(s);
   if (rc) fprintf(stderr, "mlc: error: code generation for %s failed: %s\n", j->u->model, err);
@@ -444,7 +447,7 @@ int build_main(int argc, char **argv) {
   }
   // the glue's checks (per-sample shapes, dtypes) before the slow code generation
   StrBuf glue = {0};
-  bool fits = o.emit == EMIT_LLVM || o.emit == EMIT_ASM || build_glue_source(&glue, &u, false, false, err, sizeof err);
+  bool fits = o.emit == EMIT_LLVM || o.emit == EMIT_ASM || build_glue_source(&glue, &u, false, o.emit == EMIT_LIB, err, sizeof err);
   sb_free(&glue);
   if (!fits) {
     fprintf(stderr, "mlc: error: %s: %s\n", u.model, err);

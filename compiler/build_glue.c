@@ -9,8 +9,11 @@
 //                                         module param, buffer and optimizer
 //                                         slot with its initialiser), inputs
 //                                         (per-sample dims, labels, default
-//                                         data), the recipe, sites (of the
-//                                         checked train_step), scratch
+//                                         data; symbolic dims such as T are
+//                                         -1 + an index into syms, bound by
+//                                         the runtime from the data), the
+//                                         recipe, sites (of the checked
+//                                         train_step), scratch
 //   train_step / eval / predict          MlcEntry wrappers: the dims array from
 //                                         the batch and per-sample dims, state
 //                                         pointers in each program's KBUF_STATE
@@ -18,6 +21,7 @@
 //                                         train_step runs the checked variant
 //                                         under ctx->check_finite and maps a
 //                                         failed finite check to MLC_NONFINITE
+//   epoch_end (plateau schedule only)    plateau_update on the epoch's metric
 //   main (executables)                   mlc_main(argc, argv, &mlc_model_<cname>)
 //   mlc_<cname>_* (libraries)            the API of build_glue_header
 // The glue is compiled by the system C compiler (build.c); it includes only
@@ -78,8 +82,9 @@ typedef struct GlueInput {
   const char *name;
   DType dt;
   int rank;                  // per sample
-  int64_t dims[MLC_MAX_RANK_GLUE];
-  int64_t numel;             // per sample
+  int64_t dims[MLC_MAX_RANK_GLUE]; // -1: the symbol syms[sym[d]]
+  int sym[MLC_MAX_RANK_GLUE];
+  int64_t numel;             // per sample (of the constant dims)
   int64_t num_classes;
 } GlueInput;
 
@@ -89,7 +94,10 @@ typedef struct Glue {
   const BuildUnit *u;
   GlueInput in[GLUE_MAX_INPUTS];
   int nin, nfwd;
-  int64_t num_out;
+  int64_t num_out;           // the forward output's constant dims per sample
+  const char *syms[MLC_MAX_RANK_GLUE]; // symbolic per-sample dims (T), bound from data
+  int nsyms;
+  int out_syms[MLC_MAX_RANK_GLUE], nout_syms; // the output's symbolic dims
   char *err;
   size_t errlen;
 } Glue;
@@ -99,15 +107,32 @@ static bool fail(Glue *g, const char *msg, const char *arg) {
   return false;
 }
 
-// Per-sample numel of a [B, ...] type with constant trailing dims; -1 if not.
-static int64_t sample_dims(const Type *t, Sym *batch, int64_t *dims, int *rank) {
-  // functions have their own Sym objects: the batch dim is matched by name
+// The index of symbol `name` in g->syms, added when new (add); -1 if absent
+// or there are too many.
+static int sym_index(Glue *g, const char *name, bool add) {
+  for (int k = 0; k < g->nsyms; k++)
+    if (!strcmp(g->syms[k], name)) return k;
+  if (!add || g->nsyms == MLC_MAX_RANK_GLUE) return -1;
+  g->syms[g->nsyms] = name;
+  return g->nsyms++;
+}
+
+// Per-sample shape of a [B, ...] type whose trailing dims are constants or
+// symbols (dims[d] = -1, sym[d] their index; new ones added when add):
+// returns the product of the constant dims, -1 if the type does not fit.
+static int64_t sample_dims(Glue *g, const Type *t, Sym *batch, int64_t *dims, int *sym, int *rank,
+                           bool add) {
+  // functions have their own Sym objects: dims are matched by name
   Sym *s0 = t->rank >= 1 ? dim_as_sym(t->dims[0]) : NULL;
   if (!s0 || strcmp(s0->name, batch->name) || t->rank - 1 > MLC_MAX_RANK_GLUE) return -1;
   int64_t n = 1;
   for (int i = 1; i < t->rank; i++) {
-    if (!dim_is_const(t->dims[i], &dims[i - 1])) return -1;
-    n *= dims[i - 1];
+    Sym *s = dim_as_sym(t->dims[i]);
+    sym[i - 1] = -1;
+    if (dim_is_const(t->dims[i], &dims[i - 1])) n *= dims[i - 1];
+    else if (!s || !strcmp(s->name, batch->name) || (sym[i - 1] = sym_index(g, s->name, add)) < 0)
+      return -1;
+    else dims[i - 1] = -1;
   }
   *rank = t->rank - 1;
   return n;
@@ -121,19 +146,31 @@ static bool collect_inputs(Glue *g) {
   IrNode *x0 = VEC_AT(loss->params, IrNode, 0);
   if (x0->type->rank) batch = dim_as_sym(x0->type->dims[0]);
   if (!batch) return fail(g, "the loss's first argument must be [B, ...] with a batch symbol B%s", "");
+  // the forward inputs first: the symbols predict can bind
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = pass ? g->nfwd : 0; i < (pass ? g->nin : g->nfwd); i++) {
+      IrNode *x = VEC_AT(loss->params, IrNode, i);
+      GlueInput *in = &g->in[i];
+      in->name = x->name, in->dt = x->type->dtype;
+      in->numel = sample_dims(g, x->type, batch, in->dims, in->sym, &in->rank, true);
+      if (in->numel < 0)
+        return fail(g, "loss argument '%s' must be [B, ...] with constant or symbolic dims after B", x->name);
+      if (!mlc_dtype(in->dt)) return fail(g, "loss argument '%s' has a dtype the runtime cannot feed", x->name);
+    }
   Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
-  int orank;
+  int orank, osym[MLC_MAX_RANK_GLUE], nfwd_syms = g->nsyms;
   int64_t odims[MLC_MAX_RANK_GLUE];
-  g->num_out = sample_dims(ot, batch, odims, &orank);
-  if (g->num_out < 0) return fail(g, "the forward output must be [B, ...] with constant dims after B%s", "");
-  for (int i = 0; i < g->nin; i++) {
-    IrNode *x = VEC_AT(loss->params, IrNode, i);
+  g->num_out = sample_dims(g, ot, batch, odims, osym, &orank, false);
+  if (g->num_out < 0)
+    return fail(g, "the forward output must be [B, ...] with constant dims after B, or symbols of %s",
+                "the forward inputs");
+  for (int d = 0; d < orank; d++) {
+    if (osym[d] >= nfwd_syms) return fail(g, "the forward output has a symbolic dim no forward input binds%s", "");
+    if (osym[d] >= 0) g->out_syms[g->nout_syms++] = osym[d];
+  }
+  for (int i = g->nfwd; i < g->nin; i++) {
     GlueInput *in = &g->in[i];
-    in->name = x->name, in->dt = x->type->dtype;
-    in->numel = sample_dims(x->type, batch, in->dims, &in->rank);
-    if (in->numel < 0) return fail(g, "loss argument '%s' must be [B, ...] with constant dims after B", x->name);
-    if (!mlc_dtype(in->dt)) return fail(g, "loss argument '%s' has a dtype the runtime cannot feed", x->name);
-    bool label = i >= g->nfwd && (in->dt == DT_I32 || in->dt == DT_I64) && orank >= 1;
+    bool label = (in->dt == DT_I32 || in->dt == DT_I64) && orank >= 1 && odims[orank - 1] > 0;
     in->num_classes = label ? odims[orank - 1] : 0;
   }
   for (int i = 0; i < g->u->lr.module->params.len; i++) {
@@ -236,6 +273,9 @@ static void inputs_table(StrBuf *b, const Glue *g) {
     sb_printf(b, ", .dtype = %s, .rank = %d, .dims = {", mlc_dtype(in->dt), in->rank);
     if (!in->rank) sb_putc(b, '0');
     for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
+    sb_puts(b, "}, .sym = {");
+    if (!in->rank) sb_putc(b, '0');
+    for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%d", d ? ", " : "", in->sym[d] < 0 ? 0 : in->sym[d]);
     sb_printf(b, "}, .num_classes = %lld,\n     .train = ", (long long)in->num_classes);
     data_source(b, source_for(&g->u->recipe.train_data, in->name));
     sb_puts(b, ",\n     .test = ");
@@ -312,19 +352,25 @@ static const char *const wrappers[] = {
     "static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }\n"
     "\n",
     "// dims[arg * 8 + d] of nargs arguments, argument a being input a % NIN of\n"
-    "// micro-batch a / NIN, each [b, per-sample dims...].\n"
-    "static void fill_dims(int64_t *dims, int nargs, int64_t b) {\n"
+    "// micro-batch a / NIN, each [b, per-sample dims...]; a symbolic dim is its\n"
+    "// value in syms (bound from the data).\n"
+    "static void fill_dims(int64_t *dims, int nargs, int64_t b, const int64_t *syms) {\n"
     "  memset(dims, 0, sizeof(int64_t) * 8 * (size_t)nargs);\n"
     "  for (int a = 0; a < nargs; a++) {\n"
     "    const MlcInputDesc *in = &inputs[a % NIN];\n"
     "    dims[a * 8] = b;\n"
-    "    for (int d = 0; d < in->rank; d++) dims[a * 8 + 1 + d] = in->dims[d];\n"
+    "    for (int d = 0; d < in->rank; d++) dims[a * 8 + 1 + d] = in->dims[d] < 0 ? syms[in->sym[d]] : in->dims[d];\n"
     "  }\n"
     "}\n"
     "\n",
-    "static size_t sample_bytes(int i) {\n"
-    "  size_t n = mlc_dtype_size(inputs[i].dtype);\n"
-    "  for (int d = 0; d < inputs[i].rank; d++) n *= (size_t)inputs[i].dims[d];\n"
+    "static size_t sample_bytes(int i, const int64_t *syms) {\n"
+    "  return mlc_dtype_size(inputs[i].dtype) * (size_t)mlc_input_numel(&inputs[i], syms);\n"
+    "}\n"
+    "\n"
+    "// Forward output floats per sample.\n"
+    "static int64_t out_numel(const int64_t *syms) {\n"
+    "  int64_t n = NUM_OUT;\n"
+    "  for (int k = 0; k < NOUT_SYMS; k++) n *= syms[out_syms[k]];\n"
     "  return n;\n"
     "}\n"
     "\n",
@@ -349,15 +395,15 @@ static const char *const wrappers[] = {
     "  return msg && nonfinite(ctx, msg) ? MLC_NONFINITE : MLC_ERROR;\n"
     "}\n"
     "\n",
-    "static size_t scratch_bytes(int64_t b) {\n"
+    "static size_t scratch_bytes(int64_t b, const int64_t *syms) {\n"
     "  int64_t dims[8 * NIN * ACC + 8];\n"
     "  int64_t mb = b / ACC > 0 ? b / ACC : 1;\n"
-    "  fill_dims(dims, NIN * ACC, mb);\n"
+    "  fill_dims(dims, NIN * ACC, mb, syms);\n"
     "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
-    "  size_t t = align64(tc > tn ? tc : tn) + (STEP_OUT ? (size_t)b * NUM_OUT * sizeof(float) : 0);\n"
-    "  fill_dims(dims, NIN, b);\n"
+    "  size_t t = align64(tc > tn ? tc : tn) + (STEP_OUT ? (size_t)(b * out_numel(syms)) * sizeof(float) : 0);\n"
+    "  fill_dims(dims, NIN, b, syms);\n"
     "  size_t e = (size_t)EVAL_SCRATCH(dims);\n"
-    "  fill_dims(dims, NFWD, b);\n"
+    "  fill_dims(dims, NFWD, b, syms);\n"
     "  size_t p = (size_t)PREDICT_SCRATCH(dims);\n"
     "  size_t m = t > e ? t : e;\n"
     "  return (m > p ? m : p) + 64;\n"
@@ -391,9 +437,9 @@ static const char *const wrappers[] = {
     "  }\n"
     "  int64_t mb = b / ACC, dims[8 * NIN * ACC];\n"
     "  const void *args[NIN * ACC];\n"
-    "  fill_dims(dims, NIN * ACC, mb);\n"
+    "  fill_dims(dims, NIN * ACC, mb, ctx->syms);\n"
     "  for (int k = 0; k < ACC; k++)\n"
-    "    for (int i = 0; i < NIN; i++) args[k * NIN + i] = (const char *)in[i] + (size_t)(k * mb) * sample_bytes(i);\n"
+    "    for (int i = 0; i < NIN; i++) args[k * NIN + i] = (const char *)in[i] + (size_t)(k * mb) * sample_bytes(i, ctx->syms);\n"
     "  set_i64(ctx, STEP_SLOT, ctx->step);\n"
     "  set_i64(ctx, SPE_SLOT, ctx->steps_per_epoch > 0 ? ctx->steps_per_epoch : 1);\n"
     "  set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1);\n"
@@ -409,20 +455,20 @@ static const char *const wrappers[] = {
     "\n",
     "static int eval(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
     "  int64_t dims[8 * NIN];\n"
-    "  fill_dims(dims, NIN, b);\n"
+    "  fill_dims(dims, NIN, b, ctx->syms);\n"
     "  return run(ctx, EVAL_FN, eval_state, NEVAL_STATE, dims, in, out, ctx->scratch, 0);\n"
     "}\n"
     "\n",
     "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
     "  int64_t dims[8 * NIN];\n"
-    "  fill_dims(dims, NFWD, b);\n"
+    "  fill_dims(dims, NFWD, b, ctx->syms);\n"
     "  return run(ctx, PREDICT_FN, predict_state, NPREDICT_STATE, dims, in, out, ctx->scratch, 0);\n"
     "}\n\n",
     NULL};
 
-static void prototypes(StrBuf *b, const char *cname) {
-  const char *progs[] = {"train_step", "eval", "predict", "train_step_checked"};
-  for (int i = 0; i < 4; i++) {
+static void prototypes(StrBuf *b, const char *cname, bool plateau) {
+  const char *progs[] = {"train_step", "eval", "predict", "train_step_checked", "plateau_update"};
+  for (int i = 0; i < 4 + plateau; i++) {
     sb_printf(b,
               "int32_t mlc_%s_k_%s(const int64_t *, void *const *, void *const *, void *const *, void *,\n"
               "    uint64_t, MlcPool *, const char **);\n",
@@ -441,6 +487,9 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   sb_puts(b, ",\n    .compiler = \"mlc " MLC_VERSION "\",\n    .source = "), c_str(b, u->path);
   sb_printf(b, ",\n    .nstates = NSTATE,\n    .states = states,\n    .ninputs = NIN,\n    .inputs = inputs,\n");
   sb_printf(b, "    .n_forward_inputs = NFWD,\n    .num_out = NUM_OUT,\n    .output_is_prob = 0,\n");
+  sb_printf(b, "    .nout_syms = NOUT_SYMS,\n    .out_syms = {");
+  for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
+  sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
   // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
   sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
             (long long)(r->batch * r->opt.accumulate), (long long)r->epochs, (unsigned long long)r->seed);
@@ -451,7 +500,30 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   c_str(b, r->metric);
   sb_printf(b, "},\n    .nsites = %d,\n    .sites = sites,\n    .scratch_bytes = scratch_bytes,\n", nsites);
   sb_puts(b, "    .init = NULL, // the runtime fills state from the specs\n");
-  sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n};\n\n");
+  sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n");
+  sb_printf(b, "    .epoch_end = %s,\n};\n\n", u->k_plateau ? "epoch_end" : "NULL");
+}
+
+// The reduce-on-plateau schedule's per-epoch call (MlcModel.epoch_end):
+// plateau_update(metric) -> (scale), the metric in the loss's float dtype.
+static void epoch_end_wrapper(StrBuf *b, const BuildUnit *u) {
+  DType dt = VEC_AT(u->plateau->params, IrNode, 0)->type->dtype;
+  sb_printf(b,
+            "static int epoch_end(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+            "  (void)b;\n"
+            "  int64_t dims[8] = {0};\n"
+            "  if ((size_t)PLATEAU_SCRATCH(dims) > ctx->scratch_size) {\n"
+            "    snprintf(ctx->err, sizeof ctx->err, \"plateau_update needs more scratch than allocated\");\n"
+            "    return MLC_ERROR;\n"
+            "  }\n"
+            "  %s metric = (%s)*(const double *)in[0], scale = 0;\n"
+            "  const void *args[1] = {&metric};\n"
+            "  void *outs[1] = {&scale};\n"
+            "  int rc = run(ctx, PLATEAU_FN, plateau_state, NPLATEAU_STATE, dims, args, outs, ctx->scratch, 0);\n"
+            "  if (rc == MLC_OK && out && out[0]) *(double *)out[0] = (double)scale;\n"
+            "  return rc;\n"
+            "}\n\n",
+            c_type(dt), c_type(dt));
 }
 
 // ---- the embedding API (libraries): header and implementation ----------------------------------------
@@ -536,6 +608,11 @@ static void header_text(StrBuf *b, const Glue *g) {
             (long long)g->num_out);
   sb_printf(b, "int mlc_%s_eval(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
   sb_puts(b, ", float *loss, float *out);\n\n");
+  if (u->k_plateau)
+    sb_printf(b, "// The plateau schedule's update, once after each epoch: metric is the epoch's\n"
+                 "// test %s; the lr is scaled by the recipe's factor after too many epochs\n"
+                 "// without improvement.\nint mlc_%s_epoch_end(mlc_%s *m, double metric);\n",
+              u->recipe.opt.plateau_max ? "accuracy" : "loss", n, n);
   sb_puts(b, "// Train steps taken, the learning rate and gradient norm of the last one.\n");
   sb_printf(b, "int64_t mlc_%s_steps(const mlc_%s *m);\n", n, n);
   sb_printf(b, "float mlc_%s_last_lr(const mlc_%s *m);\n", n, n);
@@ -591,7 +668,7 @@ static const char *const api_impl[] = {
     "  if (b <= m->capacity) return 0;\n"
     "  api_free(&m->opt, m->scratch_raw), api_free(&m->opt, m->logits_raw);\n"
     "  m->scratch_raw = m->logits_raw = NULL, m->capacity = 0;\n"
-    "  size_t sb = scratch_bytes(b);\n"
+    "  size_t sb = scratch_bytes(b, m->ctx.syms);\n"
     "  m->ctx.scratch = api_alloc(&m->opt, sb, &m->scratch_raw);\n"
     "  m->ctx.scratch_size = sb;\n"
     "  m->logits = api_alloc(&m->opt, (size_t)b * (NUM_OUT ? NUM_OUT : 1) * sizeof(float), &m->logits_raw);\n"
@@ -710,6 +787,11 @@ static void api_entries(StrBuf *b, const Glue *g) {
              "  void *outs[2] = {&l, out ? out : m->logits};\n"
              "  if (api_entry(m, eval, batch, in, outs)) return -1;\n"
              "  if (loss) *loss = l;\n  return 0;\n}\n");
+  if (g->u->k_plateau)
+    sb_printf(b, "\nint mlc_%s_epoch_end(mlc_%s *m, double metric) {\n"
+                 "  const void *in[1] = {&metric};\n  void *out[1] = {NULL};\n"
+                 "  if (epoch_end(&m->ctx, 0, in, out) != MLC_OK) return api_fail(m, m->ctx.err);\n"
+                 "  return 0;\n}\n", n, n);
 }
 
 static void api_source(StrBuf *b, const Glue *g) {
@@ -723,11 +805,14 @@ static void api_source(StrBuf *b, const Glue *g) {
 bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_api, char *err, size_t errlen) {
   Glue g = {.u = u, .err = err, .errlen = errlen};
   if (!collect_inputs(&g)) return false;
+  if (with_api && g.nsyms)
+    return fail(&g, "--emit lib needs constant per-sample dims; symbol %s is bound from the data only by "
+                "the generated program (--emit exe or obj)", g.syms[0]);
   const char *cn = u->cname;
   sb_printf(b, "// Generated by mlc %s from %s (model %s); do not edit.\n", MLC_VERSION, u->path, u->model);
   sb_puts(b, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
   sb_puts(b, "#include \"mlc_rt.h\"\n\n");
-  prototypes(b, cn);
+  prototypes(b, cn, u->k_plateau != NULL);
   states_table(b, &g);
   inputs_table(b, &g);
   recipe_tables(b, &g);
@@ -735,10 +820,17 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   int nt = state_map(b, &g, u->k_train, "train");
   int ne = state_map(b, &g, u->k_eval, "eval");
   int np = state_map(b, &g, u->k_predict, "predict");
+  int nl = u->k_plateau ? state_map(b, &g, u->k_plateau, "plateau") : 0;
+  sb_puts(b, "static const char *const sym_names[] = {");
+  for (int k = 0; k < g.nsyms; k++) sb_puts(b, k ? ", " : ""), c_str(b, g.syms[k]);
+  sb_printf(b, "%s};\nstatic const int out_syms[] = {", g.nsyms ? "" : "NULL");
+  for (int k = 0; k < g.nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g.out_syms[k]);
+  sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g.nout_syms ? "" : "0", g.nout_syms);
   sb_printf(b, "\nenum { NSTATE = %d, NIN = %d, NFWD = %d, NUM_OUT = %lld, ACC = %d, STEP_OUT = %d };\n",
             u->lr.module->params.len, g.nin, g.nfwd, (long long)g.num_out, u->recipe.opt.accumulate,
             u->step_has_out);
-  sb_printf(b, "enum { NTRAIN_STATE = %d, NEVAL_STATE = %d, NPREDICT_STATE = %d };\n", nt, ne, np);
+  sb_printf(b, "enum { NTRAIN_STATE = %d, NEVAL_STATE = %d, NPREDICT_STATE = %d, NPLATEAU_STATE = %d };\n",
+            nt, ne, np, nl);
   bool label = false;
   for (int i = 0; i < g.nin; i++) label |= g.in[i].num_classes > 0;
   sb_printf(b, "enum { HAS_LABEL = %d };\n", label);
@@ -747,12 +839,15 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
             param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));
   const char *progs[] = {"TRAIN", "train_step", "EVAL", "eval", "PREDICT", "predict",
                          "TRAIN_CHECKED", "train_step_checked"};
-  for (int i = 0; i < 8; i += 2) {
-    sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", progs[i], cn, progs[i + 1]);
-    sb_printf(b, "#define %s_SCRATCH mlc_%s_k_%s_scratch_bytes\n", progs[i], cn, progs[i + 1]);
+  const char *plateau[] = {"PLATEAU", "plateau_update"};
+  for (int i = 0; i < 8 + (u->k_plateau ? 2 : 0); i += 2) {
+    const char **pr = i < 8 ? &progs[i] : plateau;
+    sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", pr[0], cn, pr[1]);
+    sb_printf(b, "#define %s_SCRATCH mlc_%s_k_%s_scratch_bytes\n", pr[0], cn, pr[1]);
   }
   sb_putc(b, '\n');
   for (int i = 0; wrappers[i]; i++) sb_puts(b, wrappers[i]);
+  if (u->k_plateau) epoch_end_wrapper(b, u);
   descriptor(b, &g, nsites);
   if (with_main)
     sb_printf(b, "int main(int argc, char **argv) { return mlc_main(argc, argv, &mlc_model_%s); }\n", cn);

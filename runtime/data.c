@@ -86,19 +86,79 @@ int mlc_read_any(const char *path, MlcDataKind kind, int csv_header, MlcArray *o
 
 // ---- binding and validation -------------------------------------------------------
 
-static int64_t in_numel(const MlcInputDesc *in) {
+int64_t mlc_input_numel(const MlcInputDesc *in, const int64_t *syms) {
   int64_t n = 1;
-  for (int k = 0; k < in->rank; k++) n *= in->dims[k];
+  for (int k = 0; k < in->rank; k++) n *= in->dims[k] < 0 ? syms[in->sym[k]] : in->dims[k];
   return n;
 }
 
-// "f32[28, 28]" for messages.
-static const char *in_type(const MlcInputDesc *in, char *buf, size_t len) {
+int64_t mlc_output_numel(const MlcModel *m, const int64_t *syms) {
+  int64_t n = m->num_out;
+  for (int k = 0; k < m->nout_syms; k++) n *= syms[m->out_syms[k]];
+  return n;
+}
+
+static int64_t in_numel(const MlcDataset *ds, const MlcInputDesc *in) {
+  return mlc_input_numel(in, ds->syms);
+}
+
+// "f32[28, 28]", "i64[T = 8]" for messages.
+static const char *in_type(const MlcDataset *ds, const MlcInputDesc *in, char *buf, size_t len) {
   int o = snprintf(buf, len, "%s[", mlc_dtype_name(in->dtype));
-  for (int k = 0; k < in->rank && o < (int)len; k++)
-    o += snprintf(buf + o, len - (size_t)o, "%s%lld", k ? ", " : "", (long long)in->dims[k]);
+  for (int k = 0; k < in->rank && o < (int)len; k++) {
+    if (in->dims[k] < 0)
+      o += snprintf(buf + o, len - (size_t)o, "%s%s = %lld", k ? ", " : "",
+                    ds->model->syms[in->sym[k]], (long long)ds->syms[in->sym[k]]);
+    else
+      o += snprintf(buf + o, len - (size_t)o, "%s%lld", k ? ", " : "", (long long)in->dims[k]);
+  }
   if (o < (int)len) snprintf(buf + o, len - (size_t)o, "]");
   return buf;
+}
+
+// Binds the model's symbolic per-sample dims from the record shapes: an
+// input's record of the same rank gives each symbol its dim; a flat record
+// (CSV, or a rank that differs) with one symbol gives what the constant dims
+// leave. The first input to bind a symbol sets it; a later one that differs
+// is an error naming both files.
+static int bind_syms(MlcDataset *ds, bool shared, char *err, size_t errlen) {
+  const MlcModel *m = ds->model;
+  int from[MLC_MAX_RANK];
+  for (int k = 0; k < MLC_MAX_RANK; k++) ds->syms[k] = -1, from[k] = -1;
+  for (int i = 0; i < ds->ninputs; i++) {
+    const MlcInputDesc *in = &m->inputs[i];
+    const MlcArray *a = &ds->arrays[ds->src[i]];
+    int nsym = 0;
+    int64_t known = 1;
+    for (int k = 0; k < in->rank; k++) {
+      if (in->dims[k] < 0) nsym++;
+      else known *= in->dims[k];
+    }
+    if (!nsym) continue;
+    if (shared)
+      return rt_err(err, errlen, "%s: input %s has a symbolic dim: give one file per input", a->path,
+                    in->name);
+    for (int k = 0; k < in->rank; k++) {
+      if (in->dims[k] >= 0) continue;
+      int64_t v;
+      if (a->rank - 1 == in->rank) v = a->dims[k + 1];
+      else if (nsym == 1 && known > 0 && mlc_array_record_size(a) % known == 0)
+        v = mlc_array_record_size(a) / known;
+      else
+        return rt_err(err, errlen, "%s: records of %d dims cannot give input %s's %s", a->path,
+                      a->rank - 1, in->name, m->syms[in->sym[k]]);
+      int s = in->sym[k];
+      if (from[s] >= 0 && ds->syms[s] != v)
+        return rt_err(err, errlen, "%s: input %s has %s = %lld, but %s gave %s = %lld", a->path,
+                      in->name, m->syms[s], (long long)v, ds->arrays[ds->src[from[s]]].path,
+                      m->syms[s], (long long)ds->syms[s]);
+      if (v < 1)
+        return rt_err(err, errlen, "%s: input %s has %s = %lld", a->path, in->name, m->syms[s],
+                      (long long)v);
+      ds->syms[s] = v, from[s] = i;
+    }
+  }
+  return 0;
 }
 
 static bool is_float(MlcDType dt) { return dt == MLC_F32 || dt == MLC_F64; }
@@ -108,7 +168,7 @@ static bool is_float(MlcDType dt) { return dt == MLC_F32 || dt == MLC_F64; }
 static int check_values(const MlcDataset *ds, int i, char *err, size_t errlen) {
   const MlcInputDesc *in = &ds->model->inputs[i];
   const MlcArray *a = &ds->arrays[ds->src[i]];
-  int64_t rs = mlc_array_record_size(a), w = in_numel(in);
+  int64_t rs = mlc_array_record_size(a), w = in_numel(ds, in);
   bool fsrc = is_float(a->dtype), integral = !is_float(in->dtype);
   if (!fsrc && !in->num_classes) return 0;
   for (int64_t r = 0; r < ds->n; r++)
@@ -138,20 +198,20 @@ static int check_shapes(MlcDataset *ds, bool shared, char *err, size_t errlen) {
                     (long long)mlc_array_records(&ds->arrays[a]), ds->arrays[0].path,
                     (long long)ds->n);
   int64_t need = 0;
-  for (int i = 0; i < ds->ninputs; i++) need += in_numel(&m->inputs[i]);
+  for (int i = 0; i < ds->ninputs; i++) need += in_numel(ds, &m->inputs[i]);
   for (int i = 0; i < ds->ninputs; i++) {
     const MlcInputDesc *in = &m->inputs[i];
     const MlcArray *a = &ds->arrays[ds->src[i]];
-    int64_t rs = mlc_array_record_size(a), w = in_numel(in);
+    int64_t rs = mlc_array_record_size(a), w = in_numel(ds, in);
     if (shared && rs != need)
       return rt_err(err, errlen,
                     "%s: record 1: %lld values, but the model's %d inputs need %lld (%s: %s from "
                     "column %lld, ...)",
                     a->path, (long long)rs, ds->ninputs, (long long)need, in->name,
-                    in_type(in, tb, sizeof tb), (long long)ds->col[i]);
+                    in_type(ds, in, tb, sizeof tb), (long long)ds->col[i]);
     if (!shared && rs != w)
       return rt_err(err, errlen, "%s: record 1: %lld values, but input %s: %s needs %lld", a->path,
-                    (long long)rs, in->name, in_type(in, tb, sizeof tb), (long long)w);
+                    (long long)rs, in->name, in_type(ds, in, tb, sizeof tb), (long long)w);
     if (ds->col[i] < 0 || ds->col[i] + w > rs)
       return rt_err(err, errlen, "%s: input %s reads columns %lld..%lld, but records have %lld",
                     a->path, in->name, (long long)ds->col[i], (long long)(ds->col[i] + w - 1),
@@ -180,7 +240,7 @@ int mlc_dataset_bind(MlcDataset *ds, const MlcModel *m, int ninputs, MlcArray *a
     ds->col[i] = shared ? s->column : 0;
     ds->scale[i] = s->scale ? s->scale : 1;
   }
-  if (check_shapes(ds, shared, err, errlen)) {
+  if (bind_syms(ds, shared, err, errlen) || check_shapes(ds, shared, err, errlen)) {
     mlc_dataset_free(ds);
     return -1;
   }
@@ -216,7 +276,7 @@ void mlc_dataset_free(MlcDataset *ds) {
 
 size_t mlc_dataset_sample_bytes(const MlcDataset *ds, int i) {
   const MlcInputDesc *in = &ds->model->inputs[i];
-  return (size_t)in_numel(in) * mlc_dtype_size(in->dtype);
+  return (size_t)in_numel(ds, in) * mlc_dtype_size(in->dtype);
 }
 
 static void put(MlcDType dt, void *dst, int64_t j, double v) {
@@ -233,7 +293,7 @@ static void put(MlcDType dt, void *dst, int64_t j, double v) {
 void mlc_dataset_gather(const MlcDataset *ds, int i, const int64_t *idx, int64_t b, void *dst) {
   const MlcInputDesc *in = &ds->model->inputs[i];
   const MlcArray *a = &ds->arrays[ds->src[i]];
-  int64_t rs = mlc_array_record_size(a), w = in_numel(in), col = ds->col[i];
+  int64_t rs = mlc_array_record_size(a), w = in_numel(ds, in), col = ds->col[i];
   bool scaled = is_float(in->dtype) && ds->scale[i] != 1;
   double sc = ds->scale[i];
   for (int64_t s = 0; s < b; s++) {

@@ -2,7 +2,8 @@
 //
 // mlc_main parses the command line (getopt_long per subcommand), reads and
 // validates the data, allocates the model's state and scratch arena, owns the
-// loop (loader -> entry point -> log -> checkpoint) and turns every failure
+// loop (loader -> entry point -> log; after each epoch evaluation, the
+// schedule's epoch_end, then a checkpoint) and turns every failure
 // into one line on stderr and an exit code: 0 done, 1 runtime error (bad
 // data, unreadable checkpoint, non-finite loss), 2 usage.
 //
@@ -44,8 +45,9 @@ typedef struct Run {
   void **state;
   MlcPool *pool;
   MlcCtx ctx;
-  float *logits; // [max batch, num_out]
+  float *logits; // [max batch, output numel]
   int64_t max_batch;
+  int64_t out_numel; // forward output per sample: num_out * rows
 } Run;
 
 static double now(void) {
@@ -238,18 +240,21 @@ static void run_free(Run *r) {
   mlc_pool_free(r->pool);
 }
 
-static int run_new(Run *r, const MlcModel *m, int64_t threads, int64_t max_batch, char *err,
-                   size_t errlen) {
+// syms: the values of m->syms the data bound (fixed for the run).
+static int run_new(Run *r, const MlcModel *m, int64_t threads, int64_t max_batch,
+                   const int64_t *syms, char *err, size_t errlen) {
   memset(r, 0, sizeof *r);
   r->m = m, r->max_batch = max_batch;
   if (m->abi != MLC_ABI_VERSION)
     return rt_err(err, errlen, "model %s was compiled for runtime ABI %d; this runtime is ABI %d",
                   m->name, m->abi, MLC_ABI_VERSION);
+  memcpy(r->ctx.syms, syms, sizeof r->ctx.syms);
+  r->out_numel = mlc_output_numel(m, syms);
   r->state = calloc((size_t)m->nstates + 1, sizeof *r->state);
   r->pool = mlc_pool_new((int)threads);
-  size_t scratch = m->scratch_bytes ? m->scratch_bytes(max_batch) : 0;
+  size_t scratch = m->scratch_bytes ? m->scratch_bytes(max_batch, r->ctx.syms) : 0;
   r->ctx.scratch = alloc64(scratch);
-  r->logits = alloc64((size_t)max_batch * (size_t)(m->num_out ? m->num_out : 1) * sizeof(float));
+  r->logits = alloc64((size_t)max_batch * (size_t)(r->out_numel ? r->out_numel : 1) * sizeof(float));
   bool ok = r->state && r->pool && r->ctx.scratch && r->logits;
   for (int i = 0; ok && i < m->nstates; i++) {
     r->state[i] = alloc64(state_bytes(&m->states[i]));
@@ -301,15 +306,19 @@ static int64_t argmax(const float *row, int64_t n) {
   return best;
 }
 
-// Correct predictions in a batch (0 when the model has no label input).
-static int64_t correct(const Run *r, const MlcBatch *b) {
+// Correct predictions in a batch, as a sum over its samples of the fraction
+// of a sample's rows (positions of a sequence; one for a classifier) whose
+// argmax is the label (0 when the model has no label input).
+static double correct(const Run *r, const MlcBatch *b) {
   int li = label_input(r->m);
-  if (li < 0 || !r->m->num_out) return 0;
+  int64_t n = r->m->num_out;
+  if (li < 0 || !n) return 0;
+  int64_t rows = r->out_numel / n;
+  if (mlc_input_numel(&r->m->inputs[li], r->ctx.syms) != rows) return 0;
   int64_t c = 0;
-  for (int64_t s = 0; s < b->size; s++)
-    c += argmax(r->logits + s * r->m->num_out, r->m->num_out) ==
-         label_at(&r->m->inputs[li], b->inputs[li], s);
-  return c;
+  for (int64_t s = 0; s < b->size * rows; s++)
+    c += argmax(r->logits + s * n, n) == label_at(&r->m->inputs[li], b->inputs[li], s);
+  return (double)c / (double)rows;
 }
 
 // Mean loss and accuracy of the eval entry point over a dataset.
@@ -317,8 +326,8 @@ static int evaluate(Run *r, const MlcDataset *ds, int64_t batch, double *loss, d
                     char *err, size_t errlen) {
   MlcLoader *l = mlc_loader_new(ds, batch, false, 0, false, true);
   if (!l) return rt_err(err, errlen, "out of memory");
-  double sum = 0;
-  int64_t n = 0, good = 0;
+  double sum = 0, good = 0;
+  int64_t n = 0;
   MlcBatch b;
   while (mlc_loader_next(l, &b)) {
     float lo = 0;
@@ -333,7 +342,7 @@ static int evaluate(Run *r, const MlcDataset *ds, int64_t batch, double *loss, d
   }
   mlc_loader_free(l);
   *loss = n ? sum / (double)n : NAN;
-  *acc = n ? (double)good / (double)n : NAN;
+  *acc = n ? good / (double)n : NAN;
   return 0;
 }
 
@@ -377,7 +386,7 @@ static int nonfinite(Train *t, double loss, char *err, size_t errlen) {
 }
 
 // One train_step on batch b; adds to the epoch's sums.
-static int step(Train *t, const MlcBatch *b, double *lsum, int64_t *good, float out[3], char *err,
+static int step(Train *t, const MlcBatch *b, double *lsum, double *good, float out[3], char *err,
                 size_t errlen) {
   MlcCtx *c = &t->run.ctx;
   c->step_seed = mlc_rng_step_seed(&c->rng);
@@ -393,12 +402,28 @@ static int step(Train *t, const MlcBatch *b, double *lsum, int64_t *good, float 
   return 0;
 }
 
+// The schedule's per-epoch update (reduce-on-plateau), fed the metric the
+// recipe names: test loss or accuracy, the training figure without test data.
+// It runs before the epoch's checkpoint, so a resumed run sees its state.
+static int epoch_end(Train *t, const MlcEpochStats *s, char *err, size_t errlen) {
+  const MlcModel *m = t->run.m;
+  if (!m->epoch_end) return 0;
+  bool acc = m->recipe.metric && !strcmp(m->recipe.metric, "accuracy");
+  double metric = acc ? (t->have_test ? s->test_accuracy : s->train_accuracy)
+                      : (t->have_test ? s->test_loss : s->train_loss);
+  const void *in[1] = {&metric};
+  void *out[1] = {NULL};
+  if (m->epoch_end(&t->run.ctx, 0, in, out) != MLC_OK)
+    return rt_err(err, errlen, "epoch %lld: %s", (long long)s->epoch, t->run.ctx.err);
+  return 0;
+}
+
 static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   const Opts *o = t->o;
   MlcCtx *c = &t->run.ctx;
   int64_t steps = mlc_loader_batches(t->loader), k = mlc_loader_pos(t->loader) / o->batch;
-  double lsum = 0, t0 = now();
-  int64_t n = 0, good = 0;
+  double lsum = 0, t0 = now(), good = 0;
+  int64_t n = 0;
   MlcBatch b;
   c->epoch = epoch;
   while (mlc_loader_next(t->loader, &b)) {
@@ -408,7 +433,7 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
     t->images += (double)b.size;
     double dt = now() - t0;
     mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0],
-                 (double)good / (double)n, out[2], out[1], dt > 0 ? (double)n / dt : 0);
+                 good / (double)n, out[2], out[1], dt > 0 ? (double)n / dt : 0);
     if (o->ckpt_every && c->step % o->ckpt_every == 0 && save_ckpt(t, err, errlen)) return -1;
     if (o->max_steps && c->step >= o->max_steps) {
       t->stopped = true;
@@ -416,13 +441,14 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
     }
   }
   MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? lsum / (double)n : NAN,
-                     .train_accuracy = n ? (double)good / (double)n : NAN,
+                     .train_accuracy = n ? good / (double)n : NAN,
                      .test_loss = NAN, .test_accuracy = NAN};
   s.seconds = now() - t0;
   s.images_per_second = s.seconds > 0 ? (double)n / s.seconds : 0;
   if (t->have_test &&
       evaluate(&t->run, &t->test, o->batch, &s.test_loss, &s.test_accuracy, err, errlen))
     return -1;
+  if (epoch_end(t, &s, err, errlen)) return -1;
   mlc_log_epoch(t->log, &s);
   MlcEpochStats *ns = realloc(t->stats, (size_t)(t->nstats + 1) * sizeof *ns);
   if (!ns) return rt_err(err, errlen, "out of memory");
@@ -560,9 +586,19 @@ static int cmd_train(const char *prog, int argc, char **argv, const MlcModel *m)
     return EXIT_RUNTIME;
   }
   t.have_test = want_test;
+  for (int k = 0; want_test && k < m->nsyms; k++)
+    if (t.test.syms[k] != t.train.syms[k]) {
+      fprintf(stderr, "%s: %s: %s = %lld, but the training data has %s = %lld\n", prog,
+              t.test.arrays[0].path, m->syms[k], (long long)t.test.syms[k], m->syms[k],
+              (long long)t.train.syms[k]);
+      mlc_dataset_free(&t.train);
+      mlc_dataset_free(&t.test);
+      return EXIT_RUNTIME;
+    }
   describe(&t.train, t.data_desc[0], sizeof t.data_desc[0]);
   if (want_test) describe(&t.test, t.data_desc[1], sizeof t.data_desc[1]);
-  rc = run_new(&t.run, m, o.threads, o.batch, err, sizeof err) ? -1 : train_run(&t, err, sizeof err);
+  rc = run_new(&t.run, m, o.threads, o.batch, t.train.syms, err, sizeof err) ? -1
+                                                                             : train_run(&t, err, sizeof err);
   if (rc) fail(prog, err);
   mlc_loader_free(t.loader);
   mlc_log_free(t.log);
@@ -589,7 +625,7 @@ static int cmd_eval(const char *prog, int argc, char **argv, const MlcModel *m) 
   Run r;
   char err[1024];
   double loss = NAN, acc = NAN;
-  rc = run_new(&r, m, o.threads, o.batch, err, sizeof err);
+  rc = run_new(&r, m, o.threads, o.batch, ds.syms, err, sizeof err);
   if (!rc) {
     rc = mlc_ckpt_load(o.weights, m, r.state, true, NULL, err, sizeof err);
     if (!rc) rc = evaluate(&r, &ds, o.batch, &loss, &acc, err, sizeof err);
@@ -623,6 +659,7 @@ static int read_predict_input(const char *path, const MlcModel *m, MlcDataset *d
   return mlc_dataset_bind(ds, m, m->n_forward_inputs, &a, 1, true, err, errlen);
 }
 
+// One line per row of num_out values (one row per sample for a classifier).
 static void print_prediction(const MlcModel *m, const float *row) {
   int64_t n = m->num_out;
   double mx = row[argmax(row, n)], z = 0;
@@ -643,7 +680,8 @@ static int predict_all(Run *r, const MlcDataset *ds, int64_t batch, char *err, s
     void *outs[1] = {r->logits};
     if (r->m->predict(&r->ctx, b.size, b.inputs, outs) != MLC_OK)
       rc = rt_err(err, errlen, "predict: %s", r->ctx.err);
-    for (int64_t s = 0; !rc && s < b.size; s++) print_prediction(r->m, r->logits + s * r->m->num_out);
+    int64_t rows = r->m->num_out ? b.size * (r->out_numel / r->m->num_out) : 0;
+    for (int64_t s = 0; !rc && s < rows; s++) print_prediction(r->m, r->logits + s * r->m->num_out);
   }
   mlc_loader_free(l);
   return rc;
@@ -662,16 +700,19 @@ static int cmd_predict(const char *prog, int argc, char **argv, const MlcModel *
   char err[1024];
   Run r;
   MlcDataset ds;
-  rc = run_new(&r, m, o.threads, o.batch, err, sizeof err);
+  // a model with symbolic dims reads its input first: it binds the symbols,
+  // which size the run; others check the weights before reading anything
+  const int64_t none[MLC_MAX_RANK] = {0};
+  bool have_ds = false;
+  if (m->nsyms) have_ds = !(rc = read_predict_input(in, m, &ds, err, sizeof err));
+  if (!rc) rc = run_new(&r, m, o.threads, o.batch, have_ds ? ds.syms : none, err, sizeof err);
   if (!rc) {
     rc = mlc_ckpt_load(o.weights, m, r.state, true, NULL, err, sizeof err);
-    if (!rc) rc = read_predict_input(in, m, &ds, err, sizeof err);
-    if (!rc) {
-      rc = predict_all(&r, &ds, o.batch, err, sizeof err);
-      mlc_dataset_free(&ds);
-    }
+    if (!rc && !have_ds) have_ds = !(rc = read_predict_input(in, m, &ds, err, sizeof err));
+    if (!rc) rc = predict_all(&r, &ds, o.batch, err, sizeof err);
     run_free(&r);
   }
+  if (have_ds) mlc_dataset_free(&ds);
   if (rc) fail(prog, err);
   return rc ? EXIT_RUNTIME : 0;
 }

@@ -9,7 +9,8 @@
 //
 //     int main(int argc, char **argv) { return mlc_main(argc, argv, &mlc_model_<name>); }
 //
-// The descriptor is plain data plus four entry points. Everything a run needs
+// The descriptor is plain data plus four entry points (five with a
+// reduce-on-plateau schedule). Everything a run needs
 // that is not arithmetic — reading and validating data, shuffling, batching,
 // initialising state, checkpoints, logging, the thread pool, the command line —
 // lives in the runtime, so generated code stays loops over buffers.
@@ -17,7 +18,11 @@
 // Conventions:
 //   * Tensors are dense, row-major, little-endian, with the dtype and shape of
 //     their descriptor; the symbolic batch dim B is passed per call (`batch`),
-//     and a per-sample shape never includes it.
+//     and a per-sample shape never includes it. Other symbolic dims of the
+//     per-sample shapes (a sequence length T) are model->syms: the runtime
+//     binds each from the data's record shape when the data is read (the
+//     same symbol must get the same value in every input and in the test
+//     data) and passes the values in ctx->syms, fixed for the run.
 //   * The runtime owns every buffer: state tensors (64-byte aligned, one
 //     allocation each), the scratch arena (one allocation, sized for the
 //     largest batch by `scratch_bytes`), the inputs and the outputs.
@@ -33,7 +38,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MLC_ABI_VERSION 1
+#define MLC_ABI_VERSION 2
 enum { MLC_MAX_RANK = 8 };
 
 // Element types of state tensors, inputs and outputs.
@@ -116,14 +121,17 @@ typedef struct MlcDataSource {
 
 // One argument of the loss (and, for the first n_forward_inputs, of
 // forward/predict). `dims` is the per-sample shape (the loss's shape without
-// the leading B). A class-label input sets num_classes: the loader checks
+// the leading B); dims[d] == -1 is the symbol model->syms[sym[d]], bound
+// from the data. A class-label input sets num_classes: the loader checks
 // every label against 0..num_classes-1 and eval's accuracy compares it with
-// the argmax of the forward output.
+// the argmax of the forward output (per row of num_out values when the
+// output has as many rows per sample as the input has labels).
 typedef struct MlcInputDesc {
   const char *name;
   MlcDType dtype;
   int rank;
   int64_t dims[MLC_MAX_RANK];
+  int sym[MLC_MAX_RANK]; // where dims[d] == -1: index into MlcModel.syms
   int64_t num_classes; // 0: not a label
   MlcDataSource train, test;
 } MlcInputDesc;
@@ -175,7 +183,7 @@ typedef struct MlcModel MlcModel;
 typedef struct MlcCtx {
   const MlcModel *model;
   void *const *state;   // state[i]: the bytes of model->states[i]
-  void *scratch;        // the arena: scratch_bytes(max batch) bytes, 64-aligned
+  void *scratch;        // the arena: scratch_bytes(max batch, syms) bytes, 64-aligned
   size_t scratch_size;
   MlcPool *pool;        // for mlc_parallel_for; never NULL
   MlcRng rng;           // advanced by the runtime once per train_step
@@ -185,6 +193,7 @@ typedef struct MlcCtx {
   int64_t steps_per_epoch;
   int64_t total_steps;
   double lr;            // base learning rate (recipe or --lr)
+  int64_t syms[MLC_MAX_RANK]; // values of model->syms, bound from the data
   int check_finite;     // 1: report the first non-finite value (MLC_NONFINITE)
   int nonfinite_site;   // out: index into model->sites, -1 when unknown
   double nonfinite_value;
@@ -207,12 +216,22 @@ enum {
 //              gradient norm (before clipping), [2] f32 learning rate used,
 //              [3] f32 forward output [B, num_out] or NULL (for training
 //              accuracy; the model skips writing it when NULL).
+//              ([B, rows, num_out] wherever a forward output is named, rows
+//              being the product of ctx->syms[out_syms[k]]; 1 without them.)
 //              Updates parameters and optimizer state in place.
 //   eval       inputs: the loss arguments. outputs: [0] f32 loss (mean),
 //              [1] f32 forward output [B, num_out]. No state changes.
 //   predict    inputs: the first n_forward_inputs loss arguments.
 //              outputs: [0] f32 forward output [B, num_out] (logits unless
 //              output_is_prob).
+//   epoch_end  batch: 0. inputs: [0] a double, the epoch's metric: the test
+//              loss, or the test accuracy when recipe.metric is "accuracy"
+//              (the training loss / accuracy when there is no test data).
+//              outputs: [0] a double, the learning-rate scale from now on, or
+//              NULL. Updates the schedule's optimizer state (opt.plateau.*),
+//              so a checkpoint written after it resumes exactly. NULL when
+//              the schedule needs no per-epoch call; otherwise the runtime
+//              calls it once after each complete epoch's evaluation.
 typedef int (*MlcEntry)(MlcCtx *ctx, int64_t batch, const void *const *inputs,
                         void *const *outputs);
 
@@ -227,13 +246,19 @@ struct MlcModel {
   int ninputs;
   const MlcInputDesc *inputs;
   int n_forward_inputs;     // the first n inputs feed forward/predict
-  int64_t num_out;          // forward output per sample (classes)
+  int64_t num_out;          // the forward output's constant per-sample elements
+                            // (classes); a sample has num_out * rows floats,
+  int nout_syms;            // rows = the product of ctx->syms[out_syms[k]]
+  int out_syms[MLC_MAX_RANK]; // (the output's symbolic dims; 1 without)
   int output_is_prob;       // 1: forward already returns probabilities
   MlcRecipe recipe;
   int nsites;
   const MlcSite *sites;     // --check-finite locations
-  size_t (*scratch_bytes)(int64_t batch); // may be NULL: no scratch
+  size_t (*scratch_bytes)(int64_t batch, const int64_t *syms); // NULL: no scratch
   MlcEntry init, train_step, eval, predict;
+  MlcEntry epoch_end;       // NULL unless the schedule is plateau (ABI 2)
+  int nsyms;                // symbolic per-sample dims bound from the data
+  const char *const *syms;  // their names ("T"), for messages
 };
 
 #endif

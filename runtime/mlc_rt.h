@@ -110,11 +110,21 @@ typedef struct MlcDataset {
   int64_t col[8];                 // input -> first element within a record
   double scale[8];
   int64_t n;                      // records
+  int64_t syms[MLC_MAX_RANK];     // model->syms as bound from the record shapes
 } MlcDataset;
+
+// Elements per sample of an input / of the forward output, given the values
+// of the model's symbols.
+int64_t mlc_input_numel(const MlcInputDesc *in, const int64_t *syms);
+int64_t mlc_output_numel(const MlcModel *m, const int64_t *syms);
 
 // Binds `npaths` files to the model's first `ninputs` inputs: one path per
 // input, or one path for all (CSV/NPY columns). `test` selects the test
-// data sources' defaults (scale, columns, header).
+// data sources' defaults (scale, columns, header). A symbolic per-sample dim
+// is bound from the record shape of the first file that has it (NPY/IDX: the
+// dims after the first; a flat record with one symbol: what the constant
+// dims leave); another input giving the symbol another value is an error
+// naming its file. Symbols need one file per input.
 int mlc_dataset_open(MlcDataset *ds, const MlcModel *m, int ninputs,
                      const char *const *paths, int npaths, bool test,
                      char *err, size_t errlen);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20 MLC PYTHON WORKDIR   (from the repo root)
+# Usage: run.sh train|embed|torch20|finite|plateau|seq MLC PYTHON WORKDIR   (from the repo root)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -161,8 +161,135 @@ finite() {
   echo "[PASS] e2e finite"
 }
 
+# plateau: tests/e2e/plateau.model (schedule plateau(factor = 0.5, patience =
+# 0)) on random labels, where the test loss soon stops improving: every
+# epoch's logged lr is the previous one, halved when that epoch's test loss
+# was no new best (torch's ReduceLROnPlateau rule, threshold 1e-4), and at
+# least one halving happens; runs stopped at step 40 (mid-epoch) and at step
+# 32 (an epoch's last step) and resumed log the uninterrupted run's lrs and
+# end with its test loss.
+plateau() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  "$mlc" build tests/e2e/plateau.model -o "$work/plateau" || fail "mlc build plateau.model"
+  "$py" - "$work" <<'PY' || fail "make the random-label data"
+import sys, numpy as np
+r = np.random.default_rng(0)
+for name, n in (("train", 256), ("test", 128)):
+    np.save(f"{sys.argv[1]}/{name}_x.npy", r.standard_normal((n, 8)).astype(np.float32))
+    np.save(f"{sys.argv[1]}/{name}_y.npy", r.integers(0, 4, n).astype(np.int64))
+PY
+  local args=(--train-data "$work/train_x.npy,$work/train_y.npy"
+    --test-data "$work/test_x.npy,$work/test_y.npy" --log-every 1)
+  "$work/plateau" train "${args[@]}" --metrics "$work/p.jsonl" >"$work/p.log" 2>&1 ||
+    { cat "$work/p.log"; fail "plateau run"; }
+  for stop in 40 32; do
+    rm -f "$work/ck$stop.safetensors"
+    "$work/plateau" train "${args[@]}" --checkpoint "$work/ck$stop.safetensors" --max-steps $stop \
+      >"$work/p$stop.log" 2>&1 || { cat "$work/p$stop.log"; fail "plateau run to step $stop"; }
+    "$work/plateau" train "${args[@]}" --checkpoint "$work/ck$stop.safetensors" --resume \
+      --metrics "$work/p$stop.jsonl" >>"$work/p$stop.log" 2>&1 ||
+      { cat "$work/p$stop.log"; fail "plateau resumed from step $stop"; }
+  done
+  "$py" - "$work/p.jsonl" "$work/p40.jsonl" "$work/p32.jsonl" <<'PY' || fail "plateau checks"
+import json, sys
+load = lambda p: [json.loads(l) for l in open(p) if l.strip()]
+recs = load(sys.argv[1])
+steps = [r for r in recs if r["type"] == "step"]
+epochs = [r for r in recs if r["type"] == "epoch"]
+lr_of = {}
+for r in steps:
+    lr_of.setdefault(r["epoch"], set()).add(r["lr"])
+ok, best, want, halvings = True, float("inf"), 0.2, 0
+for e in epochs:
+    got = lr_of[e["epoch"]]
+    if len(got) != 1 or abs(got.pop() - want) > 1e-7 * want:
+        print(f"epoch {e['epoch']}: lr {sorted(lr_of[e['epoch']])}, want {want}")
+        ok = False
+    print(f"epoch {e['epoch']}: lr {want:g}, test loss {e['test_loss']:.6f} (best {best:.6f})")
+    if e["test_loss"] < best * (1 - 1e-4):
+        best = e["test_loss"]
+    else:
+        want, halvings = want * 0.5, halvings + 1
+if not halvings:
+    print("the test loss improved every epoch: no halving to check")
+    ok = False
+for p in sys.argv[2:]:
+    res = load(p)
+    tail = {r["step"]: r["lr"] for r in res if r["type"] == "step"}
+    full = {r["step"]: r["lr"] for r in steps if r["step"] in tail}
+    last = [r for r in res if r["type"] == "epoch"][-1]["test_loss"]
+    if tail != full or last != epochs[-1]["test_loss"]:
+        print(f"{p}: resumed lrs or final test loss {last} differ from the uninterrupted run's")
+        ok = False
+print(f"{halvings} halvings; resumed runs {'agree' if ok else 'differ'}")
+sys.exit(0 if ok else 1)
+PY
+  echo "[PASS] e2e plateau"
+}
+
+# seq: tests/e2e/tiny_gpt.model, whose inputs idx, y: i64[B, T] have a second
+# symbolic dim T, built (-O1: build time) and trained 2 epochs on windows of 8
+# characters of docs/language.md written as NPY: T is bound from the records,
+# the loss falls and per-position accuracy beats chance (1/32); windows of 16
+# for y alone, or as test data, are refused naming the file; predict prints
+# one row of 32 probabilities per position.
+seq_dim() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  "$mlc" build tests/e2e/tiny_gpt.model -O1 -o "$work/tiny_gpt" || fail "mlc build tiny_gpt.model"
+  "$py" - "$work" <<'PY' || fail "make the character windows"
+import sys, numpy as np
+alpha = "abcdefghijklmnopqrstuvwxyz .,\n()"
+text = open("docs/language.md", encoding="utf-8").read().lower()[:30000]
+ids = np.array([alpha.index(c) if c in alpha else 1 for c in text], dtype=np.int64)
+def save(name, start, n, t):
+    s = start + np.arange(n) * t
+    np.save(f"{sys.argv[1]}/{name}_x.npy", np.stack([ids[i:i + t] for i in s]))
+    np.save(f"{sys.argv[1]}/{name}_y.npy", np.stack([ids[i + 1:i + t + 1] for i in s]))
+save("train", 0, 512, 8)
+save("test", 20000, 128, 8)
+save("t16", 0, 128, 16)
+PY
+  local w=$work
+  "$w/tiny_gpt" train --train-data "$w/train_x.npy,$w/train_y.npy" --test-data "$w/test_x.npy,$w/test_y.npy" \
+    --log-every 4 --metrics "$w/s.jsonl" --checkpoint "$w/s.safetensors" >"$w/s.log" 2>&1 ||
+    { cat "$w/s.log"; fail "tiny_gpt run"; }
+  tail -n 1 "$w/s.log"
+  "$py" - "$w/s.jsonl" <<'PY' || fail "tiny_gpt did not learn"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+steps = [r for r in recs if r["type"] == "step"]
+last = [r for r in recs if r["type"] == "epoch"][-1]
+ok = last["test_loss"] < steps[0]["loss"] - 0.3 and last["test_accuracy"] > 2 / 32
+print(f"loss {steps[0]['loss']:.4f} -> test loss {last['test_loss']:.4f}, "
+      f"per-position test accuracy {last['test_accuracy']:.4f}")
+sys.exit(0 if ok else 1)
+PY
+  local rc=0
+  "$w/tiny_gpt" train --train-data "$w/train_x.npy,$w/t16_y.npy" --epochs 1 >"$w/bad.log" 2>&1 || rc=$?
+  [[ $rc == 1 ]] && grep -q "t16_y.npy: input y has T = 16, but .*train_x.npy gave T = 8" "$w/bad.log" ||
+    { cat "$w/bad.log"; fail "a T mismatch between inputs is not refused naming the file"; }
+  rc=0
+  "$w/tiny_gpt" train --train-data "$w/train_x.npy,$w/train_y.npy" --test-data "$w/t16_x.npy,$w/t16_y.npy" \
+    --epochs 1 >"$w/bad.log" 2>&1 || rc=$?
+  [[ $rc == 1 ]] && grep -q "t16_x.npy: T = 16, but the training data has T = 8" "$w/bad.log" ||
+    { cat "$w/bad.log"; fail "test data with another T is not refused"; }
+  "$w/tiny_gpt" predict --weights "$w/s.safetensors" "$w/test_x.npy" >"$w/pred.txt" ||
+    fail "tiny_gpt predict"
+  [[ $(wc -l <"$w/pred.txt") == 1024 && $(head -n 1 "$w/pred.txt" | wc -w) == 33 ]] ||
+    fail "predict: want 128 * 8 rows of a class and 32 probabilities"
+  echo "[PASS] e2e seq"
+}
+
 case $what in
 train) train ;;
+seq) seq_dim ;;
+plateau) plateau ;;
 embed) embed ;;
 torch20) torch20 ;;
 finite) finite ;;

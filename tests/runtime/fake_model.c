@@ -55,7 +55,10 @@ static const MlcSite sites[] = {
 
 // Scratch: probabilities / dlogits [B, OUT], gradients [OUT*IN + OUT], then
 // logits [B, OUT] when the caller does not want them.
-static size_t scratch_bytes(int64_t b) { return (size_t)(2 * b * OUT + OUT * IN + OUT) * sizeof(float); }
+static size_t scratch_bytes(int64_t b, const int64_t *syms) {
+  (void)syms; // no symbolic per-sample dims
+  return (size_t)(2 * b * OUT + OUT * IN + OUT) * sizeof(float);
+}
 
 typedef struct Fwd {
   const float *x, *w, *b;
