@@ -109,22 +109,8 @@ bool build_compile(Arena *a, DiagSink *d, const char *path, const char *model, c
                    BuildUnit *u) {
   memset(u, 0, sizeof *u);
   u->arena = a, u->path = path, u->cname = cname;
-  const char *err = NULL;
-  SrcFile *f = src_read(a, path, &err);
-  if (!f) {
-    fprintf(stderr, "mlc: error: cannot read '%s': %s\n", path, err);
-    return false;
-  }
-  SemaOptions so = {0};
-  Sema *S = NULL;
-  if (frontend_analyze(a, d, f, &so, &S) || !S) return false;
-  if (!model) {
-    if (!S->models.len) {
-      diag_error(d, (Span){0}, "%s declares no model", path);
-      return false;
-    }
-    model = VEC_AT(S->models, Inst, 0)->item->name;
-  }
+  Sema *S = frontend_load_model(a, d, path, &model);
+  if (!S) return false;
   u->model = model;
   recipe_read(a, S->prog, model, &u->recipe);
   if (!lower_model(a, d, S, model, &u->lr) || !ir_verify(u->lr.module, d)) return false;

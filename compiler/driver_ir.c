@@ -48,22 +48,8 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg) {
 // diagnostics.
 static bool load(Arena *a, DiagSink *d, const char *path, const char **model, LowerResult *lr,
                  Recipe *recipe) {
-  const char *err = NULL;
-  SrcFile *f = src_read(a, path, &err);
-  if (!f) {
-    fprintf(stderr, "mlc: error: cannot read '%s': %s\n", path, err);
-    return false;
-  }
-  SemaOptions so = {0};
-  Sema *S = NULL;
-  if (frontend_analyze(a, d, f, &so, &S) || !S) return false;
-  if (!*model) {
-    if (!S->models.len) {
-      diag_error(d, (Span){0}, "%s declares no model", path);
-      return false;
-    }
-    *model = VEC_AT(S->models, Inst, 0)->item->name;
-  }
+  Sema *S = frontend_load_model(a, d, path, model);
+  if (!S) return false;
   if (recipe) recipe_read(a, S->prog, *model, recipe);
   return lower_model(a, d, S, *model, lr);
 }

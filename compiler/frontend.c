@@ -65,6 +65,29 @@ int frontend_analyze(Arena *a, DiagSink *d, const SrcFile *f,
   return run_front(a, d, f, opt, NULL, out);
 }
 
+Sema *frontend_load_model(Arena *a, DiagSink *d, const char *path, const char **model) {
+  const char *err = NULL;
+  SrcFile *f = src_read(a, path, &err);
+  if (!f) {
+    fprintf(stderr, "mlc: error: cannot read '%s': %s\n", path, err);
+    return NULL;
+  }
+  Sema *S = NULL;
+  if (frontend_analyze(a, d, f, &(SemaOptions){0}, &S) || !S) return NULL;
+  if (!*model) {
+    const Program *p = sema_program(S);
+    for (int i = 0; i < p->items.len && !*model; i++) {
+      const Item *it = VEC_AT(p->items, Item, i);
+      if (it->kind == IT_MODEL && !it->from_prelude) *model = it->name;
+    }
+    if (!*model) {
+      diag_error(d, (Span){0}, "%s declares no model", path);
+      return NULL;
+    }
+  }
+  return S;
+}
+
 int frontend_check_buffer(const char *path, const char *data, size_t len,
                           FILE *diag_out, bool explain, FILE *explain_out) {
   Arena *a = arena_new();

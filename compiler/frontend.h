@@ -21,6 +21,11 @@ int frontend_check(Arena *a, DiagSink *d, const SrcFile *f,
 int frontend_analyze(Arena *a, DiagSink *d, const SrcFile *f,
                      const SemaOptions *opt, Sema **out);
 
+// Reads `path`, runs the front end, and picks the model to compile: *model
+// if set, else the file's first model (written back to *model). NULL after
+// reporting (to stderr for an unreadable file, else to `d`).
+Sema *frontend_load_model(Arena *a, DiagSink *d, const char *path, const char **model);
+
 // All of the above on an in-memory buffer; diagnostics are printed to
 // `diag_out` (may be NULL to discard). For the fuzz target and tests.
 int frontend_check_buffer(const char *path, const char *data, size_t len,
