@@ -23,6 +23,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name" / "[SKIP] name: reason" per check and
 // a last line "N passed, N failed" (and skipped); exits 1 on any failure.
+#include "unit.h"
 #include "autodiff.h"
 #include "interp.h"
 
@@ -32,17 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail, nskip;
+static int nskip;
 static Arena *A;
 static bool covered[IR_OP_COUNT];
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-}
 
 static void skip(const char *name, const char *why) {
   printf("[SKIP] %s: %s\n", name, why);

@@ -10,6 +10,7 @@
 // Prints one "[PASS] name" / "[FAIL] name" line per check and a last line
 // "N passed, N failed"; exits 1 on any failure.
 #define _POSIX_C_SOURCE 200809L // mkdtemp
+#include "unit.h"
 #include "builtins.h"
 
 #include <stdarg.h>
@@ -19,19 +20,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-static int npass, nfail;
 static Arena *A;
 static DiagSink D;
 static int diag_mark;   // first diagnostic of the current call
 static Dim *last_flops; // c->flops of the last call
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-}
 
 // ---- building values ------------------------------------------------------------------
 static Span text_span(const char *text) {

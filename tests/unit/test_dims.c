@@ -3,21 +3,13 @@
 //
 // Prints one "[PASS] name" / "[FAIL] name" line per check and a last line
 // "N passed, N failed"; exits 1 on any failure.
+#include "unit.h"
 #include "types.h"
 #include "value.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static int npass, nfail;
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-}
 
 static void check_str(const char *name, const char *got, const char *want) {
   bool ok = got && strcmp(got, want) == 0;

@@ -12,6 +12,7 @@
 //
 // Prints one "[PASS] name" / "[FAIL] name" line per check and a last line
 // "N passed, N failed"; exits 1 on any failure.
+#include "unit.h"
 #include "ir.h"
 
 #include <dirent.h>
@@ -19,16 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail;
 static Arena *A;
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-}
 
 static char *print_module(IrModule *m, unsigned flags) {
   StrBuf b = {0};

@@ -16,6 +16,7 @@
 //      (B = 3): finite, and equal (no dropout or batch norm).
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
 // any failure.
+#include "unit.h"
 #include "autodiff.h"
 #include "driver_ir.h"
 #include "frontend.h"
@@ -30,13 +31,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int npass, nfail;
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok) npass++;
-  else nfail++;
-}
 
 static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static double urand(double lo, double hi) {

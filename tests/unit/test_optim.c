@@ -17,6 +17,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name" per check and "N passed, N failed";
 // exits 1 on any failure.
+#include "unit.h"
 #include "autodiff.h"
 #include "interp.h"
 #include "optim.h"
@@ -26,14 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail;
 static const char *dir = "tests/optim";
-
-static void check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok) npass++;
-  else nfail++;
-}
 
 // ---- key/value files: `key n v1 .. vn` per line -------------------------------------------------
 typedef struct Entry {
