@@ -2,13 +2,13 @@
 // max/avg pooling (and their gradients) run on the fashion_cnn shapes (examples/fashion_cnn.model,
 // batch 64). Each kernel is one graph IR function, lowered to kernel IR
 // (kir_lower_func), compiled by the LLVM backend (O3, host CPU) and run
-// in-process through ORC LLJIT, as tests/unit/test_llvm.c does.
+// in-process through ORC LLJIT, as tests/backend/llvm/test_llvm.c does.
 //
 // Build (not part of the CMake build; needs build-perf's libraries):
-//   cmake -S . -B build-perf -G Ninja -DMLC_WERROR=ON && ninja -C build-perf mlcfront mlc_rt
-//   cc -O2 -std=gnu17 -D_GNU_SOURCE -Icompiler -Ibuild-perf/gen -Iruntime -Ikernels
+//   cmake -S . -B build-perf -G Ninja -DMLC_WERROR=ON && ninja -C build-perf mlc_driver mlc_rt
+//   cc -O2 -std=gnu17 -D_GNU_SOURCE -Icompiler -I. -Ibuild-perf/gen -Iruntime/include -Iruntime
 //      -isystem /usr/lib/llvm-19/include bench/conv_speed.c -o build-perf/conv_speed
-//      build-perf/libmlcfront.a build-perf/libmlc_rt.a -L/usr/lib/llvm-19/lib -lLLVM-19
+//      -Wl,--start-group build-perf/libmlc_*.a -Wl,--end-group -L/usr/lib/llvm-19/lib -lLLVM-19
 //      -lcjson -lz -lm -lpthread           (one command line)
 //
 // Usage: conv_speed [THREADS [REPS]]   THREADS 1 (default): no pool, one
@@ -20,7 +20,8 @@
 // GFLOP/s, counting 2 flops per multiply-add of the textbook loop nest
 // (padding taps excluded) and one compare (or add) per window element for
 // pooling.
-#include "backend.h"
+#include "backend/llvm/llvm.h"
+#include "kernel/kir_lower.h"
 #include "mlc_rt.h"
 
 #include <stdio.h>

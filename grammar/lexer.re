@@ -5,7 +5,7 @@
 // unterminated strings, malformed or oversized numbers) are reported here
 // and lexing goes on, so the parser sees a plausible token stream and every
 // error in the file is reported once.
-#include "lexer.h"
+#include "front/lexer.h"
 
 #include <errno.h>
 #include <stdlib.h>

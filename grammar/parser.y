@@ -1,6 +1,6 @@
 // parser.y — the grammar of the .model language (bison, pure, %locations).
 //
-// Actions only build AST nodes (compiler/ast.c); every meaning is assigned
+// Actions only build AST nodes (compiler/front/ast.c); every meaning is assigned
 // by sema. Error recovery is by line: a bad statement, member, setting or
 // top-level line is skipped up to its end (the lexer stops hiding newlines
 // inside brackets once an error is seen, so an unclosed '(' cannot swallow
@@ -16,8 +16,8 @@
 %param {Lexer *lx}
 
 %code requires {
-#include "ast.h"
-#include "types.h"
+#include "front/ast.h"
+#include "types/types.h"
 typedef struct Lexer Lexer;
 // Byte offsets [off, end) into the file being parsed.
 typedef struct Loc { uint32_t off, end; } Loc;
@@ -35,7 +35,7 @@ void mlc_error(MLC_LTYPE *loc, Lexer *lx, const char *msg);
 }
 
 %code {
-#include "lexer.h"
+#include "front/lexer.h"
 #include <string.h>
 
 #define SP(loc) lex_span(lx, (loc))

@@ -5,19 +5,19 @@
 
 Each suite is a folder of .model inputs, each next to its expected output:
 
-    lex       tests/lex/N.model      N.tokens   stdout of `mlc dump-tokens FILE`
-    parse     tests/parse/N.model    N.ast      stdout of `mlc dump-ast FILE`
-    explain   tests/explain/N.model  N.explain  stdout of `mlc check --explain FILE`
-    diag      tests/diag/N.model     N.err      stderr of `mlc check FILE`; exit 1;
+    lex       tests/front/lex/N.model      N.tokens   stdout of `mlc dump-tokens FILE`
+    parse     tests/front/parse/N.model    N.ast      stdout of `mlc dump-ast FILE`
+    explain   tests/sema/explain/N.model  N.explain  stdout of `mlc check --explain FILE`
+    diag      tests/sema/diag/N.model     N.err      stderr of `mlc check FILE`; exit 1;
                                                 inline `# expect error: TEXT` checked
-    ok        tests/ok/N.model       -          `mlc check FILE`: exit 0, empty stderr
+    ok        tests/sema/ok/N.model       -          `mlc check FILE`: exit 0, empty stderr
     examples  examples/N.model       -          as ok
 
 mlc runs from the repository root with the relative path of the input, so the
-paths inside outputs read `tests/diag/N.model`. For lex, parse and explain the
+paths inside outputs read `tests/sema/diag/N.model`. For lex, parse and explain the
 exit status must be 0 or 1 (a usage error, a signal or a hang fails).
 
-diag annotations: a line of a tests/diag input that ends in
+diag annotations: a line of a tests/sema/diag input that ends in
 `# expect error: TEXT` must get an error (`path:LINE:col: error: ...`) whose
 message contains TEXT; an error on a line without such an annotation fails
 the case. A line may carry several annotations.
@@ -41,11 +41,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # suite -> (folder, mlc arguments before the file, golden suffix, stream compared)
 SUITES = {
-    "lex": ("tests/lex", ["dump-tokens"], ".tokens", "stdout"),
-    "parse": ("tests/parse", ["dump-ast"], ".ast", "stdout"),
-    "explain": ("tests/explain", ["check", "--explain"], ".explain", "stdout"),
-    "diag": ("tests/diag", ["check"], ".err", "stderr"),
-    "ok": ("tests/ok", ["check"], None, None),
+    "lex": ("tests/front/lex", ["dump-tokens"], ".tokens", "stdout"),
+    "parse": ("tests/front/parse", ["dump-ast"], ".ast", "stdout"),
+    "explain": ("tests/sema/explain", ["check", "--explain"], ".explain", "stdout"),
+    "diag": ("tests/sema/diag", ["check"], ".err", "stderr"),
+    "ok": ("tests/sema/ok", ["check"], None, None),
     "examples": ("examples", ["check"], None, None),
 }
 

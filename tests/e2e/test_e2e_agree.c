@@ -21,8 +21,9 @@
 //
 // Prints "[PASS] model: program" / "[FAIL] model: program: why" and a total;
 // exits 1 on any failure.
-#include "build.h"
-#include "interp.h"
+#include "backend/llvm/llvm.h"
+#include "driver/build.h"
+#include "graph/interp.h"
 #include "mlc_rt.h"
 
 #include <math.h>

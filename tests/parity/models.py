@@ -3,7 +3,7 @@
 Each module is written with torch.nn.functional, step for step like the
 .model source, and its parameters carry the same paths as mlc's
 (fc1.w, layer1.attn.query.w, ln_f.weight, ...) so one safetensors file
-of weights loads into both. Parameter layouts follow compiler/prelude.model:
+of weights loads into both. Parameter layouts follow compiler/sema/prelude.model:
 Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
 LayerNorm has weight/bias; Embedding.w is [n, d].
 

@@ -1,7 +1,7 @@
 """safetensors_np.py — a small safetensors reader and writer on numpy + json.
 
 The parity data (tests/parity/data/*.safetensors) is written with it, and
-tests/unit/test_safetensors.c runs it to check that files cross between the
+tests/runtime/test_safetensors.c runs it to check that files cross between the
 C library and Python both ways. Layout: an 8-byte little-endian header length
 N, N bytes of JSON (padded with spaces to a multiple of 8), then the tensors'
 bytes, row-major and little-endian, in name order.

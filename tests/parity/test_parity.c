@@ -25,11 +25,11 @@
 // stage's message. Prints "[PASS] example" / "[FAIL] example: reason" with
 // the measured errors, and a last line "N passed, N failed"; exits 1 on any
 // failure.
-#include "autodiff.h"
-#include "frontend.h"
-#include "interp.h"
-#include "lower.h"
-#include "safetensors.h"
+#include "passes/autodiff.h"
+#include "sema/frontend.h"
+#include "graph/interp.h"
+#include "lower/lower.h"
+#include "core/safetensors.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -117,7 +117,7 @@ static bool compile(Run *r, const char *model) {
     return fail(r, "lowering: %s", diag_text(r));
 #else
   (void)model;
-  return fail(r, "lowering: compiler/lower.c is not part of the build (lower_model unavailable)");
+  return fail(r, "lowering: compiler/lower/lower.c is not part of the build (lower_model unavailable)");
 #endif
   if (!r->lr.loss) return fail(r, "lowering: model %s has no loss function", model);
   // Float arguments with a PyTorch input gradient are differentiated too:

@@ -1,5 +1,5 @@
 // fake_model.c — a model written by hand against the model ABI
-// (runtime/mlc_model.h), standing in for compiler output in the runtime's
+// (runtime/include/mlc_model.h), standing in for compiler output in the runtime's
 // tests: softmax regression 784 -> 10 with cross-entropy and SGD + momentum,
 // i.e. what mlc would compile from
 //

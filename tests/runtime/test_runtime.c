@@ -21,9 +21,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "interp.h"
+#include "graph/interp.h"
 #include "mlc_rt.h"
-#include "safetensors.h"
+#include "core/safetensors.h"
 
 extern const MlcModel mlc_model_fake;
 

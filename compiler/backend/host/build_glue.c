@@ -1,0 +1,857 @@
+// build_glue.c — the C glue between compiled kernel programs and the
+// runtime: writes the C source of one model object (and, for libraries, the
+// public header of its embedding API).
+//
+// Input: a BuildUnit (build.h) whose train_step / eval / predict are lowered
+// to kernel IR and compiled under the symbol prefix mlc_<cname>_k_ (backend.h
+// gives their ABI). Output: C text defining
+//   const MlcModel mlc_model_<cname>     runtime/include/mlc_model.h: state descs (every
+//                                         module param, buffer and optimizer
+//                                         slot with its initialiser), inputs
+//                                         (per-sample dims, labels, default
+//                                         data; symbolic dims such as T are
+//                                         -1 + an index into syms, bound by
+//                                         the runtime from the data), the
+//                                         recipe, sites (of the checked
+//                                         train_step), scratch
+//   train_step / eval / predict          MlcEntry wrappers: the dims array from
+//                                         the batch and per-sample dims, state
+//                                         pointers in each program's KBUF_STATE
+//                                         order, the run-time step counts;
+//                                         train_step runs the checked variant
+//                                         under ctx->check_finite and maps a
+//                                         failed finite check to MLC_NONFINITE
+//   epoch_end (plateau schedule only)    plateau_update on the epoch's metric
+//   main (executables)                   mlc_main(argc, argv, &mlc_model_<cname>)
+//   mlc_<cname>_* (libraries)            the API of build_glue_header
+// The glue is compiled by the system C compiler (build.c); it includes only
+// mlc_rt.h and libc headers.
+#include "host.h"
+#include "passes/optim.h"
+
+#include <math.h>
+#include <string.h>
+
+// ---- small printers -------------------------------------------------------------------------------
+static void c_str(StrBuf *b, const char *s) {
+  if (!s) {
+    sb_puts(b, "NULL");
+    return;
+  }
+  sb_putc(b, '"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') sb_printf(b, "\\%c", c);
+    else if (c < 32 || c >= 127) sb_printf(b, "\\%03o", c);
+    else sb_putc(b, (char)c);
+  }
+  sb_putc(b, '"');
+}
+
+static void c_double(StrBuf *b, double v) {
+  if (isnan(v)) sb_puts(b, "NAN");
+  else if (isinf(v)) sb_puts(b, v > 0 ? "INFINITY" : "-INFINITY");
+  else sb_printf(b, "%.17g", v);
+}
+
+static const char *mlc_dtype(DType dt) {
+  switch (dt) {
+  case DT_F32: return "MLC_F32";
+  case DT_F64: return "MLC_F64";
+  case DT_I32: return "MLC_I32";
+  case DT_I64: return "MLC_I64";
+  case DT_U8: return "MLC_U8";
+  case DT_BOOL: return "MLC_BOOL";
+  default: return NULL;
+  }
+}
+
+static const char *c_type(DType dt) {
+  switch (dt) {
+  case DT_F32: return "float";
+  case DT_F64: return "double";
+  case DT_I32: return "int32_t";
+  case DT_I64: return "int64_t";
+  default: return "uint8_t";
+  }
+}
+
+// ---- what the descriptor needs, checked ---------------------------------------------------------------
+enum { MLC_MAX_RANK_GLUE = 8 }; // MLC_MAX_RANK of runtime/include/mlc_model.h
+
+typedef struct GlueInput {
+  const char *name;
+  DType dt;
+  int rank;                  // per sample
+  int64_t dims[MLC_MAX_RANK_GLUE]; // -1: the symbol syms[sym[d]]
+  int sym[MLC_MAX_RANK_GLUE];
+  int64_t numel;             // per sample (of the constant dims)
+  int64_t num_classes;
+} GlueInput;
+
+enum { GLUE_MAX_INPUTS = 8 };
+
+typedef struct Glue {
+  const BuildUnit *u;
+  GlueInput in[GLUE_MAX_INPUTS];
+  int nin, nfwd;
+  int64_t num_out;           // the forward output's constant dims per sample
+  const char *syms[MLC_MAX_RANK_GLUE]; // symbolic per-sample dims (T), bound from data
+  int nsyms;
+  int out_syms[MLC_MAX_RANK_GLUE], nout_syms; // the output's symbolic dims
+  char *err;
+  size_t errlen;
+} Glue;
+
+static bool fail(Glue *g, const char *msg, const char *arg) {
+  snprintf(g->err, g->errlen, msg, arg);
+  return false;
+}
+
+// The index of symbol `name` in g->syms, added when new (add); -1 if absent
+// or there are too many.
+static int sym_index(Glue *g, const char *name, bool add) {
+  for (int k = 0; k < g->nsyms; k++)
+    if (!strcmp(g->syms[k], name)) return k;
+  if (!add || g->nsyms == MLC_MAX_RANK_GLUE) return -1;
+  g->syms[g->nsyms] = name;
+  return g->nsyms++;
+}
+
+// Per-sample shape of a [B, ...] type whose trailing dims are constants or
+// symbols (dims[d] = -1, sym[d] their index; new ones added when add):
+// returns the product of the constant dims, -1 if the type does not fit.
+static int64_t sample_dims(Glue *g, const Type *t, Sym *batch, int64_t *dims, int *sym, int *rank,
+                           bool add) {
+  // functions have their own Sym objects: dims are matched by name
+  Sym *s0 = t->rank >= 1 ? dim_as_sym(t->dims[0]) : NULL;
+  if (!s0 || strcmp(s0->name, batch->name) || t->rank - 1 > MLC_MAX_RANK_GLUE) return -1;
+  int64_t n = 1;
+  for (int i = 1; i < t->rank; i++) {
+    Sym *s = dim_as_sym(t->dims[i]);
+    sym[i - 1] = -1;
+    if (dim_is_const(t->dims[i], &dims[i - 1])) n *= dims[i - 1];
+    else if (!s || !strcmp(s->name, batch->name) || (sym[i - 1] = sym_index(g, s->name, add)) < 0)
+      return -1;
+    else dims[i - 1] = -1;
+  }
+  *rank = t->rank - 1;
+  return n;
+}
+
+static bool collect_inputs(Glue *g) {
+  IrFunc *loss = g->u->lr.loss, *pred = g->u->predict;
+  g->nin = loss->params.len, g->nfwd = pred->params.len;
+  if (g->nin > GLUE_MAX_INPUTS) return fail(g, "the loss takes more than 8 arguments%s", "");
+  Sym *batch = NULL;
+  IrNode *x0 = VEC_AT(loss->params, IrNode, 0);
+  if (x0->type->rank) batch = dim_as_sym(x0->type->dims[0]);
+  if (!batch) return fail(g, "the loss's first argument must be [B, ...] with a batch symbol B%s", "");
+  // the forward inputs first: the symbols predict can bind
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = pass ? g->nfwd : 0; i < (pass ? g->nin : g->nfwd); i++) {
+      IrNode *x = VEC_AT(loss->params, IrNode, i);
+      GlueInput *in = &g->in[i];
+      in->name = x->name, in->dt = x->type->dtype;
+      in->numel = sample_dims(g, x->type, batch, in->dims, in->sym, &in->rank, true);
+      if (in->numel < 0)
+        return fail(g, "loss argument '%s' must be [B, ...] with constant or symbolic dims after B", x->name);
+      if (!mlc_dtype(in->dt)) return fail(g, "loss argument '%s' has a dtype the runtime cannot feed", x->name);
+    }
+  Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
+  int orank, osym[MLC_MAX_RANK_GLUE], nfwd_syms = g->nsyms;
+  int64_t odims[MLC_MAX_RANK_GLUE];
+  g->num_out = sample_dims(g, ot, batch, odims, osym, &orank, false);
+  if (g->num_out < 0)
+    return fail(g, "the forward output must be [B, ...] with constant dims after B, or symbols of %s",
+                "the forward inputs");
+  for (int d = 0; d < orank; d++) {
+    if (osym[d] >= nfwd_syms) return fail(g, "the forward output has a symbolic dim no forward input binds%s", "");
+    if (osym[d] >= 0) g->out_syms[g->nout_syms++] = osym[d];
+  }
+  for (int i = g->nfwd; i < g->nin; i++) {
+    GlueInput *in = &g->in[i];
+    bool label = (in->dt == DT_I32 || in->dt == DT_I64) && orank >= 1 && odims[orank - 1] > 0;
+    in->num_classes = label ? odims[orank - 1] : 0;
+  }
+  for (int i = 0; i < g->u->lr.module->params.len; i++) {
+    IrParam *p = VEC_AT(g->u->lr.module->params, IrParam, i);
+    int64_t v;
+    if (!mlc_dtype(p->type->dtype)) return fail(g, "state '%s' has a dtype the runtime cannot hold", p->name);
+    if (p->type->rank > MLC_MAX_RANK_GLUE) return fail(g, "state '%s' has too many dims", p->name);
+    for (int d = 0; d < p->type->rank; d++)
+      if (!dim_is_const(p->type->dims[d], &v)) return fail(g, "state '%s' has a symbolic shape", p->name);
+  }
+  return true;
+}
+
+// ---- descriptor tables ----------------------------------------------------------------------------
+static double kaiming_gain(const IrInit *in) {
+  const char *n = in->nonlinearity ? in->nonlinearity : "leaky_relu";
+  if (!strcmp(n, "relu")) return sqrt(2.0);
+  if (!strcmp(n, "tanh")) return 5.0 / 3;
+  if (!strcmp(n, "selu")) return 0.75;
+  if (!strcmp(n, "leaky_relu")) return sqrt(2.0 / (1 + in->a * in->a));
+  return 1;
+}
+
+static void init_spec(StrBuf *b, const IrParam *p, const OptimRecipe *r) {
+  const IrInit *in = p->init;
+  if (p->kind == IRP_OPTSTATE) {
+    double v = optim_state_init(r, p->name);
+    if (v == 0) sb_puts(b, "{.kind = MLC_INIT_ZEROS}");
+    else sb_puts(b, "{.kind = MLC_INIT_CONSTANT, .value = "), c_double(b, v), sb_putc(b, '}');
+    return;
+  }
+  if (!in) {
+    sb_puts(b, "{.kind = MLC_INIT_ZEROS}");
+    return;
+  }
+  static const char *kinds[] = {
+      [IRI_ZEROS] = "ZEROS", [IRI_ONES] = "ONES", [IRI_NORMAL] = "NORMAL", [IRI_UNIFORM] = "UNIFORM",
+      [IRI_CONSTANT] = "CONSTANT", [IRI_KAIMING_UNIFORM] = "KAIMING_UNIFORM",
+      [IRI_KAIMING_NORMAL] = "KAIMING_NORMAL", [IRI_XAVIER_UNIFORM] = "XAVIER_UNIFORM",
+      [IRI_XAVIER_NORMAL] = "XAVIER_NORMAL", [IRI_TRUNC_NORMAL] = "NORMAL", // bounds dropped
+  };
+  bool kaiming = in->kind == IRI_KAIMING_UNIFORM || in->kind == IRI_KAIMING_NORMAL;
+  double gain = kaiming ? kaiming_gain(in) : in->gain;
+  sb_printf(b, "{.kind = MLC_INIT_%s, .value = ", kinds[in->kind]);
+  c_double(b, in->value), sb_puts(b, ", .mean = "), c_double(b, in->mean);
+  sb_puts(b, ", .std = "), c_double(b, in->std), sb_puts(b, ", .low = "), c_double(b, in->low);
+  sb_puts(b, ", .high = "), c_double(b, in->high), sb_puts(b, ", .a = "), c_double(b, in->a);
+  sb_puts(b, ", .gain = "), c_double(b, gain);
+  sb_printf(b, ", .fan_in = %lld, .fan_out = %lld, .mode = %s}", (long long)in->fan_in, (long long)in->fan_out,
+            in->mode && !strcmp(in->mode, "fan_out") ? "MLC_FAN_OUT" : "MLC_FAN_IN");
+}
+
+static void states_table(StrBuf *b, const Glue *g) {
+  IrModule *m = g->u->lr.module;
+  sb_puts(b, "static const MlcStateDesc states[] = {\n");
+  for (int i = 0; i < m->params.len; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    sb_puts(b, "    {.path = "), c_str(b, p->name);
+    sb_printf(b, ", .dtype = %s, .rank = %d, .shape = {", mlc_dtype(p->type->dtype), p->type->rank);
+    if (!p->type->rank) sb_putc(b, '0');
+    for (int d = 0; d < p->type->rank; d++) {
+      int64_t v = 0;
+      dim_is_const(p->type->dims[d], &v);
+      sb_printf(b, "%s%lld", d ? ", " : "", (long long)v);
+    }
+    const char *kind = p->kind == IRP_PARAM ? "PARAM" : p->kind == IRP_BUFFER ? "BUFFER" : "OPTIM";
+    sb_printf(b, "}, .kind = MLC_STATE_%s, .trainable = %d,\n     .init = ", kind,
+              p->kind == IRP_PARAM && p->trainable);
+    init_spec(b, p, &g->u->recipe.opt);
+    sb_puts(b, "},\n");
+  }
+  if (!m->params.len) sb_puts(b, "    {0},\n");
+  sb_puts(b, "};\n\n");
+}
+
+static const RecipeSource *source_for(const Vec *v, const char *input) {
+  for (int i = 0; i < v->len; i++) {
+    RecipeSource *s = VEC_AT(*v, RecipeSource, i);
+    if (s->input && !strcmp(s->input, input)) return s;
+  }
+  return NULL;
+}
+
+static void data_source(StrBuf *b, const RecipeSource *s) {
+  if (!s || !s->kind) {
+    sb_puts(b, "{MLC_DATA_NONE, NULL, 1, 0, 0}");
+    return;
+  }
+  const char *k = !strcmp(s->kind, "idx") ? "IDX" : !strcmp(s->kind, "csv") ? "CSV" : "NPY";
+  sb_printf(b, "{MLC_DATA_%s, ", k), c_str(b, s->path), sb_puts(b, ", "), c_double(b, s->scale ? s->scale : 1);
+  bool csv = !strcmp(s->kind, "csv");
+  sb_printf(b, ", %d, %d}", csv && s->ncols ? (int)s->cols[0] : 0, csv && s->header ? 1 : 0);
+}
+
+static void inputs_table(StrBuf *b, const Glue *g) {
+  sb_puts(b, "static const MlcInputDesc inputs[] = {\n");
+  for (int i = 0; i < g->nin; i++) {
+    const GlueInput *in = &g->in[i];
+    sb_puts(b, "    {.name = "), c_str(b, in->name);
+    sb_printf(b, ", .dtype = %s, .rank = %d, .dims = {", mlc_dtype(in->dt), in->rank);
+    if (!in->rank) sb_putc(b, '0');
+    for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
+    sb_puts(b, "}, .sym = {");
+    if (!in->rank) sb_putc(b, '0');
+    for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%d", d ? ", " : "", in->sym[d] < 0 ? 0 : in->sym[d]);
+    sb_printf(b, "}, .num_classes = %lld,\n     .train = ", (long long)in->num_classes);
+    data_source(b, source_for(&g->u->recipe.train_data, in->name));
+    sb_puts(b, ",\n     .test = ");
+    data_source(b, source_for(&g->u->recipe.test_data, in->name));
+    sb_puts(b, "},\n");
+  }
+  sb_puts(b, "};\n\n");
+}
+
+static void recipe_tables(StrBuf *b, const Glue *g) {
+  const Recipe *r = &g->u->recipe;
+  const OptimRecipe *o = &r->opt;
+  sb_puts(b, "static const MlcHyper hyper[] = {\n");
+  sb_puts(b, "    {\"lr\", "), c_double(b, o->lr), sb_puts(b, "},\n");
+  if (o->opt == OPT_SGD) sb_puts(b, "    {\"momentum\", "), c_double(b, o->momentum), sb_puts(b, "},\n");
+  else {
+    sb_puts(b, "    {\"beta1\", "), c_double(b, o->beta1), sb_puts(b, "},\n");
+    sb_puts(b, "    {\"beta2\", "), c_double(b, o->beta2), sb_puts(b, "},\n");
+    sb_puts(b, "    {\"eps\", "), c_double(b, o->eps), sb_puts(b, "},\n");
+  }
+  sb_puts(b, "    {\"weight_decay\", "), c_double(b, o->weight_decay), sb_puts(b, "},\n");
+  sb_puts(b, "    {\"clip\", "), c_double(b, o->clip), sb_puts(b, "},\n");
+  sb_printf(b, "    {\"warmup_steps\", %lld},\n", (long long)o->warmup);
+  sb_puts(b, "};\n\n");
+}
+
+// The checked train_step's sites (kir.h): where --check-finite points.
+static int sites_table(StrBuf *b, const Glue *g) {
+  const Vec *sites = &g->u->checked.sites;
+  sb_puts(b, "static const MlcSite sites[] = {\n");
+  for (int i = 0; i < sites->len; i++) {
+    KirSite *st = VEC_AT(*sites, KirSite, i);
+    int line = 0, col = 0;
+    if (st->span.file) span_linecol(st->span, &line, &col);
+    char loc[512];
+    snprintf(loc, sizeof loc, "%s:%d:%d", st->span.file ? st->span.file->path : "?", line, col);
+    sb_puts(b, "    {"), c_str(b, loc), sb_puts(b, ", "), c_str(b, st->op), sb_puts(b, "},\n");
+  }
+  if (!sites->len) sb_puts(b, "    {NULL, NULL},\n");
+  sb_puts(b, "};\n\n");
+  return sites->len;
+}
+
+// state index (into states[]) of each KBUF_STATE buffer of p, in p->bufs order
+static int state_map(StrBuf *b, const Glue *g, const KirProgram *p, const char *name) {
+  IrModule *m = g->u->lr.module;
+  int n = 0;
+  sb_printf(b, "static const int %s_state[] = {", name);
+  for (int i = 0; i < p->bufs.len; i++) {
+    KirBuf *kb = kir_buf(p, i);
+    if (kb->kind != KBUF_STATE) continue;
+    int j = 0;
+    while (j < m->params.len && strcmp(VEC_AT(m->params, IrParam, j)->name, kb->path)) j++;
+    MLC_ASSERT(j < m->params.len);
+    sb_printf(b, "%s%d", n++ ? ", " : "", j);
+  }
+  sb_printf(b, "%s};\n", n ? "" : "-1");
+  return n;
+}
+
+static int param_index(const Glue *g, const char *path) {
+  IrModule *m = g->u->lr.module;
+  for (int j = 0; j < m->params.len; j++)
+    if (!strcmp(VEC_AT(m->params, IrParam, j)->name, path)) return j;
+  return -1;
+}
+
+// ---- the wrappers (fixed text around the tables) ---------------------------------------------------------
+static const char *const wrappers[] = {
+    "typedef int32_t (*ProgFn)(const int64_t *, void *const *, void *const *, void *const *, void *,\n"
+    "                          uint64_t, MlcPool *, const char **);\n"
+    "typedef int64_t (*ScratchFn)(const int64_t *);\n"
+    "\n",
+    "static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }\n"
+    "\n",
+    "// dims[arg * 8 + d] of nargs arguments, argument a being input a % NIN of\n"
+    "// micro-batch a / NIN, each [b, per-sample dims...]; a symbolic dim is its\n"
+    "// value in syms (bound from the data).\n"
+    "static void fill_dims(int64_t *dims, int nargs, int64_t b, const int64_t *syms) {\n"
+    "  memset(dims, 0, sizeof(int64_t) * 8 * (size_t)nargs);\n"
+    "  for (int a = 0; a < nargs; a++) {\n"
+    "    const MlcInputDesc *in = &inputs[a % NIN];\n"
+    "    dims[a * 8] = b;\n"
+    "    for (int d = 0; d < in->rank; d++) dims[a * 8 + 1 + d] = in->dims[d] < 0 ? syms[in->sym[d]] : in->dims[d];\n"
+    "  }\n"
+    "}\n"
+    "\n",
+    "static size_t sample_bytes(int i, const int64_t *syms) {\n"
+    "  return mlc_dtype_size(inputs[i].dtype) * (size_t)mlc_input_numel(&inputs[i], syms);\n"
+    "}\n"
+    "\n"
+    "// Forward output floats per sample.\n"
+    "static int64_t out_numel(const int64_t *syms) {\n"
+    "  int64_t n = NUM_OUT;\n"
+    "  for (int k = 0; k < NOUT_SYMS; k++) n *= syms[out_syms[k]];\n"
+    "  return n;\n"
+    "}\n"
+    "\n",
+    "// A failed finite check of the checked train_step: \"nonfinite SITE KIND at ...\"\n"
+    "// (KIND nan, inf or -inf) sets the site and value; 0 for any other message.\n"
+    "static int nonfinite(MlcCtx *ctx, const char *msg) {\n"
+    "  if (strncmp(msg, \"nonfinite \", 10)) return 0;\n"
+    "  char *end;\n"
+    "  long site = strtol(msg + 10, &end, 10);\n"
+    "  ctx->nonfinite_site = (int)site;\n"
+    "  ctx->nonfinite_value = !strncmp(end, \" -inf\", 5) ? -INFINITY : !strncmp(end, \" inf\", 4) ? INFINITY : NAN;\n"
+    "  return 1;\n"
+    "}\n"
+    "\n",
+    "static int run(MlcCtx *ctx, ProgFn fn, const int *map, int nmap, const int64_t *dims,\n"
+    "               const void *const *in, void *const *out, void *scratch, uint64_t seed) {\n"
+    "  void *st[NSTATE + 1];\n"
+    "  for (int i = 0; i < nmap; i++) st[i] = ctx->state[map[i]];\n"
+    "  const char *msg = NULL;\n"
+    "  if (!fn(dims, (void *const *)in, out, st, scratch, seed, ctx->pool, &msg)) return MLC_OK;\n"
+    "  snprintf(ctx->err, sizeof ctx->err, \"%s\", msg ? msg : \"a run-time check failed\");\n"
+    "  return msg && nonfinite(ctx, msg) ? MLC_NONFINITE : MLC_ERROR;\n"
+    "}\n"
+    "\n",
+    "static size_t scratch_bytes(int64_t b, const int64_t *syms) {\n"
+    "  int64_t dims[8 * NIN * ACC + 8];\n"
+    "  int64_t mb = b / ACC > 0 ? b / ACC : 1;\n"
+    "  fill_dims(dims, NIN * ACC, mb, syms);\n"
+    "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
+    "  size_t t = align64(tc > tn ? tc : tn) + (STEP_OUT ? (size_t)(b * out_numel(syms)) * sizeof(float) : 0);\n"
+    "  fill_dims(dims, NIN, b, syms);\n"
+    "  size_t e = (size_t)EVAL_SCRATCH(dims);\n"
+    "  fill_dims(dims, NFWD, b, syms);\n"
+    "  size_t p = (size_t)PREDICT_SCRATCH(dims);\n"
+    "  size_t m = t > e ? t : e;\n"
+    "  return (m > p ? m : p) + 64;\n"
+    "}\n"
+    "\n",
+    "static void set_i64(MlcCtx *ctx, int i, int64_t v) {\n"
+    "  if (i >= 0) *(int64_t *)ctx->state[i] = v;\n"
+    "}\n"
+    "\n",
+    "// The base learning rate slot has the loss's float dtype.\n"
+    "static void set_float(MlcCtx *ctx, int i, double v) {\n"
+    "  if (i < 0) return;\n"
+    "  if (ctx->model->states[i].dtype == MLC_F64) *(double *)ctx->state[i] = v;\n"
+    "  else *(float *)ctx->state[i] = (float)v;\n"
+    "}\n"
+    "\n",
+    "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out);\n",
+    "\n"
+    "// One optimizer step over the batch: with accumulate K, K micro-batches of\n"
+    "// b / K samples (a remainder of a partial last batch is left out). Without\n"
+    "// the forward output among train_step's results, training accuracy comes\n"
+    "// from predict on the batch before the update.\n"
+    "static int train_step(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  if (b < ACC) {\n"
+    "    snprintf(ctx->err, sizeof ctx->err, \"batch %lld is smaller than accumulate %d\", (long long)b, ACC);\n"
+    "    return MLC_ERROR;\n"
+    "  }\n"
+    "  if (!STEP_OUT && HAS_LABEL && out[3]) {\n"
+    "    void *pout[1] = {out[3]};\n"
+    "    if (predict(ctx, b, in, pout) != MLC_OK) return MLC_ERROR;\n"
+    "  }\n"
+    "  int64_t mb = b / ACC, dims[8 * NIN * ACC];\n"
+    "  const void *args[NIN * ACC];\n"
+    "  fill_dims(dims, NIN * ACC, mb, ctx->syms);\n"
+    "  for (int k = 0; k < ACC; k++)\n"
+    "    for (int i = 0; i < NIN; i++) args[k * NIN + i] = (const char *)in[i] + (size_t)(k * mb) * sample_bytes(i, ctx->syms);\n"
+    "  set_i64(ctx, STEP_SLOT, ctx->step);\n"
+    "  set_i64(ctx, SPE_SLOT, ctx->steps_per_epoch > 0 ? ctx->steps_per_epoch : 1);\n"
+    "  set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1);\n"
+    "  set_float(ctx, LR_SLOT, ctx->lr);\n"
+    "  void *outs[4] = {out[0], out[1], out[2], NULL};\n"
+    "  if (STEP_OUT)\n"
+    "    outs[3] = out[3] ? out[3] : (char *)ctx->scratch + align64((size_t)TRAIN_SCRATCH(dims));\n"
+    "  // the checked variant's check kernels use no scratch: the same layout\n"
+    "  if (ctx->check_finite)\n"
+    "    return run(ctx, TRAIN_CHECKED_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
+    "  return run(ctx, TRAIN_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
+    "}\n"
+    "\n",
+    "static int eval(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  int64_t dims[8 * NIN];\n"
+    "  fill_dims(dims, NIN, b, ctx->syms);\n"
+    "  return run(ctx, EVAL_FN, eval_state, NEVAL_STATE, dims, in, out, ctx->scratch, 0);\n"
+    "}\n"
+    "\n",
+    "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  int64_t dims[8 * NIN];\n"
+    "  fill_dims(dims, NFWD, b, ctx->syms);\n"
+    "  return run(ctx, PREDICT_FN, predict_state, NPREDICT_STATE, dims, in, out, ctx->scratch, 0);\n"
+    "}\n\n",
+    NULL};
+
+static void prototypes(StrBuf *b, const char *cname, bool plateau) {
+  const char *progs[] = {"train_step", "eval", "predict", "train_step_checked", "plateau_update"};
+  for (int i = 0; i < 4 + plateau; i++) {
+    sb_printf(b,
+              "int32_t mlc_%s_k_%s(const int64_t *, void *const *, void *const *, void *const *, void *,\n"
+              "    uint64_t, MlcPool *, const char **);\n",
+              cname, progs[i]);
+    sb_printf(b, "int64_t mlc_%s_k_%s_scratch_bytes(const int64_t *);\n", cname, progs[i]);
+  }
+  sb_putc(b, '\n');
+}
+
+static void descriptor(StrBuf *b, const Glue *g, int nsites) {
+  const BuildUnit *u = g->u;
+  const Recipe *r = &u->recipe;
+  sb_printf(b, "const MlcModel mlc_model_%s = {\n", u->cname);
+  sb_puts(b, "    .abi = MLC_ABI_VERSION,\n    .name = "), c_str(b, u->model);
+  sb_puts(b, ",\n    .hash = "), c_str(b, u->hash);
+  sb_puts(b, ",\n    .compiler = \"mlc " MLC_VERSION "\",\n    .source = "), c_str(b, u->path);
+  sb_printf(b, ",\n    .nstates = NSTATE,\n    .states = states,\n    .ninputs = NIN,\n    .inputs = inputs,\n");
+  sb_printf(b, "    .n_forward_inputs = NFWD,\n    .num_out = NUM_OUT,\n    .output_is_prob = 0,\n");
+  sb_printf(b, "    .nout_syms = NOUT_SYMS,\n    .out_syms = {");
+  for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
+  sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
+  // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
+  sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
+            (long long)(r->batch * r->opt.accumulate), (long long)r->epochs, (unsigned long long)r->seed);
+  c_double(b, r->opt.lr);
+  sb_puts(b, ",\n               .optimizer = "), c_str(b, r->optimizer ? r->optimizer : "sgd");
+  sb_puts(b, ", .schedule = "), c_str(b, r->schedule ? r->schedule : "constant");
+  sb_puts(b, ",\n               .nhyper = sizeof hyper / sizeof hyper[0], .hyper = hyper, .metric = ");
+  c_str(b, r->metric);
+  sb_printf(b, "},\n    .nsites = %d,\n    .sites = sites,\n    .scratch_bytes = scratch_bytes,\n", nsites);
+  sb_puts(b, "    .init = NULL, // the runtime fills state from the specs\n");
+  sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n");
+  sb_printf(b, "    .epoch_end = %s,\n};\n\n", u->k_plateau ? "epoch_end" : "NULL");
+}
+
+// The reduce-on-plateau schedule's per-epoch call (MlcModel.epoch_end):
+// plateau_update(metric) -> (scale), the metric in the loss's float dtype.
+static void epoch_end_wrapper(StrBuf *b, const BuildUnit *u) {
+  DType dt = VEC_AT(u->plateau->params, IrNode, 0)->type->dtype;
+  sb_printf(b,
+            "static int epoch_end(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+            "  (void)b;\n"
+            "  int64_t dims[8] = {0};\n"
+            "  if ((size_t)PLATEAU_SCRATCH(dims) > ctx->scratch_size) {\n"
+            "    snprintf(ctx->err, sizeof ctx->err, \"plateau_update needs more scratch than allocated\");\n"
+            "    return MLC_ERROR;\n"
+            "  }\n"
+            "  %s metric = (%s)*(const double *)in[0], scale = 0;\n"
+            "  const void *args[1] = {&metric};\n"
+            "  void *outs[1] = {&scale};\n"
+            "  int rc = run(ctx, PLATEAU_FN, plateau_state, NPLATEAU_STATE, dims, args, outs, ctx->scratch, 0);\n"
+            "  if (rc == MLC_OK && out && out[0]) *(double *)out[0] = (double)scale;\n"
+            "  return rc;\n"
+            "}\n\n",
+            c_type(dt), c_type(dt));
+}
+
+// ---- the embedding API (libraries): header and implementation ----------------------------------------
+// Input names as C identifiers (argument names are identifiers already, but
+// a user's name may clash with the API's own parameters: prefixed by in_).
+static void upper(StrBuf *b, const char *s) {
+  for (; *s; s++) sb_putc(b, (char)(*s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s));
+}
+
+// "const float *in_x, const int32_t *in_y"
+static void api_params(StrBuf *b, const Glue *g, int n) {
+  for (int i = 0; i < n; i++) sb_printf(b, ", const %s *in_%s", c_type(g->in[i].dt), g->in[i].name);
+}
+
+static void header_text(StrBuf *b, const Glue *g) {
+  const BuildUnit *u = g->u;
+  const char *n = u->cname;
+  sb_printf(b, "// %s.h — C API of the model %s, compiled by mlc %s from %s.\n", n, u->model, MLC_VERSION, u->path);
+  sb_puts(b, "// Generated; do not edit. Documentation: docs/embedding.md in the mlc sources.\n//\n");
+  sb_printf(b, "// Link: cc app.c lib%s.a -lz -lcjson -lm -lpthread\n//\n", n);
+  sb_puts(b, "// Inputs, per sample (a batch of B samples is B of these, contiguous):\n");
+  for (int i = 0; i < g->nin; i++) {
+    const GlueInput *in = &g->in[i];
+    sb_printf(b, "//   %-10s %s[", in->name, c_type(in->dt));
+    for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
+    sb_printf(b, "]%s%s\n", i < g->nfwd ? "  (forward input)" : "",
+              in->num_classes ? "  (class label)" : "");
+  }
+  sb_printf(b, "// Output of predict/eval: float[B, %lld], the forward result (logits for a\n// classifier).\n", (long long)g->num_out);
+  sb_puts(b, "//\n// Every function returning int returns 0 on success and -1 on failure, with\n");
+  sb_printf(b, "// the reason in mlc_%s_error(). A context is not thread-safe; it runs its\n", n);
+  sb_puts(b, "// kernels on its own thread pool.\n");
+  sb_puts(b, "#ifndef MLC_"), upper(b, n), sb_puts(b, "_H\n#define MLC_"), upper(b, n), sb_puts(b, "_H\n\n");
+  sb_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  sb_puts(b, "#define MLC_"), upper(b, n), sb_printf(b, "_NUM_OUT %lld\n", (long long)g->num_out);
+  sb_puts(b, "#define MLC_"), upper(b, n);
+  sb_printf(b, "_BATCH %lld\n", (long long)(u->recipe.batch * u->recipe.opt.accumulate));
+  for (int i = 0; i < g->nin; i++) {
+    sb_puts(b, "#define MLC_"), upper(b, n), sb_putc(b, '_'), upper(b, g->in[i].name);
+    sb_printf(b, "_SIZE %lld\n", (long long)g->in[i].numel);
+  }
+  sb_printf(b, "\ntypedef struct mlc_%s mlc_%s; // one model instance: weights, optimizer state, scratch\n\n", n, n);
+  sb_printf(b,
+            "typedef struct mlc_%s_options {\n"
+            "  uint64_t seed;            // initial weights and dropout stream\n"
+            "  int threads;              // kernel threads; 0: one per CPU\n"
+            "  int64_t max_batch;        // scratch is sized for it (grown on demand)\n"
+            "  int64_t steps_per_epoch;  // for learning-rate schedules (>= 1)\n"
+            "  int64_t epochs;           // schedule length in epochs\n"
+            "  // Allocator hook for the context, weights, optimizer state and scratch\n"
+            "  // (NULL: malloc/free). alloc(size, user) may return any alignment.\n"
+            "  void *(*alloc)(size_t size, void *user);\n"
+            "  void (*free)(void *ptr, void *user);\n"
+            "  void *user;\n"
+            "} mlc_%s_options;\n\n",
+            n, n);
+  sb_printf(b, "// The recipe's seed, batch and epochs; all CPUs; steps_per_epoch 1; malloc.\n");
+  sb_printf(b, "mlc_%s_options mlc_%s_default_options(void);\n", n, n);
+  sb_printf(b, "// A new instance with freshly initialised weights (opt NULL: defaults);\n"
+               "// NULL when out of memory.\n");
+  sb_printf(b, "mlc_%s *mlc_%s_create(const mlc_%s_options *opt);\n", n, n, n);
+  sb_printf(b, "void mlc_%s_destroy(mlc_%s *m);\n", n, n);
+  sb_printf(b, "// The last failure's message (\"\" when none).\nconst char *mlc_%s_error(const mlc_%s *m);\n\n", n, n);
+  sb_puts(b, "// Weights as safetensors. load: parameters and buffers by name (a PyTorch\n"
+             "// state_dict saved with safetensors loads when names, dtypes and shapes\n"
+             "// match); save: a full checkpoint (weights, optimizer state, step).\n");
+  sb_printf(b, "int mlc_%s_load_weights(mlc_%s *m, const char *path);\n", n, n);
+  sb_printf(b, "int mlc_%s_save_weights(mlc_%s *m, const char *path);\n\n", n, n);
+  sb_printf(b, "// Forward pass in eval mode: out = float[batch, %lld].\n", (long long)g->num_out);
+  sb_printf(b, "int mlc_%s_predict(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nfwd);
+  sb_puts(b, ", float *out);\n");
+  sb_puts(b, "// One optimizer step on a batch (the model's recipe: optimizer, schedule,\n"
+             "// clipping). loss (may be NULL): the batch's mean loss before the update.\n");
+  if (u->recipe.opt.accumulate > 1)
+    sb_printf(b, "// The batch is split into %d micro-batches of batch / %d samples whose\n"
+                 "// gradients are averaged (a remainder is left out).\n",
+              u->recipe.opt.accumulate, u->recipe.opt.accumulate);
+  sb_printf(b, "int mlc_%s_train_step(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
+  sb_puts(b, ", float *loss);\n");
+  sb_printf(b, "// Loss (mean) and, when out is not NULL, the outputs float[batch, %lld]\n"
+               "// in eval mode; no state changes.\n",
+            (long long)g->num_out);
+  sb_printf(b, "int mlc_%s_eval(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
+  sb_puts(b, ", float *loss, float *out);\n\n");
+  if (u->k_plateau)
+    sb_printf(b, "// The plateau schedule's update, once after each epoch: metric is the epoch's\n"
+                 "// test %s; the lr is scaled by the recipe's factor after too many epochs\n"
+                 "// without improvement.\nint mlc_%s_epoch_end(mlc_%s *m, double metric);\n",
+              u->recipe.opt.plateau_max ? "accuracy" : "loss", n, n);
+  sb_puts(b, "// Train steps taken, the learning rate and gradient norm of the last one.\n");
+  sb_printf(b, "int64_t mlc_%s_steps(const mlc_%s *m);\n", n, n);
+  sb_printf(b, "float mlc_%s_last_lr(const mlc_%s *m);\n", n, n);
+  sb_printf(b, "float mlc_%s_last_grad_norm(const mlc_%s *m);\n", n, n);
+  sb_puts(b, "// A state tensor by path (\"fc1.w\", \"opt.fc1.w.momentum_buffer\"): its bytes\n"
+             "// (row-major, the dtype of the model) and element count; NULL if unknown.\n");
+  sb_printf(b, "void *mlc_%s_state(mlc_%s *m, const char *path, int64_t *numel);\n\n", n, n);
+  sb_puts(b, "#ifdef __cplusplus\n}\n#endif\n\n#endif // MLC_"), upper(b, n), sb_puts(b, "_H\n");
+}
+
+void build_glue_header(StrBuf *b, const BuildUnit *u) {
+  char err[256];
+  Glue g = {.u = u, .err = err, .errlen = sizeof err};
+  if (collect_inputs(&g)) header_text(b, &g);
+}
+
+// The implementation: fixed text with NAME standing for the C name.
+static const char *const api_impl[] = {
+    "struct mlc_NAME {\n"
+    "  MlcCtx ctx;\n"
+    "  mlc_NAME_options opt;\n"
+    "  void *state[NSTATE + 1], *raw[NSTATE + 1];\n"
+    "  void *scratch_raw, *logits_raw, *self_raw;\n"
+    "  float *logits;\n"
+    "  int64_t capacity; // batch the scratch and logits are sized for\n"
+    "  float last_lr, last_gnorm;\n"
+    "  char err[256];\n"
+    "};\n"
+    "\n",
+    "static void *api_alloc(const mlc_NAME_options *o, size_t n, void **raw) {\n"
+    "  void *p = o->alloc ? o->alloc(n + 64, o->user) : malloc(n + 64);\n"
+    "  *raw = p;\n"
+    "  if (!p) return NULL;\n"
+    "  void *q = (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);\n"
+    "  memset(q, 0, n);\n"
+    "  return q;\n"
+    "}\n"
+    "\n",
+    "static void api_free(const mlc_NAME_options *o, void *raw) {\n"
+    "  if (!raw) return;\n"
+    "  if (o->free) o->free(raw, o->user);\n"
+    "  else free(raw);\n"
+    "}\n"
+    "\n",
+    "static int api_fail(mlc_NAME *m, const char *msg) {\n"
+    "  snprintf(m->err, sizeof m->err, \"%s\", msg);\n"
+    "  return -1;\n"
+    "}\n"
+    "\n",
+    "// Scratch and logits for batches up to b.\n"
+    "static int api_reserve(mlc_NAME *m, int64_t b) {\n"
+    "  if (b <= 0) return api_fail(m, \"batch must be positive\");\n"
+    "  if (b <= m->capacity) return 0;\n"
+    "  api_free(&m->opt, m->scratch_raw), api_free(&m->opt, m->logits_raw);\n"
+    "  m->scratch_raw = m->logits_raw = NULL, m->capacity = 0;\n"
+    "  size_t sb = scratch_bytes(b, m->ctx.syms);\n"
+    "  m->ctx.scratch = api_alloc(&m->opt, sb, &m->scratch_raw);\n"
+    "  m->ctx.scratch_size = sb;\n"
+    "  m->logits = api_alloc(&m->opt, (size_t)b * (NUM_OUT ? NUM_OUT : 1) * sizeof(float), &m->logits_raw);\n"
+    "  if (!m->ctx.scratch || !m->logits) return api_fail(m, \"out of memory\");\n"
+    "  m->capacity = b;\n"
+    "  return 0;\n"
+    "}\n"
+    "\n",
+    "mlc_NAME_options mlc_NAME_default_options(void) {\n"
+    "  const MlcRecipe *r = &mlc_model_NAME.recipe;\n"
+    "  return (mlc_NAME_options){.seed = r->seed, .max_batch = r->batch, .steps_per_epoch = 1,\n"
+    "                            .epochs = r->epochs};\n"
+    "}\n"
+    "\n",
+    "mlc_NAME *mlc_NAME_create(const mlc_NAME_options *opt) {\n"
+    "  mlc_NAME_options o = opt ? *opt : mlc_NAME_default_options();\n"
+    "  void *raw;\n"
+    "  mlc_NAME *m = api_alloc(&o, sizeof *m, &raw);\n"
+    "  if (!m) return NULL;\n"
+    "  m->self_raw = raw, m->opt = o;\n"
+    "  bool ok = true;\n"
+    "  for (int i = 0; ok && i < NSTATE; i++) {\n"
+    "    size_t n = mlc_dtype_size(states[i].dtype);\n"
+    "    for (int d = 0; d < states[i].rank; d++) n *= (size_t)states[i].shape[d];\n"
+    "    ok = (m->state[i] = api_alloc(&o, n, &m->raw[i])) != NULL;\n"
+    "  }\n"
+    "  m->ctx.model = &mlc_model_NAME, m->ctx.state = m->state, m->ctx.nonfinite_site = -1;\n"
+    "  m->ctx.pool = ok ? mlc_pool_new(o.threads) : NULL;\n"
+    "  if (!ok || !m->ctx.pool || api_reserve(m, o.max_batch > 0 ? o.max_batch : 1)) {\n"
+    "    mlc_NAME_destroy(m);\n"
+    "    return NULL;\n"
+    "  }\n"
+    "  m->ctx.rng = mlc_rng_new(o.seed);\n"
+    "  m->ctx.lr = mlc_model_NAME.recipe.lr;\n"
+    "  m->ctx.steps_per_epoch = o.steps_per_epoch > 0 ? o.steps_per_epoch : 1;\n"
+    "  m->ctx.total_steps = m->ctx.steps_per_epoch * (o.epochs > 0 ? o.epochs : 1);\n"
+    "  mlc_init_state(&mlc_model_NAME, o.seed, m->state);\n"
+    "  return m;\n"
+    "}\n"
+    "\n",
+    "void mlc_NAME_destroy(mlc_NAME *m) {\n"
+    "  if (!m) return;\n"
+    "  mlc_NAME_options o = m->opt;\n"
+    "  if (m->ctx.pool) mlc_pool_free(m->ctx.pool);\n"
+    "  for (int i = 0; i < NSTATE; i++) api_free(&o, m->raw[i]);\n"
+    "  api_free(&o, m->scratch_raw), api_free(&o, m->logits_raw), api_free(&o, m->self_raw);\n"
+    "}\n"
+    "\n",
+    "const char *mlc_NAME_error(const mlc_NAME *m) { return m ? m->err : \"no model\"; }\n"
+    "\n",
+    "int mlc_NAME_load_weights(mlc_NAME *m, const char *path) {\n"
+    "  return mlc_ckpt_load(path, &mlc_model_NAME, m->state, true, NULL, m->err, sizeof m->err) ? -1 : 0;\n"
+    "}\n"
+    "\n",
+    "int mlc_NAME_save_weights(mlc_NAME *m, const char *path) {\n"
+    "  MlcRunState rs = {.epoch = m->ctx.epoch, .step = m->ctx.step, .rng = m->ctx.rng,\n"
+    "                    .seed = m->opt.seed, .lr = m->ctx.lr};\n"
+    "  return mlc_ckpt_save(path, &mlc_model_NAME, m->state, &rs, m->err, sizeof m->err) ? -1 : 0;\n"
+    "}\n"
+    "\n",
+    "static int api_entry(mlc_NAME *m, MlcEntry fn, int64_t b, const void *const *in, void *const *out) {\n"
+    "  if (api_reserve(m, b)) return -1;\n"
+    "  m->ctx.nonfinite_site = -1;\n"
+    "  if (fn(&m->ctx, b, in, out) != MLC_OK) return api_fail(m, m->ctx.err);\n"
+    "  return 0;\n"
+    "}\n"
+    "\n",
+    "int64_t mlc_NAME_steps(const mlc_NAME *m) { return m->ctx.step; }\n"
+    "float mlc_NAME_last_lr(const mlc_NAME *m) { return m->last_lr; }\n"
+    "float mlc_NAME_last_grad_norm(const mlc_NAME *m) { return m->last_gnorm; }\n"
+    "\n",
+    "void *mlc_NAME_state(mlc_NAME *m, const char *path, int64_t *numel) {\n"
+    "  for (int i = 0; i < NSTATE; i++) {\n"
+    "    if (strcmp(states[i].path, path)) continue;\n"
+    "    int64_t n = 1;\n"
+    "    for (int d = 0; d < states[i].rank; d++) n *= states[i].shape[d];\n"
+    "    if (numel) *numel = n;\n"
+    "    return m->state[i];\n"
+    "  }\n"
+    "  return NULL;\n"
+    "}\n\n",
+    NULL};
+
+static void put_named(StrBuf *b, const char *text, const char *name) {
+  for (const char *p = text; *p;) {
+    const char *q = strstr(p, "NAME");
+    if (!q) {
+      sb_puts(b, p);
+      break;
+    }
+    sb_printf(b, "%.*s%s", (int)(q - p), p, name);
+    p = q + 4;
+  }
+}
+
+// The three entry points with typed arguments.
+static void api_entries(StrBuf *b, const Glue *g) {
+  const char *n = g->u->cname;
+  sb_printf(b, "int mlc_%s_predict(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nfwd);
+  sb_puts(b, ", float *out) {\n  const void *in[NIN + 1] = {");
+  for (int i = 0; i < g->nfwd; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
+  sb_puts(b, "};\n  void *outs[1] = {out};\n  return api_entry(m, predict, batch, in, outs);\n}\n\n");
+  sb_printf(b, "int mlc_%s_train_step(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
+  sb_puts(b, ", float *loss) {\n  const void *in[NIN] = {");
+  for (int i = 0; i < g->nin; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
+  sb_puts(b, "};\n  float l = 0, gn = 0, lr = 0;\n  void *outs[4] = {&l, &gn, &lr, NULL};\n"
+             "  m->ctx.step_seed = mlc_rng_step_seed(&m->ctx.rng);\n"
+             "  m->ctx.epoch = m->ctx.step / m->ctx.steps_per_epoch;\n"
+             "  if (api_entry(m, train_step, batch, in, outs)) return -1;\n"
+             "  m->ctx.step++, m->last_lr = lr, m->last_gnorm = gn;\n"
+             "  if (loss) *loss = l;\n  return 0;\n}\n\n");
+  sb_printf(b, "int mlc_%s_eval(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
+  sb_puts(b, ", float *loss, float *out) {\n  const void *in[NIN] = {");
+  for (int i = 0; i < g->nin; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
+  sb_puts(b, "};\n  float l = 0;\n  if (api_reserve(m, batch)) return -1;\n"
+             "  void *outs[2] = {&l, out ? out : m->logits};\n"
+             "  if (api_entry(m, eval, batch, in, outs)) return -1;\n"
+             "  if (loss) *loss = l;\n  return 0;\n}\n");
+  if (g->u->k_plateau)
+    sb_printf(b, "\nint mlc_%s_epoch_end(mlc_%s *m, double metric) {\n"
+                 "  const void *in[1] = {&metric};\n  void *out[1] = {NULL};\n"
+                 "  if (epoch_end(&m->ctx, 0, in, out) != MLC_OK) return api_fail(m, m->ctx.err);\n"
+                 "  return 0;\n}\n", n, n);
+}
+
+static void api_source(StrBuf *b, const Glue *g) {
+  sb_puts(b, "\n// ---- the embedding API ----\n#include <stdbool.h>\n\n");
+  header_text(b, g);
+  sb_putc(b, '\n');
+  for (int i = 0; api_impl[i]; i++) put_named(b, api_impl[i], g->u->cname);
+  api_entries(b, g);
+}
+
+bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_api, char *err, size_t errlen) {
+  Glue g = {.u = u, .err = err, .errlen = errlen};
+  if (!collect_inputs(&g)) return false;
+  if (with_api && g.nsyms)
+    return fail(&g, "--emit lib needs constant per-sample dims; symbol %s is bound from the data only by "
+                "the generated program (--emit exe or obj)", g.syms[0]);
+  const char *cn = u->cname;
+  sb_printf(b, "// Generated by mlc %s from %s (model %s); do not edit.\n", MLC_VERSION, u->path, u->model);
+  sb_puts(b, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+  sb_puts(b, "#include \"mlc_rt.h\"\n\n");
+  prototypes(b, cn, u->k_plateau != NULL);
+  states_table(b, &g);
+  inputs_table(b, &g);
+  recipe_tables(b, &g);
+  int nsites = sites_table(b, &g);
+  int nt = state_map(b, &g, u->k_train, "train");
+  int ne = state_map(b, &g, u->k_eval, "eval");
+  int np = state_map(b, &g, u->k_predict, "predict");
+  int nl = u->k_plateau ? state_map(b, &g, u->k_plateau, "plateau") : 0;
+  sb_puts(b, "static const char *const sym_names[] = {");
+  for (int k = 0; k < g.nsyms; k++) sb_puts(b, k ? ", " : ""), c_str(b, g.syms[k]);
+  sb_printf(b, "%s};\nstatic const int out_syms[] = {", g.nsyms ? "" : "NULL");
+  for (int k = 0; k < g.nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g.out_syms[k]);
+  sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g.nout_syms ? "" : "0", g.nout_syms);
+  sb_printf(b, "\nenum { NSTATE = %d, NIN = %d, NFWD = %d, NUM_OUT = %lld, ACC = %d, STEP_OUT = %d };\n",
+            u->lr.module->params.len, g.nin, g.nfwd, (long long)g.num_out, u->recipe.opt.accumulate,
+            u->step_has_out);
+  sb_printf(b, "enum { NTRAIN_STATE = %d, NEVAL_STATE = %d, NPREDICT_STATE = %d, NPLATEAU_STATE = %d };\n",
+            nt, ne, np, nl);
+  bool label = false;
+  for (int i = 0; i < g.nin; i++) label |= g.in[i].num_classes > 0;
+  sb_printf(b, "enum { HAS_LABEL = %d };\n", label);
+  sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d, LR_SLOT = %d };\n",
+            param_index(&g, "opt.step"), param_index(&g, "opt.steps_per_epoch"),
+            param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));
+  const char *progs[] = {"TRAIN", "train_step", "EVAL", "eval", "PREDICT", "predict",
+                         "TRAIN_CHECKED", "train_step_checked"};
+  const char *plateau[] = {"PLATEAU", "plateau_update"};
+  for (int i = 0; i < 8 + (u->k_plateau ? 2 : 0); i += 2) {
+    const char **pr = i < 8 ? &progs[i] : plateau;
+    sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", pr[0], cn, pr[1]);
+    sb_printf(b, "#define %s_SCRATCH mlc_%s_k_%s_scratch_bytes\n", pr[0], cn, pr[1]);
+  }
+  sb_putc(b, '\n');
+  for (int i = 0; wrappers[i]; i++) sb_puts(b, wrappers[i]);
+  if (u->k_plateau) epoch_end_wrapper(b, u);
+  descriptor(b, &g, nsites);
+  if (with_main)
+    sb_printf(b, "int main(int argc, char **argv) { return mlc_main(argc, argv, &mlc_model_%s); }\n", cn);
+  if (with_api) api_source(b, &g);
+  return true;
+}

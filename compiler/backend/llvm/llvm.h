@@ -1,0 +1,36 @@
+// llvm.h — the LLVM CPU backend's public face: its Backend table and, below
+// it, the generator and the in-process JIT for tests and tools.
+#ifndef MLC_LLVM_H
+#define MLC_LLVM_H
+
+#include "backend/backend.h"
+
+// ---- the LLVM CPU backend (llvm_backend.c) ---------------------------------------------
+extern const Backend llvm_backend;
+
+// The pieces below the Backend table, for tests and tools that want the
+// module in memory (printed, or run in-process by ORC LLJIT).
+typedef struct LlvmGen LlvmGen;
+LlvmGen *llvm_gen_new(const BackendOptions *o, char *err, size_t errlen);
+int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen);
+// LLVMVerifyModule, then the optimisation pipeline (once).
+int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen);
+// Writes the optimised module as o->emit says (optimises first if needed).
+int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen);
+// The module as LLVM IR text (as it stands: call llvm_gen_optimize first
+// for the optimised form) appended to b.
+void llvm_gen_print(LlvmGen *g, StrBuf *b);
+void llvm_gen_free(LlvmGen *g);
+
+// In-process execution: takes the (optimised) module out of g (g can then
+// only be freed). `mlc_parallel_for` is bound to the given function (may be
+// NULL when the programs were compiled with threads off), cast to a plain
+// function pointer type: (void (*)(void))mlc_parallel_for.
+typedef struct LlvmJit LlvmJit;
+LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err,
+                      size_t errlen);
+void *llvm_jit_lookup(LlvmJit *j, const char *symbol, char *err,
+                      size_t errlen);
+void llvm_jit_free(LlvmJit *j);
+
+#endif

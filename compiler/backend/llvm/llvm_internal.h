@@ -1,0 +1,60 @@
+// llvm_internal.h — what the LLVM backend's files share: the generator state
+// (llvm_backend.c owns the context, module, target machine, program entry
+// points, passes, emission and the JIT) and the kernel printer
+// (llvm_kernel.c: one LLVM function per kernel, statements, expressions,
+// outlined parallel loops, the Philox helper).
+#ifndef MLC_LLVM_INTERNAL_H
+#define MLC_LLVM_INTERNAL_H
+
+#include "llvm.h"
+
+#include <llvm-c/Core.h>
+#include <llvm-c/Orc.h>
+#include <llvm-c/TargetMachine.h>
+
+struct LlvmGen {
+  BackendOptions opt;
+  char *cpu, *features;           // from LLVM (LLVMDisposeMessage) or strdup'd
+  bool cpu_from_llvm;             // which of the two frees them
+  LLVMOrcThreadSafeContextRef tsc; // owns ctx; the JIT shares it
+  LLVMContextRef ctx;
+  LLVMModuleRef mod;              // NULL once the JIT took it
+  LLVMTargetMachineRef tm;
+  LLVMBuilderRef b;               // code
+  LLVMBuilderRef ab;              // allocas, at the top of the entry block
+  bool optimized;
+  LLVMTypeRef tvoid, ti1, ti8, ti16, ti32, ti64, tf16, tbf16, tf32, tf64, tptr;
+  LLVMValueRef philox;            // the rand helper, made on first use
+  LLVMValueRef parfor;            // mlc_parallel_for, declared on first use
+  const KirProgram *p;            // program being printed
+  const KirKernel *k;             // kernel being printed
+  int nouter;                     // outlined loops so far in this kernel
+};
+
+// What code being printed can see: per program buffer its pointer (NULL when
+// the function does not take it), per sym its i64 value, per kernel var its
+// alloca (register type of the var's dtype).
+typedef struct LlvmEnv {
+  LLVMValueRef fn;
+  LLVMValueRef *bufs, *syms, *vars;
+  LLVMValueRef seed, pool, errslot;
+  bool in_par; // inside an outlined loop: no further outlining
+} LlvmEnv;
+
+// Register (computation) and memory types of a dtype: f16/bf16 compute as
+// float; bool is i1 in registers and one byte in memory.
+LLVMTypeRef llvm_regtype(LlvmGen *g, DType dt);
+LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt);
+// nounwind + target-cpu/target-features, so printed IR reproduces under llc.
+void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn);
+void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name);
+// Starts fn's entry block (allocas go to its top through g->ab).
+void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
+LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
+LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
+// One internal function per kernel:
+//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <every sym>...,
+//          i64 rng_seed, ptr pool, ptr errslot)
+LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k);
+
+#endif

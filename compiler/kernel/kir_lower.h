@@ -1,0 +1,48 @@
+// kir_lower.h — graph IR function -> kernel IR program (kir_lower*.c).
+//
+// This is the one kernel-IR header that sees the graph IR: backends include
+// kir.h only.
+#ifndef MLC_KIR_LOWER_H
+#define MLC_KIR_LOWER_H
+
+#include "graph/ir.h"
+#include "kir.h"
+
+// ---- lowering (kir_lower*.c) -------------------------------------------------------------------
+// One kernel per graph op (views become copy kernels with index maps;
+// param/buffer/optstate reads and inputs are buffers, not kernels). Returns
+// NULL and writes "kir: %5 = foo(..): not supported" to err on an op it
+// cannot lower.
+KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err,
+                           size_t errlen);
+
+// ---- finite checks (kir_lower.c) ------------------------------------------------------------
+// With check_finite, lowering follows every kernel that computes a float
+// value with a check kernel ("k<id>_finite") over that value's buffer; the
+// first element that is NaN or +-Inf stops the program (kernels after it do
+// not run, state stores included) with the message
+//
+//     nonfinite SITE KIND at FILE:LINE:COL (OP)
+//
+// SITE indexes `sites` (one per check kernel, in program order), KIND is
+// nan, inf or -inf. Checks run in program order, so the site named is the
+// first value that went non-finite (forward ops come before their
+// gradients). The check loops are serial: which element's KIND is reported
+// does not depend on the thread count.
+typedef struct KirSite {
+  Span span;        // the graph op's span (gradient ops: their forward op's)
+  const char *op;   // the graph op's name: "matmul"
+} KirSite;
+
+typedef struct KirLowerOptions {
+  bool check_finite;
+  Vec sites;        // out: KirSite*, indexed by the checks' SITE
+} KirLowerOptions;
+
+#define KIR_NONFINITE_PREFIX "nonfinite "
+
+// kir_lower_func with options (o may be NULL: the defaults, no checks).
+KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f,
+                                KirLowerOptions *o, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,73 @@
+// kir_lower_internal.h — what the lowering files share (kir_lower.c: driver,
+// dims, buffers, loop-nest helpers, elementwise, reductions, views, matmul,
+// constants, casts, dropout; kir_lower_nn.c: conv, pooling, normalisation
+// layers, embedding, losses).
+#ifndef MLC_KIR_LOWER_INTERNAL_H
+#define MLC_KIR_LOWER_INTERNAL_H
+
+#include "kir_lower.h"
+
+enum { KL_MAX_RANK = 8 };
+
+typedef struct KLower {
+  KirProgram *p;
+  IrModule *m;
+  IrFunc *f;
+  int *buf;          // per value (order + nparams): its buffer
+  int nparams;
+  char *err;
+  size_t errlen;
+  bool failed;
+} KLower;
+
+// The buffer holding graph value n.
+int kl_buf(KLower *c, const IrNode *n);
+// A dim as an i64 expression over the program's syms; fails (and records
+// the reason) when a symbol in it has no definition.
+KExpr *kl_dim(KLower *c, const Dim *d);
+// The type's dim i, and the product of dims [from, to).
+KExpr *kl_tdim(KLower *c, const Type *t, int i);
+KExpr *kl_prod(KLower *c, const Type *t, int from, int to);
+void *kl_fail(KLower *c, const IrNode *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// A kernel for node n writing buffer out (and reading its operands' buffers).
+KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what);
+// A fresh loop variable / local of the kernel.
+int kl_var(KLower *c, KirKernel *k, const char *prefix, DType dt, bool loop);
+KExpr *kl_v(KLower *c, KirKernel *k, int var);
+// Opens one loop per dim of t (dims [0, rank)), outermost parallel when asked;
+// iv[i] = dim i's index. Returns the innermost block.
+Vec *kl_loops(KLower *c, KirKernel *k, Vec *blk, const Type *t, int from, int to,
+              KExpr **iv, bool parallel);
+// Row-major flat offset of index iv over t's dims.
+KExpr *kl_flat(KLower *c, const Type *t, KExpr **iv);
+// Offset into x (rank rx) broadcast against an index of rank r (aligned right).
+KExpr *kl_bcast(KLower *c, const Type *x, int r, KExpr **iv);
+// Arithmetic shorthands.
+KExpr *kl_add(KLower *c, KExpr *a, KExpr *b);
+KExpr *kl_sub(KLower *c, KExpr *a, KExpr *b);
+KExpr *kl_mul(KLower *c, KExpr *a, KExpr *b);
+KExpr *kl_div(KLower *c, KExpr *a, KExpr *b);
+KExpr *kl_f(KLower *c, DType dt, double v);
+KExpr *kl_i(KLower *c, int64_t v);
+KExpr *kl_ld(KLower *c, const IrNode *n, KExpr *index);
+void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v);
+// Zero-fills n's buffer (its own loop, parallel).
+void kl_zero(KLower *c, KirKernel *k, const IrNode *n);
+// Float helpers mirroring the interpreter's formulas.
+KExpr *kl_isnan(KLower *c, KExpr *x);
+KExpr *kl_sigmoid(KLower *c, KExpr *x);
+
+int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
+const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);
+double kl_attr_f(const IrNode *n, IrAttrKey k);
+
+// kir_lower_nn.c: false after kl_fail.
+bool kl_conv(KLower *c, IrNode *n);
+bool kl_pool(KLower *c, IrNode *n);
+bool kl_norm(KLower *c, IrNode *n);
+bool kl_index(KLower *c, IrNode *n);
+bool kl_loss(KLower *c, IrNode *n);
+
+#endif

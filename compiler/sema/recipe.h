@@ -1,0 +1,89 @@
+// recipe.h — a model's checked `train` block as plain data: the optimizer
+// recipe for optim_build_step, and the run settings and data bindings the
+// generated program starts from (its command line may override them).
+//
+// Sema has already checked the block (names, ranges, units, data mapping),
+// so reading it cannot fail on user input; defaults are those of
+// docs/language.md, "The train block".
+#ifndef MLC_RECIPE_H
+#define MLC_RECIPE_H
+
+#include "front/ast.h"
+#include "types/types.h"
+
+typedef enum { OPT_SGD, OPT_ADAM, OPT_ADAMW } OptimKind;
+
+typedef enum {
+  SCHED_CONSTANT,
+  SCHED_STEP,        // lr * gamma^floor(epoch / step_size)
+  SCHED_MULTISTEP,   // lr * gamma^(number of milestones <= epoch)
+  SCHED_EXPONENTIAL, // lr * gamma^epoch
+  SCHED_COSINE,      // linear warmup from 0, then cosine down to min_lr
+  SCHED_LINEAR,      // linear warmup from 0, then linearly down to end_lr
+  SCHED_PLATEAU,     // lr * scale, scale updated by plateau_update(metric)
+} SchedKind;
+
+enum { OPTIM_MAX_MILESTONES = 16 };
+
+// A checked training recipe (docs/language.md, "The train block"); the
+// defaults there are the caller's to fill in.
+typedef struct OptimRecipe {
+  OptimKind opt;
+  double lr;
+  double momentum, dampening; // sgd
+  bool nesterov;              // sgd
+  double weight_decay;        // sgd/adam: L2 added to the gradient; adamw: decoupled
+  double beta1, beta2, eps;   // adam, adamw
+
+  SchedKind sched;
+  int64_t step_size;          // step: epochs
+  int64_t milestones[OPTIM_MAX_MILESTONES]; // multistep: epochs, ascending
+  int nmilestones;
+  double gamma;               // step, multistep, exponential
+  int64_t warmup;             // cosine, linear: steps (epochs if warmup_epochs)
+  bool warmup_epochs;         // warmup counts epochs: 1 epoch = steps_per_epoch steps
+  double min_lr;              // cosine: final lr; linear: end_lr
+  double factor;              // plateau, in (0, 1)
+  int64_t patience;           // plateau: epochs
+  bool plateau_max;           // plateau: the metric improves upwards (accuracy)
+
+  int64_t epochs, steps_per_epoch; // total optimizer steps = epochs * steps_per_epoch
+  double clip;                // max global grad norm; 0 = no clipping
+  int accumulate;             // K micro-batches per step (>= 1)
+} OptimRecipe;
+
+enum { RECIPE_MAX_COLS = 256 };
+
+// One `input = source(...)` of train_data / test_data.
+typedef struct RecipeSource {
+  const char *input;  // the loss parameter it feeds
+  const char *kind;   // "idx", "csv", "npy"
+  const char *path;
+  double scale;       // idx: values are multiplied by it (default 1)
+  bool header;        // csv (default true)
+  int dtype;          // csv: DType the values are read as (default f32)
+  int ncols;          // csv: selected columns (0: all)
+  int64_t cols[RECIPE_MAX_COLS];
+  const char *colnames[RECIPE_MAX_COLS]; // csv: by header name, when given as strings
+} RecipeSource;
+
+typedef struct Recipe {
+  const char *model;
+  bool present;       // the file has a train block for the model
+  int64_t batch, epochs, seed;
+  OptimRecipe opt;    // epochs/accumulate filled; steps_per_epoch = 1 until the
+                      // runtime knows the data size (it sets the state slots)
+  const char *optimizer, *schedule; // names, for the run record
+  const char *metric;               // "loss" or "accuracy"
+  int precision;                    // DType
+  int64_t ckpt_every, ckpt_keep;    // 0: none / keep all
+  const char *ckpt_path;            // NULL: the program's name
+  Vec train_data, test_data;        // RecipeSource*
+  Vec freeze;                       // const char*: paths
+} Recipe;
+
+// Reads the train block for `model` in prog (the defaults when there is
+// none: r->present is false then).
+void recipe_read(Arena *a, const Program *prog, const char *model, Recipe *r);
+
+#endif

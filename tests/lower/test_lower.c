@@ -1,0 +1,572 @@
+// test_lower.c — checks of the lowering from checked models to graph IR
+// (compiler/lower/lower.c, lower_ops.c) and of `mlc build` (driver_ir.c).
+//
+// Run from the repo root (ctest does). Checks:
+//   1. every examples/*.model lowers; every function verifies; the module's
+//      text round-trips (print -> ir_parse -> print identical); ad_grad of
+//      loss builds and verifies; `mlc build --emit ir|dot` succeeds;
+//   2. structure: frozen params and stop_gradient cost no gradient node;
+//      params carry their paths, trainability and initialisers;
+//   3. the straight-through estimator of examples/frozen_ste.model: the
+//      gradient through binarize is the declared rule, computed by hand;
+//   4. train vs eval: dropout only in train mode; batch_norm on batch
+//      statistics in train mode and on the running buffers in eval mode;
+//      label smoothing lowers to the documented formula;
+//   5. the interpreter runs fashion_mlp's loss and eval on a random batch
+//      (B = 3): finite, and equal (no dropout or batch norm).
+// Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
+// any failure.
+#include "unit.h"
+#include "passes/autodiff.h"
+#include "driver/driver_ir.h"
+#include "sema/frontend.h"
+#include "graph/interp.h"
+#include "lower/lower.h"
+#include "passes/optim.h"
+#include "sema/recipe.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+
+static uint64_t rng = 0x2545F4914F6CDD1Dull;
+static double urand(double lo, double hi) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return lo + (hi - lo) * (double)(rng >> 11) * 0x1p-53;
+}
+
+// ---- helpers ---------------------------------------------------------------------------------------
+typedef struct Lowered {
+  Arena *a;
+  DiagSink d;
+  LowerResult r;
+  Sema *S;
+  bool ok;
+} Lowered;
+
+static Lowered lower_src(const char *path, const char *text, const char *model) {
+  Lowered l = {.a = arena_new()};
+  diag_init(&l.d, l.a);
+  SrcFile *f = text ? src_from_string(l.a, path, text, strlen(text)) : src_read(l.a, path, NULL);
+  Sema *S = NULL;
+  if (!f || frontend_analyze(l.a, &l.d, f, &(SemaOptions){0}, &S) || !S) {
+    diag_print(&l.d, stdout);
+    return l;
+  }
+  l.S = S;
+  l.ok = lower_model(l.a, &l.d, S, model, &l.r);
+  if (!l.ok) diag_print(&l.d, stdout);
+  return l;
+}
+
+static int count_op(IrFunc *f, IrOp op, int from) {
+  int n = 0;
+  for (int i = from; i < f->nodes.len; i++) n += VEC_AT(f->nodes, IrNode, i)->op == op;
+  return n;
+}
+
+static const char *model_name(const char *path) {
+  static char buf[128];
+  FILE *f = fopen(path, "r");
+  buf[0] = 0;
+  char line[512];
+  while (f && fgets(line, sizeof line, f))
+    if (!strncmp(line, "model ", 6) && sscanf(line + 6, "%127[A-Za-z0-9_]", buf) == 1) break;
+  if (f) fclose(f);
+  return buf;
+}
+
+static bool round_trips(Lowered *l) {
+  StrBuf b1 = {0}, b2 = {0};
+  ir_print_module(&b1, l->r.module, 0);
+  SrcFile *src = src_from_string(l->a, "<lowered>", b1.data, b1.len);
+  DiagSink d;
+  diag_init(&d, l->a);
+  IrModule *m = ir_parse(l->a, src, &d);
+  bool ok = m && ir_verify(m, &d);
+  if (ok) {
+    ir_print_module(&b2, m, 0);
+    ok = b1.len == b2.len && !memcmp(b1.data, b2.data, b1.len);
+  }
+  if (!ok) diag_print(&d, stdout);
+  sb_free(&b1);
+  sb_free(&b2);
+  return ok;
+}
+
+// ---- 1. every example ------------------------------------------------------------------------------
+static void check_example(const char *path) {
+  const char *model = model_name(path);
+  Lowered l = lower_src(path, NULL, model);
+  check(arena_printf(l.a, "%s: lowers", path), l.ok);
+  if (!l.ok) {
+    arena_free(l.a);
+    return;
+  }
+  check(arena_printf(l.a, "%s: verifies", path), ir_verify(l.r.module, &l.d));
+  check(arena_printf(l.a, "%s: forward, loss, eval, predict", path),
+        l.r.forward && l.r.loss && l.r.eval && l.r.predict && l.r.eval->outputs.len == 2);
+  if (l.r.loss) {
+    char err[256];
+    AdOptions ao = {.name = "loss_grad", .err = err, .errlen = sizeof err};
+    IrFunc *g = ad_grad(l.r.module, l.r.loss, &ao);
+    if (!g) printf("  ad_grad: %s\n", err);
+    check(arena_printf(l.a, "%s: ad_grad(loss) verifies", path), g && ir_verify_func(g, &l.d));
+    // the train step of the example's own recipe
+    Recipe rc;
+    recipe_read(l.a, sema_program(l.S), model, &rc);
+    IrFunc *step = g ? optim_build_step(l.r.module, l.r.loss, g, &rc.opt, err, sizeof err) : NULL;
+    if (g && !step) printf("  optim_build_step: %s\n", err);
+    check(arena_printf(l.a, "%s: train_step of its recipe verifies", path),
+          step && rc.present && ir_verify_func(step, &l.d) &&
+              step->params.len == rc.opt.accumulate * l.r.loss->params.len);
+  }
+  check(arena_printf(l.a, "%s: text round-trips", path), round_trips(&l));
+  const char *out = arena_printf(l.a, "/tmp/mlc-test-lower-%d.ir", (int)getpid());
+  char *argv_ir[] = {"build", (char *)path, "--emit", "ir", "-o", (char *)out, NULL};
+  char *argv_dot[] = {"build", (char *)path, "--emit", "dot", "--dump-after=lower", "-o",
+                      (char *)out, NULL};
+  check(arena_printf(l.a, "%s: mlc build --emit ir", path), driver_build(6, argv_ir) == 0);
+  check(arena_printf(l.a, "%s: mlc build --emit dot", path), driver_build(7, argv_dot) == 0);
+  remove(out);
+  arena_free(l.a);
+}
+
+// ---- 2. structure ------------------------------------------------------------------------------------
+static void check_structure(void) {
+  Lowered l = lower_src("examples/frozen_ste.model", NULL, "BinaryCodes");
+  if (!l.ok) {
+    check("frozen_ste lowers", false);
+    return;
+  }
+  IrModule *m = l.r.module;
+  IrParam *w1 = ir_module_find_param(m, "backbone.fc1.w"), *proj = ir_module_find_param(m, "proj");
+  IrParam *hw = ir_module_find_param(m, "head.w"), *hb = ir_module_find_param(m, "head.b");
+  check("paths and trainability: backbone frozen by the recipe, proj declared frozen",
+        w1 && proj && hw && hb && !w1->trainable && !proj->trainable && hw->trainable);
+  check("initialisers: Linear.w kaiming_uniform(a = sqrt(5)), fan_in 784; proj normal(0, 1/16)",
+        w1 && w1->init && w1->init->kind == IRI_KAIMING_UNIFORM && fabs(w1->init->a - sqrt(5)) < 1e-12 &&
+            w1->init->fan_in == 784 && w1->init->fan_out == 256 && proj && proj->init &&
+            proj->init->kind == IRI_NORMAL && proj->init->std == 0.0625 && hb && hb->init &&
+            hb->init->kind == IRI_UNIFORM && fabs(hb->init->high - 0.125) < 1e-12);
+  int fl = 0;
+  IrFunc *g = ad_grad(m, l.r.loss, &(AdOptions){.forward_len = &fl});
+  bool ok = g && g->outputs.len == 3 && count_op(g, IR_RELU_GRAD, fl) == 0 &&
+            count_op(g, IR_WHERE, fl) == 0;
+  check("frozen backbone and proj: no gradient nodes behind the STE", ok);
+  arena_free(l.a);
+
+  l = lower_src("sg.model",
+                "model SG {\n  fc = Linear(4, 3)\n  head = Linear(3, 2)\n"
+                "  loss(x: f32[B, 4]) -> f32 {\n"
+                "    return sum(head(stop_gradient(fc(x))))\n  }\n}\n",
+                "SG");
+  g = l.ok ? ad_grad(l.r.module, l.r.loss, &(AdOptions){.forward_len = &fl}) : NULL;
+  ok = g && g->outputs.len == 5;
+  for (int i = fl; ok && i < g->nodes.len; i++) {
+    IrNode *n = VEC_AT(g->nodes, IrNode, i);
+    int64_t r0 = 0, r1 = 0; // d fc.w would be a [3, 4] or [4, 3] product
+    if (n->op == IR_MATMUL && n->type->rank == 2 && dim_is_const(n->type->dims[0], &r0) &&
+        dim_is_const(n->type->dims[1], &r1))
+      ok = !((r0 == 3 && r1 == 4) || (r0 == 4 && r1 == 3));
+  }
+  ok = ok && VEC_AT(g->outputs, IrNode, 1)->op == IR_CONST && VEC_AT(g->outputs, IrNode, 2)->op == IR_CONST;
+  check("stop_gradient: fc gets zero constants and no backward nodes", ok);
+  arena_free(l.a);
+}
+
+// ---- 3. the straight-through estimator -------------------------------------------------------------------
+static Tensor *rand_tensor(DType dt, int rank, const int64_t *dims, double lo, double hi) {
+  Tensor *t = interp_tensor_new(dt, rank, dims);
+  for (int64_t i = 0; i < t->numel; i++) t->data[i] = urand(lo, hi);
+  return t;
+}
+
+// y[n, o] = sum_i x[n, i] * w[o, i] (+ b[o]) — torch.nn.Linear.
+static void linear(const double *x, const double *w, const double *b, double *y, int n, int in, int out) {
+  for (int r = 0; r < n; r++)
+    for (int o = 0; o < out; o++) {
+      double s = b ? b[o] : 0;
+      for (int i = 0; i < in; i++) s += x[r * in + i] * w[o * in + i];
+      y[r * out + o] = s;
+    }
+}
+
+static void check_ste(void) {
+  Lowered l = lower_src("examples/frozen_ste.model", NULL, "BinaryCodes");
+  if (!l.ok) {
+    check("STE: lowers", false);
+    return;
+  }
+  IrModule *m = l.r.module;
+  // Train proj as well, so that a gradient flows through binarize.
+  ir_module_find_param(m, "proj")->trainable = true;
+  IrFunc *g = ad_grad(m, l.r.loss, NULL);
+  check("STE: ad_grad verifies with proj trainable", g && ir_verify_func(g, &l.d));
+  if (!g) return;
+  enum { B = 3, D0 = 784, D1 = 256, C = 64, K = 10 };
+  int n = m->params.len;
+  const char **paths = calloc((size_t)n, sizeof *paths);
+  Tensor **vals = calloc((size_t)n, sizeof *vals);
+  for (int i = 0; i < n; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    int64_t dims[4];
+    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
+    double s = !strcmp(p->name, "proj") ? 3.0 : 0.06;
+    paths[i] = p->name;
+    vals[i] = rand_tensor(p->type->dtype, p->type->rank, dims, -s, s);
+  }
+  InterpParams ip = {n, paths, vals, 1};
+  int64_t xd[2] = {B, D0}, yd[1] = {B};
+  Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
+  for (int i = 0; i < B; i++) y->data[i] = (i * 7) % K;
+  Tensor *in[2] = {x, y}, *out[8] = {0};
+  char err[256];
+  int rc = interp_run(m, g, INTERP_F64, in, 2, &ip, out, NULL, err, sizeof err);
+  check("STE: loss_grad runs", rc == 0);
+  if (rc == 0) {
+    // By hand: h = relu(fc2(relu(fc1(x)))) @ proj; codes = sign-like step;
+    // logits = head(codes); dlogits = (softmax - onehot) / B;
+    // dcodes = dlogits @ head.w; dh = where(|h| <= 1, dcodes, 0);
+    // dproj = h2^T @ dh.
+    static double h1[B * D1], h2[B * D1], h[B * C], codes[B * C], lg[B * K], dl[B * K], dh[B * C];
+    linear(x->data, vals[0]->data, vals[1]->data, h1, B, D0, D1);
+    for (int i = 0; i < B * D1; i++) h1[i] = h1[i] > 0 ? h1[i] : 0;
+    linear(h1, vals[2]->data, vals[3]->data, h2, B, D1, D1);
+    for (int i = 0; i < B * D1; i++) h2[i] = h2[i] > 0 ? h2[i] : 0;
+    const double *P = vals[4]->data, *HW = vals[5]->data;
+    for (int r = 0; r < B; r++)
+      for (int c = 0; c < C; c++) {
+        double s = 0;
+        for (int i = 0; i < D1; i++) s += h2[r * D1 + i] * P[i * C + c];
+        h[r * C + c] = s;
+        codes[r * C + c] = s >= 0 ? 1 : -1;
+      }
+    linear(codes, HW, vals[6]->data, lg, B, C, K);
+    for (int r = 0; r < B; r++) {
+      double mx = -1e300, z = 0;
+      for (int k = 0; k < K; k++) mx = fmax(mx, lg[r * K + k]);
+      for (int k = 0; k < K; k++) z += exp(lg[r * K + k] - mx);
+      for (int k = 0; k < K; k++)
+        dl[r * K + k] = (exp(lg[r * K + k] - mx) / z - (k == (int)y->data[r])) / B;
+    }
+    int inside = 0, outside = 0;
+    for (int r = 0; r < B; r++)
+      for (int c = 0; c < C; c++) {
+        double s = 0;
+        for (int k = 0; k < K; k++) s += dl[r * K + k] * HW[k * C + c];
+        bool pass = fabs(h[r * C + c]) <= 1;
+        inside += pass;
+        outside += !pass;
+        dh[r * C + c] = pass ? s : 0;
+      }
+    double maxerr = 0, maxv = 0;
+    for (int i = 0; i < D1; i++)
+      for (int c = 0; c < C; c++) {
+        double s = 0;
+        for (int r = 0; r < B; r++) s += h2[r * D1 + i] * dh[r * C + c];
+        maxerr = fmax(maxerr, fabs(s - out[1]->data[i * C + c]));
+        maxv = fmax(maxv, fabs(s));
+      }
+    printf("  STE: %d elements pass, %d are cut; max |dproj| %.3g, max error %.3g\n", inside,
+           outside, maxv, maxerr);
+    check("STE: d loss / d proj equals the declared rule through binarize",
+          maxerr <= 1e-9 * fmax(1, maxv) && maxv > 0 && inside > 0 && outside > 0);
+    for (int i = 0; i < g->outputs.len; i++) interp_tensor_free(out[i]);
+  }
+  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
+  free(paths);
+  free(vals);
+  interp_tensor_free(x);
+  interp_tensor_free(y);
+  arena_free(l.a);
+}
+
+// ---- 4. train vs eval ------------------------------------------------------------------------------------
+static void check_modes(void) {
+  Lowered l = lower_src("modes.model",
+                        "model M {\n  conv = Conv2d(1, 4, 3, padding = 1)\n  bn = BatchNorm2d(4)\n"
+                        "  drop = Dropout(0.25)\n  fc = Linear(4 * 8 * 8, 10)\n"
+                        "  forward(x: f32[B, 1, 8, 8]) -> f32[B, 10] {\n"
+                        "    h = relu(bn(conv(x)))\n    return fc(drop(flatten(h)))\n  }\n"
+                        "  loss(x: f32[B, 1, 8, 8], y: i64[B]) -> f32 {\n"
+                        "    return cross_entropy(forward(x), y, label_smoothing = 0.1)\n  }\n}\n",
+                        "M");
+  check("modes: lowers", l.ok);
+  if (!l.ok) return;
+  IrModule *m = l.r.module;
+  check("modes: verifies", ir_verify(m, &l.d));
+  check("modes: running stats are buffers",
+        ir_module_find_param(m, "bn.running_mean") &&
+            ir_module_find_param(m, "bn.running_mean")->kind == IRP_BUFFER &&
+            ir_module_find_param(m, "bn.running_var")->init->kind == IRI_ONES);
+  check("modes: dropout in forward and loss, none in predict and eval",
+        count_op(l.r.forward, IR_DROPOUT, 0) == 1 && count_op(l.r.loss, IR_DROPOUT, 0) == 1 &&
+            count_op(l.r.predict, IR_DROPOUT, 0) == 0 && count_op(l.r.eval, IR_DROPOUT, 0) == 0);
+  bool train_stats = false, eval_buffers = false;
+  for (int i = 0; i < l.r.forward->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.forward->nodes, IrNode, i);
+    if (n->op == IR_BATCH_NORM) train_stats = n->in[3]->op == IR_MEAN && n->in[4]->op == IR_MEAN;
+  }
+  for (int i = 0; i < l.r.predict->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.predict->nodes, IrNode, i);
+    if (n->op == IR_BATCH_NORM)
+      eval_buffers = n->in[3]->op == IR_BUFFER && n->in[4]->op == IR_BUFFER &&
+                     !strcmp(n->in[3]->name, "bn.running_mean");
+  }
+  check("modes: batch_norm on batch statistics in train mode", train_stats);
+  check("modes: batch_norm on the running buffers in eval mode", eval_buffers);
+  check("modes: label smoothing uses log_softmax", count_op(l.r.loss, IR_LOG_SOFTMAX, 0) == 1);
+  check("modes: running-stat stores in train mode only",
+        count_op(l.r.loss, IR_STORE, 0) == 2 && count_op(l.r.forward, IR_STORE, 0) == 2 &&
+            count_op(l.r.eval, IR_STORE, 0) == 0 && count_op(l.r.predict, IR_STORE, 0) == 0);
+  int fl = 0;
+  IrFunc *g = ad_grad(m, l.r.loss, &(AdOptions){.forward_len = &fl});
+  check("modes: ad_grad uses the fused batch_norm_grad and keeps the stores",
+        g && ir_verify_func(g, &l.d) && count_op(g, IR_BATCH_NORM_GRAD, fl) == 1 &&
+            count_op(g, IR_STORE, 0) == 2);
+  // One train-mode step moves the running stats as torch does.
+  int n = m->params.len;
+  const char **paths = calloc((size_t)n, sizeof *paths);
+  Tensor **vals = calloc((size_t)n, sizeof *vals);
+  for (int i = 0; i < n; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    int64_t dims[4];
+    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
+    paths[i] = p->name;
+    vals[i] = rand_tensor(DT_F32, p->type->rank, dims, -0.3, 0.3);
+    if (!strcmp(p->name, "bn.running_var"))
+      for (int k = 0; k < 4; k++) vals[i]->data[k] = 1;
+    if (!strcmp(p->name, "bn.running_mean"))
+      for (int k = 0; k < 4; k++) vals[i]->data[k] = 0;
+  }
+  InterpParams ip = {n, paths, vals, 3};
+  int64_t xd[4] = {2, 1, 8, 8}, yd[1] = {2};
+  Tensor *x = rand_tensor(DT_F32, 4, xd, -1, 1), *y = interp_tensor_new(DT_I64, 1, yd);
+  y->data[1] = 3;
+  Tensor *in[2] = {x, y}, *out[2] = {0};
+  char err[256];
+  bool ran = interp_run(m, l.r.loss, INTERP_F64, in, 2, &ip, out, NULL, err, sizeof err) == 0;
+  if (!ran) printf("  %s\n", err);
+  bool moved = false, finite = ran && isfinite(out[0]->data[0]);
+  for (int i = 0; ran && i < n; i++)
+    if (!strcmp(paths[i], "bn.running_mean") || !strcmp(paths[i], "bn.running_var"))
+      for (int k = 0; k < 4; k++) moved |= vals[i]->data[k] != (strstr(paths[i], "var") ? 1 : 0);
+  check("modes: loss runs and updates the running stats", ran && finite && moved);
+  interp_tensor_free(out[0]);
+  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
+  free(paths);
+  free(vals);
+  interp_tensor_free(x);
+  interp_tensor_free(y);
+  check("modes: round-trips", round_trips(&l));
+  arena_free(l.a);
+}
+
+// ---- 5. interpreter smoke test ------------------------------------------------------------------------------
+static void check_interp(void) {
+  Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
+  if (!l.ok) {
+    check("interp: fashion_mlp lowers", false);
+    return;
+  }
+  IrModule *m = l.r.module;
+  int n = m->params.len;
+  const char **paths = calloc((size_t)n, sizeof *paths);
+  Tensor **vals = calloc((size_t)n, sizeof *vals);
+  for (int i = 0; i < n; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    int64_t dims[4];
+    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
+    paths[i] = p->name;
+    vals[i] = rand_tensor(DT_F32, p->type->rank, dims, -0.05, 0.05);
+  }
+  InterpParams ip = {n, paths, vals, 0};
+  int64_t xd[2] = {3, 784}, yd[1] = {3};
+  Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
+  for (int i = 0; i < 3; i++) y->data[i] = i + 4;
+  Tensor *in[2] = {x, y}, *lo[1] = {0}, *eo[2] = {0}, *po[1] = {0};
+  char err[256];
+  bool ok = interp_run(m, l.r.loss, INTERP_F32, in, 2, &ip, lo, NULL, err, sizeof err) == 0 &&
+            interp_run(m, l.r.eval, INTERP_F32, in, 2, &ip, eo, NULL, err, sizeof err) == 0 &&
+            interp_run(m, l.r.predict, INTERP_F32, in, 1, &ip, po, NULL, err, sizeof err) == 0;
+  if (!ok) printf("  %s\n", err);
+  check("interp: loss, eval and predict run (B = 3)", ok);
+  if (ok) {
+    check("interp: the loss is finite and near log(10)",
+          isfinite(lo[0]->data[0]) && fabs(lo[0]->data[0] - log(10.0)) < 0.5);
+    check("interp: eval's loss equals loss (no dropout or batch norm)", eo[0]->data[0] == lo[0]->data[0]);
+    bool same = eo[1]->numel == 30;
+    for (int i = 0; same && i < 30; i++) same = eo[1]->data[i] == po[0]->data[i];
+    check("interp: eval's second output is predict's", same);
+  }
+  interp_tensor_free(lo[0]);
+  interp_tensor_free(eo[0]);
+  interp_tensor_free(eo[1]);
+  interp_tensor_free(po[0]);
+  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
+  free(paths);
+  free(vals);
+  interp_tensor_free(x);
+  interp_tensor_free(y);
+  arena_free(l.a);
+}
+
+// A version 1 .npy file of float32 ('<f4') or int32 ('<i4') values.
+static bool write_npy(const char *path, bool f32, int rank, const int64_t *dims, const double *v) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  char hdr[128], shape[64] = "";
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++) {
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%lld,%s", (long long)dims[i],
+             i + 1 < rank ? " " : "");
+    n *= dims[i];
+  }
+  int len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }",
+                     f32 ? "<f4" : "<i4", shape);
+  int total = (10 + len + 1 + 15) / 16 * 16;
+  fwrite("\x93NUMPY\x01\x00", 1, 8, f);
+  unsigned char hl[2] = {(unsigned char)((total - 10) & 255), (unsigned char)((total - 10) >> 8)};
+  fwrite(hl, 1, 2, f);
+  fwrite(hdr, 1, (size_t)len, f);
+  for (int i = 10 + len; i < total - 1; i++) fputc(' ', f);
+  fputc('\n', f);
+  for (int64_t i = 0; i < n; i++) {
+    if (f32) {
+      float x = (float)v[i];
+      fwrite(&x, 4, 1, f);
+    } else {
+      int32_t x = (int32_t)v[i];
+      fwrite(&x, 4, 1, f);
+    }
+  }
+  return fclose(f) == 0;
+}
+
+static void check_run(void) {
+  static double xv[3 * 784], yv[3] = {1, 2, 3};
+  for (int i = 0; i < 3 * 784; i++) xv[i] = urand(0, 1);
+  int64_t xd[2] = {3, 784}, yd[1] = {3};
+  char xp[64], yp[64], xa[80], ya[80];
+  snprintf(xp, sizeof xp, "/tmp/mlc-test-lower-x-%d.npy", (int)getpid());
+  snprintf(yp, sizeof yp, "/tmp/mlc-test-lower-y-%d.npy", (int)getpid());
+  snprintf(xa, sizeof xa, "x=%s", xp);
+  snprintf(ya, sizeof ya, "y=%s", yp);
+  bool ok = write_npy(xp, true, 2, xd, xv) && write_npy(yp, false, 1, yd, yv);
+  char *argv[] = {"run", "--interp", "examples/fashion_mlp.model", "--model", "FashionMLP",
+                  "--entry", "loss", "--input", xa, "--input", ya, "--seed", "7", NULL};
+  check("mlc run --interp: fashion_mlp loss from .npy inputs", ok && driver_run(13, argv) == 0);
+  char *bad[] = {"run", "--interp", "examples/fashion_mlp.model", "--entry", "loss", "--input", xa, NULL};
+  check("mlc run --interp: a missing input is an error", driver_run(7, bad) == 1);
+  remove(xp);
+  remove(yp);
+}
+
+// ---- the driver's usage errors ------------------------------------------------------------------------------
+static void check_driver(void) {
+  char *a1[] = {"build", "examples/fashion_mlp.model", "--emit", "ir", "--dump-after=fold", NULL};
+  char *a2[] = {"build", "examples/fashion_mlp.model", "--emit", "llvm", NULL};
+  char *a3[] = {"build", "examples/fashion_mlp.model", "--model", "Nope", "--emit", "ir", NULL};
+  check("mlc build: unknown pass is a usage error", driver_build(5, a1) == 2);
+  check("mlc build: unknown emission is a usage error", driver_build(4, a2) == 2);
+  check("mlc build: unknown model is an error", driver_build(6, a3) == 1);
+}
+
+// ---- 5b. spans -------------------------------------------------------------------------------------
+// Nodes inlined from the prelude (Linear's matmul and add) carry the user's
+// call span, so late reports (--check-finite) point into the user's file;
+// parameter reads keep the span of their declaration.
+static void check_spans(void) {
+  Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
+  bool ok = l.ok, some = false;
+  for (int i = 0; ok && i < l.r.loss->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.loss->nodes, IrNode, i);
+    if (!n->span.file || n->op == IR_PARAM || n->op == IR_BUFFER) continue;
+    some = true;
+    ok = !strcmp(n->span.file->path, "examples/fashion_mlp.model");
+    if (!ok) printf("  %s from %s\n", ir_op_name(n->op), n->span.file->path);
+  }
+  check("fashion_mlp: every computing node of loss points into the user's file", ok && some);
+  arena_free(l.a);
+}
+
+// ---- 6. recipes ------------------------------------------------------------------------------------
+// The train blocks of the examples read back as the numbers they declare.
+static void check_recipes(void) {
+  Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
+  Recipe r;
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "FashionMLP", &r);
+  check("fashion_mlp recipe: batch 64, 5 epochs, sgd lr 0.05 momentum 0.9",
+        l.ok && r.present && r.batch == 64 && r.epochs == 5 && r.opt.opt == OPT_SGD &&
+            r.opt.lr == 0.05 && r.opt.momentum == 0.9 && r.train_data.len == 2 &&
+            r.test_data.len == 2 && !strcmp(r.metric, "accuracy"));
+  if (l.ok) {
+    RecipeSource *x = VEC_AT(r.train_data, RecipeSource, 0);
+    check("fashion_mlp recipe: x from the gzip'd IDX images, scaled by 1/255",
+          !strcmp(x->input, "x") && !strcmp(x->kind, "idx") && strstr(x->path, "train-images") &&
+              fabs(x->scale - 1.0 / 255) < 1e-15);
+  }
+  arena_free(l.a);
+  l = lower_src("examples/char_transformer.model", NULL, "CharGPT");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "CharGPT", &r);
+  check("char_transformer recipe: adamw, cosine warmup 100 steps, clip 1, accumulate 2",
+        l.ok && r.opt.opt == OPT_ADAMW && r.opt.lr == 3e-4 && r.opt.beta2 == 0.95 &&
+            r.opt.weight_decay == 0.1 && r.opt.sched == SCHED_COSINE && r.opt.warmup == 100 &&
+            !r.opt.warmup_epochs && r.opt.min_lr == 3e-5 && r.opt.clip == 1.0 &&
+            r.opt.accumulate == 2 && r.seed == 1337);
+  arena_free(l.a);
+  l = lower_src("examples/regression.model", NULL, "Regressor");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "Regressor", &r);
+  check("regression recipe: adam with L2, warmup 2 epochs, csv columns",
+        l.ok && r.opt.opt == OPT_ADAM && r.opt.weight_decay == 1e-4 && r.opt.warmup == 2 &&
+            r.opt.warmup_epochs && VEC_AT(r.train_data, RecipeSource, 0)->ncols == 8 &&
+            VEC_AT(r.train_data, RecipeSource, 1)->cols[0] == 8);
+  arena_free(l.a);
+  const char *none = "model M {\n  fc = Linear(2, 1)\n  forward(x: f32[B, 2]) -> f32[B, 1] { return fc(x) }\n"
+                     "  loss(x: f32[B, 2], y: f32[B, 1]) -> f32 { return mse(forward(x), y) }\n}\n";
+  l = lower_src("<none>", none, "M");
+  if (l.ok) recipe_read(l.a, sema_program(l.S), "M", &r);
+  check("no train block: the documented defaults (batch 32, sgd lr 0.01)",
+        l.ok && !r.present && r.batch == 32 && r.epochs == 1 && r.opt.opt == OPT_SGD &&
+            r.opt.lr == 0.01 && r.opt.sched == SCHED_CONSTANT && r.opt.accumulate == 1);
+  arena_free(l.a);
+}
+
+int main(void) {
+  DIR *dir = opendir("examples");
+  if (!dir) {
+    printf("[FAIL] run from the repo root (examples/ not found)\n");
+    return 1;
+  }
+  struct dirent *de;
+  char *names[64];
+  int nn = 0;
+  while ((de = readdir(dir)) && nn < 64) {
+    size_t len = strlen(de->d_name);
+    if (len > 6 && !strcmp(de->d_name + len - 6, ".model")) {
+      names[nn] = malloc(len + 10);
+      snprintf(names[nn++], len + 10, "examples/%s", de->d_name);
+    }
+  }
+  closedir(dir);
+  for (int i = 0; i < nn; i++) {
+    check_example(names[i]);
+    free(names[i]);
+  }
+  check_structure();
+  check_ste();
+  check_modes();
+  check_interp();
+  check_driver();
+  check_recipes();
+  check_spans();
+  check_run();
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
