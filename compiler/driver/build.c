@@ -35,6 +35,8 @@
 #include <unistd.h>
 
 #include "backend/llvm/llvm.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 #include "passes/autodiff.h"
 #include "passes/optim.h"
 #include "sema/frontend.h"
@@ -126,6 +128,15 @@ bool build_compile(Arena *a, DiagSink *d, const char *path, const char *model, c
   return true;
 }
 
+// The schedule for the CPU, then the memory plan, of one lowered program.
+static int schedule_and_plan(Arena *a, KirProgram *p, char *err, size_t errlen) {
+  DiagSink d;
+  diag_init(&d, a);
+  if (kir_schedule(p, &kir_target_cpu, &d) && kir_plan_memory(p, &d)) return 0;
+  snprintf(err, errlen, "%s", d.diags.len ? VEC_AT(d.diags, Diag, 0)->msg : "kernel IR passes failed");
+  return -1;
+}
+
 int build_lower_kir(BuildUnit *u, char *err, size_t errlen) {
   IrModule *m = u->lr.module;
   if (!(u->k_train = kir_lower_func(u->arena, m, u->train_step, err, errlen))) return -1;
@@ -136,6 +147,9 @@ int build_lower_kir(BuildUnit *u, char *err, size_t errlen) {
     return -1;
   u->k_train_checked->name = arena_printf(u->arena, "%s_checked", u->train_step->name);
   if (u->plateau && !(u->k_plateau = kir_lower_func(u->arena, m, u->plateau, err, errlen))) return -1;
+  KirProgram *ps[5] = {u->k_train, u->k_eval, u->k_predict, u->k_train_checked, u->k_plateau};
+  for (int i = 0; i < 5; i++)
+    if (ps[i] && schedule_and_plan(u->arena, ps[i], err, errlen)) return -1;
   return 0;
 }
 

@@ -9,7 +9,8 @@
 //        own build is too slow for the suite)
 //
 // For each model, the `mlc build` pipeline (build.h: front end, lowering,
-// autodiff, train step, kernel IR) runs in-process; its train_step, eval and
+// autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
+// each program checked by kir_verify) runs in-process; its train_step, eval and
 // predict programs are compiled by the LLVM backend exactly as `mlc build`
 // compiles them (O3, host CPU, threads on, prefix mlc_t_) and run by ORC
 // LLJIT on one random batch and random state (the optimizer's step counter
@@ -161,6 +162,13 @@ static void check_model(const char *path, MlcPool *pool) {
   bool ok = build_compile(a, &d, path, NULL, "t", &m.u);
   diag_print(&d, stderr);
   if (ok && build_lower_kir(&m.u, err, sizeof err)) ok = false;
+  // the programs as `mlc build` compiles them: scheduled for the CPU, planned
+  const KirProgram *all[5] = {m.u.k_train, m.u.k_eval, m.u.k_predict, m.u.k_train_checked, m.u.k_plateau};
+  for (int i = 0; ok && i < 5; i++) {
+    if (!all[i]) continue;
+    ok = all[i]->target && all[i]->scratch && kir_verify(all[i], &d);
+    if (!ok) diag_print(&d, stderr), snprintf(err, sizeof err, "%s does not verify as scheduled and planned", all[i]->name);
+  }
   BackendOptions bo = backend_default_options();
   bo.prefix = "mlc_t_";
   LlvmGen *g = ok ? llvm_gen_new(&bo, err, sizeof err) : NULL;

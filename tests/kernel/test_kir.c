@@ -14,6 +14,10 @@
 //    `; dim NAME N` directive says otherwise; `; positive NAME` draws from
 //    [0.5, 2] and `; int NAME N` integers from [0, N) (default N = 2);
 //    floats are otherwise uniform in [-1, 1].
+//    The same functions, scheduled for each target (cpu: the recipes and
+//    chunk loops `mlc build` compiles; gpu: blocks and threads) and
+//    memory-planned, verified after each pass and round-tripped through
+//    their text, must match interp_run the same way.
 // 2. Verifier: hand-built programs with one defect each are rejected.
 //
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
@@ -21,6 +25,8 @@
 #include "passes/autodiff.h"
 #include "graph/interp.h"
 #include "kernel/kir_lower.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -192,6 +198,42 @@ static bool interp_runs(IrModule *m, IrFunc *f, const char *text) {
   return ok;
 }
 
+// The printed program parses back, verifies and prints the same.
+static bool round_trip(const KirProgram *p, const char *text) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  Vec progs = {0};
+  SrcFile *src = src_from_string(A, "round-trip.kir", text, strlen(text));
+  bool ok = kir_parse(A, src, &progs, &ds) && progs.len == 1 && kir_verify(VEC_AT(progs, KirProgram, 0), &ds);
+  StrBuf b = {0};
+  if (ok) kir_print(&b, VEC_AT(progs, KirProgram, 0));
+  ok = ok && !strcmp(b.data, text);
+  if (!ok) {
+    diag_print(&ds, stdout);
+    if (b.data) printf("  reprinted %s differs:\n%s", p->name, b.data);
+  }
+  sb_free(&b);
+  return ok;
+}
+
+// f lowered again, scheduled for t and planned, verified after each pass,
+// and round-tripped through its text; NULL (with the diagnostics printed)
+// when any step fails.
+static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
+  char err[512];
+  KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
+  DiagSink ds;
+  diag_init(&ds, A);
+  bool ok = p && kir_schedule(p, t, &ds) && kir_verify(p, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (!ok) diag_print(&ds, stdout);
+  StrBuf b = {0};
+  if (ok) kir_print(&b, p);
+  if (ok && verbose) fputs(b.data, stdout);
+  ok = ok && round_trip(p, b.data);
+  sb_free(&b);
+  return ok ? p : NULL;
+}
+
 static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file) {
   const char *name = arena_printf(A, "%s:%s", file, f->name);
   char err[512];
@@ -209,8 +251,9 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
   kir_print(&b, p);
   if (verbose || !vok) fputs(b.data, stdout);
   bool printed = b.data && strstr(b.data, "program ") == b.data;
+  bool parsed = printed && round_trip(p, b.data);
   sb_free(&b);
-  if (!check(arena_printf(A, "lower+verify %s", name), vok && printed)) return;
+  if (!check(arena_printf(A, "lower+verify+parse %s", name), vok && parsed)) return;
   Src s = {.text = text, .f = f};
   bind_syms(&s);
   Tensor *args[64] = {0};
@@ -228,6 +271,15 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
   if (!made) printf("  cannot make inputs\n");
   bool ok = check(arena_printf(A, "f64 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F64));
   ok &= check(arena_printf(A, "f32 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F32));
+  const KirTarget *targets[2] = {&kir_target_cpu, &kir_target_gpu};
+  for (int t = 0; t < 2 && made; t++) {
+    const char *tn = arena_printf(A, "%s [%s]", name, targets[t]->name);
+    KirProgram *q = scheduled(m, f, targets[t]);
+    ok &= check(arena_printf(A, "schedule+plan+verify+parse %s", tn), q != NULL);
+    if (!q) continue;
+    ok &= check(arena_printf(A, "f64 %s", tn), run_mode(m, f, q, args, &st, INTERP_F64));
+    ok &= check(arena_printf(A, "f32 %s", tn), run_mode(m, f, q, args, &st, INTERP_F32));
+  }
   for (int i = 0; ok && i < f->nodes.len; i++) covered[VEC_AT(f->nodes, IrNode, i)->op] = true;
   for (int i = 0; i < f->params.len; i++) interp_tensor_free(args[i]);
   state_free(&st);
@@ -333,10 +385,9 @@ static void run_inline(void) {
 // A one-kernel program over a 4-element input and output; `defect` breaks it.
 static KirProgram *tiny(int defect) {
   KirProgram *p = kir_program_new(A, "tiny");
-  Type *t = type_new(A, DT_F32, 1);
-  t->dims[0] = dim_const(A, 4);
-  int in = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, t, kir_idx(p, 4));
-  int out = kir_buf_add(p, KBUF_OUTPUT, "out0", DT_F32, t, kir_idx(p, 4));
+  KExpr *four = kir_idx(p, 4);
+  int in = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, 1, &four);
+  int out = kir_buf_add(p, KBUF_OUTPUT, "out0", DT_F32, 1, &four);
   kir_buf(p, out)->index = 0;
   p->ninputs = p->noutputs = 1;
   KirKernel *k = kir_kernel_new(p, "k0", (Span){0});

@@ -38,7 +38,9 @@ typedef struct LlvmEnv {
   LLVMValueRef fn;
   LLVMValueRef *bufs, *syms, *vars;
   LLVMValueRef seed, pool, errslot;
-  bool in_par; // inside an outlined loop: no further outlining
+  const int *used;   // kernels: the program syms they take, in key order
+  int nused;
+  bool in_par;       // inside an outlined loop (the schedule nests no chunk loops)
 } LlvmEnv;
 
 // Register (computation) and memory types of a dtype: f16/bf16 compute as
@@ -52,9 +54,11 @@ void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
 LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
-// One internal function per kernel:
-//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <every sym>...,
-//          i64 rng_seed, ptr pool, ptr errslot)
-LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k);
+// The internal function of a kernel of g->p:
+//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses,
+//          in kir_kernel_key's order>..., i64 rng_seed, ptr pool, ptr errslot)
+// used[] gets the program syms to pass (room for every sym of g->p), *nused
+// their count.
+LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused);
 
 #endif

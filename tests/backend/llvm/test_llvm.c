@@ -36,6 +36,8 @@
 // on any failure.
 #include "backend/llvm/llvm.h"
 #include "kernel/kir_lower.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 #include "graph/interp.h"
 #include "mlc_rt.h"
 
@@ -189,6 +191,18 @@ static bool agree(const void *got, DType dt, const Tensor *want, const char *wha
 }
 
 // ---- compiling and running one program -------------------------------------------------------------
+// f lowered to kernel IR, scheduled for the CPU and planned, as `mlc build`
+// does, each stage verified; NULL with the reason in why.
+static KirProgram *planned(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o, char *why, size_t n) {
+  KirProgram *p = kir_lower_func_opts(a, m, f, o, why, n);
+  DiagSink ds;
+  diag_init(&ds, a);
+  bool ok = p && kir_verify(p, &ds) && kir_schedule(p, &kir_target_cpu, &ds) && kir_verify(p, &ds) &&
+            kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (p && !ok) snprintf(why, n, "%s", ds.diags.len ? VEC_AT(ds.diags, Diag, 0)->msg : "kernel IR passes failed");
+  return ok ? p : NULL;
+}
+
 typedef struct Compiled {
   LlvmGen *g;
   LlvmJit *j;
@@ -297,6 +311,10 @@ static void run_case(Case *c, MlcPool *pool, const char *name) {
   KirProgram *p = kir_lower_func(c->a, c->m, c->f, c->why, sizeof c->why);
   if (!p) {
     skip(name, c->why);
+    return;
+  }
+  if (!(p = planned(c->a, c->m, c->f, NULL, c->why, sizeof c->why))) {
+    check(name, false, c->why);
     return;
   }
   if (!make_inputs(c)) {
@@ -438,7 +456,7 @@ static KirProgram *elementwise(Arena *a, char *why, size_t n) {
   diag_init(&ds, a);
   IrModule *m = ir_parse(a, src_from_string(a, "v.ir", ELEMENTWISE, strlen(ELEMENTWISE)), &ds);
   if (!m || !ir_verify(m, &ds)) return snprintf(why, n, "test module does not verify"), NULL;
-  return kir_lower_func(a, m, VEC_AT(m->funcs, IrFunc, 0), why, n);
+  return planned(a, m, VEC_AT(m->funcs, IrFunc, 0), NULL, why, n);
 }
 
 static void test_vectorises(bool threads) {
@@ -542,8 +560,7 @@ static void test_finite(MlcPool *pool) {
   diag_init(&ds, a);
   IrModule *m = ir_parse(a, src_from_string(a, "finite.ir", FINITE, strlen(FINITE)), &ds);
   KirLowerOptions o = {.check_finite = true};
-  KirProgram *p = m && ir_verify(m, &ds) ? kir_lower_func_opts(a, m, VEC_AT(m->funcs, IrFunc, 0), &o, why, sizeof why)
-                                          : NULL;
+  KirProgram *p = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), &o, why, sizeof why) : NULL;
   Compiled cc;
   bool ok = p && compile(p, &cc, why, sizeof why);
   check("checked program compiles", ok, why);
