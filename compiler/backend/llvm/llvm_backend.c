@@ -136,6 +136,7 @@ void llvm_gen_free(LlvmGen *g) {
   if (g->ab) LLVMDisposeBuilder(g->ab);
   if (g->mod) LLVMDisposeModule(g->mod);
   if (g->tm) LLVMDisposeTargetMachine(g->tm);
+  llvm_kernels_free(g);
   if (g->tsc) LLVMOrcDisposeThreadSafeContext(g->tsc);
   if (g->cpu_from_llvm) {
     LLVMDisposeMessage(g->cpu), LLVMDisposeMessage(g->features);

@@ -5,8 +5,10 @@
 //   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses>...,
 //          i64 rng_seed, ptr pool, ptr errslot)
 // returning 0, or 1 after a failed check (the message pointer is in
-// *errslot). The syms it takes are those its body uses, in the order of
-// kir_kernel_key. Every kernel variable is an alloca in the entry block,
+// *errslot). A kernel whose canonical text (kir_kernel_key: buffers by
+// parameter position, syms by first use) was printed before in this module
+// — by this program or another — is not printed again: its callers share
+// the function. Every kernel variable is an alloca in the entry block,
 // which mem2reg/SROA turn into SSA values; loops are bottom-tested with an
 // i64 induction variable.
 //
@@ -560,6 +562,37 @@ static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
 }
 
 // ---- kernels ------------------------------------------------------------------------------------------
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+// The table slot of key: its entry, or the empty slot where it goes.
+static LlvmKernelFn *kernel_slot(LlvmGen *g, const char *key, uint64_t h) {
+  for (uint64_t i = h & (uint64_t)(g->capkfns - 1);; i = (i + 1) & (uint64_t)(g->capkfns - 1)) {
+    LlvmKernelFn *f = &g->kfns[i];
+    if (!f->key || (f->hash == h && !strcmp(f->key, key))) return f;
+  }
+}
+
+static void kernels_grow(LlvmGen *g) {
+  LlvmKernelFn *old = g->kfns;
+  int n = g->capkfns;
+  g->capkfns = n ? 2 * n : 256;
+  g->kfns = calloc((size_t)g->capkfns, sizeof *g->kfns);
+  MLC_ASSERT(g->kfns);
+  for (int i = 0; i < n; i++)
+    if (old[i].key) *kernel_slot(g, old[i].key, old[i].hash) = old[i];
+  free(old);
+}
+
+void llvm_kernels_free(LlvmGen *g) {
+  for (int i = 0; i < g->capkfns; i++) free(g->kfns[i].key);
+  free(g->kfns);
+  g->kfns = NULL, g->capkfns = g->nkfns = 0;
+}
+
 static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused) {
   const KirProgram *p = g->p;
   int np = k->params.len, n = np + nused + 3;
@@ -595,6 +628,16 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) {
   StrBuf key = {0};
   kir_kernel_key(&key, g->p, k, used, nused);
-  sb_free(&key);
-  return print_kernel(g, k, used, *nused);
+  if (2 * (g->nkfns + 1) > g->capkfns) kernels_grow(g);
+  uint64_t h = fnv1a(key.data);
+  LlvmKernelFn *f = kernel_slot(g, key.data, h);
+  if (f->key) {
+    sb_free(&key);
+    g->kernels_shared++;
+    return f->fn;
+  }
+  f->key = key.data, f->hash = h;
+  g->nkfns++;
+  g->kernels_printed++;
+  return f->fn = print_kernel(g, k, used, *nused);
 }

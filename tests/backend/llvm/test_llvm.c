@@ -26,7 +26,9 @@
 //      ; dim NAME N      symbolic dim NAME is N
 // 2. Vectorisation: an elementwise f32 kernel's optimised IR holds a
 //    <16 x float> or <8 x float> operation.
-// 3. Emission through struct Backend: object (ELF), assembly and LLVM IR
+// 3. Sharing: identical kernels of two programs in one module are defined
+//    once and called by both with their own sizes.
+// 4. Emission through struct Backend: object (ELF), assembly and LLVM IR
 //    text for the host CPU (the IR carries target-cpu attributes), and an
 //    object for x86-64-v3.
 //
@@ -592,6 +594,81 @@ static void test_finite(MlcPool *pool) {
   arena_free(a);
 }
 
+// ---- one function per distinct kernel --------------------------------------------------------------
+// f and g share their add and relu kernels (g's over another sym, M, its
+// second, bound to another size than f's N and g's first sym K); g's mul is
+// its own. Compiled into one module, the shared kernels are defined once
+// (as f's), g calls them with its own M, and both programs still compute
+// their results.
+static const char *SHARED =
+    "module S\n"
+    "func f(%a: f32[N], %b: f32[N]) -> (f32[N]) {\n"
+    "  %0 = add(%a, %b) : f32[N]\n"
+    "  %1 = relu(%0) : f32[N]\n"
+    "  return %1\n"
+    "}\n"
+    "func g(%c: f32[K], %a: f32[M], %b: f32[M]) -> (f32[M]) {\n"
+    "  %0 = add(%a, %b) : f32[M]\n"
+    "  %1 = relu(%0) : f32[M]\n"
+    "  %2 = mul(%1, %1) : f32[M]\n"
+    "  return %2\n"
+    "}\n";
+
+static int count(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
+  return n;
+}
+
+// g (square) takes a leading argument of 5 elements.
+static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char *why, size_t len) {
+  KirEntryFn run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, fn, why, len);
+  if (!run) return false;
+  float a[64], b[64], c[5] = {0}, y[64] = {0};
+  for (int i = 0; i < n; i++) a[i] = (float)i - 10, b[i] = 3;
+  int lead = square;
+  int64_t dims[3 * KIR_ABI_MAX_RANK] = {5};
+  dims[lead * KIR_ABI_MAX_RANK] = dims[(lead + 1) * KIR_ABI_MAX_RANK] = n;
+  void *in[3] = {c, a, b}, *out[1] = {y};
+  char scratch[1024] __attribute__((aligned(64)));
+  const char *msg = NULL;
+  if (run(dims, square ? in : in + 1, out, NULL, scratch, 0, NULL, &msg)) return snprintf(why, len, "%s failed", fn), false;
+  for (int i = 0; i < n; i++) {
+    float r = a[i] + b[i] > 0 ? a[i] + b[i] : 0;
+    if (y[i] != (square ? r * r : r)) return snprintf(why, len, "%s: y[%d] = %g", fn, i, y[i]), false;
+  }
+  return true;
+}
+
+static void test_shared_kernels(void) {
+  Arena *a = arena_new();
+  char why[512] = "";
+  DiagSink ds;
+  diag_init(&ds, a);
+  IrModule *m = ir_parse(a, src_from_string(a, "s.ir", SHARED, strlen(SHARED)), &ds);
+  KirProgram *f = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), NULL, why, sizeof why) : NULL;
+  KirProgram *g = f ? planned(a, m, VEC_AT(m->funcs, IrFunc, 1), NULL, why, sizeof why) : NULL;
+  BackendOptions o = backend_default_options();
+  o.opt_level = 0, o.threads = false;
+  LlvmGen *gen = g ? llvm_gen_new(&o, why, sizeof why) : NULL;
+  bool ok = gen && !llvm_gen_add(gen, f, why, sizeof why) && !llvm_gen_add(gen, g, why, sizeof why);
+  if (ok) {
+    StrBuf b = {0};
+    llvm_gen_print(gen, &b);
+    ok = count(b.data, "define internal i32 @f.k") == 2 && count(b.data, "define internal i32 @g.k") == 1;
+    if (!ok) snprintf(why, sizeof why, "%d kernels of f and %d of g defined, want 2 and 1",
+                      count(b.data, "define internal i32 @f.k"), count(b.data, "define internal i32 @g.k"));
+    sb_free(&b);
+  }
+  check("identical kernels of two programs are compiled once", ok, why);
+  LlvmJit *j = ok ? llvm_jit_new(gen, NULL, why, sizeof why) : NULL;
+  ok = j && run_shared(j, "mlc_f", 37, false, why, sizeof why) && run_shared(j, "mlc_g", 23, true, why, sizeof why);
+  check("programs sharing kernels compute their own results", ok, why);
+  llvm_jit_free(j);
+  llvm_gen_free(gen);
+  arena_free(a);
+}
+
 int main(void) {
   MlcPool *pool = mlc_pool_new(4);
   opts = backend_default_options();
@@ -603,6 +680,7 @@ int main(void) {
   test_finite(pool);
   test_vectorises(false);
   test_vectorises(true);
+  test_shared_kernels();
   test_emit("native", BE_EMIT_OBJ, "o");
   test_emit("native", BE_EMIT_ASM, "s");
   test_emit("native", BE_EMIT_LLVM, "ll");
