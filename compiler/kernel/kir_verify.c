@@ -307,6 +307,17 @@ static void lifetimes(const KirProgram *p, Placed *pl) {
   }
 }
 
+// "B = 7, T = 7": the argument-bound syms of a sample.
+static const char *sample_text(const KirProgram *p, const int64_t *args) {
+  StrBuf b = {0};
+  for (int i = 0; i < p->syms.len; i++)
+    if (VEC_AT(p->syms, KirSym, i)->arg >= 0)
+      sb_printf(&b, "%s%s = %lld", b.len ? ", " : "", VEC_AT(p->syms, KirSym, i)->name, (long long)args[i]);
+  const char *s = arena_strdup(p->arena, b.data ? b.data : "no syms");
+  sb_free(&b);
+  return s;
+}
+
 static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
   const KirProgram *p = v->p;
   int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1)), scratch, n;
@@ -318,8 +329,8 @@ static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
     if (!kir_eval_i64(kb->offset, syms, &pl[b].off)) return vfail(v, "offset of %s does not evaluate", kb->name);
     pl[b].bytes = n * dtype_size(kb->dtype);
     if (pl[b].off < 0 || pl[b].off % 64 || pl[b].off + pl[b].bytes > scratch)
-      return vfail(v, "%s at %lld (%lld bytes) is not a 64-byte aligned place inside %lld bytes of scratch",
-                   kb->name, (long long)pl[b].off, (long long)pl[b].bytes, (long long)scratch);
+      return vfail(v, "%s at %lld (%lld bytes) is not a 64-byte aligned place inside %lld bytes of scratch (%s)",
+                   kb->name, (long long)pl[b].off, (long long)pl[b].bytes, (long long)scratch, sample_text(p, args));
   }
   for (int a = 0; a < p->bufs.len; a++)
     for (int b = a + 1; b < p->bufs.len; b++) {
@@ -328,7 +339,9 @@ static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
       bool live = x->first <= y->last && y->first <= x->last;
       bool apart = x->off + x->bytes <= y->off || y->off + y->bytes <= x->off || !x->bytes || !y->bytes;
       if (live && !apart)
-        return vfail(v, "%s and %s are live together but overlap in scratch", kir_buf(p, a)->name, kir_buf(p, b)->name);
+        return vfail(v, "%s [%lld, %lld) and %s [%lld, %lld) are live together but overlap (%s)", kir_buf(p, a)->name,
+                     (long long)x->off, (long long)(x->off + x->bytes), kir_buf(p, b)->name, (long long)y->off,
+                     (long long)(y->off + y->bytes), sample_text(p, args));
     }
   return true;
 }

@@ -18,10 +18,15 @@
 //    chunk loops `mlc build` compiles; gpu: blocks and threads) and
 //    memory-planned, verified after each pass and round-tripped through
 //    their text, must match interp_run the same way.
-// 2. Verifier: hand-built programs with one defect each are rejected.
+// 2. Examples: every program `mlc build` makes of every example and of
+//    tests/e2e/*.model (train_step, its checked copy, eval, predict,
+//    plateau_update) round-trips through its text when lowered, scheduled
+//    for cpu and for gpu, and planned, verified at each stage.
+// 3. Verifier: hand-built programs with one defect each are rejected.
 //
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
 // any failure.
+#include "driver/build.h"
 #include "passes/autodiff.h"
 #include "graph/interp.h"
 #include "kernel/kir_lower.h"
@@ -343,6 +348,67 @@ static void run_dir(const char *dir, bool grads) {
   for (int i = 0; i < n; i++) run_file(names[i], grads);
 }
 
+// ---- examples --------------------------------------------------------------------------------------
+// f lowered, then through the passes for t, printed, parsed and printed again
+// at each stage; false at the first stage that fails.
+static bool stages_round_trip(IrModule *m, IrFunc *f, KirLowerOptions *o, const KirTarget *t) {
+  char err[512];
+  KirProgram *p = kir_lower_func_opts(A, m, f, o, err, sizeof err);
+  if (!p) return printf("  %s\n", err), false;
+  DiagSink ds;
+  diag_init(&ds, A);
+  bool ok = true;
+  for (int stage = 0; ok && stage < 3; stage++) {
+    if (stage == 1) ok = kir_schedule(p, t, &ds);
+    if (stage == 2) ok = ok && kir_plan_memory(p, &ds);
+    ok = ok && kir_verify(p, &ds);
+    StrBuf b = {0};
+    if (ok) kir_print(&b, p);
+    ok = ok && round_trip(p, b.data);
+    sb_free(&b);
+  }
+  if (!ok) diag_print(&ds, stdout);
+  return ok;
+}
+
+static void run_example(const char *path) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  BuildUnit u;
+  if (!check(arena_printf(A, "build %s", path), build_compile(A, &ds, path, NULL, "t", &u))) {
+    diag_print(&ds, stderr);
+    return;
+  }
+  IrFunc *fs[4] = {u.train_step, u.eval, u.predict, u.plateau};
+  for (int i = 0; i < 5; i++) {
+    IrFunc *f = fs[i < 4 ? i : 0];
+    if (!f) continue;
+    KirLowerOptions o = {.check_finite = i == 4};
+    const char *what = i == 4 ? "train_step (checked)" : f->name;
+    check(arena_printf(A, "%s: %s round-trips (lowered, cpu, planned)", path, what),
+          stages_round_trip(u.lr.module, f, &o, &kir_target_cpu));
+    check(arena_printf(A, "%s: %s round-trips (lowered, gpu, planned)", path, what),
+          stages_round_trip(u.lr.module, f, &o, &kir_target_gpu));
+  }
+}
+
+static void run_examples(void) {
+  const char *dirs[2] = {"examples", "tests/e2e"};
+  for (int d = 0; d < 2; d++) {
+    DIR *dp = opendir(dirs[d]);
+    char *names[64];
+    int n = 0;
+    for (struct dirent *e; dp && (e = readdir(dp)) && n < 64;) {
+      size_t len = strlen(e->d_name);
+      if (len > 6 && !strcmp(e->d_name + len - 6, ".model")) names[n++] = arena_printf(A, "%s/%s", dirs[d], e->d_name);
+    }
+    if (dp) closedir(dp);
+    check(arena_printf(A, "models in %s", dirs[d]), n > 0);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++) run_example(names[i]);
+  }
+}
+
 // ---- inline cases -----------------------------------------------------------------------------------
 // What no file under tests/ covers yet: state stores (a write the function's
 // later reads must not see), optimizer state, cos, a stored value that is
@@ -483,6 +549,7 @@ int main(int argc, char **argv) {
   run_dir("tests/graph/interp", false);
   run_dir("tests/passes/autodiff", true);
   run_inline();
+  run_examples();
   test_finite();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)
