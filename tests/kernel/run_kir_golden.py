@@ -13,7 +13,7 @@ first stage that failed) must equal NAME.expected. The exit status must be 0
 or 1; `; expect: error` on the second line says it must be 1 (a verifier or
 parse error the case exists to show), otherwise it must be 0. --update
 rewrites the .expected files (never from a crash). The helpers (running with
-a timeout, diffs) are tests/run_golden.py's. Output: [PASS]/[FAIL] per case
+a timeout, diffs, result lines) are tests/run_golden.py's. Output: [PASS]/[FAIL] per case
 and `N passed, N failed`; exit 1 when anything failed.
 """
 
@@ -55,21 +55,7 @@ def check(opts, path):
         if err:
             res.fail("stderr:\n" + run_golden.text(err).rstrip("\n"))
     golden = os.path.splitext(path)[0] + ".expected"
-    if opts.update and rc in (0, 1):
-        old = open(golden, "rb").read() if os.path.exists(golden) else None
-        if old != out:
-            with open(golden, "wb") as f:
-                f.write(out)
-            res.updated = True
-        return res
-    if not os.path.exists(golden):
-        res.fail("missing golden %s (create it with --update)" % golden)
-        return res
-    expected = open(golden, "rb").read()
-    if expected != out:
-        res.fail("stdout differs from %s" % golden)
-        res.diff = run_golden.unified(expected, out, golden)
-    return res
+    return run_golden.compare_golden(res, golden, out, "stdout", opts.update and rc in (0, 1))
 
 
 def main():
@@ -92,17 +78,10 @@ def main():
         print("[FAIL] %s: golden without a .kir input" % path)
         failed += 1
     for path in cases:
-        res = check(opts, path)
-        if res.problems:
-            failed += 1
-            print("[FAIL] %s" % path)
-            for p in res.problems:
-                print("    " + p.replace("\n", "\n    "))
-            if res.diff:
-                sys.stdout.write(res.diff)
-        else:
+        if run_golden.print_result(path, check(opts, path)):
             passed += 1
-            print("[%s] %s" % ("UPDATED" if res.updated else "PASS", path))
+        else:
+            failed += 1
     if not cases:
         print("[FAIL] no cases in %s" % FOLDER)
         failed += 1
