@@ -6,7 +6,9 @@
 // whose kernels, in the function's topological order, compute each value
 // with the reference interpreter's exact formulas and accumulation order
 // (interp.c, interp_nn.c), so kir_interp agrees with interp_run bit for bit
-// in f64 and to rounding in f32.
+// in f64 and to rounding in f32. The nests are canonical, for no target:
+// the schedule (schedule.c) maps their loops and may re-lower the kernels
+// that carry an op record.
 //
 // This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
 // over the program's syms), buffers, the loop-nest helpers shared with
