@@ -230,7 +230,12 @@ static int build(const DriverOpts *o, const Emission *e, uint32_t dump) {
   bool ok = prepare(&b);
   if (ok) {
     pipeline_init(&b.P, b.a, &b.d, &b.po);
-    ok = pipeline_run(&b.P, (StageId)e->stage) && write_result(&b);
+    // The emission is written when its stage has run; stages after it run
+    // only for their dumps (the graph IR grows as graph stages run).
+    int last = e->stage;
+    for (int s = last + 1; s < STAGE_COUNT; s++)
+      if (dump >> s & 1) last = s;
+    ok = pipeline_run(&b.P, (StageId)e->stage) && write_result(&b) && pipeline_run(&b.P, (StageId)last);
     pipeline_free(&b.P);
   }
   out_discard(&b.out);

@@ -195,9 +195,10 @@ static bool run_kir(Pipeline *P) {
 // ---- glue --------------------------------------------------------------------------------------
 // The C source the link stage compiles. It checks that the model fits the
 // runtime's ABI (per-sample shapes, dtypes), which is why it runs before
-// the slow code generation; `--emit llvm|asm` skip it.
+// the slow code generation; on the way to codegen only (`--emit llvm|asm`)
+// it is skipped unless it is to be dumped.
 static bool run_glue(Pipeline *P) {
-  if (P->goal != STAGE_GLUE && P->goal < STAGE_LINK) return true;
+  if (P->goal != STAGE_GLUE && P->goal < STAGE_LINK && !(P->opt.dump >> STAGE_GLUE & 1)) return true;
   char err[512] = "";
   bool ok = build_glue_source(&P->glue, &P->u, P->opt.link == LINK_EXE, P->opt.link == LINK_LIB, err, sizeof err);
   if (!ok) diag_error(P->diags, (Span){0}, "model %s: %s", P->u.model, err);
