@@ -82,21 +82,22 @@ static const OptDesc options[OPT_COUNT] = {
 typedef struct CmdDesc {
   const char *name;
   const char *operands; // after the name in the usage line
+  const char *operand;  // one operand, for messages ("FILE.model")
   int min_files, max_files; // -1: no limit
   const char *summary;  // for `mlc --help`, '\n' continues in the help column
 } CmdDesc;
 
 static const CmdDesc commands[CMD_COUNT] = {
-    [CMD_CHECK] = {"check", "FILE...", 1, -1, "check models: syntax, names, dtypes, shapes"},
-    [CMD_DUMP_TOKENS] = {"dump-tokens", "FILE", 1, 1, "print the tokens of FILE"},
-    [CMD_DUMP_AST] = {"dump-ast", "FILE", 1, 1, "print the syntax tree of FILE"},
-    [CMD_BUILD] = {"build", "FILE.model", 1, 1,
+    [CMD_CHECK] = {"check", "FILE...", "FILE", 1, -1, "check models: syntax, names, dtypes, shapes"},
+    [CMD_DUMP_TOKENS] = {"dump-tokens", "FILE", "FILE", 1, 1, "print the tokens of FILE"},
+    [CMD_DUMP_AST] = {"dump-ast", "FILE", "FILE", 1, 1, "print the syntax tree of FILE"},
+    [CMD_BUILD] = {"build", "FILE.model", "FILE.model", 1, 1,
                    "compile a model: a program that trains, evaluates\nand predicts (default), a "
                    "library + header, or the\ntext form of any stage of the pipeline"},
-    [CMD_RUN] = {"run", "--interp FILE.model", 1, 1,
+    [CMD_RUN] = {"run", "--interp FILE.model", "FILE.model", 1, 1,
                  "run an entry point in the reference interpreter"},
-    [CMD_HELP] = {"help", "[COMMAND]", 0, 1, "show this help, or a command's"},
-    [CMD_VERSION] = {"version", "", 0, 0, "show the version"},
+    [CMD_HELP] = {"help", "[COMMAND]", "COMMAND", 0, 1, "show this help, or a command's"},
+    [CMD_VERSION] = {"version", "", NULL, 0, 0, "show the version"},
 };
 
 const char *driver_cmd_name(CmdId cmd) { return commands[cmd].name; }
@@ -286,11 +287,11 @@ int driver_parse(CmdId cmd, int argc, char **argv, DriverOpts *o) {
   o->nfiles = argc - optind;
   if (o->help) return EXIT_OK;
   const CmdDesc *d = &commands[cmd];
-  if (o->nfiles < d->min_files)
-    return driver_usage_error(name, d->max_files == 1 ? "expected %s" : "expected at least one %s", d->operands);
-  if (d->max_files >= 0 && o->nfiles > d->max_files)
-    return driver_usage_error(name, "expected %s%s, got %d operands", d->max_files ? "one " : "no operands",
-                              d->max_files ? d->operands : "", o->nfiles);
+  if (o->nfiles < d->min_files) return driver_usage_error(name, "no input file (expected %s)", d->operand);
+  if (d->max_files == 0 && o->nfiles)
+    return driver_usage_error(name, "takes no operands, got %d ('%s')", o->nfiles, o->files[0]);
+  if (d->max_files > 0 && o->nfiles > d->max_files)
+    return driver_usage_error(name, "expected one %s, got %d operands", d->operand, o->nfiles);
   return EXIT_OK;
 }
 

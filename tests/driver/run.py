@@ -209,7 +209,7 @@ USAGE_RE = r"\Amlc %s: error: [^\n]*%s[^\n]*\nTry 'mlc %s --help' for more infor
 USAGE_CASES = [
     # (args, the subcommand named, text the message contains)
     (["check", "--frob", MLP], "check", "unknown option '--frob'"),
-    (["check"], "check", "FILE"),
+    (["check"], "check", "no input file"),
     (["check", "--color=sometimes", MLP], "check", "sometimes"),
     (["dump-tokens", "--frob", MLP], "dump-tokens", "--frob"),
     (["dump-tokens", MLP, MLP], "dump-tokens", "got 2"),
@@ -233,7 +233,7 @@ USAGE_CASES = [
     (["help", "frob"], "help", "frob"),
     (["help", "--frob"], "help", "--frob"),
     (["version", "--frob"], "version", "--frob"),
-    (["version", "x"], "version", "got 1"),
+    (["version", "x"], "version", "takes no operands"),
 ]
 
 
