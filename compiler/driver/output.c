@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +25,38 @@ static mode_t file_mode(bool exec) {
   mode_t mask = umask(0);
   umask(mask);
   return (exec ? 0777 : 0666) & ~mask;
+}
+
+// ---- temporaries removed on a signal ----------------------------------------------------------
+// An interrupted build (^C, kill) removes the temporaries it made next to
+// the user's outputs; the pipeline's own folder under $TMPDIR is left.
+enum { MAX_PENDING = 4 };
+static char *volatile pending[MAX_PENDING];
+
+static void on_signal(int sig) {
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (pending[i]) unlink(pending[i]);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void track(char *tmp) {
+  static bool installed;
+  if (!installed) {
+    int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++) signal(sigs[i], on_signal);
+    installed = true;
+  }
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (!pending[i]) {
+      pending[i] = tmp;
+      return;
+    }
+}
+
+static void untrack(char *tmp) {
+  for (int i = 0; i < MAX_PENDING; i++)
+    if (pending[i] == tmp) pending[i] = NULL;
 }
 
 // The temporary next to path: DIR/.BASE.mlc-XXXXXX, created (so the
@@ -48,6 +81,7 @@ static bool open_tmp(OutFile *o, DiagSink *d) {
       if (fd >= 0) close(fd), unlink(o->tmp);
       free(o->tmp), o->tmp = NULL;
     } else {
+      track(o->tmp);
       ok = true;
     }
   }
@@ -87,7 +121,7 @@ bool out_open(OutFile *o, DiagSink *d, const char *path, const struct stat *inpu
 static void close_quietly(OutFile *o) {
   if (o->f && o->f != stdout) fclose(o->f);
   o->f = NULL;
-  if (o->tmp) unlink(o->tmp), free(o->tmp), o->tmp = NULL;
+  if (o->tmp) untrack(o->tmp), unlink(o->tmp), free(o->tmp), o->tmp = NULL;
 }
 
 void out_discard(OutFile *o) { close_quietly(o); }
@@ -103,6 +137,7 @@ bool out_commit(OutFile *o, DiagSink *d) {
   o->f = NULL;
   if (!err && o->tmp && rename(o->tmp, o->path)) err = errno;
   if (!err) {
+    if (o->tmp) untrack(o->tmp);
     free(o->tmp), o->tmp = NULL;
     return true;
   }

@@ -3,7 +3,8 @@
 //
 // A regular file is written to a temporary next to it and renamed over it
 // by out_commit, so a failed build never leaves a truncated or empty output
-// (and never writes through a hard link). Standard output ("-") and
+// (and never writes through a hard link); SIGINT, SIGTERM and SIGHUP
+// remove the temporaries before the signal ends mlc. Standard output ("-") and
 // existing devices or FIFOs (/dev/null, /dev/full) are written directly.
 // Every write is checked; a failure is one error naming the path.
 #ifndef MLC_OUTPUT_H

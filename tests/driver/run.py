@@ -20,7 +20,8 @@ and the files left behind:
     an output in a missing, non-directory or read-only folder is refused
     before any stage runs (no temporary made, far quicker than a build);
     --emit lib onto a directory or a full disk leaves no archive; a newline
-    in a library name reaches no ar script;
+    in a library name reaches no ar script; an interrupted build removes its
+    temporary next to the output;
   - --verify-each runs every verifier (-v lists them), -v times every stage;
   - mlc run --interp reads .npy inputs with the runtime's reader.
 Prints `[PASS] name`, `[SKIP] name: why` or `[FAIL] name` with the reasons,
@@ -458,6 +459,28 @@ def case_binary_outputs(ctx):
     return why
 
 
+def case_interrupted(ctx):
+    """^C during code generation removes the temporary next to the output."""
+    d = ctx.scratch("interrupt")
+    proc = subprocess.Popen([ctx.mlc, "build", MLP, "-o", os.path.join(d, "prog")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, TMPDIR=ctx.scratch("tmpdir-int")))
+    deadline = time.monotonic() + 10
+    while not os.listdir(d) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if proc.poll() is not None:
+        raise Skip("the build ended before it could be interrupted")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    rc = proc.wait(timeout=ctx.timeout)
+    why = []
+    if rc != -signal.SIGINT:
+        why.append("exit %s, expected death by SIGINT" % rc)
+    if os.listdir(d):
+        why.append("left in the output folder: %s" % os.listdir(d))
+    return why
+
+
 # ---- verifiers and times ------------------------------------------------------------------------
 
 TIME_RE = re.compile(r"^mlc build: (\w+) +([\d.]+) ms(, verify ([\d.]+) ms)?", re.M)
@@ -560,6 +583,7 @@ def cases(ctx):
     yield "--emit lib: a failed ar or write leaves no archive", lambda: case_lib_failures(ctx)
     yield "--emit lib: a newline in the name reaches no ar script", lambda: case_lib_name(ctx)
     yield "exe, obj, lib: whole files, right modes, no temporaries", lambda: case_binary_outputs(ctx)
+    yield "an interrupted build leaves nothing next to its output", lambda: case_interrupted(ctx)
     yield "--verify-each runs the verifiers", lambda: case_verify(ctx)
     yield "-v times every stage", lambda: case_times(ctx)
     yield "mlc run --interp reads .npy with the runtime's reader", lambda: case_run_npy(ctx)
