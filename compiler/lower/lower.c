@@ -550,6 +550,7 @@ bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult 
   out->module = L->m;
   out->forward = entry(L, "forward", "forward", true, false);
   out->loss = entry(L, "loss", "loss", true, false);
+  out->loss_out = out->loss ? L->fwd_out : NULL;
   out->eval = entry(L, "eval", "loss", false, true);
   out->predict = entry(L, "predict", "forward", false, false);
   return true;

@@ -23,6 +23,8 @@
 typedef struct LowerResult {
   IrModule *module;
   IrFunc *forward, *loss, *eval, *predict; // NULL where the model lacks the method
+  IrNode *loss_out; // in loss: the model's forward output (eval's second result);
+                    // NULL when loss does not call forward
 } LowerResult;
 
 // Returns false after reporting to `d` (an unknown model, or a construct the

@@ -26,7 +26,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
 // any failure.
-#include "driver/build.h"
+#include "driver/pipeline.h"
 #include "passes/autodiff.h"
 #include "graph/interp.h"
 #include "kernel/kir_lower.h"
@@ -374,8 +374,12 @@ static bool stages_round_trip(IrModule *m, IrFunc *f, KirLowerOptions *o, const 
 static void run_example(const char *path) {
   DiagSink ds;
   diag_init(&ds, A);
-  BuildUnit u;
-  if (!check(arena_printf(A, "build %s", path), build_compile(A, &ds, path, NULL, "t", &u))) {
+  Pipeline P;
+  pipeline_init(&P, A, &ds, &(PipelineOptions){.path = path, .cname = "t"});
+  bool built = pipeline_run(&P, STAGE_KIR);
+  BuildUnit u = P.u;
+  pipeline_free(&P);
+  if (!check(arena_printf(A, "build %s", path), built)) {
     diag_print(&ds, stderr);
     return;
   }
