@@ -18,7 +18,7 @@
 //                           const char **err);
 //   int64_t PREFIX<p->name>_scratch_bytes(const int64_t *dims);
 //
-//   dims     argument shapes: dims[arg * KIR_ABI_MAX_RANK + d] is dim d of
+//   dims     argument shapes: dims[arg * MLC_MAX_RANK + d] is dim d of
 //            argument `arg` (signature order); they bind the program's syms
 //            (the batch dim stays a run-time value).
 //   inputs   inputs[i]: the bytes of the KBUF_INPUT buffer with index i
@@ -30,7 +30,7 @@
 //            lives at its planned byte offset (KirBuf.offset, a multiple
 //            of 64)
 //   rng_seed the run's RNG stream (KE_RNGSEED, InterpParams.rng_seed)
-//   pool     thread pool for parallel loops (mlc_parallel_for, mlc_rt.h);
+//   pool     thread pool for parallel loops (mlc_parallel_for, runtime/include/mlc_rt.h);
 //            NULL runs every loop on the calling thread
 //   err      on failure, set to the failed check's message (a constant)
 //   returns  0, or 1 when a KS_CHECK failed (kernels after it do not run)
@@ -41,8 +41,7 @@
 #define MLC_BACKEND_H
 
 #include "kernel/kir.h"
-
-enum { KIR_ABI_MAX_RANK = 8 };
+#include "kernels/abi.h" // MLC_MAX_RANK: the dims stride of the entry ABI
 
 typedef enum {
   BE_EMIT_OBJ,  // relocatable object file (.o)

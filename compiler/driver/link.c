@@ -3,8 +3,8 @@
 // directory ($TMPDIR or /tmp, mlc-build-XXXXXX), which build.c installs.
 //
 //   kernels.o   the module as an object (llvm.h)
-//   glue.o      glue.c (with mlc_model.h and mlc_rt.h, embedded in mlc at
-//               build time: scripts/embed.cmake) compiled by `cc`
+//   glue.o      glue.c (with the runtime headers it includes, embedded in
+//               mlc at build time: host_write_runtime_headers) compiled by `cc`
 //   out         exe: cc glue.o kernels.o libmlc_rt.a -lz -lcjson -lm -lpthread
 //   out.o       obj: cc -r -nostdlib glue.o kernels.o
 //   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o`
@@ -27,12 +27,6 @@
 #include "output.h"
 
 extern char **environ;
-
-// The runtime headers, embedded at build time (scripts/embed.cmake).
-extern const char mlc_model_h_src[];
-extern const unsigned long mlc_model_h_len;
-extern const char mlc_rt_h_src[];
-extern const unsigned long mlc_rt_h_len;
 
 static const char *tmp_path(Pipeline *P, const char *name) { return arena_printf(P->arena, "%s/%s", P->tmp, name); }
 
@@ -86,10 +80,12 @@ static bool write_kernels(Pipeline *P, const char *obj) {
 
 static bool compile_glue(Pipeline *P, const char *obj) {
   const char *src = tmp_path(P, "glue.c");
-  if (!out_file_write(P->diags, src, P->glue.data, P->glue.len) ||
-      !out_file_write(P->diags, tmp_path(P, "mlc_model.h"), mlc_model_h_src, mlc_model_h_len) ||
-      !out_file_write(P->diags, tmp_path(P, "mlc_rt.h"), mlc_rt_h_src, mlc_rt_h_len))
+  char err[512];
+  if (!out_file_write(P->diags, src, P->glue.data, P->glue.len)) return false;
+  if (!host_write_runtime_headers(P->tmp, err, sizeof err)) {
+    diag_error(P->diags, (Span){0}, "%s", err);
     return false;
+  }
   char *inc = arena_printf(P->arena, "-I%s", P->tmp);
   char *argv[] = {"cc", "-std=gnu17", "-O2", "-fPIC", "-w", inc, "-c", (char *)src, "-o", (char *)obj, NULL};
   return run_tool(P, argv);
@@ -142,6 +138,7 @@ void link_cleanup(Pipeline *P) {
     P->tmp[0] = 0;
     return;
   }
+  host_remove_runtime_headers(P->tmp); // kernels/abi.h is in a subfolder
   DIR *dir = opendir(P->tmp);
   for (struct dirent *e; dir && (e = readdir(dir));)
     if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(tmp_path(P, e->d_name));

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "graph/interp.h"
-#include "runtime/include/mlc_rt.h" // the runtime's NPY reader; its only include in the compiler
+#include "runtime/include/mlc_data.h" // the runtime's NPY reader
 
 void run_help_tail(FILE *out) {
   fputs("\nEach output is printed as `ENTRY: TYPE = [v0, v1, ...]` (row-major; ENTRY.i for\n"

@@ -15,7 +15,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "mlc_rt.h"
+#include "rng.h"
 #include "kernels/philox.h"
 
 enum {

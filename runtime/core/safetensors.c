@@ -11,9 +11,11 @@
 //
 // Writing lays tensors out in name order, metadata first in the header,
 // pads the header with spaces so the data starts 8-byte aligned, and
-// replaces the target file atomically. Tensor bytes are stored as the host
+// replaces the target file atomically (rt_write_atomic: PATH.tmp.PID,
+// fsync, rename, fsync of the directory). Tensor bytes are stored as the host
 // holds them: the host must be little-endian (checked at compile time).
 #include "safetensors.h"
+#include "rt_util.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -696,42 +698,23 @@ static char *build_header(const MlcSt *st) {
   return s;
 }
 
-static int write_all(int fd, const void *p, size_t n) {
-  const char *c = p;
-  while (n) {
-    ssize_t w = write(fd, c, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    c += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
+typedef struct Body {
+  const MlcSt *st;
+  const char *hdr;
+} Body;
 
-// Writes header and data to an open file descriptor.
-static int write_body(const MlcSt *st, int fd, const char *hdr) {
-  size_t n = strlen(hdr), padded = (n + 7) / 8 * 8;
+// Writes header and data to an open file descriptor (rt_write_atomic's body).
+static int write_body(int fd, void *vp) {
+  const Body *b = vp;
+  const MlcSt *st = b->st;
+  size_t n = strlen(b->hdr), padded = (n + 7) / 8 * 8;
   unsigned char len8[8];
   for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)padded >> (8 * i));
-  if (write_all(fd, len8, 8) || write_all(fd, hdr, n)) return -1;
-  if (write_all(fd, "        ", padded - n)) return -1;
+  if (rt_write_all(fd, len8, 8) || rt_write_all(fd, b->hdr, n)) return -1;
+  if (rt_write_all(fd, "        ", padded - n)) return -1;
   for (int i = 0; i < st->n; i++)
-    if (write_all(fd, st->ents[i].t.data, st->ents[i].t.nbytes)) return -1;
+    if (rt_write_all(fd, st->ents[i].t.data, st->ents[i].t.nbytes)) return -1;
   return 0;
-}
-
-// fsyncs the directory holding `path`, so the rename itself is durable.
-static int sync_dir(const char *path) {
-  const char *slash = strrchr(path, '/');
-  char dir[4096];
-  if (!slash) snprintf(dir, sizeof dir, ".");
-  else if (slash == path) snprintf(dir, sizeof dir, "/");
-  else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
-  int fd = open(dir, O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
 }
 
 int mlc_st_save(const MlcSt *st, const char *path, char *err, size_t errlen) {
@@ -740,41 +723,8 @@ int mlc_st_save(const MlcSt *st, const char *path, char *err, size_t errlen) {
     seterr(err, errlen, "%s: out of memory building the header", path);
     return -1;
   }
-  size_t plen = strlen(path);
-  char *tmp = malloc(plen + 16);
-  if (!tmp) {
-    cJSON_free(hdr);
-    seterr(err, errlen, "%s: out of memory", path);
-    return -1;
-  }
-  snprintf(tmp, plen + 16, "%s.tmp.XXXXXX", path);
-  int fd = mkstemp(tmp), saved = 0;
-  const char *what = "cannot create a temporary file";
-  if (fd < 0) goto fail_nofd;
-  what = "write failed";
-  if (fchmod(fd, 0644) || write_body(st, fd, hdr)) goto fail;
-  what = "fsync failed";
-  if (fsync(fd)) goto fail;
-  what = "close failed";
-  saved = close(fd);
-  fd = -1;
-  if (saved) goto fail;
-  what = "rename failed";
-  if (rename(tmp, path)) goto fail;
-  what = "fsync of the directory failed";
-  if (sync_dir(path)) goto fail_renamed;
+  Body b = {st, hdr};
+  int rc = rt_write_atomic(path, write_body, &b, err, errlen);
   cJSON_free(hdr);
-  free(tmp);
-  return 0;
-fail:
-  saved = errno;
-  if (fd >= 0) close(fd);
-  unlink(tmp);
-  errno = saved;
-fail_nofd:
-fail_renamed:
-  seterr(err, errlen, "%s: %s: %s", path, what, strerror(errno));
-  cJSON_free(hdr);
-  free(tmp);
-  return -1;
+  return rc;
 }

@@ -3,17 +3,20 @@
 // Layout: bytes 0 0, a type byte, a rank byte; rank big-endian u32 dims; the
 // elements, big-endian, row-major. zlib's gzread reads plain files
 // transparently, so one path serves both. The first dim is the record count;
-// a file that ends early is reported with the first incomplete record.
+// a file that ends early is reported with the first incomplete record, and
+// a gzip stream that zlib cannot decode (bad data, a failed CRC) as not
+// valid gzip. Sizes come from the header's dims, so each is computed with
+// overflow checks and held to 16 GiB before anything is allocated.
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "mlc_rt.h"
+#include "mlc_data.h"
 #include "core/rt_util.h"
 
 // Largest accepted payload: 16 GiB (guards against absurd dims).
-#define MAX_BYTES ((uint64_t)1 << 34)
+#define MAX_BYTES ((int64_t)1 << 34)
 
 static int type_info(int t, MlcDType *dt, int *fsize) {
   switch (t) {
@@ -48,36 +51,52 @@ static void decode(int t, int fsize, const unsigned char *raw, int64_t n, void *
   }
 }
 
+// What a short read met: the end of the file, or a zlib error.
+typedef struct GzStatus {
+  const char *why; // zlib's message, without the path zlib prefixes; NULL at a plain end
+  int code;        // Z_OK, Z_DATA_ERROR (not valid gzip), Z_BUF_ERROR (ends early), ...
+} GzStatus;
+
+static void gz_status(gzFile g, const char *path, GzStatus *st) {
+  int e;
+  const char *m = gzerror(g, &e);
+  st->code = e, st->why = NULL;
+  if (e == Z_OK || !m || !*m) return;
+  size_t pl = strlen(path);
+  if (!strncmp(m, path, pl) && !strncmp(m + pl, ": ", 2)) m += pl + 2;
+  st->why = m;
+}
+
 // Reads exactly n bytes; returns the count read (short at end of file or on
-// a gzip error, whose text goes to why).
-static int64_t read_full(gzFile g, void *buf, uint64_t n, const char **why) {
-  uint64_t got = 0;
-  *why = NULL;
+// a gzip error, described in st).
+static int64_t read_full(gzFile g, const char *path, void *buf, int64_t n, GzStatus *st) {
+  int64_t got = 0;
+  st->why = NULL, st->code = Z_OK;
   while (got < n) {
-    unsigned chunk = n - got > (1u << 30) ? 1u << 30 : (unsigned)(n - got);
+    unsigned chunk = n - got > (1 << 30) ? 1u << 30 : (unsigned)(n - got);
     int r = gzread(g, (char *)buf + got, chunk);
-    if (r < 0) {
-      int e;
-      *why = gzerror(g, &e);
-      return (int64_t)got;
-    }
-    if (r == 0) break;
-    got += (uint64_t)r;
+    if (r <= 0) break;
+    got += r;
   }
-  if (got < n && !*why) {
-    int e;
-    const char *m = gzerror(g, &e);
-    if (e != Z_OK && m && *m) *why = m;
-  }
-  return (int64_t)got;
+  if (got < n) gz_status(g, path, st);
+  return got;
+}
+
+// The message for a gzip stream zlib refused, or NULL.
+static int bad_gzip(const char *path, const GzStatus *st, char *err, size_t errlen) {
+  if (st->code != Z_DATA_ERROR && st->code != Z_STREAM_ERROR) return 0;
+  return rt_err(err, errlen, "%s: not valid gzip data (zlib: %s)", path, st->why ? st->why : "?");
 }
 
 static int read_header(gzFile g, const char *path, MlcArray *a, int *t, int *fsize,
                        char *err, size_t errlen) {
   unsigned char h[4], d[4 * MLC_MAX_RANK];
-  const char *why;
-  if (read_full(g, h, 4, &why) < 4)
-    return rt_err(err, errlen, "%s: not an IDX file (shorter than its 4-byte magic)", path);
+  GzStatus st;
+  if (read_full(g, path, h, 4, &st) < 4)
+    return bad_gzip(path, &st, err, errlen)
+               ? -1
+               : rt_err(err, errlen, "%s: not an IDX file (shorter than its 4-byte magic)%s%s", path,
+                        st.why ? ": " : "", st.why ? st.why : "");
   if (h[0] || h[1] || type_info(h[2], &a->dtype, fsize) || h[3] < 1 || h[3] > MLC_MAX_RANK)
     return rt_err(err, errlen,
                   "%s: not an IDX file (magic %02x %02x %02x %02x; expected 00 00, a type "
@@ -85,57 +104,80 @@ static int read_header(gzFile g, const char *path, MlcArray *a, int *t, int *fsi
                   path, h[0], h[1], h[2], h[3], MLC_MAX_RANK);
   *t = h[2];
   a->rank = h[3];
-  if (read_full(g, d, 4 * (uint64_t)a->rank, &why) < 4 * a->rank)
-    return rt_err(err, errlen, "%s: truncated IDX header (%d dims expected)", path, a->rank);
+  if (read_full(g, path, d, 4 * a->rank, &st) < 4 * a->rank)
+    return bad_gzip(path, &st, err, errlen)
+               ? -1
+               : rt_err(err, errlen, "%s: truncated IDX header (%d dims expected)", path, a->rank);
   for (int k = 0; k < a->rank; k++) a->dims[k] = (int64_t)be(d + 4 * k, 4);
+  return 0;
+}
+
+// Elements per record and the payload's bytes in the file and in memory,
+// checked against overflow and MAX_BYTES.
+static int idx_sizes(const MlcArray *a, int fsize, const char *path, int64_t *per,
+                     int64_t *bytes, int64_t *mem, char *err, size_t errlen) {
+  *per = 1;
+  for (int k = 1; k < a->rank; k++) {
+    if (!a->dims[k]) return rt_err(err, errlen, "%s: IDX dim %d is 0 (records hold no values)", path, k + 1);
+    if (!rt_mul(per, a->dims[k])) *per = MAX_BYTES + 1;
+  }
+  int64_t n = *per;
+  *bytes = rt_mul(&n, a->dims[0]) && rt_mul(&n, fsize) ? n : MAX_BYTES + 1;
+  *mem = *bytes / fsize * (int64_t)mlc_dtype_size(a->dtype);
+  if (*per > MAX_BYTES || *bytes > MAX_BYTES)
+    return rt_err(err, errlen, "%s: IDX dims %lld x %lld values exceed the 16 GiB limit", path,
+                  (long long)a->dims[0], (long long)*per);
+  return 0;
+}
+
+// Reads the payload (bytes) and checks that nothing follows it.
+static int read_payload(gzFile g, const char *path, const MlcArray *a, int64_t per, int fsize,
+                        unsigned char *raw, int64_t bytes, char *err, size_t errlen) {
+  GzStatus st;
+  int64_t got = read_full(g, path, raw, bytes, &st);
+  if (got < bytes) {
+    int64_t rec = got / (per * fsize);
+    if (bad_gzip(path, &st, err, errlen))
+      return rt_err(err, errlen, "%s: not valid gzip data after record %lld (zlib: %s)", path,
+                    (long long)rec, st.why ? st.why : "?");
+    return rt_err(err, errlen, "%s: record %lld: truncated (the header promises %lld records)%s%s",
+                  path, (long long)rec + 1, (long long)a->dims[0], st.why ? ": " : "",
+                  st.why ? st.why : "");
+  }
+  unsigned char extra;
+  if (read_full(g, path, &extra, 1, &st) == 1)
+    return rt_err(err, errlen, "%s: trailing bytes after the %lld records the header promises",
+                  path, (long long)a->dims[0]);
+  if (bad_gzip(path, &st, err, errlen)) return -1; // e.g. the stream's CRC does not match
   return 0;
 }
 
 int mlc_read_idx(const char *path, MlcArray *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  if (rt_check_input(path, err, errlen)) return -1;
   gzFile g = gzopen(path, "rb");
   if (!g) return rt_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
   gzbuffer(g, 1 << 17);
   int t = 0, fsize = 1;
-  MlcArray a = {0};
-  if (read_header(g, path, &a, &t, &fsize, err, errlen)) {
+  int64_t per = 1, bytes = 0, mem = 0;
+  MlcArray a = {.kind = MLC_DATA_IDX};
+  if (read_header(g, path, &a, &t, &fsize, err, errlen) ||
+      idx_sizes(&a, fsize, path, &per, &bytes, &mem, err, errlen)) {
     gzclose(g);
     return -1;
   }
-  uint64_t per = 1;
-  for (int k = 1; k < a.rank; k++) per *= (uint64_t)a.dims[k] ? (uint64_t)a.dims[k] : 1;
-  uint64_t n = (uint64_t)a.dims[0], bytes = n * per * (uint64_t)fsize;
-  if (per > MAX_BYTES || bytes > MAX_BYTES) {
-    gzclose(g);
-    return rt_err(err, errlen, "%s: IDX dims too large (%llu bytes)", path, (unsigned long long)bytes);
-  }
-  unsigned char *raw = malloc(bytes ? bytes : 1);
-  a.data = malloc(n * per * mlc_dtype_size(a.dtype) + 1);
-  if (!raw || !a.data) {
-    free(raw), free(a.data), gzclose(g);
-    return rt_err(err, errlen, "%s: out of memory", path);
-  }
-  const char *why;
-  int64_t got = read_full(g, raw, bytes, &why);
-  if ((uint64_t)got < bytes) {
-    size_t pl = strlen(path); // zlib prefixes its message with the path
-    if (why && !strncmp(why, path, pl) && !strncmp(why + pl, ": ", 2)) why += pl + 2;
-    uint64_t rec = (uint64_t)got / (per * (uint64_t)fsize);
-    rt_err(err, errlen, "%s: record %llu: truncated (the header promises %llu records)%s%s",
-           path, (unsigned long long)rec + 1, (unsigned long long)n, why ? ": " : "", why ? why : "");
-    free(raw), free(a.data), gzclose(g);
-    return -1;
-  }
-  unsigned char extra;
-  if (read_full(g, &extra, 1, &why) == 1) {
-    free(raw), free(a.data), gzclose(g);
-    return rt_err(err, errlen, "%s: trailing bytes after the %llu records the header promises",
-                  path, (unsigned long long)n);
-  }
-  decode(t, fsize, raw, (int64_t)(n * per), a.data);
+  unsigned char *raw = malloc(bytes ? (size_t)bytes : 1);
+  a.data = malloc((size_t)mem + 1);
+  int rc = raw && a.data ? 0 : rt_err(err, errlen, "%s: out of memory", path);
+  if (!rc) rc = read_payload(g, path, &a, per, fsize, raw, bytes, err, errlen);
+  if (!rc) decode(t, fsize, raw, bytes / fsize, a.data);
   free(raw);
   gzclose(g);
-  a.path = strdup(path);
+  if (!rc && !(a.path = strdup(path))) rc = rt_err(err, errlen, "%s: out of memory", path);
+  if (rc) {
+    free(a.data);
+    return -1;
+  }
   *out = a;
   return 0;
 }

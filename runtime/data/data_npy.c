@@ -5,16 +5,18 @@
 //   {'descr': '<f4', 'fortran_order': False, 'shape': (60000, 784), }
 // then the C-order data. Only the dict's three keys are read, with a small
 // scanner (no Python parser). Accepted descr: <f4 <f8 <i4 <i8 |u1 <u1 |b1
-// (and '=' as '<': hosts here are little-endian).
+// (and '=' as '<': hosts here are little-endian). The shape's dims come
+// from the file, so the payload size is computed with overflow checks and
+// held to 16 GiB before anything is allocated.
 #include <errno.h>
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlc_rt.h"
+#include "mlc_data.h"
 #include "core/rt_util.h"
 
-#define MAX_BYTES ((uint64_t)1 << 34)
+#define MAX_BYTES ((int64_t)1 << 34)
 
 // The value text after 'key': in the dict, or NULL.
 static const char *dict_value(const char *h, const char *key) {
@@ -55,7 +57,9 @@ static int parse_shape(const char *v, MlcArray *a) {
     if (*v == ')') break;
     if (!isdigit((unsigned char)*v) || a->rank == MLC_MAX_RANK) return -1;
     char *end;
+    errno = 0;
     a->dims[a->rank++] = strtoll(v, &end, 10);
+    if (errno) return -1;
     v = end;
   }
   return a->rank ? 0 : -1; // a 0-d array has no records
@@ -92,40 +96,49 @@ static int read_header(FILE *f, const char *path, MlcArray *a, char *err, size_t
   return rc;
 }
 
+// Elements per record and payload bytes, checked against overflow and MAX_BYTES.
+static int npy_sizes(const MlcArray *a, const char *path, int64_t *per, int64_t *bytes, char *err,
+                     size_t errlen) {
+  *per = 1;
+  int64_t n = 1;
+  bool ok = true;
+  for (int k = 1; k < a->rank; k++) ok = ok && rt_mul(per, a->dims[k]);
+  ok = ok && rt_mul(&n, *per) && rt_mul(&n, a->dims[0]) && rt_mul(&n, (int64_t)mlc_dtype_size(a->dtype));
+  if (!ok || n > MAX_BYTES)
+    return rt_err(err, errlen, "%s: NPY shape too large (more than 16 GiB)", path);
+  *bytes = n;
+  return 0;
+}
+
 int mlc_read_npy(const char *path, MlcArray *out, char *err, size_t errlen) {
   memset(out, 0, sizeof *out);
+  if (rt_check_input(path, err, errlen)) return -1;
   FILE *f = fopen(path, "rb");
   if (!f) return rt_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-  MlcArray a = {0};
-  if (read_header(f, path, &a, err, errlen)) {
+  MlcArray a = {.kind = MLC_DATA_NPY};
+  int64_t per = 1, bytes = 0;
+  if (read_header(f, path, &a, err, errlen) || npy_sizes(&a, path, &per, &bytes, err, errlen)) {
     fclose(f);
     return -1;
   }
-  uint64_t per = 1, esz = mlc_dtype_size(a.dtype);
-  for (int k = 1; k < a.rank; k++) per *= (uint64_t)a.dims[k];
-  uint64_t n = (uint64_t)a.dims[0];
-  if (per * esz > MAX_BYTES || (per && n > MAX_BYTES / (per * esz))) {
-    fclose(f);
-    return rt_err(err, errlen, "%s: NPY shape too large", path);
-  }
-  uint64_t bytes = n * per * esz;
-  a.data = malloc(bytes + 1);
+  int64_t esz = (int64_t)mlc_dtype_size(a.dtype), n = a.dims[0];
+  a.data = malloc((size_t)bytes + 1);
   if (!a.data) {
     fclose(f);
     return rt_err(err, errlen, "%s: out of memory", path);
   }
-  size_t got = fread(a.data, 1, bytes, f);
+  size_t got = fread(a.data, 1, (size_t)bytes, f);
   int extra = fgetc(f);
   fclose(f);
-  if (got < bytes) {
+  if ((int64_t)got < bytes) {
     free(a.data);
-    return rt_err(err, errlen, "%s: record %llu: truncated (the header promises %llu records)", path,
-                  (unsigned long long)(per * esz != 0 ? got / (per * esz) + 1 : 1), (unsigned long long)n);
+    return rt_err(err, errlen, "%s: record %lld: truncated (the header promises %lld records)", path,
+                  (long long)(per * esz != 0 ? (int64_t)got / (per * esz) + 1 : 1), (long long)n);
   }
   if (extra != EOF) {
     free(a.data);
-    return rt_err(err, errlen, "%s: trailing bytes after the %llu records the header promises", path,
-                  (unsigned long long)n);
+    return rt_err(err, errlen, "%s: trailing bytes after the %lld records the header promises", path,
+                  (long long)n);
   }
   a.path = strdup(path);
   *out = a;

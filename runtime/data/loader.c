@@ -15,15 +15,20 @@
 // step; the next call waits for the worker, then uses its slot if it holds
 // the wanted (epoch, pos), or forms the batch itself. Only one of the two
 // threads forms a batch at a time, so the permutation cache needs no lock.
+//
+// Buffers are sized for min(batch, records) samples (a --batch larger than
+// the data never allocates more than the data), with checked arithmetic.
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "mlc_rt.h"
+#include "core/rng.h"
+#include "core/rt_util.h"
+#include "dataset.h"
 
 typedef struct Slot {
   int64_t epoch, pos, size; // what the slot holds; size -1: nothing
-  void *inputs[8];
+  void *inputs[MLC_MAX_INPUTS];
   int64_t *indices;
 } Slot;
 
@@ -108,14 +113,16 @@ MlcLoader *mlc_loader_new(const MlcDataset *ds, int64_t batch, bool shuffle, uin
   if (!l) return NULL;
   l->ds = ds, l->batch = batch < 1 ? 1 : batch, l->shuffle = shuffle, l->seed = seed;
   l->drop_last = drop_last, l->perm_epoch = -1, l->req_slot = -1;
+  int64_t most = l->batch < ds->n ? l->batch : ds->n > 0 ? ds->n : 1;
   l->perm = malloc((size_t)(ds->n ? ds->n : 1) * sizeof *l->perm);
   bool ok = l->perm != NULL;
   for (int k = 0; k < 2; k++) {
     l->slot[k].size = -1;
-    l->slot[k].indices = malloc((size_t)l->batch * sizeof(int64_t));
+    l->slot[k].indices = malloc((size_t)most * sizeof(int64_t));
     ok = ok && l->slot[k].indices;
     for (int i = 0; i < ds->ninputs; i++) {
-      l->slot[k].inputs[i] = malloc((size_t)l->batch * mlc_dataset_sample_bytes(ds, i) + 1);
+      int64_t bytes = rt_bytes(most, mlc_dataset_sample_bytes(ds, i));
+      l->slot[k].inputs[i] = bytes >= 0 ? malloc((size_t)bytes + 1) : NULL;
       ok = ok && l->slot[k].inputs[i];
     }
   }
@@ -140,7 +147,7 @@ void mlc_loader_free(MlcLoader *l) {
   }
   for (int k = 0; k < 2; k++) {
     free(l->slot[k].indices);
-    for (int i = 0; i < 8; i++) free(l->slot[k].inputs[i]);
+    for (int i = 0; i < MLC_MAX_INPUTS; i++) free(l->slot[k].inputs[i]);
   }
   pthread_mutex_destroy(&l->mu);
   pthread_cond_destroy(&l->cv);
@@ -150,7 +157,7 @@ void mlc_loader_free(MlcLoader *l) {
 
 void mlc_loader_seek(MlcLoader *l, int64_t epoch, int64_t pos) {
   wait_idle(l);
-  l->epoch = epoch, l->pos = pos;
+  l->epoch = epoch, l->pos = pos < 0 ? 0 : pos > l->ds->n ? l->ds->n : pos;
   l->slot[0].size = l->slot[1].size = -1;
 }
 

@@ -38,18 +38,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MLC_ABI_VERSION 2
-enum { MLC_MAX_RANK = 8 };
-
-// Element types of state tensors, inputs and outputs.
-typedef enum MlcDType {
-  MLC_F32,  // float
-  MLC_F64,  // double
-  MLC_I32,  // int32_t
-  MLC_I64,  // int64_t
-  MLC_U8,   // uint8_t
-  MLC_BOOL, // uint8_t, 0 or 1
-} MlcDType;
+// MLC_ABI_VERSION, MLC_MAX_RANK, MLC_MAX_INPUTS, MLC_MAX_SYMS, MLC_ERR_LEN
+// and the MlcDType codes.
+#include "kernels/abi.h"
 
 // What a state tensor is; checkpoints hold all kinds, `eval`/`predict`
 // weights files need only PARAM and BUFFER.
@@ -107,32 +98,46 @@ typedef struct MlcStateDesc {
 typedef enum MlcDataKind {
   MLC_DATA_NONE, // no default: the user must give a file
   MLC_DATA_IDX,  // IDX (MNIST layout), gzip'd or not; record = first dim
-  MLC_DATA_CSV,  // text table; record = line; columns [column, column + numel)
+  MLC_DATA_CSV,  // text table; record = line
   MLC_DATA_NPY,  // NumPy .npy v1/v2/v3; record = first dim
 } MlcDataKind;
 
+// A source's CSV column selection applies to whatever CSV file feeds the
+// input (the recipe's or one given on the command line, shared by several
+// inputs or not): the record is exactly the selected columns, in the order
+// given. Without a selection an input reads every column of its own file,
+// or, when one file feeds several inputs, the next columns in input order.
 typedef struct MlcDataSource {
   MlcDataKind kind;
   const char *path;  // may be NULL
-  double scale;      // float inputs: value * scale (1/255 for u8 images); 0 means 1
-  int column;        // CSV: first column of this input
+  double scale;      // integer data (u8 pixels, i32) into a float input:
+                     // value * scale; 0 means 1; float and text data are
+                     // used as they are
   int header;        // CSV: 1 when the first line is a header
+  int ncols;         // CSV: selected columns; 0: none selected
+  const int64_t *cols;          // CSV: column index per selected column, -1: by name
+  const char *const *colnames;  // CSV: header name where cols[k] == -1
 } MlcDataSource;
 
 // One argument of the loss (and, for the first n_forward_inputs, of
 // forward/predict). `dims` is the per-sample shape (the loss's shape without
-// the leading B); dims[d] == -1 is the symbol model->syms[sym[d]], bound
-// from the data. A class-label input sets num_classes: the loader checks
-// every label against 0..num_classes-1 and eval's accuracy compares it with
-// the argmax of the forward output (per row of num_out values when the
-// output has as many rows per sample as the input has labels).
+// the leading B, rank < MLC_MAX_RANK); dims[d] == -1 is the symbol
+// model->syms[sym[d]], bound from the data. The input that the loss's
+// cross-entropy reads as its target sets num_classes: its values are
+// checked against 0..num_classes-1 and compared with the argmax over the
+// forward output's class dim for accuracy. value_limit bounds every
+// integer input the model indexes with (embedding rows, classes): values
+// must lie in 0..value_limit-1, checked when the data is loaded; limit_what
+// says where the limit comes from, for messages ("the rows of tok.w").
 typedef struct MlcInputDesc {
   const char *name;
   MlcDType dtype;
   int rank;
   int64_t dims[MLC_MAX_RANK];
   int sym[MLC_MAX_RANK]; // where dims[d] == -1: index into MlcModel.syms
-  int64_t num_classes; // 0: not a label
+  int64_t num_classes;   // 0: not a label
+  int64_t value_limit;   // 0: no limit
+  const char *limit_what;
   MlcDataSource train, test;
 } MlcInputDesc;
 
@@ -169,7 +174,7 @@ typedef struct MlcSite {
 typedef struct MlcPool MlcPool;
 
 // Philox-4x32-10 stream state: key = the run's seed, counter = how many
-// 64-bit draws were taken. Saved in checkpoints. See mlc_rt.h (mlc_rng_*).
+// 64-bit draws were taken. Saved in checkpoints (runtime/core/rng.h).
 typedef struct MlcRng {
   uint64_t key;
   uint64_t counter;
@@ -193,11 +198,11 @@ typedef struct MlcCtx {
   int64_t steps_per_epoch;
   int64_t total_steps;
   double lr;            // base learning rate (recipe or --lr)
-  int64_t syms[MLC_MAX_RANK]; // values of model->syms, bound from the data
+  int64_t syms[MLC_MAX_SYMS]; // values of model->syms, bound from the data
   int check_finite;     // 1: report the first non-finite value (MLC_NONFINITE)
   int nonfinite_site;   // out: index into model->sites, -1 when unknown
   double nonfinite_value;
-  char err[256];        // out: message for MLC_ERROR
+  char err[MLC_ERR_LEN]; // out: message for MLC_ERROR
 } MlcCtx;
 
 enum {
@@ -216,8 +221,8 @@ enum {
 //              gradient norm (before clipping), [2] f32 learning rate used,
 //              [3] f32 forward output [B, num_out] or NULL (for training
 //              accuracy; the model skips writing it when NULL).
-//              ([B, rows, num_out] wherever a forward output is named, rows
-//              being the product of ctx->syms[out_syms[k]]; 1 without them.)
+//              (Wherever a forward output is named it has num_out times
+//              the product of ctx->syms[out_syms[k]] floats per sample.)
 //              Updates parameters and optimizer state in place.
 //   eval       inputs: the loss arguments. outputs: [0] f32 loss (mean),
 //              [1] f32 forward output [B, num_out]. No state changes.
@@ -246,10 +251,14 @@ struct MlcModel {
   int ninputs;
   const MlcInputDesc *inputs;
   int n_forward_inputs;     // the first n inputs feed forward/predict
-  int64_t num_out;          // the forward output's constant per-sample elements
-                            // (classes); a sample has num_out * rows floats,
-  int nout_syms;            // rows = the product of ctx->syms[out_syms[k]]
-  int out_syms[MLC_MAX_RANK]; // (the output's symbolic dims; 1 without)
+  int64_t num_out;          // the forward output's constant per-sample elements;
+                            // a sample has num_out * (product of
+  int nout_syms;            // ctx->syms[out_syms[k]]) floats
+  int out_syms[MLC_MAX_SYMS]; // (the output's symbolic dims)
+  int64_t out_classes;      // the output's last dim when the loss's cross-entropy
+                            // takes its classes from it: a sample is rows of
+                            // out_classes scores (accuracy and predict take the
+                            // argmax per row); 0: no class dim (regression)
   int output_is_prob;       // 1: forward already returns probabilities
   MlcRecipe recipe;
   int nsites;
@@ -259,6 +268,9 @@ struct MlcModel {
   MlcEntry epoch_end;       // NULL unless the schedule is plateau (ABI 2)
   int nsyms;                // symbolic per-sample dims bound from the data
   const char *const *syms;  // their names ("T"), for messages
+  const int64_t *sym_max;   // per symbol, the largest value the model accepts
+                            // (a position table's rows); 0: no limit. May be NULL
+  const char *const *sym_max_what; // where sym_max comes from ("the rows of pos.w")
 };
 
 #endif

@@ -1,28 +1,37 @@
-// mlc_rt.h — the public interface of libmlc_rt, the runtime every compiled
-// model links against.
+// mlc_rt.h — the public interface of libmlc_rt: what generated code, the
+// generated glue and embedders call.
 //
-// Pieces, one file each:
-//   pool.c        mlc_pool_*, mlc_parallel_for     thread pool
-//   rng.c         mlc_philox, mlc_rng_*, mlc_dropout_scale, mlc_init_state
-//   data*.c       mlc_array_*, mlc_read_*, mlc_dataset_*  readers + validation
-//   loader.c      mlc_loader_*                     shuffled batches, prefetch
-//   checkpoint.c  mlc_ckpt_*                       safetensors checkpoints
-//   log.c         mlc_log_*                        progress, metrics, run record
-//   driver.c      mlc_main                         the generated program's main
+// The runtime's surface has three layers, as Lua's has lua.h, lauxlib.h and
+// its l*.h files:
+//   mlc_model.h    the model ABI: the descriptor a compiled model exports and
+//                  the context its entry points see (kernels/abi.h holds the
+//                  shared constants)
+//   mlc_rt.h       this file: the thread pool generated kernels call, model
+//                  instances (the embedding API every `--emit lib` header
+//                  wraps) and the generated program's main
+//   mlc_data.h     the data-file readers (IDX, NPY, CSV and CSV column
+//                  selection), for the runtime and for the compiler's data
+//                  checks
+// Everything else (datasets, the loader, checkpoints, the RNG streams, logs,
+// the training driver) is private to runtime/: runtime/core/*.h,
+// runtime/data/dataset.h, runtime/program/*.h.
 //
-// Errors never exit: functions return -1 (or NULL) and write a one-line
-// message naming the file (and record) to a caller buffer (err, errlen).
+// Errors never exit and never print: functions return -1 (or NULL) and keep
+// a one-line message that names the file, record, field or argument.
 #ifndef MLC_RT_H
 #define MLC_RT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "mlc_model.h"
 
-// ---- thread pool (pool.c) --------------------------------------------------------
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- thread pool (core/pool.c) --------------------------------------------------------
 // mlc_parallel_for(pool, n, grain, fn, arg) calls fn(arg, begin, end) over
 // [0, n) in chunks of `grain` items (the last may be shorter); chunks run on
 // the pool's threads and the caller's, and the call returns when all are done.
@@ -35,194 +44,89 @@ typedef void (*MlcRangeFn)(void *arg, int64_t begin, int64_t end);
 void mlc_parallel_for(MlcPool *pool, int64_t n, int64_t grain, MlcRangeFn fn,
                       void *arg);
 
-// ---- random numbers (rng.c) -------------------------------------------------------
-// Philox-4x32-10: out = the four words for counter ctr and key key. The same
-// generator as the interpreter's dropout (compiler/graph/interp.c).
-void mlc_philox(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
-// Keep/scale factor of element `index` of a dropout mask: 0 or 1/(1-p).
-// Identical to interp_dropout_scale(seed, rng_seed, index, p): key = seed,
-// counter = (index, rng_seed); u = (word0 >> 8) * 2^-24; kept iff u >= p.
-double mlc_dropout_scale(uint64_t seed, uint64_t rng_seed, uint64_t index,
-                         double p);
-MlcRng mlc_rng_new(uint64_t seed);
-uint64_t mlc_rng_next(MlcRng *r);  // one 64-bit draw; counter += 1
-double mlc_rng_uniform(MlcRng *r); // [0, 1), 53 bits
-// The per-step seed passed to dropout (ctx->step_seed): one draw.
-uint64_t mlc_rng_step_seed(MlcRng *r);
-// A random permutation of 0..n-1 for (seed, epoch): Fisher-Yates over a
-// Philox stream keyed by seed with the epoch in the counter's high words.
-void mlc_permutation(uint64_t seed, int64_t epoch, int64_t n, int64_t *perm);
-// Fills every state tensor from its MlcInit (f32/f64 draws; integer and
-// bool tensors get zeros/ones/value). Tensor i draws from its own stream, so
-// adding a tensor does not change the others.
-void mlc_init_state(const MlcModel *m, uint64_t seed, void *const *state);
-
-// ---- data (data.c, data_idx.c, data_csv.c, data_npy.c) -----------------------------
-size_t mlc_dtype_size(MlcDType dt);
-const char *mlc_dtype_name(MlcDType dt); // "f32", ...
-
-// A dense array as read from a file: n records of rank-1 dims each, kept in
-// the file's own element type (u8 images stay u8).
-typedef struct MlcArray {
-  char *path;          // the file, for messages
-  MlcDType dtype;
-  int rank;            // including the record dim
-  int64_t dims[MLC_MAX_RANK];
-  void *data;
-} MlcArray;
-
-int64_t mlc_array_records(const MlcArray *a);
-int64_t mlc_array_record_size(const MlcArray *a); // elements per record
-double mlc_array_get(const MlcArray *a, int64_t flat_index);
-void mlc_array_free(MlcArray *a);
-
-// IDX: magic 00 00 TT RR, RR big-endian u32 dims, big-endian data; gzip'd or
-// plain (detected). Types u8 (08), i8 (09), i16 (0B), i32 (0C), f32 (0D),
-// f64 (0E); i8/i16 widen to i32.
-int mlc_read_idx(const char *path, MlcArray *out, char *err, size_t errlen);
-// NPY v1/v2/v3, C order, little-endian or byte-sized <f4 <f8 <i4 <i8 |u1 |b1.
-int mlc_read_npy(const char *path, MlcArray *out, char *err, size_t errlen);
-// CSV: comma-separated numbers, one record a line (blank lines skipped), an
-// optional header line; every record must have the same number of fields.
-// The result is f64 [records, fields].
-int mlc_read_csv(const char *path, int header, MlcArray *out, char *err,
-                 size_t errlen);
-// The kind of a file, from its first bytes (IDX, gzip'd IDX, NPY) or its
-// name (.csv, .txt); MLC_DATA_NONE when unknown.
-MlcDataKind mlc_data_kind(const char *path);
-int mlc_read_any(const char *path, MlcDataKind kind, int csv_header,
-                 MlcArray *out, char *err, size_t errlen);
-// Reads whitespace/comma-separated numbers, one sample per line, from an open
-// stream (predict's stdin); f64 [lines, fields].
-int mlc_read_lines(FILE *f, const char *label, MlcArray *out, char *err,
-                   size_t errlen);
-
-// The model's inputs (at most 8) bound to arrays: input i reads elements
-// [col[i], col[i] + numel_i) of each record of arrays[src[i]], checked once
-// at bind time (record counts agree, widths match, labels in range, floats
-// finite). Batches are converted to the model's dtypes and scaled.
-typedef struct MlcDataset {
-  const MlcModel *model;
-  int ninputs;                    // model->ninputs, or n_forward_inputs for predict
-  MlcArray arrays[8];
-  int narrays;
-  int src[8];                     // input -> array
-  int64_t col[8];                 // input -> first element within a record
-  double scale[8];
-  int64_t n;                      // records
-  int64_t syms[MLC_MAX_RANK];     // model->syms as bound from the record shapes
-} MlcDataset;
-
+// ---- dtypes and per-sample sizes (data/data.c) -------------------------------------------
+size_t mlc_dtype_size(MlcDType dt);      // 0 for a code that is not an MlcDType
+const char *mlc_dtype_name(MlcDType dt); // "f32", ...; "?" for an unknown code
 // Elements per sample of an input / of the forward output, given the values
-// of the model's symbols.
+// of the model's symbols; -1 when the product overflows.
 int64_t mlc_input_numel(const MlcInputDesc *in, const int64_t *syms);
 int64_t mlc_output_numel(const MlcModel *m, const int64_t *syms);
 
-// Binds `npaths` files to the model's first `ninputs` inputs: one path per
-// input, or one path for all (CSV/NPY columns). `test` selects the test
-// data sources' defaults (scale, columns, header). A symbolic per-sample dim
-// is bound from the record shape of the first file that has it (NPY/IDX: the
-// dims after the first; a flat record with one symbol: what the constant
-// dims leave); another input giving the symbol another value is an error
-// naming its file. Symbols need one file per input.
-int mlc_dataset_open(MlcDataset *ds, const MlcModel *m, int ninputs,
-                     const char *const *paths, int npaths, bool test,
-                     char *err, size_t errlen);
-// Binds already-read arrays (predict's stdin) the same way; takes ownership.
-int mlc_dataset_bind(MlcDataset *ds, const MlcModel *m, int ninputs,
-                     MlcArray *arrays, int narrays, bool test, char *err,
-                     size_t errlen);
-void mlc_dataset_free(MlcDataset *ds);
-// Bytes of one sample of input i in the model's dtype.
-size_t mlc_dataset_sample_bytes(const MlcDataset *ds, int i);
-// Writes samples idx[0..b) of input i, converted, to dst.
-void mlc_dataset_gather(const MlcDataset *ds, int i, const int64_t *idx,
-                        int64_t b, void *dst);
+// ---- model instances: the embedding API (core/instance.c) ----------------------------------
+// An instance holds one model's state tensors, scratch arena and thread
+// pool. Every `mlc build --emit lib` header (mlc_NAME_*) is a typed wrapper
+// of these functions; docs/embedding.md is the contract, restated here:
+//   * Functions returning int return 0 on success and -1 on failure; the
+//     instance keeps the reason (mlc_instance_error). A failed call changes
+//     no state, except train_step once its update ran (a non-finite loss).
+//   * A NULL instance is an error, never a crash: the call returns -1 (NULL,
+//     0 or NAN for the getters) and mlc_instance_error(NULL) gives the
+//     reason, as it gives why the last mlc_instance_new on this thread
+//     failed. mlc_instance_free(NULL) does nothing.
+//   * batch must be 1..MLC_MAX_BATCH (kernels/abi.h) and small enough that its buffers fit in
+//     memory (a larger one is refused before anything is allocated).
+//   * Input pointers must be non-NULL and hold batch samples each; integer
+//     inputs are checked against the model's ranges (class labels,
+//     embedding rows) and float inputs must be finite: a bad value is
+//     refused, naming the input, sample and element, before any kernel runs.
+typedef struct MlcOptions {
+  uint64_t seed;           // initial weights and dropout stream
+  int threads;             // kernel threads, 0..MLC_MAX_THREADS; 0: one per CPU
+  int64_t max_batch;       // scratch is sized for it (grown on demand); 0: the recipe's
+  int64_t steps_per_epoch; // for learning-rate schedules; 0: 1
+  int64_t epochs;          // schedule length in epochs; 0: 1
+  // Allocator hook for the instance, its state, scratch and output buffers
+  // (both NULL: malloc/free; one without the other is refused).
+  // alloc(size, user) may return any alignment.
+  void *(*alloc)(size_t size, void *user);
+  void (*free)(void *ptr, void *user);
+  void *user;
+} MlcOptions;
 
-// ---- loader (loader.c) --------------------------------------------------------------
-// Batches of a dataset in a per-epoch order: a permutation from (seed, epoch)
-// when shuffling, identity otherwise. The final batch of an epoch is smaller
-// when the batch does not divide n (unless drop_last). A prefetch thread forms
-// the next batch while the caller uses the current one. The cursor (epoch,
-// samples consumed) is what checkpoints save.
-typedef struct MlcLoader MlcLoader;
-typedef struct MlcBatch {
-  int64_t size;            // B of this batch (0: epoch over)
-  const void *inputs[8];   // per input, [B, dims...] in the model's dtype
-  const int64_t *indices;  // dataset record of each sample
-} MlcBatch;
+typedef struct MlcInstance MlcInstance;
 
-MlcLoader *mlc_loader_new(const MlcDataset *ds, int64_t batch, bool shuffle,
-                          uint64_t seed, bool drop_last, bool prefetch);
-void mlc_loader_free(MlcLoader *l);
-// Positions the loader at `pos` samples into epoch `epoch`.
-void mlc_loader_seek(MlcLoader *l, int64_t epoch, int64_t pos);
-// The next batch of the current epoch; size 0 at its end (then the loader
-// moves to epoch + 1 at position 0). The batch stays valid until the next call.
-int64_t mlc_loader_next(MlcLoader *l, MlcBatch *b);
-int64_t mlc_loader_epoch(const MlcLoader *l);
-int64_t mlc_loader_pos(const MlcLoader *l);
-int64_t mlc_loader_batches(const MlcLoader *l); // per epoch
+// The recipe's seed, batch and epochs; all CPUs; steps_per_epoch 1; malloc.
+MlcOptions mlc_instance_defaults(const MlcModel *m);
+// A new instance with freshly initialised weights (opt NULL: defaults).
+// NULL when m is NULL, an option is out of range, or memory runs out; the
+// reason is in mlc_instance_error(NULL).
+MlcInstance *mlc_instance_new(const MlcModel *m, const MlcOptions *opt);
+void mlc_instance_free(MlcInstance *in);
+// The last failure's message ("" when none); never NULL.
+const char *mlc_instance_error(const MlcInstance *in);
+// Parameters and buffers from a safetensors file (an mlc checkpoint, or a
+// PyTorch state_dict under the model's names, dtypes and shapes). A tensor
+// the model does not have, a missing one, another model's checkpoint or a
+// corrupted file is refused, and the state is then left as it was.
+int mlc_instance_load(MlcInstance *in, const char *path);
+// A full checkpoint (weights, optimizer state, step, RNG), written atomically.
+int mlc_instance_save(MlcInstance *in, const char *path);
+// Entry points; inputs[i] is model input i (predict: the forward inputs).
+// out: batch * (forward output per sample) floats. loss and eval's out may
+// be NULL.
+int mlc_instance_predict(MlcInstance *in, int64_t batch, const void *const *inputs,
+                         float *out);
+int mlc_instance_train_step(MlcInstance *in, int64_t batch, const void *const *inputs,
+                            float *loss);
+int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs,
+                      float *loss, float *out);
+// The plateau schedule's per-epoch update; metric must be finite. -1 for a
+// model without one.
+int mlc_instance_epoch_end(MlcInstance *in, double metric);
+int64_t mlc_instance_steps(const MlcInstance *in);       // 0 for NULL
+float mlc_instance_last_lr(const MlcInstance *in);       // NAN for NULL
+float mlc_instance_last_grad_norm(const MlcInstance *in); // NAN for NULL
+// A state tensor's bytes by path and its element count (numel may be NULL);
+// NULL for a NULL instance or path, or an unknown path.
+void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel);
 
-// ---- checkpoints (checkpoint.c) -------------------------------------------------
-// A checkpoint is a safetensors file: every state tensor under its path; run
-// state in __metadata__ under "mlc.*" keys (model, hash, compiler, epoch,
-// step, rng key/counter, loader epoch/pos, seed, lr) and "mlc.checksum", the
-// CRC-32 of every tensor's name and bytes in name order.
-typedef struct MlcRunState {
-  int64_t epoch;      // loader epoch (0-based)
-  int64_t pos;        // samples consumed in that epoch
-  int64_t step;       // train_step calls completed
-  MlcRng rng;
-  uint64_t seed;
-  double lr;
-} MlcRunState;
-
-int mlc_ckpt_save(const char *path, const MlcModel *m, void *const *state,
-                  const MlcRunState *rs, char *err, size_t errlen);
-// Loads a checkpoint into state. weights_only: PARAM and BUFFER tensors
-// only, and a file without mlc metadata (e.g. from PyTorch) is accepted when
-// names, dtypes and shapes match. Refuses another model's file (hash) and a
-// corrupted one (checksum), saying why. rs may be NULL.
-int mlc_ckpt_load(const char *path, const MlcModel *m, void *const *state,
-                  bool weights_only, MlcRunState *rs, char *err, size_t errlen);
-
-// ---- logging (log.c) ----------------------------------------------------------
-typedef struct MlcEpochStats {
-  int64_t epoch; // 1-based
-  double train_loss, train_accuracy;
-  double test_loss, test_accuracy; // NAN when no test data
-  double seconds, images_per_second;
-} MlcEpochStats;
-
-typedef struct MlcLog MlcLog;
-// Progress goes to `out` (a bar when it is a terminal, lines otherwise);
-// metrics_path (JSON lines) may be NULL.
-MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every,
-                    char *err, size_t errlen);
-void mlc_log_free(MlcLog *lg);
-void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t step_in_epoch,
-                  int64_t steps_per_epoch, int64_t global_step, double loss,
-                  double acc, double lr, double gnorm, double images_per_second);
-void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s);
-// Writes the run record JSON (atomically) to path.
-typedef struct MlcRunInfo {
-  const MlcModel *model;
-  uint64_t seed;
-  int64_t batch, epochs, threads;
-  double lr;
-  const char *train_data, *test_data;
-  int nepochs;
-  const MlcEpochStats *epochs_stats;
-  double final_train_loss, final_test_loss, final_test_accuracy;
-  double images_per_second, seconds;
-} MlcRunInfo;
-int mlc_log_run_record(const char *path, const MlcRunInfo *ri, char *err,
-                       size_t errlen);
-
-// ---- the generated program's main (driver.c) ---------------------------------------
+// ---- the generated program's main (program/driver.c) ----------------------------------------
 // Subcommands train / eval / predict; exit codes 0 ok, 1 runtime error,
 // 2 usage. Messages on stderr.
 int mlc_main(int argc, char **argv, const MlcModel *m);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,13 +1,16 @@
-// log.c — what a training run tells its user: progress, metrics, run record.
+// log.c — what a training run tells its user: progress, metrics, run record
+// (log.h).
 //
 // Progress: on a terminal, one line redrawn in place (a bar with the step,
 // loss, accuracy, learning rate, gradient norm and images/s); otherwise a
 // plain line every `log_every` steps and at the end of each epoch, so logs
-// stay greppable. Metrics: one JSON object per logged step and per epoch
-// (JSON lines), for plotting. Run record: one JSON document at the end
+// stay greppable. A model without a class dim (a regression) logs no
+// accuracy anywhere. Metrics: one JSON object per logged step and per epoch
+// (JSON lines), for plotting; every write is checked, and the first failure
+// is kept for mlc_log_check. Run record: one JSON document at the end
 // (model, hash, compiler, seed, hyper-parameters, per-epoch metrics and
-// "final"), written to a temporary file and renamed into place. JSON is
-// written with cJSON.
+// "final"), replaced atomically (rt_write_atomic). JSON is written with
+// cJSON.
 #include <errno.h>
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -15,22 +18,26 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mlc_rt.h"
 #include "core/rt_util.h"
+#include "log.h"
 
 struct MlcLog {
   FILE *out, *metrics;
-  bool tty;
+  const char *metrics_path;
+  bool tty, accuracy;
   int64_t every;
+  int write_errno; // first failed metrics write (0: none)
 };
 
-MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every, char *err,
-                    size_t errlen) {
+MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every, bool accuracy,
+                    char *err, size_t errlen) {
   MlcLog *lg = calloc(1, sizeof *lg);
   if (!lg) return rt_err(err, errlen, "out of memory"), NULL;
   lg->out = out;
   lg->tty = isatty(fileno(out));
   lg->every = log_every < 1 ? 1 : log_every;
+  lg->accuracy = accuracy;
+  lg->metrics_path = metrics_path;
   if (metrics_path && !(lg->metrics = fopen(metrics_path, "w"))) {
     rt_err(err, errlen, "%s: cannot create: %s", metrics_path, strerror(errno));
     free(lg);
@@ -39,10 +46,17 @@ MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every, char
   return lg;
 }
 
-void mlc_log_free(MlcLog *lg) {
-  if (!lg) return;
-  if (lg->metrics) fclose(lg->metrics);
+int mlc_log_check(const MlcLog *lg, char *err, size_t errlen) {
+  if (!lg || !lg->write_errno) return 0;
+  return rt_err(err, errlen, "%s: write failed: %s", lg->metrics_path, strerror(lg->write_errno));
+}
+
+int mlc_log_free(MlcLog *lg, char *err, size_t errlen) {
+  if (!lg) return 0;
+  if (lg->metrics && fclose(lg->metrics) && !lg->write_errno) lg->write_errno = errno ? errno : EIO;
+  int rc = mlc_log_check(lg, err, errlen);
   free(lg);
+  return rc;
 }
 
 // Adds a number, or null when it is not finite (JSON has no NaN).
@@ -53,30 +67,44 @@ static void num(cJSON *o, const char *k, double v) {
 
 static void emit(MlcLog *lg, cJSON *o) {
   char *s = cJSON_PrintUnformatted(o);
-  if (s && lg->metrics) {
-    fprintf(lg->metrics, "%s\n", s);
-    fflush(lg->metrics);
+  if (lg->metrics && !lg->write_errno) {
+    errno = 0;
+    if (!s || fprintf(lg->metrics, "%s\n", s) < 0 || fflush(lg->metrics))
+      lg->write_errno = !s ? ENOMEM : errno ? errno : EIO;
   }
   cJSON_free(s);
   cJSON_Delete(o);
 }
 
+// " acc 0.8125" when the model has a class dim, "" otherwise.
+static const char *acc_text(const MlcLog *lg, const char *key, const char *fmt, double acc,
+                            char *buf, size_t len) {
+  buf[0] = 0;
+  if (lg->accuracy) {
+    int n = snprintf(buf, len, " %s ", key);
+    snprintf(buf + n, len - (size_t)n, fmt, acc);
+  }
+  return buf;
+}
+
 void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t steps,
                   int64_t global, double loss, double acc, double lr, double gnorm, double ips) {
   bool last = k == steps;
+  char ab[48];
   if (lg->tty) {
     int width = 24, fill = steps ? (int)(width * k / steps) : width;
     char bar[32];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
     bar[width] = 0;
-    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f acc %.4f lr %.3g gnorm %.3g %.0f img/s\033[K",
-            (long long)epoch, (long long)epochs, bar, (long long)k, (long long)steps, loss, acc, lr,
-            gnorm, ips);
+    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f%s lr %.3g gnorm %.3g %.0f img/s\033[K",
+            (long long)epoch, (long long)epochs, bar, (long long)k, (long long)steps, loss,
+            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
     if (last) fputc('\n', lg->out);
     fflush(lg->out);
   } else if (k % lg->every == 0 || last) {
-    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f acc %.4f lr %.6g gnorm %.6g img/s %.0f\n",
-            (long long)epoch, (long long)k, (long long)steps, loss, acc, lr, gnorm, ips);
+    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f%s lr %.6g gnorm %.6g img/s %.0f\n",
+            (long long)epoch, (long long)k, (long long)steps, loss,
+            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
     fflush(lg->out);
   }
   if (lg->metrics && (k % lg->every == 0 || last)) {
@@ -84,30 +112,35 @@ void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t 
     cJSON_AddStringToObject(o, "type", "step");
     cJSON_AddNumberToObject(o, "epoch", (double)epoch);
     cJSON_AddNumberToObject(o, "step", (double)global);
-    num(o, "loss", loss), num(o, "accuracy", acc), num(o, "lr", lr);
-    num(o, "grad_norm", gnorm), num(o, "images_per_second", ips);
+    num(o, "loss", loss);
+    if (lg->accuracy) num(o, "accuracy", acc);
+    num(o, "lr", lr), num(o, "grad_norm", gnorm), num(o, "images_per_second", ips);
     emit(lg, o);
   }
 }
 
-static void epoch_fields(cJSON *o, const MlcEpochStats *s) {
+static void epoch_fields(cJSON *o, const MlcEpochStats *s, bool accuracy) {
   cJSON_AddNumberToObject(o, "epoch", (double)s->epoch);
-  num(o, "train_loss", s->train_loss), num(o, "train_accuracy", s->train_accuracy);
-  num(o, "test_loss", s->test_loss), num(o, "test_accuracy", s->test_accuracy);
+  num(o, "train_loss", s->train_loss);
+  if (accuracy) num(o, "train_accuracy", s->train_accuracy);
+  num(o, "test_loss", s->test_loss);
+  if (accuracy) num(o, "test_accuracy", s->test_accuracy);
   num(o, "seconds", s->seconds), num(o, "images_per_second", s->images_per_second);
 }
 
 void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s) {
-  fprintf(lg->out, "epoch %lld done: train_loss %.6f train_acc %.4f", (long long)s->epoch,
-          s->train_loss, s->train_accuracy);
+  char ab[48];
+  fprintf(lg->out, "epoch %lld done: train_loss %.6f%s", (long long)s->epoch, s->train_loss,
+          acc_text(lg, "train_acc", "%.4f", s->train_accuracy, ab, sizeof ab));
   if (!isnan(s->test_loss))
-    fprintf(lg->out, " test_loss %.6f test_acc %.4f", s->test_loss, s->test_accuracy);
+    fprintf(lg->out, " test_loss %.6f%s", s->test_loss,
+            acc_text(lg, "test_acc", "%.4f", s->test_accuracy, ab, sizeof ab));
   fprintf(lg->out, " time %.2fs img/s %.0f\n", s->seconds, s->images_per_second);
   fflush(lg->out);
   if (lg->metrics) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "type", "epoch");
-    epoch_fields(o, s);
+    epoch_fields(o, s, lg->accuracy);
     emit(lg, o);
   }
 }
@@ -127,21 +160,9 @@ static cJSON *hyper_json(const MlcRunInfo *ri) {
   return h;
 }
 
-static int write_atomic(const char *path, const char *text, char *err, size_t errlen) {
-  size_t n = strlen(path) + 8;
-  char *tmp = malloc(n);
-  if (!tmp) return rt_err(err, errlen, "%s: out of memory", path);
-  snprintf(tmp, n, "%s.tmp", path);
-  FILE *f = fopen(tmp, "w");
-  int rc = 0;
-  if (!f) rc = rt_err(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-  else {
-    bool bad = fputs(text, f) < 0 || fputc('\n', f) < 0 || fflush(f) || fsync(fileno(f));
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path)) rc = rt_err(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-  }
-  free(tmp);
-  return rc;
+static int write_text(int fd, void *text) {
+  const char *s = text;
+  return rt_write_all(fd, s, strlen(s)) || rt_write_all(fd, "\n", 1) ? -1 : 0;
 }
 
 int mlc_log_run_record(const char *path, const MlcRunInfo *ri, char *err, size_t errlen) {
@@ -157,19 +178,19 @@ int mlc_log_run_record(const char *path, const MlcRunInfo *ri, char *err, size_t
   cJSON *eps = cJSON_AddArrayToObject(o, "epochs");
   for (int i = 0; i < ri->nepochs; i++) {
     cJSON *e = cJSON_CreateObject();
-    epoch_fields(e, &ri->epochs_stats[i]);
+    epoch_fields(e, &ri->epochs_stats[i], ri->accuracy);
     cJSON_AddItemToArray(eps, e);
   }
   cJSON *f = cJSON_AddObjectToObject(o, "final");
   num(f, "train_loss", ri->final_train_loss);
   num(f, "test_loss", ri->final_test_loss);
-  num(f, "test_accuracy", ri->final_test_accuracy);
+  if (ri->accuracy) num(f, "test_accuracy", ri->final_test_accuracy);
   num(f, "images_per_second", ri->images_per_second);
   num(f, "seconds", ri->seconds);
   char *s = cJSON_Print(o);
   cJSON_Delete(o);
   if (!s) return rt_err(err, errlen, "%s: out of memory", path);
-  int rc = write_atomic(path, s, err, errlen);
+  int rc = rt_write_atomic(path, write_text, s, err, errlen);
   cJSON_free(s);
   return rc;
 }

@@ -147,7 +147,9 @@ PY
 
 # finite: tests/e2e/diverge.model (lr 1e6) overflows within a few steps; with
 # --check-finite the program stops with status 1 and names the step and the
-# first value that went non-finite, as the .model source line and op.
+# first value that went non-finite, as the .model source line and op; without
+# it the program stops with status 1 as well, keeping the last checkpoint
+# whose weights were finite.
 finite() {
   "$mlc" build tests/e2e/diverge.model -o "$work/diverge" || fail "mlc build diverge.model"
   local rc=0
@@ -156,8 +158,30 @@ finite() {
   [[ $rc == 1 ]] || fail "--check-finite exit status $rc, want 1"
   grep -Eq '^diverge: step [0-9]+: loss became (NaN|infinite) at tests/e2e/diverge\.model:[0-9]+:[0-9]+ \([a-z_0-9]+\)$' \
     "$work/finite.err" || fail "no step, tests/e2e/diverge.model:LINE:COL and op in the report"
-  # without the flag the run goes on (through NaN) and succeeds
-  "$work/diverge" train >"$work/plain.log" 2>&1 || fail "the unchecked run failed"
+  # without the flag the run stops too (status 1), and the checkpoint on disk
+  # is the last finite one: every step's is written, none after the loss broke
+  rc=0
+  "$work/diverge" train --checkpoint "$work/ck.st" --checkpoint-every 1 >"$work/plain.log" \
+    2>"$work/plain.err" || rc=$?
+  cat "$work/plain.err"
+  [[ $rc == 1 ]] || fail "a non-finite loss without --check-finite: exit status $rc, want 1"
+  grep -Eq '^diverge: step [0-9]+: loss became (NaN|infinite); the run stops \(the checkpoint .*ck\.st from step [0-9]+ is kept\)' \
+    "$work/plain.err" || fail "no step and kept checkpoint in the report"
+  local kept
+  kept=$(sed -nE 's/.*from step ([0-9]+) is kept.*/\1/p' "$work/plain.err")
+  "$py" - "$work/ck.st" "$kept" <<'PY' || fail "the kept checkpoint is not the last finite one"
+import json, math, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head = json.loads(raw[8:8 + n])
+meta, data = head.pop("__metadata__"), raw[8 + n:]
+bad = [k for k, t in head.items() if t["dtype"] == "F32" and not k.startswith("opt.")
+       and not all(math.isfinite(v) for v in struct.unpack(f"<{(t['data_offsets'][1] - t['data_offsets'][0]) // 4}f",
+                                                          data[t["data_offsets"][0]:t["data_offsets"][1]]))]
+print(f"kept checkpoint: step {meta['mlc.step']}, non-finite tensors: {bad}")
+sys.exit(0 if not bad and meta["mlc.step"] == sys.argv[2] else 1)
+PY
+  ls "$work" | grep -q '\.tmp\.' && fail "a temporary checkpoint file was left behind"
   echo "[PASS] e2e finite"
 }
 

@@ -122,11 +122,11 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   snprintf(sym, sizeof sym, "mlc_t_%s_scratch_bytes", p->name);
   KirScratchFn scratch = ok ? (KirScratchFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, sizeof why) : NULL;
   ok = run && scratch;
-  int64_t dims[16 * KIR_ABI_MAX_RANK] = {0};
+  int64_t dims[16 * MLC_MAX_RANK] = {0};
   void *in[16] = {0}, *out[16] = {0}, *st[256] = {0};
   int stidx[256], nst = 0;
   for (int i = 0; ok && i < f->params.len; i++) {
-    for (int d = 0; d < args[i]->rank; d++) dims[i * KIR_ABI_MAX_RANK + d] = args[i]->dims[d];
+    for (int d = 0; d < args[i]->rank; d++) dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
     in[i] = to_bytes(args[i]);
   }
   for (int i = 0; ok && i < f->outputs.len; i++) out[i] = calloc((size_t)outs[i]->numel, 8);

@@ -39,11 +39,12 @@ static const MlcStateDesc states[] = {
 
 static const MlcInputDesc inputs[] = {
     {.name = "x", .dtype = MLC_F32, .rank = 1, .dims = {IN},
-     .train = {MLC_DATA_IDX, FASHION "train-images-idx3-ubyte.gz", 1.0 / 255, 1, 0},
-     .test = {MLC_DATA_IDX, FASHION "t10k-images-idx3-ubyte.gz", 1.0 / 255, 1, 0}},
-    {.name = "y", .dtype = MLC_I32, .rank = 0, .num_classes = OUT,
-     .train = {MLC_DATA_IDX, FASHION "train-labels-idx1-ubyte.gz", 1, 0, 0},
-     .test = {MLC_DATA_IDX, FASHION "t10k-labels-idx1-ubyte.gz", 1, 0, 0}},
+     .train = {.kind = MLC_DATA_IDX, .path = FASHION "train-images-idx3-ubyte.gz", .scale = 1.0 / 255},
+     .test = {.kind = MLC_DATA_IDX, .path = FASHION "t10k-images-idx3-ubyte.gz", .scale = 1.0 / 255}},
+    {.name = "y", .dtype = MLC_I32, .rank = 0, .num_classes = OUT, .value_limit = OUT,
+     .limit_what = "the classes of the loss",
+     .train = {.kind = MLC_DATA_IDX, .path = FASHION "train-labels-idx1-ubyte.gz", .scale = 1},
+     .test = {.kind = MLC_DATA_IDX, .path = FASHION "t10k-labels-idx1-ubyte.gz", .scale = 1}},
 };
 
 static const MlcHyper hyper[] = {{"lr", 0.01}, {"momentum", 0.9}};
@@ -184,6 +185,7 @@ const MlcModel mlc_model_fake = {
     .inputs = inputs,
     .n_forward_inputs = 1,
     .num_out = OUT,
+    .out_classes = OUT,
     .recipe = {.batch = 64, .epochs = 1, .seed = 0, .accumulate = 1, .lr = 0.01,
                .optimizer = "sgd", .schedule = "constant", .nhyper = 2, .hyper = hyper,
                .metric = "accuracy"},

@@ -23,7 +23,10 @@
 
 #include "graph/interp.h"
 #include "mlc_rt.h"
+#include "core/checkpoint.h"
+#include "core/rng.h"
 #include "core/safetensors.h"
+#include "data/dataset.h"
 
 extern const MlcModel mlc_model_fake;
 
@@ -267,12 +270,12 @@ static void test_dataset(void) {
   int rc = mlc_dataset_open(&ds, &mlc_model_fake, 2, p2, 2, false, err, sizeof err);
   check(rc && strstr(err, "bad-lab.gz: record 34: label 11 is out of range 0..9"),
         "dataset: label out of range names file and record", err);
-  // one CSV holding both inputs: label in column 0, pixels from column 1
+  // one CSV holding both inputs in input order: pixels, then the label;
+  // CSV is text, so the IDX sources' scale (for u8 pixels) is not applied
   FILE *f = fopen(wpath("ok.csv"), "w");
   for (int r = 0; r < 3; r++) {
-    fprintf(f, "%d", r);
-    for (int k = 0; k < 784; k++) fprintf(f, ",%d", (k + r) % 256);
-    fprintf(f, "\n");
+    for (int k = 0; k < 784; k++) fprintf(f, "%d,", (k + r) % 256);
+    fprintf(f, "%d\n", r);
   }
   fclose(f);
   const char *p1[1] = {wpath("ok.csv")};
@@ -284,8 +287,8 @@ static void test_dataset(void) {
     mlc_dataset_gather(&ds, 0, &idx, 1, x);
     mlc_dataset_gather(&ds, 1, &idx, 1, &y);
   }
-  check(!rc && ds.n == 3 && y == 2 && fabsf(x[1] - 3 / 255.0f) < 1e-7f,
-        "dataset: one CSV for both inputs, scaled", err);
+  check(!rc && ds.n == 3 && y == 2 && x[1] == 3.0f, "dataset: one CSV for both inputs, in input order",
+        err);
   if (!rc) mlc_dataset_free(&ds);
   spit(wpath("narrow.csv"), "1,2,3,4,5\n", 10);
   const char *pn[1] = {wpath("narrow.csv")};
@@ -378,13 +381,13 @@ static void test_checkpoint(void) {
   char err[512] = "";
   const char *p = wpath("ck.safetensors");
   int rc = mlc_ckpt_save(p, m, st, &rs, err, sizeof err);
-  if (!rc) rc = mlc_ckpt_load(p, m, st2, false, &back, err, sizeof err);
+  if (!rc) rc = mlc_ckpt_load(p, m, st2, &back, err, sizeof err);
   check(!rc && !memcmp(st[0], st2[0], 784 * 10 * 4) && back.epoch == 2 && back.pos == 128 &&
             back.step == 77 && back.rng.counter == 77 && back.lr == 0.125,
         "checkpoint: round trip of state and run state", err);
   MlcModel other = *m;
   other.hash = "0123456789abcdef";
-  rc = mlc_ckpt_load(p, &other, st2, false, &back, err, sizeof err);
+  rc = mlc_ckpt_load(p, &other, st2, &back, err, sizeof err);
   check(rc && strstr(err, "checkpoint of another model"), "checkpoint: another model's hash is refused", err);
   // flip one byte of tensor data (the file's last byte)
   char *b = NULL;
@@ -398,10 +401,10 @@ static void test_checkpoint(void) {
   fclose(f);
   b[n - 5] ^= 0x40;
   spit(wpath("bad.safetensors"), b, n);
-  rc = mlc_ckpt_load(wpath("bad.safetensors"), m, st2, false, &back, err, sizeof err);
+  rc = mlc_ckpt_load(wpath("bad.safetensors"), m, st2, &back, err, sizeof err);
   check(rc && strstr(err, "corrupted: checksum"), "checkpoint: flipped data bit is refused", err);
   spit(wpath("cut.safetensors"), b, n / 2);
-  rc = mlc_ckpt_load(wpath("cut.safetensors"), m, st2, false, &back, err, sizeof err);
+  rc = mlc_ckpt_load(wpath("cut.safetensors"), m, st2, &back, err, sizeof err);
   check(rc && strstr(err, "cut.safetensors"), "checkpoint: truncated file is refused", err);
   free(b);
   for (int i = 0; i < 4; i++) free(st[i]), free(st2[i]);
@@ -543,7 +546,7 @@ static void test_kill(void) {
     static float w[4][7840];
     void *st[4] = {w[0], w[1], w[2], w[3]};
     MlcRunState rs;
-    if (mlc_ckpt_load(ck, &mlc_model_fake, st, false, &rs, err, sizeof err)) {
+    if (mlc_ckpt_load(ck, &mlc_model_fake, st, &rs, err, sizeof err)) {
       if (!broken++) snprintf(first_err, sizeof first_err, "%s", err);
     } else {
       loads++;

@@ -23,17 +23,20 @@
 //                                         failed finite check to MLC_NONFINITE
 //   epoch_end (plateau schedule only)    plateau_update on the epoch's metric
 //   main (executables)                   mlc_main(argc, argv, &mlc_model_<cname>)
-//   mlc_<cname>_* (libraries)            the API of build_glue_header
-// The glue is compiled by the system C compiler (build.c); it includes only
-// mlc_rt.h and libc headers.
-#include "host.h"
+//   mlc_<cname>_* (libraries)            the API of build_glue_header (glue_api.c)
+// The glue is compiled by the system C compiler (build.c) in a directory
+// holding the runtime headers it includes (glue_headers.c writes them:
+// mlc_rt.h, mlc_model.h, kernels/abi.h) and libc headers. The ranges the
+// runtime checks data against (labels, embedding rows, sequence lengths)
+// come from the graph (glue_ranges.c).
+#include "host_internal.h"
 #include "passes/optim.h"
 
 #include <math.h>
 #include <string.h>
 
 // ---- small printers -------------------------------------------------------------------------------
-static void c_str(StrBuf *b, const char *s) {
+void glue_c_str(StrBuf *b, const char *s) {
   if (!s) {
     sb_puts(b, "NULL");
     return;
@@ -66,7 +69,7 @@ static const char *mlc_dtype(DType dt) {
   }
 }
 
-static const char *c_type(DType dt) {
+const char *glue_c_type(DType dt) {
   switch (dt) {
   case DT_F32: return "float";
   case DT_F64: return "double";
@@ -77,31 +80,7 @@ static const char *c_type(DType dt) {
 }
 
 // ---- what the descriptor needs, checked ---------------------------------------------------------------
-enum { MLC_MAX_RANK_GLUE = 8 }; // MLC_MAX_RANK of runtime/include/mlc_model.h
-
-typedef struct GlueInput {
-  const char *name;
-  DType dt;
-  int rank;                  // per sample
-  int64_t dims[MLC_MAX_RANK_GLUE]; // -1: the symbol syms[sym[d]]
-  int sym[MLC_MAX_RANK_GLUE];
-  int64_t numel;             // per sample (of the constant dims)
-  int64_t num_classes;
-} GlueInput;
-
-enum { GLUE_MAX_INPUTS = 8 };
-
-typedef struct Glue {
-  const BuildUnit *u;
-  GlueInput in[GLUE_MAX_INPUTS];
-  int nin, nfwd;
-  int64_t num_out;           // the forward output's constant dims per sample
-  const char *syms[MLC_MAX_RANK_GLUE]; // symbolic per-sample dims (T), bound from data
-  int nsyms;
-  int out_syms[MLC_MAX_RANK_GLUE], nout_syms; // the output's symbolic dims
-  char *err;
-  size_t errlen;
-} Glue;
+// (GlueInput and Glue: host_internal.h)
 
 static bool fail(Glue *g, const char *msg, const char *arg) {
   snprintf(g->err, g->errlen, msg, arg);
@@ -113,7 +92,7 @@ static bool fail(Glue *g, const char *msg, const char *arg) {
 static int sym_index(Glue *g, const char *name, bool add) {
   for (int k = 0; k < g->nsyms; k++)
     if (!strcmp(g->syms[k], name)) return k;
-  if (!add || g->nsyms == MLC_MAX_RANK_GLUE) return -1;
+  if (!add || g->nsyms == MLC_MAX_SYMS) return -1;
   g->syms[g->nsyms] = name;
   return g->nsyms++;
 }
@@ -125,7 +104,7 @@ static int64_t sample_dims(Glue *g, const Type *t, Sym *batch, int64_t *dims, in
                            bool add) {
   // functions have their own Sym objects: dims are matched by name
   Sym *s0 = t->rank >= 1 ? dim_as_sym(t->dims[0]) : NULL;
-  if (!s0 || strcmp(s0->name, batch->name) || t->rank - 1 > MLC_MAX_RANK_GLUE) return -1;
+  if (!s0 || strcmp(s0->name, batch->name) || t->rank > MLC_MAX_RANK) return -1;
   int64_t n = 1;
   for (int i = 1; i < t->rank; i++) {
     Sym *s = dim_as_sym(t->dims[i]);
@@ -142,7 +121,7 @@ static int64_t sample_dims(Glue *g, const Type *t, Sym *batch, int64_t *dims, in
 static bool collect_inputs(Glue *g) {
   IrFunc *loss = g->u->lr.loss, *pred = g->u->predict;
   g->nin = loss->params.len, g->nfwd = pred->params.len;
-  if (g->nin > GLUE_MAX_INPUTS) return fail(g, "the loss takes more than 8 arguments%s", "");
+  if (g->nin > MLC_MAX_INPUTS) return fail(g, "the loss takes more than " MLC_STR(MLC_MAX_INPUTS) " arguments%s", "");
   Sym *batch = NULL;
   IrNode *x0 = VEC_AT(loss->params, IrNode, 0);
   if (x0->type->rank) batch = dim_as_sym(x0->type->dims[0]);
@@ -159,8 +138,8 @@ static bool collect_inputs(Glue *g) {
       if (!mlc_dtype(in->dt)) return fail(g, "loss argument '%s' has a dtype the runtime cannot feed", x->name);
     }
   Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
-  int orank, osym[MLC_MAX_RANK_GLUE], nfwd_syms = g->nsyms;
-  int64_t odims[MLC_MAX_RANK_GLUE];
+  int orank, osym[MLC_MAX_RANK], nfwd_syms = g->nsyms;
+  int64_t odims[MLC_MAX_RANK];
   g->num_out = sample_dims(g, ot, batch, odims, osym, &orank, false);
   if (g->num_out < 0)
     return fail(g, "the forward output must be [B, ...] with constant dims after B, or symbols of %s",
@@ -169,16 +148,11 @@ static bool collect_inputs(Glue *g) {
     if (osym[d] >= nfwd_syms) return fail(g, "the forward output has a symbolic dim no forward input binds%s", "");
     if (osym[d] >= 0) g->out_syms[g->nout_syms++] = osym[d];
   }
-  for (int i = g->nfwd; i < g->nin; i++) {
-    GlueInput *in = &g->in[i];
-    bool label = (in->dt == DT_I32 || in->dt == DT_I64) && orank >= 1 && odims[orank - 1] > 0;
-    in->num_classes = label ? odims[orank - 1] : 0;
-  }
   for (int i = 0; i < g->u->lr.module->params.len; i++) {
     IrParam *p = VEC_AT(g->u->lr.module->params, IrParam, i);
     int64_t v;
     if (!mlc_dtype(p->type->dtype)) return fail(g, "state '%s' has a dtype the runtime cannot hold", p->name);
-    if (p->type->rank > MLC_MAX_RANK_GLUE) return fail(g, "state '%s' has too many dims", p->name);
+    if (p->type->rank > MLC_MAX_RANK) return fail(g, "state '%s' has too many dims", p->name);
     for (int d = 0; d < p->type->rank; d++)
       if (!dim_is_const(p->type->dims[d], &v)) return fail(g, "state '%s' has a symbolic shape", p->name);
   }
@@ -229,7 +203,7 @@ static void states_table(StrBuf *b, const Glue *g) {
   sb_puts(b, "static const MlcStateDesc states[] = {\n");
   for (int i = 0; i < m->params.len; i++) {
     IrParam *p = VEC_AT(m->params, IrParam, i);
-    sb_puts(b, "    {.path = "), c_str(b, p->name);
+    sb_puts(b, "    {.path = "), glue_c_str(b, p->name);
     sb_printf(b, ", .dtype = %s, .rank = %d, .shape = {", mlc_dtype(p->type->dtype), p->type->rank);
     if (!p->type->rank) sb_putc(b, '0');
     for (int d = 0; d < p->type->rank; d++) {
@@ -255,32 +229,62 @@ static const RecipeSource *source_for(const Vec *v, const char *input) {
   return NULL;
 }
 
-static void data_source(StrBuf *b, const RecipeSource *s) {
+// A source's CSV column selection as two arrays, cols_<tag> (index, or -1
+// for a header name) and colnames_<tag>; false when it has none.
+static bool csv_selection(StrBuf *b, const RecipeSource *s, const char *tag) {
+  if (!s || !s->kind || strcmp(s->kind, "csv") || s->ncols <= 0) return false;
+  sb_printf(b, "static const int64_t cols_%s[] = {", tag);
+  for (int k = 0; k < s->ncols; k++)
+    sb_printf(b, "%s%lld", k ? ", " : "", s->colnames[k] ? -1LL : (long long)s->cols[k]);
+  sb_printf(b, "};\nstatic const char *const colnames_%s[] = {", tag);
+  for (int k = 0; k < s->ncols; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, s->colnames[k]);
+  sb_puts(b, "};\n");
+  return true;
+}
+
+static void data_source(StrBuf *b, const RecipeSource *s, bool sel, const char *tag) {
   if (!s || !s->kind) {
-    sb_puts(b, "{MLC_DATA_NONE, NULL, 1, 0, 0}");
+    sb_puts(b, "{.kind = MLC_DATA_NONE, .scale = 1}");
     return;
   }
   const char *k = !strcmp(s->kind, "idx") ? "IDX" : !strcmp(s->kind, "csv") ? "CSV" : "NPY";
-  sb_printf(b, "{MLC_DATA_%s, ", k), c_str(b, s->path), sb_puts(b, ", "), c_double(b, s->scale ? s->scale : 1);
+  sb_printf(b, "{.kind = MLC_DATA_%s, .path = ", k), glue_c_str(b, s->path);
+  sb_puts(b, ", .scale = "), c_double(b, s->scale ? s->scale : 1);
   bool csv = !strcmp(s->kind, "csv");
-  sb_printf(b, ", %d, %d}", csv && s->ncols ? (int)s->cols[0] : 0, csv && s->header ? 1 : 0);
+  sb_printf(b, ", .header = %d", csv && s->header ? 1 : 0);
+  if (sel) sb_printf(b, ", .ncols = %d, .cols = cols_%s, .colnames = colnames_%s", s->ncols, tag, tag);
+  sb_putc(b, '}');
 }
 
 static void inputs_table(StrBuf *b, const Glue *g) {
+  const Recipe *r = &g->u->recipe;
+  bool sel[MLC_MAX_INPUTS][2];
+  for (int i = 0; i < g->nin; i++)
+    for (int t = 0; t < 2; t++) {
+      char tag[16];
+      snprintf(tag, sizeof tag, "%s%d", t ? "test" : "train", i);
+      sel[i][t] = csv_selection(b, source_for(t ? &r->test_data : &r->train_data, g->in[i].name), tag);
+    }
   sb_puts(b, "static const MlcInputDesc inputs[] = {\n");
   for (int i = 0; i < g->nin; i++) {
     const GlueInput *in = &g->in[i];
-    sb_puts(b, "    {.name = "), c_str(b, in->name);
+    sb_puts(b, "    {.name = "), glue_c_str(b, in->name);
     sb_printf(b, ", .dtype = %s, .rank = %d, .dims = {", mlc_dtype(in->dt), in->rank);
     if (!in->rank) sb_putc(b, '0');
     for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
     sb_puts(b, "}, .sym = {");
     if (!in->rank) sb_putc(b, '0');
     for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%d", d ? ", " : "", in->sym[d] < 0 ? 0 : in->sym[d]);
-    sb_printf(b, "}, .num_classes = %lld,\n     .train = ", (long long)in->num_classes);
-    data_source(b, source_for(&g->u->recipe.train_data, in->name));
+    sb_printf(b, "}, .num_classes = %lld,\n     .value_limit = %lld, .limit_what = ",
+              (long long)in->num_classes, (long long)in->value_limit);
+    glue_c_str(b, in->limit_what);
+    char tag[16];
+    snprintf(tag, sizeof tag, "train%d", i);
+    sb_puts(b, ",\n     .train = ");
+    data_source(b, source_for(&r->train_data, in->name), sel[i][0], tag);
+    snprintf(tag, sizeof tag, "test%d", i);
     sb_puts(b, ",\n     .test = ");
-    data_source(b, source_for(&g->u->recipe.test_data, in->name));
+    data_source(b, source_for(&r->test_data, in->name), sel[i][1], tag);
     sb_puts(b, "},\n");
   }
   sb_puts(b, "};\n\n");
@@ -313,7 +317,7 @@ static int sites_table(StrBuf *b, const Glue *g) {
     if (st->span.file) span_linecol(st->span, &line, &col);
     char loc[512];
     snprintf(loc, sizeof loc, "%s:%d:%d", st->span.file ? st->span.file->path : "?", line, col);
-    sb_puts(b, "    {"), c_str(b, loc), sb_puts(b, ", "), c_str(b, st->op), sb_puts(b, "},\n");
+    sb_puts(b, "    {"), glue_c_str(b, loc), sb_puts(b, ", "), glue_c_str(b, st->op), sb_puts(b, "},\n");
   }
   if (!sites->len) sb_puts(b, "    {NULL, NULL},\n");
   sb_puts(b, "};\n\n");
@@ -352,15 +356,16 @@ static const char *const wrappers[] = {
     "\n",
     "static size_t align64(size_t n) { return (n + 63) & ~(size_t)63; }\n"
     "\n",
-    "// dims[arg * 8 + d] of nargs arguments, argument a being input a % NIN of\n"
+    "// dims[arg * MLC_MAX_RANK + d] of nargs arguments, argument a being input a % NIN of\n"
     "// micro-batch a / NIN, each [b, per-sample dims...]; a symbolic dim is its\n"
     "// value in syms (bound from the data).\n"
     "static void fill_dims(int64_t *dims, int nargs, int64_t b, const int64_t *syms) {\n"
-    "  memset(dims, 0, sizeof(int64_t) * 8 * (size_t)nargs);\n"
+    "  memset(dims, 0, sizeof(int64_t) * MLC_MAX_RANK * (size_t)nargs);\n"
     "  for (int a = 0; a < nargs; a++) {\n"
     "    const MlcInputDesc *in = &inputs[a % NIN];\n"
-    "    dims[a * 8] = b;\n"
-    "    for (int d = 0; d < in->rank; d++) dims[a * 8 + 1 + d] = in->dims[d] < 0 ? syms[in->sym[d]] : in->dims[d];\n"
+    "    dims[a * MLC_MAX_RANK] = b;\n"
+    "    for (int d = 0; d < in->rank; d++)\n"
+    "      dims[a * MLC_MAX_RANK + 1 + d] = in->dims[d] < 0 ? syms[in->sym[d]] : in->dims[d];\n"
     "  }\n"
     "}\n"
     "\n",
@@ -397,7 +402,7 @@ static const char *const wrappers[] = {
     "}\n"
     "\n",
     "static size_t scratch_bytes(int64_t b, const int64_t *syms) {\n"
-    "  int64_t dims[8 * NIN * ACC + 8];\n"
+    "  int64_t dims[MLC_MAX_RANK * (NIN * ACC + 1)];\n"
     "  int64_t mb = b / ACC > 0 ? b / ACC : 1;\n"
     "  fill_dims(dims, NIN * ACC, mb, syms);\n"
     "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
@@ -436,7 +441,7 @@ static const char *const wrappers[] = {
     "    void *pout[1] = {out[3]};\n"
     "    if (predict(ctx, b, in, pout) != MLC_OK) return MLC_ERROR;\n"
     "  }\n"
-    "  int64_t mb = b / ACC, dims[8 * NIN * ACC];\n"
+    "  int64_t mb = b / ACC, dims[MLC_MAX_RANK * NIN * ACC];\n"
     "  const void *args[NIN * ACC];\n"
     "  fill_dims(dims, NIN * ACC, mb, ctx->syms);\n"
     "  for (int k = 0; k < ACC; k++)\n"
@@ -455,13 +460,13 @@ static const char *const wrappers[] = {
     "}\n"
     "\n",
     "static int eval(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
-    "  int64_t dims[8 * NIN];\n"
+    "  int64_t dims[MLC_MAX_RANK * NIN];\n"
     "  fill_dims(dims, NIN, b, ctx->syms);\n"
     "  return run(ctx, EVAL_FN, eval_state, NEVAL_STATE, dims, in, out, ctx->scratch, 0);\n"
     "}\n"
     "\n",
     "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
-    "  int64_t dims[8 * NIN];\n"
+    "  int64_t dims[MLC_MAX_RANK * NIN];\n"
     "  fill_dims(dims, NFWD, b, ctx->syms);\n"
     "  return run(ctx, PREDICT_FN, predict_state, NPREDICT_STATE, dims, in, out, ctx->scratch, 0);\n"
     "}\n\n",
@@ -483,22 +488,24 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   const BuildUnit *u = g->u;
   const Recipe *r = &u->recipe;
   sb_printf(b, "const MlcModel mlc_model_%s = {\n", u->cname);
-  sb_puts(b, "    .abi = MLC_ABI_VERSION,\n    .name = "), c_str(b, u->model);
-  sb_puts(b, ",\n    .hash = "), c_str(b, u->hash);
-  sb_puts(b, ",\n    .compiler = \"mlc " MLC_VERSION "\",\n    .source = "), c_str(b, u->path);
+  sb_puts(b, "    .abi = MLC_ABI_VERSION,\n    .name = "), glue_c_str(b, u->model);
+  sb_puts(b, ",\n    .hash = "), glue_c_str(b, u->hash);
+  sb_puts(b, ",\n    .compiler = \"mlc " MLC_VERSION "\",\n    .source = "), glue_c_str(b, u->path);
   sb_printf(b, ",\n    .nstates = NSTATE,\n    .states = states,\n    .ninputs = NIN,\n    .inputs = inputs,\n");
   sb_printf(b, "    .n_forward_inputs = NFWD,\n    .num_out = NUM_OUT,\n    .output_is_prob = 0,\n");
+  sb_printf(b, "    .out_classes = %lld,\n", (long long)g->out_classes);
   sb_printf(b, "    .nout_syms = NOUT_SYMS,\n    .out_syms = {");
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
+  sb_puts(b, "    .sym_max = sym_max,\n    .sym_max_what = sym_max_what,\n");
   // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
   sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
             (long long)(r->batch * r->opt.accumulate), (long long)r->epochs, (unsigned long long)r->seed);
   c_double(b, r->opt.lr);
-  sb_puts(b, ",\n               .optimizer = "), c_str(b, r->optimizer ? r->optimizer : "sgd");
-  sb_puts(b, ", .schedule = "), c_str(b, r->schedule ? r->schedule : "constant");
+  sb_puts(b, ",\n               .optimizer = "), glue_c_str(b, r->optimizer ? r->optimizer : "sgd");
+  sb_puts(b, ", .schedule = "), glue_c_str(b, r->schedule ? r->schedule : "constant");
   sb_puts(b, ",\n               .nhyper = sizeof hyper / sizeof hyper[0], .hyper = hyper, .metric = ");
-  c_str(b, r->metric);
+  glue_c_str(b, r->metric);
   sb_printf(b, "},\n    .nsites = %d,\n    .sites = sites,\n    .scratch_bytes = scratch_bytes,\n", nsites);
   sb_puts(b, "    .init = NULL, // the runtime fills state from the specs\n");
   sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n");
@@ -512,7 +519,7 @@ static void epoch_end_wrapper(StrBuf *b, const BuildUnit *u) {
   sb_printf(b,
             "static int epoch_end(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
             "  (void)b;\n"
-            "  int64_t dims[8] = {0};\n"
+            "  int64_t dims[MLC_MAX_RANK] = {0};\n"
             "  if ((size_t)PLATEAU_SCRATCH(dims) > ctx->scratch_size) {\n"
             "    snprintf(ctx->err, sizeof ctx->err, \"plateau_update needs more scratch than allocated\");\n"
             "    return MLC_ERROR;\n"
@@ -524,294 +531,38 @@ static void epoch_end_wrapper(StrBuf *b, const BuildUnit *u) {
             "  if (rc == MLC_OK && out && out[0]) *(double *)out[0] = (double)scale;\n"
             "  return rc;\n"
             "}\n\n",
-            c_type(dt), c_type(dt));
+            glue_c_type(dt), glue_c_type(dt));
 }
 
-// ---- the embedding API (libraries): header and implementation ----------------------------------------
-// Input names as C identifiers (argument names are identifiers already, but
-// a user's name may clash with the API's own parameters: prefixed by in_).
-static void upper(StrBuf *b, const char *s) {
-  for (; *s; s++) sb_putc(b, (char)(*s >= 'a' && *s <= 'z' ? *s - 'a' + 'A' : *s));
+bool glue_collect(Glue *g) {
+  if (!collect_inputs(g)) return false;
+  glue_ranges(g);
+  return true;
 }
 
-// "const float *in_x, const int32_t *in_y"
-static void api_params(StrBuf *b, const Glue *g, int n) {
-  for (int i = 0; i < n; i++) sb_printf(b, ", const %s *in_%s", c_type(g->in[i].dt), g->in[i].name);
-}
-
-static void header_text(StrBuf *b, const Glue *g) {
-  const BuildUnit *u = g->u;
-  const char *n = u->cname;
-  sb_printf(b, "// %s.h — C API of the model %s, compiled by mlc %s from %s.\n", n, u->model, MLC_VERSION, u->path);
-  sb_puts(b, "// Generated; do not edit. Documentation: docs/embedding.md in the mlc sources.\n//\n");
-  sb_printf(b, "// Link: cc app.c lib%s.a -lz -lcjson -lm -lpthread\n//\n", n);
-  sb_puts(b, "// Inputs, per sample (a batch of B samples is B of these, contiguous):\n");
-  for (int i = 0; i < g->nin; i++) {
-    const GlueInput *in = &g->in[i];
-    sb_printf(b, "//   %-10s %s[", in->name, c_type(in->dt));
-    for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
-    sb_printf(b, "]%s%s\n", i < g->nfwd ? "  (forward input)" : "",
-              in->num_classes ? "  (class label)" : "");
-  }
-  sb_printf(b, "// Output of predict/eval: float[B, %lld], the forward result (logits for a\n// classifier).\n", (long long)g->num_out);
-  sb_puts(b, "//\n// Every function returning int returns 0 on success and -1 on failure, with\n");
-  sb_printf(b, "// the reason in mlc_%s_error(). A context is not thread-safe; it runs its\n", n);
-  sb_puts(b, "// kernels on its own thread pool.\n");
-  sb_puts(b, "#ifndef MLC_"), upper(b, n), sb_puts(b, "_H\n#define MLC_"), upper(b, n), sb_puts(b, "_H\n\n");
-  sb_puts(b, "#include <stddef.h>\n#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
-  sb_puts(b, "#define MLC_"), upper(b, n), sb_printf(b, "_NUM_OUT %lld\n", (long long)g->num_out);
-  sb_puts(b, "#define MLC_"), upper(b, n);
-  sb_printf(b, "_BATCH %lld\n", (long long)(u->recipe.batch * u->recipe.opt.accumulate));
-  for (int i = 0; i < g->nin; i++) {
-    sb_puts(b, "#define MLC_"), upper(b, n), sb_putc(b, '_'), upper(b, g->in[i].name);
-    sb_printf(b, "_SIZE %lld\n", (long long)g->in[i].numel);
-  }
-  sb_printf(b, "\ntypedef struct mlc_%s mlc_%s; // one model instance: weights, optimizer state, scratch\n\n", n, n);
-  sb_printf(b,
-            "typedef struct mlc_%s_options {\n"
-            "  uint64_t seed;            // initial weights and dropout stream\n"
-            "  int threads;              // kernel threads; 0: one per CPU\n"
-            "  int64_t max_batch;        // scratch is sized for it (grown on demand)\n"
-            "  int64_t steps_per_epoch;  // for learning-rate schedules (>= 1)\n"
-            "  int64_t epochs;           // schedule length in epochs\n"
-            "  // Allocator hook for the context, weights, optimizer state and scratch\n"
-            "  // (NULL: malloc/free). alloc(size, user) may return any alignment.\n"
-            "  void *(*alloc)(size_t size, void *user);\n"
-            "  void (*free)(void *ptr, void *user);\n"
-            "  void *user;\n"
-            "} mlc_%s_options;\n\n",
-            n, n);
-  sb_printf(b, "// The recipe's seed, batch and epochs; all CPUs; steps_per_epoch 1; malloc.\n");
-  sb_printf(b, "mlc_%s_options mlc_%s_default_options(void);\n", n, n);
-  sb_printf(b, "// A new instance with freshly initialised weights (opt NULL: defaults);\n"
-               "// NULL when out of memory.\n");
-  sb_printf(b, "mlc_%s *mlc_%s_create(const mlc_%s_options *opt);\n", n, n, n);
-  sb_printf(b, "void mlc_%s_destroy(mlc_%s *m);\n", n, n);
-  sb_printf(b, "// The last failure's message (\"\" when none).\nconst char *mlc_%s_error(const mlc_%s *m);\n\n", n, n);
-  sb_puts(b, "// Weights as safetensors. load: parameters and buffers by name (a PyTorch\n"
-             "// state_dict saved with safetensors loads when names, dtypes and shapes\n"
-             "// match); save: a full checkpoint (weights, optimizer state, step).\n");
-  sb_printf(b, "int mlc_%s_load_weights(mlc_%s *m, const char *path);\n", n, n);
-  sb_printf(b, "int mlc_%s_save_weights(mlc_%s *m, const char *path);\n\n", n, n);
-  sb_printf(b, "// Forward pass in eval mode: out = float[batch, %lld].\n", (long long)g->num_out);
-  sb_printf(b, "int mlc_%s_predict(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nfwd);
-  sb_puts(b, ", float *out);\n");
-  sb_puts(b, "// One optimizer step on a batch (the model's recipe: optimizer, schedule,\n"
-             "// clipping). loss (may be NULL): the batch's mean loss before the update.\n");
-  if (u->recipe.opt.accumulate > 1)
-    sb_printf(b, "// The batch is split into %d micro-batches of batch / %d samples whose\n"
-                 "// gradients are averaged (a remainder is left out).\n",
-              u->recipe.opt.accumulate, u->recipe.opt.accumulate);
-  sb_printf(b, "int mlc_%s_train_step(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
-  sb_puts(b, ", float *loss);\n");
-  sb_printf(b, "// Loss (mean) and, when out is not NULL, the outputs float[batch, %lld]\n"
-               "// in eval mode; no state changes.\n",
-            (long long)g->num_out);
-  sb_printf(b, "int mlc_%s_eval(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
-  sb_puts(b, ", float *loss, float *out);\n\n");
-  if (u->k_plateau)
-    sb_printf(b, "// The plateau schedule's update, once after each epoch: metric is the epoch's\n"
-                 "// test %s; the lr is scaled by the recipe's factor after too many epochs\n"
-                 "// without improvement.\nint mlc_%s_epoch_end(mlc_%s *m, double metric);\n",
-              u->recipe.opt.plateau_max ? "accuracy" : "loss", n, n);
-  sb_puts(b, "// Train steps taken, the learning rate and gradient norm of the last one.\n");
-  sb_printf(b, "int64_t mlc_%s_steps(const mlc_%s *m);\n", n, n);
-  sb_printf(b, "float mlc_%s_last_lr(const mlc_%s *m);\n", n, n);
-  sb_printf(b, "float mlc_%s_last_grad_norm(const mlc_%s *m);\n", n, n);
-  sb_puts(b, "// A state tensor by path (\"fc1.w\", \"opt.fc1.w.momentum_buffer\"): its bytes\n"
-             "// (row-major, the dtype of the model) and element count; NULL if unknown.\n");
-  sb_printf(b, "void *mlc_%s_state(mlc_%s *m, const char *path, int64_t *numel);\n\n", n, n);
-  sb_puts(b, "#ifdef __cplusplus\n}\n#endif\n\n#endif // MLC_"), upper(b, n), sb_puts(b, "_H\n");
-}
-
-void build_glue_header(StrBuf *b, const BuildUnit *u) {
-  char err[256];
-  Glue g = {.u = u, .err = err, .errlen = sizeof err};
-  if (collect_inputs(&g)) header_text(b, &g);
-}
-
-// The implementation: fixed text with NAME standing for the C name.
-static const char *const api_impl[] = {
-    "struct mlc_NAME {\n"
-    "  MlcCtx ctx;\n"
-    "  mlc_NAME_options opt;\n"
-    "  void *state[NSTATE + 1], *raw[NSTATE + 1];\n"
-    "  void *scratch_raw, *logits_raw, *self_raw;\n"
-    "  float *logits;\n"
-    "  int64_t capacity; // batch the scratch and logits are sized for\n"
-    "  float last_lr, last_gnorm;\n"
-    "  char err[256];\n"
-    "};\n"
-    "\n",
-    "static void *api_alloc(const mlc_NAME_options *o, size_t n, void **raw) {\n"
-    "  void *p = o->alloc ? o->alloc(n + 64, o->user) : malloc(n + 64);\n"
-    "  *raw = p;\n"
-    "  if (!p) return NULL;\n"
-    "  void *q = (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);\n"
-    "  memset(q, 0, n);\n"
-    "  return q;\n"
-    "}\n"
-    "\n",
-    "static void api_free(const mlc_NAME_options *o, void *raw) {\n"
-    "  if (!raw) return;\n"
-    "  if (o->free) o->free(raw, o->user);\n"
-    "  else free(raw);\n"
-    "}\n"
-    "\n",
-    "static int api_fail(mlc_NAME *m, const char *msg) {\n"
-    "  snprintf(m->err, sizeof m->err, \"%s\", msg);\n"
-    "  return -1;\n"
-    "}\n"
-    "\n",
-    "// Scratch and logits for batches up to b.\n"
-    "static int api_reserve(mlc_NAME *m, int64_t b) {\n"
-    "  if (b <= 0) return api_fail(m, \"batch must be positive\");\n"
-    "  if (b <= m->capacity) return 0;\n"
-    "  api_free(&m->opt, m->scratch_raw), api_free(&m->opt, m->logits_raw);\n"
-    "  m->scratch_raw = m->logits_raw = NULL, m->capacity = 0;\n"
-    "  size_t sb = scratch_bytes(b, m->ctx.syms);\n"
-    "  m->ctx.scratch = api_alloc(&m->opt, sb, &m->scratch_raw);\n"
-    "  m->ctx.scratch_size = sb;\n"
-    "  m->logits = api_alloc(&m->opt, (size_t)b * (NUM_OUT ? NUM_OUT : 1) * sizeof(float), &m->logits_raw);\n"
-    "  if (!m->ctx.scratch || !m->logits) return api_fail(m, \"out of memory\");\n"
-    "  m->capacity = b;\n"
-    "  return 0;\n"
-    "}\n"
-    "\n",
-    "mlc_NAME_options mlc_NAME_default_options(void) {\n"
-    "  const MlcRecipe *r = &mlc_model_NAME.recipe;\n"
-    "  return (mlc_NAME_options){.seed = r->seed, .max_batch = r->batch, .steps_per_epoch = 1,\n"
-    "                            .epochs = r->epochs};\n"
-    "}\n"
-    "\n",
-    "mlc_NAME *mlc_NAME_create(const mlc_NAME_options *opt) {\n"
-    "  mlc_NAME_options o = opt ? *opt : mlc_NAME_default_options();\n"
-    "  void *raw;\n"
-    "  mlc_NAME *m = api_alloc(&o, sizeof *m, &raw);\n"
-    "  if (!m) return NULL;\n"
-    "  m->self_raw = raw, m->opt = o;\n"
-    "  bool ok = true;\n"
-    "  for (int i = 0; ok && i < NSTATE; i++) {\n"
-    "    size_t n = mlc_dtype_size(states[i].dtype);\n"
-    "    for (int d = 0; d < states[i].rank; d++) n *= (size_t)states[i].shape[d];\n"
-    "    ok = (m->state[i] = api_alloc(&o, n, &m->raw[i])) != NULL;\n"
-    "  }\n"
-    "  m->ctx.model = &mlc_model_NAME, m->ctx.state = m->state, m->ctx.nonfinite_site = -1;\n"
-    "  m->ctx.pool = ok ? mlc_pool_new(o.threads) : NULL;\n"
-    "  if (!ok || !m->ctx.pool || api_reserve(m, o.max_batch > 0 ? o.max_batch : 1)) {\n"
-    "    mlc_NAME_destroy(m);\n"
-    "    return NULL;\n"
-    "  }\n"
-    "  m->ctx.rng = mlc_rng_new(o.seed);\n"
-    "  m->ctx.lr = mlc_model_NAME.recipe.lr;\n"
-    "  m->ctx.steps_per_epoch = o.steps_per_epoch > 0 ? o.steps_per_epoch : 1;\n"
-    "  m->ctx.total_steps = m->ctx.steps_per_epoch * (o.epochs > 0 ? o.epochs : 1);\n"
-    "  mlc_init_state(&mlc_model_NAME, o.seed, m->state);\n"
-    "  return m;\n"
-    "}\n"
-    "\n",
-    "void mlc_NAME_destroy(mlc_NAME *m) {\n"
-    "  if (!m) return;\n"
-    "  mlc_NAME_options o = m->opt;\n"
-    "  if (m->ctx.pool) mlc_pool_free(m->ctx.pool);\n"
-    "  for (int i = 0; i < NSTATE; i++) api_free(&o, m->raw[i]);\n"
-    "  api_free(&o, m->scratch_raw), api_free(&o, m->logits_raw), api_free(&o, m->self_raw);\n"
-    "}\n"
-    "\n",
-    "const char *mlc_NAME_error(const mlc_NAME *m) { return m ? m->err : \"no model\"; }\n"
-    "\n",
-    "int mlc_NAME_load_weights(mlc_NAME *m, const char *path) {\n"
-    "  return mlc_ckpt_load(path, &mlc_model_NAME, m->state, true, NULL, m->err, sizeof m->err) ? -1 : 0;\n"
-    "}\n"
-    "\n",
-    "int mlc_NAME_save_weights(mlc_NAME *m, const char *path) {\n"
-    "  MlcRunState rs = {.epoch = m->ctx.epoch, .step = m->ctx.step, .rng = m->ctx.rng,\n"
-    "                    .seed = m->opt.seed, .lr = m->ctx.lr};\n"
-    "  return mlc_ckpt_save(path, &mlc_model_NAME, m->state, &rs, m->err, sizeof m->err) ? -1 : 0;\n"
-    "}\n"
-    "\n",
-    "static int api_entry(mlc_NAME *m, MlcEntry fn, int64_t b, const void *const *in, void *const *out) {\n"
-    "  if (api_reserve(m, b)) return -1;\n"
-    "  m->ctx.nonfinite_site = -1;\n"
-    "  if (fn(&m->ctx, b, in, out) != MLC_OK) return api_fail(m, m->ctx.err);\n"
-    "  return 0;\n"
-    "}\n"
-    "\n",
-    "int64_t mlc_NAME_steps(const mlc_NAME *m) { return m->ctx.step; }\n"
-    "float mlc_NAME_last_lr(const mlc_NAME *m) { return m->last_lr; }\n"
-    "float mlc_NAME_last_grad_norm(const mlc_NAME *m) { return m->last_gnorm; }\n"
-    "\n",
-    "void *mlc_NAME_state(mlc_NAME *m, const char *path, int64_t *numel) {\n"
-    "  for (int i = 0; i < NSTATE; i++) {\n"
-    "    if (strcmp(states[i].path, path)) continue;\n"
-    "    int64_t n = 1;\n"
-    "    for (int d = 0; d < states[i].rank; d++) n *= states[i].shape[d];\n"
-    "    if (numel) *numel = n;\n"
-    "    return m->state[i];\n"
-    "  }\n"
-    "  return NULL;\n"
-    "}\n\n",
-    NULL};
-
-static void put_named(StrBuf *b, const char *text, const char *name) {
-  for (const char *p = text; *p;) {
-    const char *q = strstr(p, "NAME");
-    if (!q) {
-      sb_puts(b, p);
-      break;
-    }
-    sb_printf(b, "%.*s%s", (int)(q - p), p, name);
-    p = q + 4;
-  }
-}
-
-// The three entry points with typed arguments.
-static void api_entries(StrBuf *b, const Glue *g) {
-  const char *n = g->u->cname;
-  sb_printf(b, "int mlc_%s_predict(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nfwd);
-  sb_puts(b, ", float *out) {\n  const void *in[NIN + 1] = {");
-  for (int i = 0; i < g->nfwd; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
-  sb_puts(b, "};\n  void *outs[1] = {out};\n  return api_entry(m, predict, batch, in, outs);\n}\n\n");
-  sb_printf(b, "int mlc_%s_train_step(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
-  sb_puts(b, ", float *loss) {\n  const void *in[NIN] = {");
-  for (int i = 0; i < g->nin; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
-  sb_puts(b, "};\n  float l = 0, gn = 0, lr = 0;\n  void *outs[4] = {&l, &gn, &lr, NULL};\n"
-             "  m->ctx.step_seed = mlc_rng_step_seed(&m->ctx.rng);\n"
-             "  m->ctx.epoch = m->ctx.step / m->ctx.steps_per_epoch;\n"
-             "  if (api_entry(m, train_step, batch, in, outs)) return -1;\n"
-             "  m->ctx.step++, m->last_lr = lr, m->last_gnorm = gn;\n"
-             "  if (loss) *loss = l;\n  return 0;\n}\n\n");
-  sb_printf(b, "int mlc_%s_eval(mlc_%s *m, int64_t batch", n, n), api_params(b, g, g->nin);
-  sb_puts(b, ", float *loss, float *out) {\n  const void *in[NIN] = {");
-  for (int i = 0; i < g->nin; i++) sb_printf(b, "%sin_%s", i ? ", " : "", g->in[i].name);
-  sb_puts(b, "};\n  float l = 0;\n  if (api_reserve(m, batch)) return -1;\n"
-             "  void *outs[2] = {&l, out ? out : m->logits};\n"
-             "  if (api_entry(m, eval, batch, in, outs)) return -1;\n"
-             "  if (loss) *loss = l;\n  return 0;\n}\n");
-  if (g->u->k_plateau)
-    sb_printf(b, "\nint mlc_%s_epoch_end(mlc_%s *m, double metric) {\n"
-                 "  const void *in[1] = {&metric};\n  void *out[1] = {NULL};\n"
-                 "  if (epoch_end(&m->ctx, 0, in, out) != MLC_OK) return api_fail(m, m->ctx.err);\n"
-                 "  return 0;\n}\n", n, n);
-}
-
-static void api_source(StrBuf *b, const Glue *g) {
-  sb_puts(b, "\n// ---- the embedding API ----\n#include <stdbool.h>\n\n");
-  header_text(b, g);
-  sb_putc(b, '\n');
-  for (int i = 0; api_impl[i]; i++) put_named(b, api_impl[i], g->u->cname);
-  api_entries(b, g);
+// The symbols' names and limits, and the output's symbolic dims.
+static void sym_tables(StrBuf *b, const Glue *g) {
+  sb_puts(b, "static const char *const sym_names[] = {");
+  for (int k = 0; k < g->nsyms; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, g->syms[k]);
+  sb_printf(b, "%s};\nstatic const int64_t sym_max[] = {", g->nsyms ? "" : "NULL");
+  for (int k = 0; k < g->nsyms; k++) sb_printf(b, "%s%lld", k ? ", " : "", (long long)g->sym_max[k]);
+  sb_printf(b, "%s};\nstatic const char *const sym_max_what[] = {", g->nsyms ? "" : "0");
+  for (int k = 0; k < g->nsyms; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, g->sym_max_what[k]);
+  sb_printf(b, "%s};\nstatic const int out_syms[] = {", g->nsyms ? "" : "NULL");
+  for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
+  sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g->nout_syms ? "" : "0", g->nout_syms);
 }
 
 bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_api, char *err, size_t errlen) {
   Glue g = {.u = u, .err = err, .errlen = errlen};
-  if (!collect_inputs(&g)) return false;
+  if (!glue_collect(&g)) return false;
   if (with_api && g.nsyms)
     return fail(&g, "--emit lib needs constant per-sample dims; symbol %s is bound from the data only by "
                 "the generated program (--emit exe or obj)", g.syms[0]);
   const char *cn = u->cname;
   sb_printf(b, "// Generated by mlc %s from %s (model %s); do not edit.\n", MLC_VERSION, u->path, u->model);
-  sb_puts(b, "#include <math.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n\n");
+  sb_puts(b, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+             "#include <string.h>\n\n");
   sb_puts(b, "#include \"mlc_rt.h\"\n\n");
   prototypes(b, cn, u->k_plateau != NULL);
   states_table(b, &g);
@@ -822,11 +573,7 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   int ne = state_map(b, &g, u->k_eval, "eval");
   int np = state_map(b, &g, u->k_predict, "predict");
   int nl = u->k_plateau ? state_map(b, &g, u->k_plateau, "plateau") : 0;
-  sb_puts(b, "static const char *const sym_names[] = {");
-  for (int k = 0; k < g.nsyms; k++) sb_puts(b, k ? ", " : ""), c_str(b, g.syms[k]);
-  sb_printf(b, "%s};\nstatic const int out_syms[] = {", g.nsyms ? "" : "NULL");
-  for (int k = 0; k < g.nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g.out_syms[k]);
-  sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g.nout_syms ? "" : "0", g.nout_syms);
+  sym_tables(b, &g);
   sb_printf(b, "\nenum { NSTATE = %d, NIN = %d, NFWD = %d, NUM_OUT = %lld, ACC = %d, STEP_OUT = %d };\n",
             u->lr.module->params.len, g.nin, g.nfwd, (long long)g.num_out, u->recipe.opt.accumulate,
             u->step_has_out);
@@ -852,6 +599,6 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   descriptor(b, &g, nsites);
   if (with_main)
     sb_printf(b, "int main(int argc, char **argv) { return mlc_main(argc, argv, &mlc_model_%s); }\n", cn);
-  if (with_api) api_source(b, &g);
+  if (with_api) glue_api_source(b, &g);
   return true;
 }

@@ -1,6 +1,8 @@
-// host.h — the host glue (build_glue.c): the C source that turns a model's
-// compiled kernel programs into the runtime's MlcModel descriptor, the
-// program's main or the embedding API, and the library's public header.
+// host.h — the host glue (build_glue.c, glue_ranges.c, glue_api.c,
+// glue_headers.c): the C source that turns a model's compiled kernel
+// programs into the runtime's MlcModel descriptor, the program's main or the
+// embedding API, the library's public header, and the runtime headers the
+// glue is compiled against.
 #ifndef MLC_HOST_H
 #define MLC_HOST_H
 
@@ -35,7 +37,14 @@ typedef struct BuildUnit {
 // an unsupported dtype, a symbolic dim with the library API, ...).
 bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main,
                        bool with_api, char *err, size_t errlen);
-// The public header NAME.h of a library (the embedding API).
+// The public header NAME.h of a library (the embedding API, glue_api.c).
 void build_glue_header(StrBuf *b, const BuildUnit *u);
+
+// Writes the runtime headers the glue includes (mlc_rt.h, mlc_model.h,
+// kernels/abi.h) into dir, where the glue is compiled with -I dir; false
+// with a message naming the file (glue_headers.c).
+bool host_write_runtime_headers(const char *dir, char *err, size_t errlen);
+// Removes what host_write_runtime_headers wrote.
+void host_remove_runtime_headers(const char *dir);
 
 #endif

@@ -153,7 +153,7 @@ static void bind_syms(LlvmGen *g, LlvmEnv *e, LLVMValueRef dims) {
   for (int i = 0; i < p->syms.len; i++) {
     const KirSym *s = VEC_AT(p->syms, KirSym, i);
     if (s->arg >= 0) {
-      LLVMValueRef ix = LLVMConstInt(g->ti64, (unsigned long long)(s->arg * KIR_ABI_MAX_RANK + s->dim), 0);
+      LLVMValueRef ix = LLVMConstInt(g->ti64, (unsigned long long)(s->arg * MLC_MAX_RANK + s->dim), 0);
       LLVMValueRef ptr = LLVMBuildInBoundsGEP2(g->b, g->ti64, dims, &ix, 1, "");
       e->syms[i] = LLVMBuildLoad2(g->b, g->ti64, ptr, s->name);
     } else {

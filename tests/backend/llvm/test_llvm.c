@@ -258,11 +258,11 @@ static bool written(const KirProgram *p, int b) {
 // failure message `rerr` when rc_want != 0).
 static bool run_compiled(Case *c, const KirProgram *p, Compiled *cc, MlcPool *pool, int rc_want,
                          const char *rerr, Tensor **want, Tensor **wstate) {
-  int64_t dims[64 * KIR_ABI_MAX_RANK] = {0};
+  int64_t dims[64 * MLC_MAX_RANK] = {0};
   void *in[64] = {0}, *out[64] = {0}, *st[128] = {0};
   int stbuf[128], nst = 0;
   for (int i = 0; i < c->nargs; i++)
-    for (int d = 0; d < c->args[i]->rank; d++) dims[i * KIR_ABI_MAX_RANK + d] = c->args[i]->dims[d];
+    for (int d = 0; d < c->args[i]->rank; d++) dims[i * MLC_MAX_RANK + d] = c->args[i]->dims[d];
   for (int b = 0; b < p->bufs.len; b++) {
     KirBuf *kb = kir_buf(p, b);
     if (kb->kind == KBUF_INPUT) in[kb->index] = to_bytes(c->args[kb->index], kb->dtype, c->args[kb->index]->numel);
@@ -574,7 +574,7 @@ static void test_finite(MlcPool *pool) {
   }
   enum { N = 5000 };
   float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
-  int64_t dims[KIR_ABI_MAX_RANK] = {N};
+  int64_t dims[MLC_MAX_RANK] = {N};
   void *scratch = aligned_alloc(64, ((size_t)cc.scratch(dims) + 63) / 64 * 64 + 64);
   const struct { int64_t at; float v; const char *want; } cases[] = {
       {4000, 0, "nonfinite 0 -inf at finite.ir:3:3 (log)"},
@@ -629,8 +629,8 @@ static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char 
   float a[64], b[64], c[5] = {0}, y[64] = {0};
   for (int i = 0; i < n; i++) a[i] = (float)i - 10, b[i] = 3;
   int lead = square;
-  int64_t dims[3 * KIR_ABI_MAX_RANK] = {5};
-  dims[lead * KIR_ABI_MAX_RANK] = dims[(lead + 1) * KIR_ABI_MAX_RANK] = n;
+  int64_t dims[3 * MLC_MAX_RANK] = {5};
+  dims[lead * MLC_MAX_RANK] = dims[(lead + 1) * MLC_MAX_RANK] = n;
   void *in[3] = {c, a, b}, *out[1] = {y};
   char scratch[1024] __attribute__((aligned(64)));
   const char *msg = NULL;
@@ -726,7 +726,7 @@ static void test_kir_text(MlcPool *pool) {
   float x[B * 32], y[B * 32], total = 0, want = 0;
   char scratch[B * 128] __attribute__((aligned(64)));
   for (int e = 0; e < B * 32; e++) x[e] = (float)(e % 7), want += 2 * x[e];
-  int64_t dims[KIR_ABI_MAX_RANK] = {B};
+  int64_t dims[MLC_MAX_RANK] = {B};
   void *in[1] = {x}, *out[2] = {y, &total};
   const char *msg = NULL;
   ok = run && run(dims, in, out, NULL, scratch, 0, pool, &msg) == 0 && total == want && y[B * 32 - 1] == 2 * x[B * 32 - 1];

@@ -1,0 +1,375 @@
+// instance.c — model instances: one model's state, scratch arena, output
+// buffer and thread pool, and the calls on them (mlc_rt.h, instance.h).
+//
+// The embedding API of every `mlc build --emit lib` header is a typed
+// wrapper of mlc_instance_*; the generated program's driver uses the same
+// instance through instance.h. What the API checks at its boundary, before
+// any kernel runs (mlc_rt.h states the contract, docs/embedding.md the
+// user's view): a NULL instance, path or buffer; the options' ranges; the
+// batch (1..MLC_MAX_BATCH, and every buffer size it implies computed with
+// overflow checks); integer inputs against the model's ranges (labels,
+// embedding rows) and float inputs for NaN/Inf.
+//
+// Scratch: the model's scratch_bytes(b) is a sum (or a max of sums) of
+// buffers whose sizes grow linearly in b with non-negative coefficients,
+// each aligned to 64 bytes, so scratch_bytes(b) <= b * scratch_bytes(1).
+// That bound is computed first, with overflow checks, so the model's own
+// int64 arithmetic never sees a batch that could wrap it.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkpoint.h"
+#include "instance.h"
+#include "rng.h"
+#include "rt_util.h"
+
+// Why the last call on a NULL instance, or the last failed
+// mlc_instance_new, failed (mlc_instance_error(NULL)).
+static _Thread_local char last_error[1024];
+
+// ---- memory --------------------------------------------------------------------------
+
+static void *hook_alloc(const MlcOptions *o, int64_t n, void **raw) {
+  void *p = n < 0 || n > RT_MAX_BYTES ? NULL
+            : o->alloc          ? o->alloc((size_t)n + 64, o->user)
+                                : malloc((size_t)n + 64);
+  *raw = p;
+  if (!p) return NULL;
+  void *q = (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+  memset(q, 0, (size_t)n);
+  return q;
+}
+
+static void hook_free(const MlcOptions *o, void *raw) {
+  if (!raw) return;
+  if (o->free) o->free(raw, o->user);
+  else free(raw);
+}
+
+static int64_t state_bytes(const MlcStateDesc *d) {
+  int64_t n = 1;
+  for (int k = 0; k < d->rank; k++)
+    if (!rt_mul(&n, d->shape[k])) return -1;
+  return rt_bytes(n, mlc_dtype_size(d->dtype));
+}
+
+void mlc_instance_free(MlcInstance *in) {
+  if (!in) return;
+  MlcOptions o = in->opt;
+  if (in->ctx.pool) mlc_pool_free(in->ctx.pool);
+  for (int i = 0; in->raw && i < in->m->nstates; i++) hook_free(&o, in->raw[i]);
+  hook_free(&o, in->state_raw), hook_free(&o, in->rawv_raw);
+  hook_free(&o, in->scratch_raw), hook_free(&o, in->logits_raw), hook_free(&o, in->self_raw);
+}
+
+// ---- sizes ---------------------------------------------------------------------------
+
+// The scratch bytes for batch b, or -1 with a message when b is too large.
+static int64_t scratch_size(const MlcModel *m, int64_t b, const int64_t *syms, char *err,
+                            size_t errlen) {
+  if (!m->scratch_bytes) return 0;
+  int64_t bound = (int64_t)m->scratch_bytes(1, syms);
+  if (bound < 0 || !rt_mul(&bound, b) || bound > RT_MAX_BYTES)
+    return rt_err(err, errlen, "batch %lld is too large: its scratch arena would exceed %lld bytes",
+                  (long long)b, (long long)RT_MAX_BYTES);
+  return (int64_t)m->scratch_bytes(b, syms);
+}
+
+int rt_instance_reserve(MlcInstance *in, int64_t b) {
+  if (b < 1 || b > MLC_MAX_BATCH)
+    return rt_err(in->err, sizeof in->err, "batch %lld is out of range 1..%lld", (long long)b,
+                  (long long)MLC_MAX_BATCH);
+  if (b <= in->capacity) return 0;
+  int64_t sb = scratch_size(in->m, b, in->ctx.syms, in->err, sizeof in->err);
+  int64_t lb = b;
+  if (sb < 0) return -1;
+  if (!rt_mul(&lb, in->out_numel ? in->out_numel : 1) || (lb = rt_bytes(lb, sizeof(float))) < 0)
+    return rt_err(in->err, sizeof in->err, "batch %lld is too large: its outputs would exceed %lld "
+                  "bytes", (long long)b, (long long)RT_MAX_BYTES);
+  hook_free(&in->opt, in->scratch_raw), hook_free(&in->opt, in->logits_raw);
+  in->scratch_raw = in->logits_raw = NULL, in->capacity = 0;
+  in->ctx.scratch = hook_alloc(&in->opt, sb, &in->scratch_raw);
+  in->ctx.scratch_size = (size_t)sb;
+  in->logits = hook_alloc(&in->opt, lb, &in->logits_raw);
+  if (!in->ctx.scratch || !in->logits)
+    return rt_err(in->err, sizeof in->err, "out of memory allocating %lld bytes for batch %lld",
+                  (long long)(sb + lb), (long long)b);
+  in->capacity = b;
+  return 0;
+}
+
+// ---- creation --------------------------------------------------------------------------
+
+MlcOptions mlc_instance_defaults(const MlcModel *m) {
+  if (!m) return (MlcOptions){.steps_per_epoch = 1, .epochs = 1};
+  const MlcRecipe *r = &m->recipe;
+  return (MlcOptions){.seed = r->seed, .max_batch = r->batch, .steps_per_epoch = 1,
+                      .epochs = r->epochs};
+}
+
+static int check_options(const MlcOptions *o, char *err, size_t errlen) {
+  if (o->threads < 0 || o->threads > MLC_MAX_THREADS)
+    return rt_err(err, errlen, "options: threads = %d is out of range 0..%d", o->threads,
+                  MLC_MAX_THREADS);
+  if (o->max_batch < 0 || o->max_batch > MLC_MAX_BATCH)
+    return rt_err(err, errlen, "options: max_batch = %lld is out of range 0..%lld",
+                  (long long)o->max_batch, (long long)MLC_MAX_BATCH);
+  int64_t total = o->steps_per_epoch > 0 ? o->steps_per_epoch : 1;
+  if (o->steps_per_epoch < 0 || o->epochs < 0 || !rt_mul(&total, o->epochs > 0 ? o->epochs : 1) ||
+      total > MLC_CKPT_MAX_STEP)
+    return rt_err(err, errlen, "options: steps_per_epoch = %lld and epochs = %lld must be >= 0 "
+                  "with a product up to %lld", (long long)o->steps_per_epoch,
+                  (long long)o->epochs, (long long)MLC_CKPT_MAX_STEP);
+  if (!o->alloc != !o->free)
+    return rt_err(err, errlen, "options: alloc and free must be given together");
+  return 0;
+}
+
+static bool alloc_state(MlcInstance *in) {
+  const MlcModel *m = in->m;
+  int64_t pb = rt_bytes((int64_t)m->nstates + 1, sizeof(void *));
+  in->state = hook_alloc(&in->opt, pb, &in->state_raw);
+  in->raw = hook_alloc(&in->opt, pb, &in->rawv_raw);
+  bool ok = in->state && in->raw;
+  for (int i = 0; ok && i < m->nstates; i++) {
+    int64_t n = state_bytes(&m->states[i]);
+    ok = n >= 0 && (in->state[i] = hook_alloc(&in->opt, n, &in->raw[i])) != NULL;
+  }
+  return ok;
+}
+
+MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int64_t *syms,
+                             char *err, size_t errlen) {
+  if (!m) return rt_err(err, errlen, "no model"), NULL;
+  if (m->abi != MLC_ABI_VERSION)
+    return rt_err(err, errlen, "model %s was compiled for runtime ABI %d; this runtime is ABI %d",
+                  m->name, m->abi, MLC_ABI_VERSION), NULL;
+  MlcOptions o = opt ? *opt : mlc_instance_defaults(m);
+  if (check_options(&o, err, errlen)) return NULL;
+  void *raw;
+  MlcInstance *in = hook_alloc(&o, sizeof *in, &raw);
+  if (!in) return rt_err(err, errlen, "out of memory"), NULL;
+  in->self_raw = raw, in->opt = o, in->m = m;
+  for (int k = 0; syms && k < m->nsyms && k < MLC_MAX_SYMS; k++) in->ctx.syms[k] = syms[k];
+  in->out_numel = mlc_output_numel(m, in->ctx.syms);
+  MlcCtx *c = &in->ctx;
+  bool ok = in->out_numel >= 0 && alloc_state(in);
+  c->model = m, c->state = in->state, c->nonfinite_site = -1;
+  c->pool = ok ? mlc_pool_new(o.threads) : NULL;
+  int64_t want = o.max_batch > 0 ? o.max_batch : m->recipe.batch > 0 ? m->recipe.batch : 1;
+  if (!ok || !c->pool || rt_instance_reserve(in, want)) {
+    rt_err(err, errlen, "%s", in->err[0] ? in->err : "out of memory allocating the model's state");
+    mlc_instance_free(in);
+    return NULL;
+  }
+  c->rng = mlc_rng_new(o.seed);
+  c->lr = m->recipe.lr;
+  c->steps_per_epoch = o.steps_per_epoch > 0 ? o.steps_per_epoch : 1;
+  c->total_steps = c->steps_per_epoch * (o.epochs > 0 ? o.epochs : 1);
+  return in;
+}
+
+int rt_instance_init(MlcInstance *in, uint64_t seed) {
+  in->ctx.rng = mlc_rng_new(seed);
+  if (!in->m->init) {
+    mlc_init_state(in->m, seed, in->state);
+    return 0;
+  }
+  if (in->m->init(&in->ctx, 0, NULL, NULL) != MLC_OK)
+    return rt_err(in->err, sizeof in->err, "init: %s", in->ctx.err);
+  in->ctx.rng = mlc_rng_new(seed); // init's draws do not shift the training stream
+  return 0;
+}
+
+MlcInstance *mlc_instance_new(const MlcModel *m, const MlcOptions *opt) {
+  MlcInstance *in = rt_instance_new(m, opt, NULL, last_error, sizeof last_error);
+  if (in && rt_instance_init(in, in->opt.seed)) {
+    snprintf(last_error, sizeof last_error, "%s", in->err);
+    mlc_instance_free(in);
+    return NULL;
+  }
+  return in;
+}
+
+const char *mlc_instance_error(const MlcInstance *in) { return in ? in->err : last_error; }
+
+// ---- steps -----------------------------------------------------------------------------
+
+int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
+                     float *logits) {
+  MlcCtx *c = &in->ctx;
+  c->step_seed = mlc_rng_step_seed(&c->rng);
+  c->nonfinite_site = -1;
+  void *outs[4] = {&out[0], &out[1], &out[2], logits};
+  int rc = in->m->train_step(c, b, inputs, outs);
+  if (rc == MLC_ERROR) return rc;
+  c->step++, in->last_lr = out[2], in->last_gnorm = out[1];
+  return rc;
+}
+
+int rt_instance_finite(const MlcInstance *in, char *err, size_t errlen) {
+  const MlcModel *m = in->m;
+  for (int i = 0; i < m->nstates; i++) {
+    const MlcStateDesc *d = &m->states[i];
+    // optimizer state may hold infinities by design (plateau's best loss)
+    if ((d->dtype != MLC_F32 && d->dtype != MLC_F64) || d->kind == MLC_STATE_OPTIM) continue;
+    int64_t n = state_bytes(d) / (int64_t)mlc_dtype_size(d->dtype);
+    for (int64_t j = 0; j < n; j++) {
+      double v = d->dtype == MLC_F32 ? ((const float *)in->state[i])[j] : ((const double *)in->state[i])[j];
+      if (!isfinite(v))
+        return rt_err(err, errlen, "the state is no longer finite: '%s' element %lld is %s", d->path,
+                      (long long)j, isnan(v) ? "NaN" : v > 0 ? "inf" : "-inf");
+    }
+  }
+  return 0;
+}
+
+// ---- the API's boundary checks -----------------------------------------------------------
+
+// A NULL instance: the message goes where mlc_instance_error(NULL) finds it.
+static int null_instance(const char *fn) {
+  snprintf(last_error, sizeof last_error, "%s: the model instance is NULL", fn);
+  return -1;
+}
+
+static double elem(MlcDType dt, const void *p, int64_t k) {
+  switch (dt) {
+  case MLC_F32: return ((const float *)p)[k];
+  case MLC_F64: return ((const double *)p)[k];
+  case MLC_I32: return ((const int32_t *)p)[k];
+  case MLC_I64: return (double)((const int64_t *)p)[k];
+  default: return ((const uint8_t *)p)[k];
+  }
+}
+
+// Input i of a call: non-NULL, and every value valid for the model.
+static int check_input(MlcInstance *in, const char *fn, int i, const void *p, int64_t b) {
+  const MlcInputDesc *d = &in->m->inputs[i];
+  int64_t w = mlc_input_numel(d, in->ctx.syms), n = w;
+  if (!p) return rt_err(in->err, sizeof in->err, "%s: in_%s is NULL", fn, d->name);
+  if (w < 0 || !rt_mul(&n, b) || rt_bytes(n, mlc_dtype_size(d->dtype)) < 0)
+    return rt_err(in->err, sizeof in->err, "%s: batch %lld of in_%s is too large", fn, (long long)b,
+                  d->name);
+  bool fl = d->dtype == MLC_F32 || d->dtype == MLC_F64;
+  int64_t lim = d->num_classes;
+  if (d->value_limit && (!lim || d->value_limit < lim)) lim = d->value_limit;
+  if (d->dtype == MLC_BOOL && !lim) lim = 2;
+  const char *what = lim && lim == d->num_classes ? "the loss's classes"
+                     : d->limit_what                ? d->limit_what
+                                                    : mlc_dtype_name(d->dtype);
+  for (int64_t k = 0; k < n; k++) {
+    double v = elem(d->dtype, p, k);
+    if (fl && !isfinite(v))
+      return rt_err(in->err, sizeof in->err, "%s: in_%s[%lld] (sample %lld) is %s", fn, d->name,
+                    (long long)k, (long long)(k / w), isnan(v) ? "NaN" : "infinite");
+    if (!fl && lim && (v < 0 || v >= (double)lim))
+      return rt_err(in->err, sizeof in->err, "%s: in_%s[%lld] (sample %lld) is %.0f, out of range "
+                    "0..%lld (%s)", fn, d->name, (long long)k, (long long)(k / w), v,
+                    (long long)lim - 1, what);
+  }
+  return 0;
+}
+
+// The checks every entry-point call makes; nin = the inputs it reads.
+static int check_call(MlcInstance *in, const char *fn, int64_t b, const void *const *inputs,
+                      int nin) {
+  if (b < 1 || b > MLC_MAX_BATCH)
+    return rt_err(in->err, sizeof in->err, "%s: batch %lld is out of range 1..%lld", fn,
+                  (long long)b, (long long)MLC_MAX_BATCH);
+  for (int i = 0; i < nin; i++)
+    if (check_input(in, fn, i, inputs[i], b)) return -1;
+  if (rt_instance_reserve(in, b)) {
+    char why[1024];
+    snprintf(why, sizeof why, "%s", in->err);
+    return rt_err(in->err, sizeof in->err, "%s: %s", fn, why);
+  }
+  return 0;
+}
+
+static int entry(MlcInstance *in, const char *fn, MlcEntry e, int64_t b, const void *const *inputs,
+                 void *const *outs) {
+  in->ctx.nonfinite_site = -1;
+  if (e(&in->ctx, b, inputs, outs) != MLC_OK)
+    return rt_err(in->err, sizeof in->err, "%s: %s", fn, in->ctx.err);
+  return 0;
+}
+
+int mlc_instance_predict(MlcInstance *in, int64_t batch, const void *const *inputs, float *out) {
+  if (!in) return null_instance("predict");
+  if (!out) return rt_err(in->err, sizeof in->err, "predict: out is NULL");
+  if (check_call(in, "predict", batch, inputs, in->m->n_forward_inputs)) return -1;
+  void *outs[1] = {out};
+  return entry(in, "predict", in->m->predict, batch, inputs, outs);
+}
+
+int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss,
+                      float *out) {
+  if (!in) return null_instance("eval");
+  if (check_call(in, "eval", batch, inputs, in->m->ninputs)) return -1;
+  float l = 0;
+  void *outs[2] = {&l, out ? out : in->logits};
+  if (entry(in, "eval", in->m->eval, batch, inputs, outs)) return -1;
+  if (loss) *loss = l;
+  return 0;
+}
+
+int mlc_instance_train_step(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss) {
+  if (!in) return null_instance("train_step");
+  if (check_call(in, "train_step", batch, inputs, in->m->ninputs)) return -1;
+  float out[3] = {0};
+  in->ctx.epoch = in->ctx.step / in->ctx.steps_per_epoch;
+  if (rt_instance_step(in, batch, inputs, out, NULL) == MLC_ERROR)
+    return rt_err(in->err, sizeof in->err, "train_step: %s", in->ctx.err);
+  if (loss) *loss = out[0];
+  if (!isfinite(out[0]))
+    return rt_err(in->err, sizeof in->err, "train_step: step %lld: the loss is %s; the update "
+                  "has made the state non-finite (load weights saved before)",
+                  (long long)in->ctx.step, isnan(out[0]) ? "NaN" : "infinite");
+  return 0;
+}
+
+int mlc_instance_epoch_end(MlcInstance *in, double metric) {
+  if (!in) return null_instance("epoch_end");
+  if (!in->m->epoch_end)
+    return rt_err(in->err, sizeof in->err, "epoch_end: model %s has no per-epoch schedule update",
+                  in->m->name);
+  if (!isfinite(metric))
+    return rt_err(in->err, sizeof in->err, "epoch_end: metric %g is not finite", metric);
+  const void *ins[1] = {&metric};
+  void *outs[1] = {NULL};
+  return entry(in, "epoch_end", in->m->epoch_end, 0, ins, outs);
+}
+
+// ---- weights and state -----------------------------------------------------------------------
+
+int mlc_instance_load(MlcInstance *in, const char *path) {
+  if (!in) return null_instance("load_weights");
+  if (!path) return rt_err(in->err, sizeof in->err, "load_weights: path is NULL");
+  return mlc_load_weights(path, in->m, in->state, in->err, sizeof in->err);
+}
+
+int mlc_instance_save(MlcInstance *in, const char *path) {
+  if (!in) return null_instance("save_weights");
+  if (!path) return rt_err(in->err, sizeof in->err, "save_weights: path is NULL");
+  MlcRunState rs = {.epoch = in->ctx.epoch, .step = in->ctx.step, .rng = in->ctx.rng,
+                    .seed = in->opt.seed, .lr = in->ctx.lr};
+  return mlc_ckpt_save(path, in->m, in->state, &rs, in->err, sizeof in->err);
+}
+
+int64_t mlc_instance_steps(const MlcInstance *in) { return in ? in->ctx.step : 0; }
+float mlc_instance_last_lr(const MlcInstance *in) { return in ? in->last_lr : NAN; }
+float mlc_instance_last_grad_norm(const MlcInstance *in) { return in ? in->last_gnorm : NAN; }
+
+void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
+  if (!in) return null_instance("state"), NULL;
+  if (!path) return rt_err(in->err, sizeof in->err, "state: path is NULL"), NULL;
+  for (int i = 0; i < in->m->nstates; i++) {
+    const MlcStateDesc *d = &in->m->states[i];
+    if (strcmp(d->path, path)) continue;
+    if (numel) *numel = state_bytes(d) / (int64_t)mlc_dtype_size(d->dtype);
+    return in->state[i];
+  }
+  rt_err(in->err, sizeof in->err, "state: model %s has no state '%s'", in->m->name, path);
+  return NULL;
+}

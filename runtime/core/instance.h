@@ -1,0 +1,45 @@
+// instance.h — a model instance's internals (instance.c), private to
+// runtime/: the generated program's driver runs its training on the same
+// instance the embedding API wraps, so state allocation, scratch sizing,
+// weight loading and the step bookkeeping exist once.
+#ifndef MLC_RT_INSTANCE_H
+#define MLC_RT_INSTANCE_H
+
+#include "mlc_rt.h"
+
+struct MlcInstance {
+  const MlcModel *m;
+  MlcOptions opt;
+  MlcCtx ctx;            // ctx.state = state, ctx.scratch sized for `capacity`
+  void **state;          // m->nstates tensors, 64-byte aligned
+  void **raw;            // what the allocator returned for each (for free)
+  void *state_raw, *rawv_raw, *scratch_raw, *logits_raw, *self_raw;
+  float *logits;         // [capacity, out_numel]: forward outputs
+  int64_t capacity;      // batch that scratch and logits are sized for
+  int64_t out_numel;     // forward output floats per sample
+  float last_lr, last_gnorm;
+  char err[1024];
+};
+
+// An instance whose symbols have the values syms (m->nsyms of them; NULL
+// when the model has none), state zeroed. NULL with a message on failure.
+MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int64_t *syms,
+                             char *err, size_t errlen);
+// Fills the state from the model's initialisers (m->init, or the MlcInit
+// specs) with the stream keyed by seed; the run stream starts at seed.
+int rt_instance_init(MlcInstance *in, uint64_t seed);
+// Scratch and logits for batches up to b (checked sizes); -1 with in->err.
+int rt_instance_reserve(MlcInstance *in, int64_t b);
+// One train_step on a batch of b: a fresh dropout seed, the entry point,
+// then the step count and last lr / gradient norm. out: loss, gradient
+// norm, lr; logits (may be NULL): the forward output for accuracy. Returns
+// MLC_OK, MLC_NONFINITE or MLC_ERROR (ctx.err says why); the step counts
+// unless MLC_ERROR.
+int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
+                     float *logits);
+// The first parameter or buffer holding a NaN or infinity (optimizer state
+// may hold infinities by design): 0, or -1 with
+// "the state is no longer finite: 'fc1.w' element 12 is inf" in err.
+int rt_instance_finite(const MlcInstance *in, char *err, size_t errlen);
+
+#endif
