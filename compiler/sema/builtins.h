@@ -115,7 +115,7 @@ typedef struct DataSource {
   double scale;         // idx: multiplier applied on load (1.0 otherwise)
   bool header;          // csv: first row is a header
   int ncols;            // csv: number of selected columns (0: all)
-  const int64_t *col_index;    // csv: column index per selected column, -1 if by name
+  const int64_t *col_index;    // csv: the file's column per selected column (-1: a name, file unknown)
   const char *const *col_name; // csv: column name per selected column, or NULL
 } DataSource;
 

@@ -12,6 +12,8 @@
 // relative, relative to the folder of the .model file that names them.
 #include "builtins_internal.h"
 
+#include "runtime/include/mlc_data.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -192,32 +194,32 @@ static bool read_npy(Args *g, const char *file, Span sp, DataSource *ds) {
 }
 
 // ---- CSV ---------------------------------------------------------------------------------
-// Splits the first row of `file` into at most `max` fields (quotes and
-// surrounding blanks stripped); -1 if the file cannot be read.
-static int csv_first_row(Args *g, const char *file, const char **fields, int max) {
-  FILE *f = fopen(file, "rb");
-  if (!f) return -1;
-  char line[8192];
-  if (!fgets(line, sizeof line, f)) line[0] = 0;
-  fclose(f);
-  line[strcspn(line, "\r\n")] = 0;
-  int n = 0;
-  for (char *p = line;; n++) {
-    char *e = p;
-    bool q = false;
-    while (*e && (q || *e != ',')) q ^= *e++ == '"';
-    char *s = p, *t = e;
-    while (s < t && (*s == ' ' || *s == '"')) s++;
-    while (t > s && (t[-1] == ' ' || t[-1] == '"')) t--;
-    if (n < max) fields[n] = arena_strndup(g->a, s, (size_t)(t - s));
-    if (!*e) return line[0] ? n + 1 : 0;
-    p = e + 1;
-  }
+// The header row and the column selection are the runtime's own
+// (runtime/include/mlc_data.h: mlc_csv_header, mlc_csv_resolve), so `mlc
+// check` reads exactly the columns the generated program will: by index or
+// by header name, in the order given, whatever else the file holds.
+
+// The first row of `file` (its field count, and its names when it is a
+// header); false with an error at sp when the file cannot be read.
+static bool csv_first_row(Args *g, const char *file, Span sp, MlcCsvHeader *h) {
+  char err[512];
+  if (!mlc_csv_header(file, h, err, sizeof err)) return true;
+  diag_error(g->c->diags, sp, "%s", err);
+  return false;
 }
 
-enum { CSV_MAXCOLS = 4096 };
+// Reports the selection's column k that does not resolve, with a hint for
+// a misspelt name.
+static void csv_bad_column(Args *g, Span sp, const char *msg, const char *name,
+                           const MlcCsvHeader *h) {
+  const char *best = name ? closest_name(name, (const char *const *)h->names, h->n) : NULL;
+  diag_error(g->c->diags, sp, "%s%s%s%s", msg, best ? "; did you mean \"" : "", best ? best : "",
+             best ? "\"?" : "");
+}
 
-// cols: a list of column indices, or names when the file has a header.
+// cols: a list of column indices, or names when the file has a header;
+// resolved against the file when it exists (col_index: the file's columns;
+// -1 for a name while the file is unknown).
 static bool csv_cols(Args *g, const char *file, bool header, DataSource *ds) {
   Value *l = g->v[1];
   if (!l) return true;
@@ -228,44 +230,40 @@ static bool csv_cols(Args *g, const char *file, bool header, DataSource *ds) {
     return false;
   }
   int n = l->items.len;
+  int64_t *sel = arena_alloc(g->a, sizeof(int64_t) * (size_t)(n + 1));
   int64_t *idx = arena_alloc(g->a, sizeof(int64_t) * (size_t)(n + 1));
   const char **names = arena_alloc(g->a, sizeof(char *) * (size_t)(n + 1));
-  const char **hdr = NULL;
-  int nh = -1;
+  Span *spans = arena_alloc(g->a, sizeof(Span) * (size_t)(n + 1));
   for (int k = 0; k < n; k++) {
     Value *it = VEC_AT(l->items, Value, k);
-    Span sp = it->span.file ? it->span : bi_span(g, 1);
-    if (it->kind == V_DIM && dim_is_const(it->dim, &idx[k]) && idx[k] >= 0) continue;
+    spans[k] = it->span.file ? it->span : bi_span(g, 1);
+    names[k] = NULL;
+    if (it->kind == V_DIM && dim_is_const(it->dim, &sel[k]) && sel[k] >= 0) continue;
     if (it->kind != V_STR) {
-      diag_error(g->c->diags, sp, "csv columns are indices (0, 1, ..) or names, got %s",
+      diag_error(g->c->diags, spans[k], "csv columns are indices (0, 1, ..) or names, got %s",
                  value_str(g->a, it));
       return false;
     }
     if (!header) {
-      diag_error(g->c->diags, sp, "csv column names need a header row (header = true)");
+      diag_error(g->c->diags, spans[k], "csv column names need a header row (header = true)");
       return false;
     }
-    idx[k] = -1;
+    sel[k] = -1;
     names[k] = it->str;
-    if (!file) continue;
-    if (!hdr) {
-      hdr = arena_alloc(g->a, sizeof(char *) * CSV_MAXCOLS);
-      nh = csv_first_row(g, file, hdr, CSV_MAXCOLS);
-      if (nh > CSV_MAXCOLS) nh = CSV_MAXCOLS;
-    }
-    for (int j = 0; j < nh && idx[k] < 0; j++)
-      if (strcmp(hdr[j], it->str) == 0) idx[k] = j;
-    if (idx[k] < 0 && nh >= 0) {
-      const char *best = closest_name(it->str, hdr, nh);
-      diag_error(g->c->diags, sp, "column \"%s\" is not in the header of %s%s%s%s", it->str,
-                 file, best ? "; did you mean \"" : "", best ? best : "", best ? "\"?" : "");
-      return false;
-    }
   }
+  memcpy(idx, sel, sizeof(int64_t) * (size_t)n);
+  MlcCsvHeader h = {0};
+  if (file && !csv_first_row(g, file, bi_span(g, 0), &h)) return false;
+  char err[512];
+  int bad = 0;
+  bool ok = !file || !mlc_csv_resolve(file, header ? &h : NULL, h.n, n, sel, names, idx, &bad,
+                                      err, sizeof err);
+  if (!ok) csv_bad_column(g, spans[bad], err, names[bad], &h);
+  mlc_csv_header_free(&h);
   ds->ncols = n;
   ds->col_index = idx;
   ds->col_name = names;
-  return true;
+  return ok;
 }
 
 static bool check_csv(Args *g, const char *file, DataSource *ds) {
@@ -278,9 +276,11 @@ static bool check_csv(Args *g, const char *file, DataSource *ds) {
   ds->dtype = dt;
   if (!csv_cols(g, file, ds->header, ds)) return false;
   int64_t w = ds->ncols;
+  MlcCsvHeader h = {0};
   if (w == 0 && file) {
-    const char *tmp[1];
-    w = csv_first_row(g, file, tmp, 0);
+    if (!csv_first_row(g, file, bi_span(g, 0), &h)) return false;
+    w = h.n;
+    mlc_csv_header_free(&h);
   }
   if (w > 0) set_record(ds, w == 1 ? 0 : 1, &w); // one column: scalar records
   return true;

@@ -87,14 +87,18 @@ int rt_instance_reserve(MlcInstance *in, int64_t b) {
   if (!rt_mul(&lb, in->out_numel ? in->out_numel : 1) || (lb = rt_bytes(lb, sizeof(float))) < 0)
     return rt_err(in->err, sizeof in->err, "batch %lld is too large: its outputs would exceed %lld "
                   "bytes", (long long)b, (long long)RT_MAX_BYTES);
-  hook_free(&in->opt, in->scratch_raw), hook_free(&in->opt, in->logits_raw);
-  in->scratch_raw = in->logits_raw = NULL, in->capacity = 0;
-  in->ctx.scratch = hook_alloc(&in->opt, sb, &in->scratch_raw);
-  in->ctx.scratch_size = (size_t)sb;
-  in->logits = hook_alloc(&in->opt, lb, &in->logits_raw);
-  if (!in->ctx.scratch || !in->logits)
+  // the new buffers first: when they cannot be had, the old ones stay
+  void *sraw = NULL, *lraw = NULL;
+  void *scratch = hook_alloc(&in->opt, sb, &sraw);
+  float *logits = scratch ? hook_alloc(&in->opt, lb, &lraw) : NULL;
+  if (!logits) {
+    hook_free(&in->opt, sraw);
     return rt_err(in->err, sizeof in->err, "out of memory allocating %lld bytes for batch %lld",
                   (long long)(sb + lb), (long long)b);
+  }
+  hook_free(&in->opt, in->scratch_raw), hook_free(&in->opt, in->logits_raw);
+  in->scratch_raw = sraw, in->logits_raw = lraw;
+  in->ctx.scratch = scratch, in->ctx.scratch_size = (size_t)sb, in->logits = logits;
   in->capacity = b;
   return 0;
 }
@@ -243,11 +247,12 @@ static double elem(MlcDType dt, const void *p, int64_t k) {
   }
 }
 
-// Input i of a call: non-NULL, and every value valid for the model.
+// Input i of a call: its size for the batch, then every value valid for
+// the model (after the buffers are known to fit, so a batch too large for
+// memory is refused before anything reads the caller's buffers).
 static int check_input(MlcInstance *in, const char *fn, int i, const void *p, int64_t b) {
   const MlcInputDesc *d = &in->m->inputs[i];
   int64_t w = mlc_input_numel(d, in->ctx.syms), n = w;
-  if (!p) return rt_err(in->err, sizeof in->err, "%s: in_%s is NULL", fn, d->name);
   if (w < 0 || !rt_mul(&n, b) || rt_bytes(n, mlc_dtype_size(d->dtype)) < 0)
     return rt_err(in->err, sizeof in->err, "%s: batch %lld of in_%s is too large", fn, (long long)b,
                   d->name);
@@ -277,13 +282,17 @@ static int check_call(MlcInstance *in, const char *fn, int64_t b, const void *co
   if (b < 1 || b > MLC_MAX_BATCH)
     return rt_err(in->err, sizeof in->err, "%s: batch %lld is out of range 1..%lld", fn,
                   (long long)b, (long long)MLC_MAX_BATCH);
+  if (!inputs) return rt_err(in->err, sizeof in->err, "%s: the inputs array is NULL", fn);
   for (int i = 0; i < nin; i++)
-    if (check_input(in, fn, i, inputs[i], b)) return -1;
+    if (!inputs[i])
+      return rt_err(in->err, sizeof in->err, "%s: in_%s is NULL", fn, in->m->inputs[i].name);
   if (rt_instance_reserve(in, b)) {
     char why[1024];
     snprintf(why, sizeof why, "%s", in->err);
     return rt_err(in->err, sizeof in->err, "%s: %s", fn, why);
   }
+  for (int i = 0; i < nin; i++)
+    if (check_input(in, fn, i, inputs[i], b)) return -1;
   return 0;
 }
 

@@ -364,7 +364,9 @@ int mlc_dataset_bind(MlcDataset *ds, const MlcModel *m, int ninputs, MlcArray *a
   ds->model = m;
   ds->ninputs = ninputs;
   ds->narrays = narrays;
+  // ownership moves: the caller's arrays are emptied (freeing them again is harmless)
   for (int a = 0; a < narrays && a < MLC_MAX_INPUTS; a++) ds->arrays[a] = arrays[a];
+  for (int a = 0; a < narrays && a < MLC_MAX_INPUTS; a++) memset(&arrays[a], 0, sizeof arrays[a]);
   if (ninputs < 1 || ninputs > MLC_MAX_INPUTS || narrays < 1 || narrays > MLC_MAX_INPUTS ||
       (narrays != 1 && narrays != ninputs)) {
     for (int a = MLC_MAX_INPUTS; a < narrays; a++) mlc_array_free(&arrays[a]);

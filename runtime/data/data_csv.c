@@ -85,6 +85,9 @@ static int parse_line(Table *t, const char *label, const char *s, const char *e,
     if (q == e) break;
     s = q + 1;
   }
+  if (!f)
+    return rt_err(err, errlen, "%s: record %lld (line %lld): no numbers", label, (long long)rec,
+                  (long long)line);
   if (t->rows == 0) t->cols = f;
   else if (f != t->cols)
     return rt_err(err, errlen, "%s: record %lld (line %lld): %lld fields, but the first record has %lld",

@@ -123,18 +123,43 @@ static int idx_sizes(const MlcArray *a, int fsize, const char *path, int64_t *pe
   }
   int64_t n = *per;
   *bytes = rt_mul(&n, a->dims[0]) && rt_mul(&n, fsize) ? n : MAX_BYTES + 1;
-  *mem = *bytes / fsize * (int64_t)mlc_dtype_size(a->dtype);
   if (*per > MAX_BYTES || *bytes > MAX_BYTES)
     return rt_err(err, errlen, "%s: IDX dims %lld x %lld values exceed the 16 GiB limit", path,
                   (long long)a->dims[0], (long long)*per);
+  *mem = *bytes / fsize * (int64_t)mlc_dtype_size(a->dtype); // <= 4 * MAX_BYTES
   return 0;
 }
 
-// Reads the payload (bytes) and checks that nothing follows it.
+// Reads up to `want` bytes into a buffer that grows as data arrives (a
+// header promising more than the file holds costs what the file holds, not
+// what it promises); *got is the count read.
+static unsigned char *read_grow(gzFile g, const char *path, int64_t want, int64_t *got,
+                                GzStatus *st) {
+  int64_t cap = want < (1 << 20) ? want : (1 << 20);
+  unsigned char *buf = malloc((size_t)cap + 1);
+  *got = 0;
+  while (buf && *got < want) {
+    if (*got == cap) {
+      cap = cap > want / 2 ? want : cap * 2;
+      unsigned char *nb = realloc(buf, (size_t)cap + 1);
+      if (!nb) free(buf);
+      buf = nb;
+      if (!buf) break;
+    }
+    int64_t part = read_full(g, path, buf + *got, cap - *got, st);
+    *got += part;
+    if (*got < cap) break;
+  }
+  return buf;
+}
+
+// Reads the payload (bytes) into *raw and checks that nothing follows it.
 static int read_payload(gzFile g, const char *path, const MlcArray *a, int64_t per, int fsize,
-                        unsigned char *raw, int64_t bytes, char *err, size_t errlen) {
-  GzStatus st;
-  int64_t got = read_full(g, path, raw, bytes, &st);
+                        unsigned char **raw, int64_t bytes, char *err, size_t errlen) {
+  GzStatus st = {NULL, Z_OK};
+  int64_t got;
+  *raw = read_grow(g, path, bytes, &got, &st);
+  if (!*raw) return rt_err(err, errlen, "%s: out of memory", path);
   if (got < bytes) {
     int64_t rec = got / (per * fsize);
     if (bad_gzip(path, &st, err, errlen))
@@ -161,18 +186,15 @@ int mlc_read_idx(const char *path, MlcArray *out, char *err, size_t errlen) {
   int t = 0, fsize = 1;
   int64_t per = 1, bytes = 0, mem = 0;
   MlcArray a = {.kind = MLC_DATA_IDX};
-  if (read_header(g, path, &a, &t, &fsize, err, errlen) ||
-      idx_sizes(&a, fsize, path, &per, &bytes, &mem, err, errlen)) {
-    gzclose(g);
-    return -1;
-  }
-  unsigned char *raw = malloc(bytes ? (size_t)bytes : 1);
-  a.data = malloc((size_t)mem + 1);
-  int rc = raw && a.data ? 0 : rt_err(err, errlen, "%s: out of memory", path);
-  if (!rc) rc = read_payload(g, path, &a, per, fsize, raw, bytes, err, errlen);
-  if (!rc) decode(t, fsize, raw, bytes / fsize, a.data);
-  free(raw);
+  unsigned char *raw = NULL;
+  int rc = read_header(g, path, &a, &t, &fsize, err, errlen) ||
+           idx_sizes(&a, fsize, path, &per, &bytes, &mem, err, errlen) ||
+           read_payload(g, path, &a, per, fsize, &raw, bytes, err, errlen);
   gzclose(g);
+  if (!rc && t == 0x08) a.data = raw, raw = NULL; // u8: the bytes are the values
+  else if (!rc && !(a.data = malloc((size_t)mem + 1))) rc = rt_err(err, errlen, "%s: out of memory", path);
+  else if (!rc) decode(t, fsize, raw, bytes / fsize, a.data);
+  free(raw);
   if (!rc && !(a.path = strdup(path))) rc = rt_err(err, errlen, "%s: out of memory", path);
   if (rc) {
     free(a.data);

@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "mlc_data.h"
 #include "core/rt_util.h"
@@ -122,6 +123,15 @@ int mlc_read_npy(const char *path, MlcArray *out, char *err, size_t errlen) {
     return -1;
   }
   int64_t esz = (int64_t)mlc_dtype_size(a.dtype), n = a.dims[0];
+  // a header promising more than the file holds costs nothing to refuse
+  struct stat sb;
+  long at = ftell(f);
+  if (!fstat(fileno(f), &sb) && S_ISREG(sb.st_mode) && at >= 0 && sb.st_size - at < bytes) {
+    fclose(f);
+    int64_t got = sb.st_size - at;
+    return rt_err(err, errlen, "%s: record %lld: truncated (the header promises %lld records)", path,
+                  (long long)(per * esz != 0 ? got / (per * esz) + 1 : 1), (long long)n);
+  }
   a.data = malloc((size_t)bytes + 1);
   if (!a.data) {
     fclose(f);

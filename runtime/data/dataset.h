@@ -41,7 +41,8 @@ typedef struct MlcDataset {
 int mlc_dataset_open(MlcDataset *ds, const MlcModel *m, int ninputs,
                      const char *const *paths, int npaths, bool test,
                      char *err, size_t errlen);
-// Binds already-read arrays (predict's stdin) the same way; takes ownership.
+// Binds already-read arrays (predict's stdin) the same way; takes ownership
+// (the caller's structs are emptied, bound or not).
 int mlc_dataset_bind(MlcDataset *ds, const MlcModel *m, int ninputs,
                      MlcArray *arrays, int narrays, bool test, char *err,
                      size_t errlen);

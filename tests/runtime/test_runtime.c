@@ -62,6 +62,23 @@ static char *slurp(const char *path) {
   return b;
 }
 
+static size_t slurp_len;
+
+// The bytes of a file (slurp_len of them), malloc'd.
+static char *slurp_bin(const char *path) {
+  FILE *f = fopen(path, "rb");
+  char *b = NULL;
+  slurp_len = 0;
+  if (f && !fseek(f, 0, SEEK_END)) {
+    long n = ftell(f);
+    b = malloc((size_t)n + 1);
+    fseek(f, 0, SEEK_SET);
+    slurp_len = b ? fread(b, 1, (size_t)n, f) : 0;
+  }
+  if (f) fclose(f);
+  return b;
+}
+
 static void spit(const char *path, const void *data, size_t n) {
   FILE *f = fopen(path, "wb");
   fwrite(data, 1, n, f);
@@ -513,31 +530,43 @@ static void test_resume(void) {
 }
 
 // SIGKILL at random points while checkpoints are written every step: the file
-// on disk always loads (old or new), and training resumes from it.
+// on disk always loads (old or new), training resumed from it to the end
+// gives the uninterrupted run's checkpoint byte for byte, and no temporary
+// file is left once a run completes.
+static void kill_run(const char *ck, const char *data, bool resume) {
+  int nul = open("/dev/null", O_WRONLY);
+  dup2(nul, 1), dup2(nul, 2);
+  if (resume)
+    execl(fake, fake, "train", "--train-data", data, "--test-data", data, "--epochs", "20", "--batch",
+          "32", "--checkpoint", ck, "--checkpoint-every", "1", "--threads", "1", "--resume",
+          (char *)NULL);
+  execl(fake, fake, "train", "--train-data", data, "--test-data", data, "--epochs", "20", "--batch",
+        "32", "--checkpoint", ck, "--checkpoint-every", "1", "--threads", "1", (char *)NULL);
+  _exit(127);
+}
+
+static int temps_left(const char *ck) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "ls %s.tmp.* 2>/dev/null | wc -l", ck);
+  FILE *ls = popen(cmd, "r");
+  int n = -1;
+  if (ls && fscanf(ls, "%d", &n) != 1) n = -1;
+  if (ls) pclose(ls);
+  return n;
+}
+
 static void test_kill(void) {
   make_synth(wpath("k-x.gz"), wpath("k-y.gz"), 256, 3, -1);
-  const char *ck = wpath("kill.st");
+  const char *ck = wpath("kill.st"), *full = wpath("kill-full.st");
+  char data[2048];
+  snprintf(data, sizeof data, "%s,%s", wpath("k-x.gz"), wpath("k-y.gz"));
   unlink(ck);
   srand(12345);
   int loads = 0, broken = 0;
   char err[512] = "", first_err[512] = "";
   for (int it = 0; it < 25; it++) {
     pid_t pid = fork();
-    if (pid == 0) {
-      int nul = open("/dev/null", O_WRONLY);
-      dup2(nul, 1), dup2(nul, 2);
-      char data[2048];
-      snprintf(data, sizeof data, "%s,%s", wpath("k-x.gz"), wpath("k-y.gz"));
-      if (access(ck, R_OK) == 0)
-        execl(fake, fake, "train", "--train-data", data, "--test-data", data, "--epochs", "100000",
-              "--batch", "32", "--checkpoint", ck, "--checkpoint-every", "1", "--threads", "1",
-              "--resume", (char *)NULL);
-      else
-        execl(fake, fake, "train", "--train-data", data, "--test-data", data, "--epochs", "100000",
-              "--batch", "32", "--checkpoint", ck, "--checkpoint-every", "1", "--threads", "1",
-              (char *)NULL);
-      _exit(127);
-    }
+    if (pid == 0) kill_run(ck, data, access(ck, R_OK) == 0);
     struct timespec ts = {0, (long)(20 + rand() % 80) * 1000000L};
     nanosleep(&ts, NULL);
     kill(pid, SIGKILL);
@@ -552,16 +581,76 @@ static void test_kill(void) {
       loads++;
     }
   }
-  char d[600], cmd[2048];
-  snprintf(cmd, sizeof cmd, "ls %s.tmp.* 2>/dev/null | wc -l", ck);
-  FILE *ls = popen(cmd, "r");
-  int stale = -1;
-  if (ls && fscanf(ls, "%d", &stale) != 1) stale = -1;
-  if (ls) pclose(ls);
-  snprintf(d, sizeof d, "%d loads, %d broken, %d temp files left by the last kill %s", loads,
-           broken, stale, first_err);
+  char d[600];
+  snprintf(d, sizeof d, "%d loads, %d broken, %d temp files left by the last kill %s", loads, broken,
+           temps_left(ck), first_err);
   check(loads > 5 && broken == 0, "kill: SIGKILL while writing checkpoints never leaves a broken one", d);
   printf("       %s\n", d);
+  int status[2];
+  for (int k = 0; k < 2; k++) {
+    pid_t pid = fork();
+    if (pid == 0) kill_run(k ? full : ck, data, k == 0);
+    waitpid(pid, &status[k], 0);
+  }
+  check(WIFEXITED(status[0]) && !WEXITSTATUS(status[0]) && WIFEXITED(status[1]) &&
+            !WEXITSTATUS(status[1]) && same_file(ck, full),
+        "kill: resumed to the end after 25 kills, the checkpoint equals the uninterrupted run's", NULL);
+  check(temps_left(ck) == 0, "kill: a completed run leaves no temporary checkpoint file", NULL);
+}
+
+// Every single-bit flip of a checkpoint's header is refused or changes
+// nothing (a flip the validator or the checksum cannot see would resume
+// with other values); a flip in the data is always refused.
+static void test_bit_flips(void) {
+  const MlcModel *m = &mlc_model_fake;
+  static float a[4][7840], b[4][7840];
+  void *sa[4] = {a[0], a[1], a[2], a[3]}, *sb[4] = {b[0], b[1], b[2], b[3]};
+  mlc_init_state(m, 9, sa);
+  MlcRunState rs = {.epoch = 3, .pos = 96, .step = 1234, .rng = {9, 1240}, .seed = 9,
+                    .lr = 0.05, .batch = 32, .data_crc = 0xabcdef01u};
+  snprintf(rs.data, sizeof rs.data, "x.idx (60000 records),y.idx (60000 records)");
+  char err[512] = "";
+  const char *p = wpath("flip.st"), *q = wpath("flipped.st");
+  MlcRunState want, got;
+  if (mlc_ckpt_save(p, m, sa, &rs, err, sizeof err) || mlc_ckpt_load(p, m, sa, &want, err, sizeof err)) {
+    check(false, "flips: a checkpoint to flip", err);
+    return;
+  }
+  char *raw = slurp_bin(p);
+  size_t n = slurp_len, hlen = 0;
+  for (int i = 7; i >= 0; i--) hlen = hlen << 8 | (unsigned char)raw[i];
+  int silent = 0, same = 0, refused = 0;
+  char first[700] = "";
+  for (size_t bit = 0; bit < 8 * (8 + hlen); bit++) {
+    raw[bit / 8] ^= (char)(1 << bit % 8);
+    spit(q, raw, n);
+    raw[bit / 8] ^= (char)(1 << bit % 8);
+    memset(b, 0, sizeof b);
+    if (mlc_ckpt_load(q, m, sb, &got, err, sizeof err)) {
+      refused++;
+      continue;
+    }
+    bool eq = !memcmp(a, b, sizeof a) && got.epoch == want.epoch && got.pos == want.pos &&
+              got.step == want.step && got.rng.key == want.rng.key && got.rng.counter == want.rng.counter &&
+              got.seed == want.seed && got.lr == want.lr && got.batch == want.batch &&
+              got.data_crc == want.data_crc && !strcmp(got.data, want.data);
+    eq ? same++ : silent++;
+    if (!eq && !first[0]) snprintf(first, sizeof first, "bit %zu resumes with other values", bit);
+  }
+  char d[800];
+  snprintf(d, sizeof d, "%zu header bits: %d refused, %d harmless, %d silently different %s",
+           8 * (8 + hlen), refused, same, silent, first);
+  check(silent == 0 && refused > 0, "flips: no single-bit flip of the header resumes silently", d);
+  printf("       %s\n", d);
+  int data_ok = 0;
+  for (size_t at = 8 + hlen; at < n; at += 97) {
+    raw[at] ^= 8;
+    spit(q, raw, n);
+    raw[at] ^= 8;
+    data_ok += mlc_ckpt_load(q, m, sb, &got, err, sizeof err) == 0;
+  }
+  check(data_ok == 0, "flips: every flipped data byte is refused (checksum)", err);
+  free(raw);
 }
 
 // Runs rt_fake with args and checks: exit 1, one stderr line holding `want`.
@@ -715,6 +804,7 @@ int main(int argc, char **argv) {
   test_dataset();
   test_loader();
   test_checkpoint();
+  test_bit_flips();
   pick_data();
   test_train();
   test_resume();
