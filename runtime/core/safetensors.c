@@ -223,7 +223,7 @@ static int put_entry(MlcSt *st, const char *name, MlcStDType dt, int rank,
   e->t.dtype = dt;
   e->t.rank = rank;
   memset(e->t.shape, 0, sizeof e->t.shape);
-  memcpy(e->t.shape, shape, rank * sizeof *shape);
+  if (rank) memcpy(e->t.shape, shape, rank * sizeof *shape);
   e->t.numel = numel;
   e->t.data = data;
   e->t.nbytes = (size_t)numel * dtypes[dt].size;

@@ -471,7 +471,9 @@ static void test_train(void) {
            wpath("rr.json"), wpath("m.jsonl"));
   int rc = run(args);
   char *log1 = loss_log();
-  cJSON *rr = cJSON_Parse(slurp(wpath("rr.json")));
+  char *rr_text = slurp(wpath("rr.json"));
+  cJSON *rr = cJSON_Parse(rr_text);
+  free(rr_text);
   cJSON *fin = cJSON_GetObjectItem(rr, "final");
   double acc = cJSON_GetNumberValue(cJSON_GetObjectItem(fin, "test_accuracy"));
   char d[128];
@@ -693,14 +695,19 @@ static void test_bad_data(void) {
   expect_fail("bad data: NaN in a CSV", args, "n.csv: record 3 (line 3): field 302 is NaN");
   snprintf(args, sizeof args, "train --train-data %s --test-data %s", wpath("narrow.csv"), wpath("narrow.csv"));
   expect_fail("bad data: CSV width does not match the input type", args, "narrow.csv: record 1: 5 values");
-  write_idx(wpath("w-x.idx"), 8, 3, (uint32_t[]){100, 27, 28}, calloc(100, 27 * 28), 100 * 27 * 28, false);
+  unsigned char *zeros = calloc(100, 27 * 28);
+  write_idx(wpath("w-x.idx"), 8, 3, (uint32_t[]){100, 27, 28}, zeros, 100 * 27 * 28, false);
+  free(zeros);
   snprintf(args, sizeof args, "train --train-data %s,%s --test-data %s,%s", wpath("w-x.idx"), y, x, y);
   expect_fail("bad data: IDX 27x28 images for a 784 input", args, "w-x.idx: record 1: 756 values, but input x: f32[784] needs 784");
 }
 
 static void test_cli(void) {
   char args[4096];
-  check(run("--help") == 0 && strstr(slurp(wpath("out")), "usage:"), "cli: --help exits 0", NULL);
+  int hrc = run("--help");
+  char *help = slurp(wpath("out"));
+  check(hrc == 0 && strstr(help, "usage:"), "cli: --help exits 0", NULL);
+  free(help);
   check(run("frobnicate") == 2, "cli: unknown command exits 2", NULL);
   check(run("train --epochs -3") == 2, "cli: bad option value exits 2", NULL);
   check(run("eval --data x") == 2, "cli: eval without --weights exits 2", NULL);
