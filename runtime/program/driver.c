@@ -58,7 +58,8 @@ static void usage(FILE *f, const char *prog, const MlcModel *m) {
           "  --max-steps N        stop (and checkpoint) after N steps in all\n"
           "\n"
           "predict reads one sample per line (numbers separated by blanks or commas) from\n"
-          "FILE or stdin, or an IDX/NPY file, and prints the class and probabilities.\n"
+          "FILE or stdin, or an IDX/NPY file, and prints the class and probabilities of each\n"
+          "row of class scores (a model without classes: its outputs).\n"
           "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
           prog, m->name, m->compiler ? m->compiler : "mlc", prog, prog, (long long)r->epochs,
           (long long)r->batch, r->lr, (unsigned long long)r->seed);
