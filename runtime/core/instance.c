@@ -11,10 +11,12 @@
 // embedding rows) and float inputs for NaN/Inf.
 //
 // Scratch: the model's scratch_bytes(b) is a sum (or a max of sums) of
-// buffers whose sizes grow linearly in b with non-negative coefficients,
-// each aligned to 64 bytes, so scratch_bytes(b) <= b * scratch_bytes(1).
-// That bound is computed first, with overflow checks, so the model's own
-// int64 arithmetic never sees a batch that could wrap it.
+// 64-byte aligned buffers whose sizes are polynomials in b with
+// non-negative coefficients, of degree at most 16 in b (the memory plan,
+// compiler/kernel/memplan.c, multiplies at most 8 atoms), so doubling b
+// multiplies it by at most 2^16. scratch_size grows b by doublings and
+// stops past RT_MAX_BYTES, so the model's own int64 arithmetic never sees
+// a batch that could wrap it.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,14 +68,22 @@ void mlc_instance_free(MlcInstance *in) {
 // ---- sizes ---------------------------------------------------------------------------
 
 // The scratch bytes for batch b, or -1 with a message when b is too large.
+// The model's scratch_bytes is evaluated at 1, 2, 4, .. up to b, each
+// result held to RT_MAX_BYTES: by the bound in this file's opening
+// comment the next value is then at most 2^16 times larger, below 2^63, so
+// the model's own arithmetic never wraps on the way to b.
 static int64_t scratch_size(const MlcModel *m, int64_t b, const int64_t *syms, char *err,
                             size_t errlen) {
   if (!m->scratch_bytes) return 0;
-  int64_t bound = (int64_t)m->scratch_bytes(1, syms);
-  if (bound < 0 || !rt_mul(&bound, b) || bound > RT_MAX_BYTES)
+  int64_t x = 1, s = (int64_t)m->scratch_bytes(1, syms);
+  while (s >= 0 && s <= RT_MAX_BYTES && x < b) {
+    x = x > b / 2 ? b : 2 * x;
+    s = (int64_t)m->scratch_bytes(x, syms);
+  }
+  if (s < 0 || s > RT_MAX_BYTES)
     return rt_err(err, errlen, "batch %lld is too large: its scratch arena would exceed %lld bytes",
                   (long long)b, (long long)RT_MAX_BYTES);
-  return (int64_t)m->scratch_bytes(b, syms);
+  return s;
 }
 
 int rt_instance_reserve(MlcInstance *in, int64_t b) {
