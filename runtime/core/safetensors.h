@@ -21,7 +21,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { MLC_ST_MAX_RANK = 8 };
+#include "kernels/abi.h"
+
+// The format allows any rank; mlc's tensors have at most MLC_MAX_RANK dims.
+enum { MLC_ST_MAX_RANK = MLC_MAX_RANK };
 
 typedef enum {
   MLC_ST_F32,  // "F32"
