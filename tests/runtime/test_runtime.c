@@ -802,6 +802,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   fake = argv[1], work = argv[2];
+  // A fresh work dir: files an earlier run (or an older build) left there
+  // would count as this run's leftovers (temps_left).
+  char cmd[4200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", work);
+  if (system(cmd) != 0) fprintf(stderr, "test_runtime: cannot clear %s\n", work);
   mkdir(work, 0755);
   test_rng();
   test_pool();
