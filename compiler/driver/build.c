@@ -82,20 +82,11 @@ static IrNode *step_forward_output(IrFunc *step, IrFunc *predict) {
   return NULL;
 }
 
-static bool build_step(BuildUnit *u) {
+static bool build_step(BuildUnit *u, DiagSink *d) {
   IrModule *m = u->lr.module;
-  char err[256];
-  AdOptions ao = {.name = "loss_grad", .err = err, .errlen = sizeof err};
-  IrFunc *grad = ad_grad(m, u->lr.loss, &ao);
-  if (!grad) {
-    fprintf(stderr, "mlc: error: cannot differentiate %s's loss: %s\n", u->model, err);
-    return false;
-  }
-  u->train_step = optim_build_step(m, u->lr.loss, grad, &u->recipe.opt, err, sizeof err);
-  if (!u->train_step) {
-    fprintf(stderr, "mlc: error: cannot build %s's train step: %s\n", u->model, err);
-    return false;
-  }
+  IrFunc *grad = ad_grad(m, u->lr.loss, &(AdOptions){.name = "loss_grad", .diags = d});
+  if (!grad) return false;
+  u->train_step = optim_build_step(m, u->lr.loss, grad, &u->recipe.opt);
   if (u->recipe.opt.sched == SCHED_PLATEAU)
     u->plateau = optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
   IrNode *out = u->recipe.opt.accumulate == 1 ? step_forward_output(u->train_step, u->lr.predict) : NULL;
@@ -120,7 +111,7 @@ bool build_compile(Arena *a, DiagSink *d, const char *path, const char *model, c
     fprintf(stderr, "mlc: error: model %s needs forward and loss to be built into a program\n", model);
     return false;
   }
-  if (!build_step(u) || !ir_verify(u->lr.module, d)) return false;
+  if (!build_step(u, d) || !ir_verify(u->lr.module, d)) return false;
   u->eval = u->lr.eval, u->predict = u->lr.predict;
   module_hash(u->lr.module, u->hash);
   return true;

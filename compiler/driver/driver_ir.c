@@ -104,24 +104,13 @@ int driver_build(int argc, char **argv) {
   }
   if (!ir_verify(lr.module, &d)) goto done; // a lowering bug: the errors say where
   if (after && !strcmp(after, "lower")) dump(lr.module, out, "lower");
-  if (lr.loss) {
-    char err[256];
-    AdOptions ao = {.name = "loss_grad", .err = err, .errlen = sizeof err};
-    if (!ad_grad(lr.module, lr.loss, &ao)) {
-      fprintf(stderr, "mlc: error: cannot differentiate %s's loss: %s\n", model, err);
-      goto done;
-    }
-  }
+  if (lr.loss && !ad_grad(lr.module, lr.loss, &(AdOptions){.name = "loss_grad", .diags = &d}))
+    goto done;
   if (!ir_verify(lr.module, &d)) goto done;
   if (after && !strcmp(after, "autodiff")) dump(lr.module, out, "autodiff");
   // The train step of the model's recipe (the defaults without a train block).
   if (lr.loss) {
-    char err[256];
-    IrFunc *grad = ir_module_find_func(lr.module, "loss_grad");
-    if (!optim_build_step(lr.module, lr.loss, grad, &recipe.opt, err, sizeof err)) {
-      fprintf(stderr, "mlc: error: cannot build %s's train step: %s\n", model, err);
-      goto done;
-    }
+    optim_build_step(lr.module, lr.loss, ir_module_find_func(lr.module, "loss_grad"), &recipe.opt);
     if (recipe.opt.sched == SCHED_PLATEAU)
       optim_build_plateau(lr.module, &recipe.opt, VEC_AT(lr.loss->outputs, IrNode, 0)->type->dtype);
   }
@@ -374,8 +363,7 @@ int driver_run(int argc, char **argv) {
     goto done;
   }
   outs = calloc((size_t)f->outputs.len + 1, sizeof *outs);
-  char err[512];
-  if (interp_run(lr.module, f, mode, args, f->params.len, &ip, outs, &d, err, sizeof err)) goto done;
+  if (interp_run(lr.module, f, mode, args, f->params.len, &ip, outs, &d)) goto done;
   for (int i = 0; i < f->outputs.len; i++) {
     print_tensor(stdout, a, f->outputs.len == 1 ? entry : arena_printf(a, "%s.%d", entry, i),
                  VEC_AT(f->outputs, IrNode, i), outs[i]);

@@ -23,7 +23,10 @@ typedef enum {
   SCHED_PLATEAU,     // lr * scale, scale updated by plateau_update(metric)
 } SchedKind;
 
-enum { OPTIM_MAX_MILESTONES = 16 };
+// Limits sema enforces with a located error (sema_train.c): milestones of a
+// multistep schedule, and micro-batches per step (each is a copy of the
+// gradient graph in train_step).
+enum { OPTIM_MAX_MILESTONES = 16, OPTIM_MAX_ACCUMULATE = 64 };
 
 // A checked training recipe (docs/language.md, "The train block"); the
 // defaults there are the caller's to fill in.

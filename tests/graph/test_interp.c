@@ -129,9 +129,26 @@ static bool load_case(Case *c, const char *name, const char *ir, const char *val
   return true;
 }
 
-static int run_case(Case *c, InterpMode mode, Tensor **got, uint64_t rng, char *err, size_t errlen) {
+// The first error a run reported, or "".
+static const char *first_error(const DiagSink *d) {
+  for (int i = 0; i < d->diags.len; i++)
+    if (VEC_AT(d->diags, Diag, i)->level == DIAG_ERROR) return VEC_AT(d->diags, Diag, i)->msg;
+  return "";
+}
+
+// Runs f of the case; on failure err holds the interpreter's message.
+static int run_func(Case *c, IrFunc *f, InterpMode mode, int nin, Tensor **got, uint64_t rng, char *err,
+                    size_t errlen) {
   InterpParams ps = {c->nparam, c->ppath, c->pval, rng};
-  return interp_run(c->m, c->f, mode, c->in, c->nin, &ps, got, NULL, err, errlen);
+  DiagSink d;
+  diag_init(&d, A);
+  int rc = interp_run(c->m, f, mode, c->in, nin, &ps, got, &d);
+  snprintf(err, errlen, "%s", first_error(&d));
+  return rc;
+}
+
+static int run_case(Case *c, InterpMode mode, Tensor **got, uint64_t rng, char *err, size_t errlen) {
+  return run_func(c, c->f, mode, c->nin, got, rng, err, errlen);
 }
 
 static bool close_to(double got, double want, double rel, double abs_tol) {
@@ -430,9 +447,7 @@ static void test_dropout(void) {
   bool ok = load_case(&c, "dropout", ir, vals) && run_case(&c, INTERP_F64, got, 42, err, sizeof err) == 0 &&
             run_case(&c, INTERP_F64, again, 42, err, sizeof err) == 0 &&
             run_case(&c, INTERP_F64, other, 43, err, sizeof err) == 0;
-  InterpParams ps = {0, NULL, NULL, 42};
-  ok = ok && interp_run(c.m, ir_module_find_func(c.m, "g"), INTERP_F64, c.in, 1, &ps, drop, NULL, err,
-                        sizeof err) == 0;
+  ok = ok && run_func(&c, ir_module_find_func(c.m, "g"), INTERP_F64, 1, drop, 42, err, sizeof err) == 0;
   if (!check("dropout runs", ok)) {
     printf("  %s\n", err);
     return;
@@ -573,7 +588,7 @@ static void test_diag_sink(void) {
   bool ok = load_case(&c, "diag.ir", F1("%t: f64[2, 1], %i: i64[1]", "f64[1, 1]",
                                         "%0 = embedding(%t, %i) : f64[1, 1]\nreturn %0"),
                       "in f64 2 2 1 : 1 2\nin i64 1 1 : 5\n");
-  ok = ok && interp_run(c.m, c.f, INTERP_F64, c.in, c.nin, NULL, got, &ds, NULL, 0) != 0 && ds.nerrors == 1;
+  ok = ok && interp_run(c.m, c.f, INTERP_F64, c.in, c.nin, NULL, got, &ds) != 0 && ds.nerrors == 1;
   int line = 0, col = 0;
   if (ok) span_linecol(VEC_AT(ds.diags, Diag, 0)->span, &line, &col);
   check("errors reach the DiagSink at the node", ok && line == 3);

@@ -112,16 +112,13 @@ static void check_example(const char *path) {
   check(arena_printf(l.a, "%s: forward, loss, eval, predict", path),
         l.r.forward && l.r.loss && l.r.eval && l.r.predict && l.r.eval->outputs.len == 2);
   if (l.r.loss) {
-    char err[256];
-    AdOptions ao = {.name = "loss_grad", .err = err, .errlen = sizeof err};
-    IrFunc *g = ad_grad(l.r.module, l.r.loss, &ao);
-    if (!g) printf("  ad_grad: %s\n", err);
+    IrFunc *g = ad_grad(l.r.module, l.r.loss, &(AdOptions){.name = "loss_grad", .diags = &l.d});
+    if (!g) diag_print(&l.d, stdout);
     check(arena_printf(l.a, "%s: ad_grad(loss) verifies", path), g && ir_verify_func(g, &l.d));
     // the train step of the example's own recipe
     Recipe rc;
     recipe_read(l.a, sema_program(l.S), model, &rc);
-    IrFunc *step = g ? optim_build_step(l.r.module, l.r.loss, g, &rc.opt, err, sizeof err) : NULL;
-    if (g && !step) printf("  optim_build_step: %s\n", err);
+    IrFunc *step = g ? optim_build_step(l.r.module, l.r.loss, g, &rc.opt) : NULL;
     check(arena_printf(l.a, "%s: train_step of its recipe verifies", path),
           step && rc.present && ir_verify_func(step, &l.d) &&
               step->params.len == rc.opt.accumulate * l.r.loss->params.len);
@@ -226,8 +223,8 @@ static void check_ste(void) {
   Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
   for (int i = 0; i < B; i++) y->data[i] = (i * 7) % K;
   Tensor *in[2] = {x, y}, *out[8] = {0};
-  char err[256];
-  int rc = interp_run(m, g, INTERP_F64, in, 2, &ip, out, NULL, err, sizeof err);
+  int rc = interp_run(m, g, INTERP_F64, in, 2, &ip, out, &l.d);
+  if (rc) diag_print(&l.d, stdout);
   check("STE: loss_grad runs", rc == 0);
   if (rc == 0) {
     // By hand: h = relu(fc2(relu(fc1(x)))) @ proj; codes = sign-like step;
@@ -350,9 +347,8 @@ static void check_modes(void) {
   Tensor *x = rand_tensor(DT_F32, 4, xd, -1, 1), *y = interp_tensor_new(DT_I64, 1, yd);
   y->data[1] = 3;
   Tensor *in[2] = {x, y}, *out[2] = {0};
-  char err[256];
-  bool ran = interp_run(m, l.r.loss, INTERP_F64, in, 2, &ip, out, NULL, err, sizeof err) == 0;
-  if (!ran) printf("  %s\n", err);
+  bool ran = interp_run(m, l.r.loss, INTERP_F64, in, 2, &ip, out, &l.d) == 0;
+  if (!ran) diag_print(&l.d, stdout);
   bool moved = false, finite = ran && isfinite(out[0]->data[0]);
   for (int i = 0; ran && i < n; i++)
     if (!strcmp(paths[i], "bn.running_mean") || !strcmp(paths[i], "bn.running_var"))
@@ -391,11 +387,10 @@ static void check_interp(void) {
   Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
   for (int i = 0; i < 3; i++) y->data[i] = i + 4;
   Tensor *in[2] = {x, y}, *lo[1] = {0}, *eo[2] = {0}, *po[1] = {0};
-  char err[256];
-  bool ok = interp_run(m, l.r.loss, INTERP_F32, in, 2, &ip, lo, NULL, err, sizeof err) == 0 &&
-            interp_run(m, l.r.eval, INTERP_F32, in, 2, &ip, eo, NULL, err, sizeof err) == 0 &&
-            interp_run(m, l.r.predict, INTERP_F32, in, 1, &ip, po, NULL, err, sizeof err) == 0;
-  if (!ok) printf("  %s\n", err);
+  bool ok = interp_run(m, l.r.loss, INTERP_F32, in, 2, &ip, lo, &l.d) == 0 &&
+            interp_run(m, l.r.eval, INTERP_F32, in, 2, &ip, eo, &l.d) == 0 &&
+            interp_run(m, l.r.predict, INTERP_F32, in, 1, &ip, po, &l.d) == 0;
+  if (!ok) diag_print(&l.d, stdout);
   check("interp: loss, eval and predict run (B = 3)", ok);
   if (ok) {
     check("interp: the loss is finite and near log(10)",

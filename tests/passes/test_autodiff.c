@@ -117,6 +117,23 @@ typedef struct Case {
   char err[512];
 } Case;
 
+// The first error in d, or "".
+static const char *first_error(const DiagSink *d) {
+  for (int i = 0; i < d->diags.len; i++)
+    if (VEC_AT(d->diags, Diag, i)->level == DIAG_ERROR) return VEC_AT(d->diags, Diag, i)->msg;
+  return "";
+}
+
+// interp_run with the failure's message in err.
+static int run(IrModule *m, IrFunc *f, Tensor **in, int nin, const InterpParams *p, Tensor **out,
+               char *err, size_t errlen) {
+  DiagSink d;
+  diag_init(&d, A);
+  int rc = interp_run(m, f, INTERP_F64, in, nin, p, out, &d);
+  snprintf(err, errlen, "%s", first_error(&d));
+  return rc;
+}
+
 static InterpParams params_of(Case *c) {
   InterpParams p = {c->nstate, c->paths, c->state, 12345};
   return p;
@@ -126,7 +143,7 @@ static InterpParams params_of(Case *c) {
 static bool objective(Case *c, double *out) {
   InterpParams p = params_of(c);
   Tensor *o[64] = {0};
-  if (interp_run(c->m, c->f, INTERP_F64, c->args, c->nargs, &p, o, NULL, c->err, sizeof c->err))
+  if (run(c->m, c->f, c->args, c->nargs, &p, o, c->err, sizeof c->err))
     return false;
   double s = 0;
   for (int64_t e = 0; e < o[0]->numel; e++) s += o[0]->data[e] * (c->dy ? c->dy->data[e] : 1);
@@ -218,7 +235,7 @@ static bool fd_check(Case *c, bool *skipped) {
   for (int i = 0; i < c->nargs; i++) in[i] = c->args[i];
   int nin = c->nargs;
   if (c->dy) in[nin++] = c->dy;
-  if (interp_run(c->m, c->g, INTERP_F64, in, nin, &p, out, NULL, c->err, sizeof c->err)) {
+  if (run(c->m, c->g, in, nin, &p, out, c->err, sizeof c->err)) {
     *skipped = interp_missing(c->err);
     printf("  interp: %s\n", c->err);
     return false;
@@ -283,8 +300,11 @@ static void run_case(IrModule *m, IrFunc *f, Directives *dir, const char *file) 
   for (int i = 0; i < f->params.len && i < 64; i++)
     wrt[i] = dtype_is_float(VEC_AT(f->params, IrNode, i)->type->dtype);
   int nfwd = 0;
-  AdOptions o = {.wrt_inputs = wrt, .err = c->err, .errlen = sizeof c->err, .forward_len = &nfwd};
+  DiagSink ad;
+  diag_init(&ad, A);
+  AdOptions o = {.wrt_inputs = wrt, .diags = &ad, .forward_len = &nfwd};
   c->g = ad_grad(m, f, &o);
+  snprintf(c->err, sizeof c->err, "%s", first_error(&ad));
   if (c->g) {
     int dead = count_dead(c->g, nfwd);
     if (dead) printf("  %d backward nodes are used by nothing\n", dead);
@@ -575,12 +595,15 @@ static void test_symbolic_concat(void) {
                       "  %1 = sum(%0) {dims = [0], keepdim = 0} : f64\n"
                       "  return %1\n"
                       "}\n");
-  char err[256] = "";
+  DiagSink ds;
+  diag_init(&ds, A);
   bool wrt[2] = {true, true};
-  AdOptions o = {.wrt_inputs = wrt, .err = err, .errlen = sizeof err};
+  AdOptions o = {.wrt_inputs = wrt, .diags = &ds};
   IrFunc *g = m ? ad_grad(m, VEC_AT(m->funcs, IrFunc, 0), &o) : NULL;
-  check("concat along a symbolic extent is refused with a reason",
-        m && !g && strstr(err, "concat") && m->funcs.len == 1);
+  const Diag *e = ds.diags.len ? VEC_AT(ds.diags, Diag, 0) : NULL;
+  check("concat along a symbolic extent is refused at the concat, with a reason",
+        m && !g && e && e->level == DIAG_ERROR && strstr(e->msg, "cannot differentiate concat") &&
+            e->span.file && m->funcs.len == 1);
 }
 
 // ---- ties, exactly ---------------------------------------------------------------------------------
@@ -599,7 +622,7 @@ static bool exact_grads(const char *text, int nin, int len, const double *vals,
   int64_t dims[1] = {len};
   for (int i = 0; i < nin; i++) in[i] = interp_tensor_from(DT_F64, 1, dims, vals + i * len);
   char err[256];
-  bool ok = interp_run(m, g, INTERP_F64, in, nin, NULL, out, NULL, err, sizeof err) == 0;
+  bool ok = run(m, g, in, nin, NULL, out, err, sizeof err) == 0;
   if (!ok) printf("  interp: %s\n", err);
   for (int i = 0; ok && i < nin; i++)
     for (int e = 0; e < len; e++)
