@@ -105,7 +105,7 @@ bool build_compile(Arena *a, DiagSink *d, const char *path, const char *model, c
   Sema *S = frontend_load_model(a, d, path, &model);
   if (!S) return false;
   u->model = model;
-  recipe_read(a, sema_program(S), model, &u->recipe);
+  sema_recipe(S, model, &u->recipe);
   if (!lower_model(a, d, S, model, &u->lr) || !ir_verify(u->lr.module, d)) return false;
   if (!u->lr.loss || !u->lr.eval || !u->lr.predict) {
     fprintf(stderr, "mlc: error: model %s needs forward and loss to be built into a program\n", model);

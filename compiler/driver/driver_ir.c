@@ -50,7 +50,7 @@ static bool load(Arena *a, DiagSink *d, const char *path, const char **model, Lo
                  Recipe *recipe) {
   Sema *S = frontend_load_model(a, d, path, model);
   if (!S) return false;
-  if (recipe) recipe_read(a, sema_program(S), *model, recipe);
+  if (recipe) sema_recipe(S, *model, recipe);
   return lower_model(a, d, S, *model, lr);
 }
 

@@ -18,6 +18,7 @@
 // same span with the same text (a block body checked for several
 // instantiations) is dropped with its notes, and an error inside a block
 // with parameters ends with "in Linear(784, 256), instantiated here".
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -643,6 +644,7 @@ typedef struct InitArgs {
   double v[4];   // numbers (defaults where absent)
   bool known;    // every number is known (false in signature-only checks)
   bool fan_out;  // kaiming mode = fan_out
+  const char *mode, *nonlin; // kaiming's words, NULL where absent
   StrBuf text;   // "normal(0, 0.02)"
   int shown;
 } InitArgs;
@@ -664,6 +666,8 @@ static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
                         : init_enum(S, src, init_nonlins, "nonlinearity");
     if (!w) return false;
     if (p->kind == IA_MODE) ia->fan_out = !strcmp(w, "fan_out");
+    if (p->kind == IA_MODE) ia->mode = w;
+    else ia->nonlin = w;
     init_show(ia, named, p->name, w);
     return true;
   }
@@ -691,11 +695,61 @@ static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
   return false;
 }
 
+// fan_in = shape[1] * prod(shape[2:]), fan_out = shape[0] * prod(shape[2:]),
+// as torch.nn.init computes them (0 below rank 2 or for symbolic shapes).
+static void fans(const Type *t, IrInit *in) {
+  int64_t d0, d1, rest = 1, k;
+  if (!t || t->rank < 2 || !dim_is_const(t->dims[0], &d0) || !dim_is_const(t->dims[1], &d1)) return;
+  for (int i = 2; i < t->rank; i++) {
+    if (!dim_is_const(t->dims[i], &k)) return;
+    rest *= k;
+  }
+  in->fan_in = d1 * rest;
+  in->fan_out = d0 * rest;
+}
+
+static_assert(N_INITS == IRI_TRUNC_NORMAL + 1, "init_specs out of step with IrInitKind");
+
+// The initialiser lowering hands the runtime (graph/ir.h IrInit), from the
+// spec (its index is the IrInitKind) and its arguments' values.
+static IrInit resolve_init(const InitSpec *sp, const InitArgs *ia, const Type *t) {
+  IrInit in = {.kind = (IrInitKind)(sp - init_specs), .std = 1, .high = 1, .gain = 1,
+               .mode = ia->mode ? ia->mode : "fan_in",
+               .nonlinearity = ia->nonlin ? ia->nonlin : "leaky_relu"};
+  const double *v = ia->v;
+  switch (in.kind) {
+  case IRI_NORMAL: in.mean = v[0], in.std = v[1]; break;
+  case IRI_UNIFORM: in.low = v[0], in.high = v[1]; break;
+  case IRI_CONSTANT: in.value = v[0]; break;
+  case IRI_KAIMING_UNIFORM: case IRI_KAIMING_NORMAL: in.a = v[0]; break;
+  case IRI_XAVIER_UNIFORM: case IRI_XAVIER_NORMAL: in.gain = v[0]; break;
+  case IRI_TRUNC_NORMAL: in.std = v[0], in.mean = v[1], in.low = v[2], in.high = v[3]; break;
+  default: break;
+  }
+  fans(t, &in);
+  return in;
+}
+
+// The default initialiser: zeros, and for params of rank >= 2
+// kaiming_uniform(a = sqrt(5)), as torch.nn.Linear does.
+static IrInit default_init(const Member *m, const Type *t) {
+  IrInit in = {.kind = IRI_ZEROS, .std = 1, .high = 1, .gain = 1, .mode = "fan_in",
+               .nonlinearity = "leaky_relu"};
+  if (m->kind == MB_PARAM && t && t->rank >= 2) {
+    in.kind = IRI_KAIMING_UNIFORM;
+    in.a = sqrt(5.0);
+  }
+  fans(t, &in);
+  return in;
+}
+
 // Checks `init` of a param/buffer of type t and returns the resolved form
-// for --explain, or NULL after an error. Without an init: zeros, and for
-// params of rank >= 2 kaiming_uniform(a = sqrt(5)) as torch.nn.Linear does.
-static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t) {
+// for --explain, or NULL after an error; *out gets the initialiser itself.
+// Without an init: zeros, and for params of rank >= 2
+// kaiming_uniform(a = sqrt(5)) as torch.nn.Linear does.
+static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t, IrInit *out) {
   Expr *e = m->init;
+  *out = default_init(m, t);
   if (!e) {
     if (m->kind == MB_PARAM && t && t->rank >= 2)
       return arena_printf(S->arena, "kaiming_uniform(a = 2.23607)%s",
@@ -731,6 +785,7 @@ static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t) {
     sb_puts(&ia.text, fan_text(S, t, !strncmp(sp->name, "xavier", 6), ia.fan_out));
   char *res = ok ? arena_strdup(S->arena, ia.text.data) : NULL;
   sb_free(&ia.text);
+  *out = resolve_init(sp, &ia, t);
   return res;
 }
 
@@ -749,7 +804,7 @@ static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
     t = NULL;
   }
   mi->type = t;
-  mi->init = check_init(S, &sc, m, t);
+  mi->init = check_init(S, &sc, m, t, &mi->init_ir);
   mi->init_default = m->init == NULL;
   if (!t) mi->failed = true;
 }
@@ -849,6 +904,9 @@ static Body *body_new(Sema *S, Func *fn, Sig *sig) {
   Body *b = arena_alloc(S->arena, sizeof(Body));
   b->fn = fn;
   b->sig = sig;
+  b->ck = arena_alloc(S->arena, sizeof(CkFunc));
+  b->ck->fn = fn;
+  b->ck->sig = sig;
   vec_push(S->arena, &S->bodies, b);
   return b;
 }
@@ -858,6 +916,7 @@ Body *sema_fn_body(Sema *S, ItemInfo *ii) {
   Body *b = body_new(S, ii->item->fn, sema_fn_sig(S, ii));
   b->item = ii;
   b->label = b->short_label = ii->item->name;
+  b->ck->label = b->label;
   ii->fn_body = b;
   return b;
 }
@@ -869,6 +928,7 @@ static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
   b->member = mi;
   b->label = arena_printf(S->arena, "%s.%s", I->label, mi->m->name);
   b->short_label = arena_printf(S->arena, "%s.%s", I->item->name, mi->m->name);
+  b->ck->label = b->label;
   mi->body = b;
   return b;
 }
@@ -998,6 +1058,7 @@ Inst *sema_instantiate(Sema *S, Item *blk, Value **args, Span site,
 static Inst *instantiate_model(Sema *S, ItemInfo *ii) {
   if (ii->model) return ii->model;
   Item *it = ii->item;
+  sema_recipe_defaults(&ii->recipe, it->name); // a train block, checked later, fills it
   Inst *I = sema_instantiate(S, it, NULL, it->name_span, it->name_span);
   ii->model = I;
   if (I && !it->from_prelude) vec_push(S->arena, &S->models, I);
@@ -1082,9 +1143,19 @@ static void report_cycle(Sema *S, Frame *st, int top, int from,
   }
 }
 
+// A call edge from a body whose chain of calls below is now `h` long: user
+// code is inlined where it is called, so a chain longer than
+// SEMA_MAX_CALL_DEPTH is refused at the call that makes it so.
+static void note_height(Sema *S, Body *caller, const CallEdge *e, int h) {
+  if (h + 1 > caller->height) caller->height = h + 1;
+  if (h == SEMA_MAX_CALL_DEPTH)
+    sema_error(S, e->span, "calls nested more than %d deep (user code is inlined where it is "
+               "called)", SEMA_MAX_CALL_DEPTH);
+}
+
 // Depth-first over call edges with an explicit stack (call chains can be
 // long). A back edge is recursion; finishing a body adds its total FLOPs,
-// with the call's symbol substitution, into its caller.
+// with the call's symbol substitution, into its caller, and its height.
 static void walk_calls(Sema *S, Body *root) {
   int cap = 16, top = 0;
   Frame *st = malloc(sizeof(Frame) * cap);
@@ -1092,6 +1163,7 @@ static void walk_calls(Sema *S, Body *root) {
   st[0] = (Frame){root, 0};
   root->color = 1;
   root->flops = root->own_flops;
+  root->height = 1;
   while (top >= 0) {
     Frame *f = &st[top];
     if (f->next < f->b->calls.len) {
@@ -1105,6 +1177,7 @@ static void walk_calls(Sema *S, Body *root) {
         if (c->flops)
           f->b->flops = add_flops(S->arena, f->b->flops,
                                   dim_subst(S->arena, c->flops, &e->subst));
+        note_height(S, f->b, e, c->height);
       } else {
         if (top + 1 == cap) {
           cap *= 2;
@@ -1113,6 +1186,7 @@ static void walk_calls(Sema *S, Body *root) {
         }
         c->color = 1;
         c->flops = c->own_flops;
+        c->height = 1;
         st[++top] = (Frame){c, 0};
       }
       continue;
@@ -1120,11 +1194,13 @@ static void walk_calls(Sema *S, Body *root) {
     Body *done = f->b;
     done->color = 2;
     top--;
-    if (top >= 0 && done->flops) {
+    if (top >= 0) {
       Frame *p = &st[top];
       CallEdge *e = VEC_AT(p->b->calls, CallEdge, p->next - 1);
-      p->b->flops = add_flops(S->arena, p->b->flops,
-                              dim_subst(S->arena, done->flops, &e->subst));
+      if (done->flops)
+        p->b->flops = add_flops(S->arena, p->b->flops,
+                                dim_subst(S->arena, done->flops, &e->subst));
+      note_height(S, p->b, e, done->height);
     }
   }
   free(st);
@@ -1157,7 +1233,7 @@ static void check_items(Sema *S) {
         Scope sc;
         sema_scope_init(&sc, S, NULL, 0);
         sc.const_only = true;
-        b->sig = compute_sig(S, &sc, it->fn);
+        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn);
       }
       sema_check_body(S, b);
       break;
@@ -1195,7 +1271,9 @@ Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
   check_items(S);
   check_leftovers(S);
   finish_calls(S);
+  for (int i = 0; i < S->models.len; i++) sema_check_entries(S, VEC_AT(S->models, Inst, i));
   sema_flush_context(S);
+  sema_product(S);
   if (opt && opt->explain && opt->explain_out) sema_explain(S, opt->explain_out);
   return S;
 }

@@ -117,7 +117,7 @@ static void check_example(const char *path) {
     check(arena_printf(l.a, "%s: ad_grad(loss) verifies", path), g && ir_verify_func(g, &l.d));
     // the train step of the example's own recipe
     Recipe rc;
-    recipe_read(l.a, sema_program(l.S), model, &rc);
+    sema_recipe(l.S, model, &rc);
     IrFunc *step = g ? optim_build_step(l.r.module, l.r.loss, g, &rc.opt) : NULL;
     check(arena_printf(l.a, "%s: train_step of its recipe verifies", path),
           step && rc.present && ir_verify_func(step, &l.d) &&
@@ -496,7 +496,7 @@ static void check_spans(void) {
 static void check_recipes(void) {
   Lowered l = lower_src("examples/fashion_mlp.model", NULL, "FashionMLP");
   Recipe r;
-  if (l.ok) recipe_read(l.a, sema_program(l.S), "FashionMLP", &r);
+  if (l.ok) sema_recipe(l.S, "FashionMLP", &r);
   check("fashion_mlp recipe: batch 64, 5 epochs, sgd lr 0.05 momentum 0.9",
         l.ok && r.present && r.batch == 64 && r.epochs == 5 && r.opt.opt == OPT_SGD &&
             r.opt.lr == 0.05 && r.opt.momentum == 0.9 && r.train_data.len == 2 &&
@@ -509,7 +509,7 @@ static void check_recipes(void) {
   }
   arena_free(l.a);
   l = lower_src("examples/char_transformer.model", NULL, "CharGPT");
-  if (l.ok) recipe_read(l.a, sema_program(l.S), "CharGPT", &r);
+  if (l.ok) sema_recipe(l.S, "CharGPT", &r);
   check("char_transformer recipe: adamw, cosine warmup 100 steps, clip 1, accumulate 2",
         l.ok && r.opt.opt == OPT_ADAMW && r.opt.lr == 3e-4 && r.opt.beta2 == 0.95 &&
             r.opt.weight_decay == 0.1 && r.opt.sched == SCHED_COSINE && r.opt.warmup == 100 &&
@@ -517,7 +517,7 @@ static void check_recipes(void) {
             r.opt.accumulate == 2 && r.seed == 1337);
   arena_free(l.a);
   l = lower_src("examples/regression.model", NULL, "Regressor");
-  if (l.ok) recipe_read(l.a, sema_program(l.S), "Regressor", &r);
+  if (l.ok) sema_recipe(l.S, "Regressor", &r);
   check("regression recipe: adam with L2, warmup 2 epochs, csv columns",
         l.ok && r.opt.opt == OPT_ADAM && r.opt.weight_decay == 1e-4 && r.opt.warmup == 2 &&
             r.opt.warmup_epochs && VEC_AT(r.train_data, RecipeSource, 0)->ncols == 8 &&
@@ -526,7 +526,7 @@ static void check_recipes(void) {
   const char *none = "model M {\n  fc = Linear(2, 1)\n  forward(x: f32[B, 2]) -> f32[B, 1] { return fc(x) }\n"
                      "  loss(x: f32[B, 2], y: f32[B, 1]) -> f32 { return mse(forward(x), y) }\n}\n";
   l = lower_src("<none>", none, "M");
-  if (l.ok) recipe_read(l.a, sema_program(l.S), "M", &r);
+  if (l.ok) sema_recipe(l.S, "M", &r);
   check("no train block: the documented defaults (batch 32, sgd lr 0.01)",
         l.ok && !r.present && r.batch == 32 && r.epochs == 1 && r.opt.opt == OPT_SGD &&
             r.opt.lr == 0.01 && r.opt.sched == SCHED_CONSTANT && r.opt.accumulate == 1);

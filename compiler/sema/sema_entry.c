@@ -1,0 +1,178 @@
+// sema_entry.c — what a compiled program needs of a model, checked where
+// the user wrote it. A model with both forward and loss can be built into a
+// program (`mlc build`), whose entry points follow the ABI of
+// runtime/include/mlc_model.h: train_step and eval take the loss's
+// arguments, predict the first n_forward_inputs of them, each fed from the
+// data as [B, ...] records. So, at the signatures and declarations:
+//
+//   - loss takes at most ENTRY_MAX_INPUTS arguments;
+//   - every loss argument is [B, ...] with one batch symbol B shared by all,
+//     and each dim after B is a constant or a symbol of its own (T), at
+//     most MLC_MAX_RANK of them, bound from the data's records;
+//   - forward's parameters are the first parameters of loss, with the same
+//     types (predict is fed the loss's first inputs);
+//   - forward returns [B, ...] whose other dims are constants or symbols its
+//     inputs bind;
+//   - inputs and state have dtypes the runtime can feed and hold (f32, f64,
+//     i32, i64, bool), and state has at most MLC_MAX_RANK dims.
+//
+// Input: a model's Inst after its bodies are checked. Output: diagnostics at
+// the parameter, return type or member that breaks a rule. These are the
+// checks the program's glue would otherwise refuse at `mlc build` time with
+// no location; the glue now only asserts them.
+#include <string.h>
+
+#include "runtime/include/mlc_model.h" // MLC_MAX_RANK
+#include "sema_internal.h"
+
+// The arguments a program's loss takes at most (the loader's per-input
+// tables in runtime/include/mlc_rt.h).
+enum { ENTRY_MAX_INPUTS = 8 };
+
+static bool feedable(DType dt) {
+  return dt == DT_F32 || dt == DT_F64 || dt == DT_I32 || dt == DT_I64 || dt == DT_BOOL;
+}
+
+static Param *param_of(Sig *g, int i) { return VEC_AT(g->fn->params, Param, i); }
+
+// Where dim j of parameter i was written (the parameter when it has no dims).
+static Span dim_span(Sig *g, int i, int j) {
+  TypeExpr *te = param_of(g, i)->type;
+  if (te && te->has_dims && j < te->dims.len) return VEC_AT(te->dims, Expr, j)->span;
+  return te ? te->span : param_of(g, i)->span;
+}
+
+// Dims after the batch: constants or bare symbols other than the batch;
+// counts the distinct symbols in *syms (names, deduplicated).
+static bool sample_dims_ok(Sema *S, Sig *g, int i, Sym *batch, Vec *syms, const char *what) {
+  Type *t = g->params[i];
+  for (int j = 1; j < t->rank; j++) {
+    Sym *s = dim_as_sym(t->dims[j]);
+    if (dim_is_const(t->dims[j], NULL) || (s && s != batch)) {
+      bool seen = !s;
+      for (int k = 0; s && k < syms->len; k++) seen = seen || !strcmp(VEC_AT(*syms, char, k), s->name);
+      if (!seen) vec_push(S->arena, syms, (void *)s->name);
+      continue;
+    }
+    sema_error(S, dim_span(g, i, j), "dim %d of %s '%s' is %s: in a compiled program each dim "
+               "after the batch is a constant or a size symbol of its own", j, what,
+               param_of(g, i)->name, dim_str(S->arena, t->dims[j]));
+    return false;
+  }
+  return true;
+}
+
+// Every loss argument is [B, ...] with one B, feedable, with sample dims a
+// program can bind. Returns the batch symbol, NULL after an error.
+static Sym *check_loss_inputs(Sema *S, Sig *loss) {
+  Func *fn = loss->fn;
+  if (loss->nparams > ENTRY_MAX_INPUTS) {
+    sema_error(S, fn->name_span, "loss takes %d arguments; a compiled program feeds it at most %d",
+               loss->nparams, ENTRY_MAX_INPUTS);
+    return NULL;
+  }
+  Sym *batch = NULL;
+  Vec syms = {0};
+  bool ok = true;
+  for (int i = 0; i < loss->nparams; i++) {
+    Type *t = loss->params[i];
+    Param *p = param_of(loss, i);
+    Sym *b = t->rank ? dim_as_sym(t->dims[0]) : NULL;
+    if (!feedable(t->dtype)) {
+      sema_error(S, p->type->dtype_span, "loss argument '%s' is %s: a compiled program feeds "
+                 "f32, f64, i32, i64 or bool inputs", p->name, type_str(S->arena, t));
+      ok = false;
+    } else if (!b || (batch && b != batch)) {
+      sema_error(S, t->rank ? dim_span(loss, i, 0) : p->type->span,
+                 "loss argument '%s' is %s: in a compiled program every input of loss is "
+                 "[B, ...] with one batch symbol, the first dim%s", p->name,
+                 type_str(S->arena, t), batch ? arena_printf(S->arena, " (%s here)", batch->name) : "");
+      if (!t->rank)
+        sema_note(S, (Span){0}, "write it as %s[B] to feed one value per sample",
+                  dtype_name(t->dtype));
+      ok = false;
+    } else if (t->rank - 1 > MLC_MAX_RANK) {
+      sema_error(S, p->type->span, "loss argument '%s' has %d dims per sample; a compiled "
+                 "program feeds at most %d", p->name, t->rank - 1, MLC_MAX_RANK);
+      ok = false;
+    } else if (!sample_dims_ok(S, loss, i, b, &syms, "loss argument")) {
+      ok = false;
+    }
+    if (b && !batch) batch = b;
+  }
+  if (ok && syms.len > MLC_MAX_RANK) {
+    sema_error(S, fn->name_span, "the inputs of loss use %d size symbols; a compiled program "
+               "binds at most %d", syms.len, MLC_MAX_RANK);
+    ok = false;
+  }
+  return ok ? batch : NULL;
+}
+
+// forward(x..) is fed the first inputs of loss: the same types, in order.
+static bool check_forward_inputs(Sema *S, Sig *fwd, Sig *loss) {
+  if (fwd->nparams > loss->nparams) {
+    sema_error(S, fwd->fn->name_span, "forward takes %d parameters but loss only %d: a compiled "
+               "program feeds predict the first inputs of loss", fwd->nparams, loss->nparams);
+    return false;
+  }
+  for (int i = 0; i < fwd->nparams; i++) {
+    const char *a = type_str(S->arena, fwd->params[i]), *b = type_str(S->arena, loss->params[i]);
+    if (!strcmp(a, b)) continue;
+    sema_error(S, param_of(fwd, i)->type->span, "forward's parameter '%s' is %s but loss's "
+               "parameter %d ('%s') is %s: a compiled program feeds predict the first inputs of "
+               "loss, so forward's parameters must be the first parameters of loss",
+               param_of(fwd, i)->name, a, i + 1, param_of(loss, i)->name, b);
+    sema_note(S, param_of(loss, i)->span, "loss's parameter %d is declared here", i + 1);
+    return false;
+  }
+  return true;
+}
+
+// forward returns [B, ...]: other dims constants or symbols of its inputs.
+static void check_forward_output(Sema *S, Sig *fwd, Sym *loss_batch) {
+  Type *t = fwd->ret;
+  TypeExpr *te = fwd->fn->ret;
+  Sym *b = t->rank ? dim_as_sym(t->dims[0]) : NULL;
+  if (!b || strcmp(b->name, loss_batch->name)) {
+    sema_error(S, te->span, "forward returns %s: in a compiled program its output is [%s, ...], "
+               "one row per sample of the batch", type_str(S->arena, t), loss_batch->name);
+    return;
+  }
+  for (int j = 1; j < t->rank; j++) {
+    Sym *s = dim_as_sym(t->dims[j]);
+    if (dim_is_const(t->dims[j], NULL) || (s && s != b)) continue;
+    Span at = te->has_dims && j < te->dims.len ? VEC_AT(te->dims, Expr, j)->span : te->span;
+    sema_error(S, at, "dim %d of forward's output is %s: in a compiled program each dim after "
+               "the batch is a constant or a size symbol of forward's inputs", j,
+               dim_str(S->arena, t->dims[j]));
+    return;
+  }
+}
+
+// Every param and buffer of I (and below) can be held by the runtime.
+static void check_state(Sema *S, Inst *I, int depth) {
+  if (depth > SEMA_MAX_INST_DEPTH) return;
+  for (int i = 0; i < I->item->members.len; i++) {
+    MInfo *mi = I->members[i];
+    Member *m = mi->m;
+    if (m->kind == MB_INSTANCE && mi->child) check_state(S, mi->child, depth + 1);
+    if ((m->kind != MB_PARAM && m->kind != MB_BUFFER) || !mi->type) continue;
+    if (!feedable(mi->type->dtype))
+      sema_error(S, m->type->dtype_span, "%s '%s' is %s: a compiled program holds f32, f64, "
+                 "i32, i64 or bool state", m->kind == MB_PARAM ? "param" : "buffer", m->name,
+                 type_str(S->arena, mi->type));
+    else if (mi->type->rank > MLC_MAX_RANK)
+      sema_error(S, m->type->span, "'%s' has %d dims; a compiled program holds at most %d",
+                 m->name, mi->type->rank, MLC_MAX_RANK);
+  }
+}
+
+void sema_check_entries(Sema *S, Inst *model) {
+  MInfo *f = sema_member(model, "forward"), *l = sema_member(model, "loss");
+  if (!f || !l || f->m->kind != MB_METHOD || l->m->kind != MB_METHOD) return;
+  Sig *fwd = sema_method_sig(S, model, f), *loss = sema_method_sig(S, model, l);
+  if (!fwd->ok || !loss->ok) return;
+  Sym *batch = check_loss_inputs(S, loss);
+  if (batch && check_forward_inputs(S, fwd, loss)) check_forward_output(S, fwd, batch);
+  check_state(S, model, 0);
+}
