@@ -62,6 +62,20 @@ static bool sample_dims_ok(Sema *S, Sig *g, int i, Sym *batch, Vec *syms, const 
   return true;
 }
 
+// How to write t with a batch dim: the first dim (a constant, or another
+// symbol) becomes B; a scalar gets one.
+static void note_batch(Sema *S, const Type *t, const char *b) {
+  StrBuf sb = {0};
+  sb_printf(&sb, "%s[%s", dtype_name(t->dtype), b);
+  for (int j = 1; j < t->rank; j++) sb_printf(&sb, ", %s", dim_str(S->arena, t->dims[j]));
+  sb_putc(&sb, ']');
+  if (t->rank == 1 && dim_is_const(t->dims[0], NULL)) // or one such row per sample
+    sb_printf(&sb, ", or %s[%s, %s]", dtype_name(t->dtype), b, dim_str(S->arena, t->dims[0]));
+  sema_note(S, (Span){0}, "the program feeds loss one batch of records at a time (--batch "
+            "sets its size): write %s", sb.data);
+  sb_free(&sb);
+}
+
 // Every loss argument is [B, ...] with one B, feedable, with sample dims a
 // program can bind. Returns the batch symbol, NULL after an error.
 static Sym *check_loss_inputs(Sema *S, Sig *loss) {
@@ -87,9 +101,7 @@ static Sym *check_loss_inputs(Sema *S, Sig *loss) {
                  "loss argument '%s' is %s: in a compiled program every input of loss is "
                  "[B, ...] with one batch symbol, the first dim%s", p->name,
                  type_str(S->arena, t), batch ? arena_printf(S->arena, " (%s here)", batch->name) : "");
-      if (!t->rank)
-        sema_note(S, (Span){0}, "write it as %s[B] to feed one value per sample",
-                  dtype_name(t->dtype));
+      note_batch(S, t, batch ? batch->name : "B");
       ok = false;
     } else if (t->rank - 1 > MLC_MAX_RANK) {
       sema_error(S, p->type->span, "loss argument '%s' has %d dims per sample; a compiled "
