@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph/scalar.h"
 #include "sema_internal.h"
 
 static Value *eval_expr(Scope *sc, Expr *e);
@@ -401,34 +402,26 @@ static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
   return value_dim(a, e->span, d);
 }
 
+static const char *binop_builtin(int op);
+
+// Operators on numbers fold with the graph op's formula (graph/scalar.h);
+// x // y is the floor of x / y.
 static Value *fold_floats(Scope *sc, Expr *e, double x, double y) {
   Sema *S = sc->S;
-  double r;
-  switch (e->op) {
-  case OP_ADD: r = x + y; break;
-  case OP_SUB: r = x - y; break;
-  case OP_MUL: r = x * y; break;
-  case OP_DIV:
-    if (y == 0) {
-      sema_error(S, e->span, "division by zero");
-      return NULL;
-    }
-    r = x / y;
-    break;
-  case OP_FLOORDIV:
-    if (y == 0) {
-      sema_error(S, e->span, "division by zero");
-      return NULL;
-    }
-    r = floor(x / y);
-    break;
-  case OP_POW: r = pow(x, y); break;
-  default:
-    if (binop_is_compare(e->op)) return bool_value(S, e->span, binop_compare(e->op, x, y));
-    sema_error(S, e->span, "operator '%s' cannot be applied to numbers",
-               op_text(e->op));
+  int bi = e->op == OP_FLOORDIV ? BI_DIV : binop_builtin(e->op) ? builtin_lookup(binop_builtin(e->op)) : -1;
+  OpClass cls = bi >= 0 ? builtin_class(bi) : OC_DATA;
+  if (cls != OC_ELEMWISE_BINARY && cls != OC_COMPARE) {
+    sema_error(S, e->span, "operator '%s' cannot be applied to numbers", op_text(e->op));
     return NULL;
   }
+  if (bi == BI_DIV && y == 0) {
+    sema_error(S, e->span, "division by zero");
+    return NULL;
+  }
+  double xy[2] = {x, y};
+  double r = sc_eval((IrOp)builtin_ir_op(bi), xy, NULL);
+  if (cls == OC_COMPARE) return bool_value(S, e->span, r != 0);
+  if (e->op == OP_FLOORDIV) r = floor(r);
   if (r != r) {
     sema_error(S, e->span, "%g %s %g is not a number", x, op_text(e->op), y);
     return NULL;
