@@ -1271,7 +1271,10 @@ Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
   check_items(S);
   check_leftovers(S);
   finish_calls(S);
-  for (int i = 0; i < S->models.len; i++) sema_check_entries(S, VEC_AT(S->models, Inst, i));
+  for (int i = 0; i < S->models.len; i++) {
+    sema_check_entries(S, VEC_AT(S->models, Inst, i));
+    if (!S->nerrors) sema_check_slices(S, VEC_AT(S->models, Inst, i)); // needs checked bodies
+  }
   sema_flush_context(S);
   sema_product(S);
   if (opt && opt->explain && opt->explain_out) sema_explain(S, opt->explain_out);

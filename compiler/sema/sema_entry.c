@@ -188,3 +188,73 @@ void sema_check_entries(Sema *S, Inst *model) {
   if (batch && check_forward_inputs(S, fwd, loss)) check_forward_output(S, fwd, batch);
   check_state(S, model, 0);
 }
+
+// ---- slice starts known at compile time -------------------------------------------------------
+// A slice's start is a graph attribute: it must be a constant once the
+// bodies are inlined. In a callee it may be a symbol its caller binds to a
+// constant, so the check walks each entry's calls with their substitutions
+// composed, as lowering inlines them. Each (body, substitution) is visited
+// once; WALK_BUDGET bounds the walk (lowering reports what it leaves).
+enum { WALK_BUDGET = 100000 };
+
+typedef struct Walk {
+  Sema *S;
+  SMap seen; // "body|dims" visited
+  int budget;
+} Walk;
+
+static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env);
+
+static void walk_slices(Walk *w, const CkExpr *x, const DimSubst *env) {
+  Arena *a = w->S->arena;
+  for (int i = 0; i < x->nslices; i++) {
+    Dim *start = dim_subst(a, x->slices[i].start, env);
+    if (!start || dim_is_const(start, NULL)) continue;
+    sema_error(w->S, x->span, "this slice starts at %s, which is only known when the model "
+               "runs; a slice start must be a constant once the calls are inlined",
+               dim_str(a, start));
+  }
+}
+
+static void walk_expr(Walk *w, const CkExpr *x, const DimSubst *env) {
+  if (!x || w->budget <= 0) return;
+  walk_slices(w, x, env);
+  for (int i = 0; i < x->nargs; i++) walk_expr(w, x->args[i], env);
+  if (x->kind != CK_CALL || !x->callee) return;
+  DimSubst ce = {0};
+  for (int i = 0; i < x->subst.len; i++)
+    subst_bind(w->S->arena, &ce, x->subst.from[i], dim_subst(w->S->arena, x->subst.to[i], env));
+  walk_func(w, x->callee, &ce);
+}
+
+static void walk_lets(Walk *w, const Vec *lets, const DimSubst *env) {
+  for (int i = 0; i < lets->len; i++) walk_expr(w, VEC_AT(*lets, CkLet, i)->value, env);
+}
+
+static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env) {
+  if (!f || !f->checked || --w->budget <= 0) return;
+  StrBuf k = {0};
+  sb_printf(&k, "%p", (const void *)f);
+  for (int i = 0; i < env->len; i++) sb_printf(&k, "|%s", dim_str(w->S->arena, env->to[i]));
+  const char *key = arena_strdup(w->S->arena, k.data);
+  sb_free(&k);
+  if (sema_map_get(&w->seen, key)) return;
+  sema_map_put(w->S->arena, &w->seen, key, (void *)key);
+  DimSubst e = *env; // the body's own named sizes (strided slices)
+  for (int i = 0; i < f->defs.len; i++)
+    subst_bind(w->S->arena, &e, f->defs.from[i], dim_subst(w->S->arena, f->defs.to[i], &e));
+  walk_lets(w, &f->lets, &e);
+  walk_expr(w, f->ret, &e);
+  walk_lets(w, &f->grad_lets, &e);
+  for (int i = 0; f->grad_rets && i < f->sig->nparams; i++) walk_expr(w, f->grad_rets[i], &e);
+}
+
+void sema_check_slices(Sema *S, Inst *model) {
+  Walk w = {.S = S, .budget = WALK_BUDGET};
+  DimSubst none = {0};
+  const char *const entries[] = {"forward", "loss"};
+  for (int i = 0; i < 2; i++) {
+    MInfo *mi = sema_member(model, entries[i]);
+    if (mi && mi->m->kind == MB_METHOD && mi->body) walk_func(&w, mi->body->ck, &none);
+  }
+}

@@ -488,7 +488,11 @@ static Value *eval_binary(Scope *sc, Expr *e) {
   if (!l || !r) return NULL;
   if (l->kind != V_TENSOR && r->kind != V_TENSOR) return fold_binary(sc, e, l, r);
   const char *name = binop_builtin(e->op);
-  MLC_ASSERT(name);
+  if (!name) { // //: sizes and numbers only
+    sema_error(sc->S, e->span, "operator '%s' applies to sizes and numbers, not to tensors "
+               "(%s)", op_text(e->op), value_str(sc->S->arena, l->kind == V_TENSOR ? l : r));
+    return NULL;
+  }
   return builtin2(sc, name, e->span, l, r);
 }
 
