@@ -118,6 +118,52 @@ GRAD(g_silu) { g->dx[0] = apply2(b, IR_SILU_GRAD, g->dy, g->x[0]); }
 GRAD(g_sigmoid) { g->dx[0] = apply2(b, IR_SIGMOID_GRAD, g->dy, g->y); }
 GRAD(g_tanh) { g->dx[0] = apply2(b, IR_TANH_GRAD, g->dy, g->y); }
 
+// softplus(x; beta, threshold) = x * beta > threshold ? x : log1p(exp(x * beta)) / beta
+// (torch.nn.functional.softplus); d = sigmoid(x * beta) below the threshold, 1 above
+FWD(f_softplus) {
+  ScVal z = MUL(x[0], K(p[0]));
+  return SEL(B2(GT, z, K(p[1])), x[0], DIV(U(LOG1P, EXP(z)), K(p[0])));
+}
+GRAD(g_softplus) {
+  ScVal z = MUL(g->x[0], K(g->p[0])), above = B2(GT, z, K(g->p[1]));
+  ScVal s = apply1(b, IR_SIGMOID, z), below = MUL(g->dy, s);
+  g->dx[0] = SEL(above, g->dy, below);
+}
+
+// leaky_relu(x; slope) = x > 0 ? x : x * slope
+FWD(f_leaky_relu) { return SEL(B2(GT, x[0], K(0)), x[0], MUL(x[0], K(p[0]))); }
+GRAD(g_leaky_relu) {
+  ScVal pos = B2(GT, g->x[0], K(0)), neg = MUL(g->dy, K(g->p[0]));
+  g->dx[0] = SEL(pos, g->dy, neg);
+}
+
+// elu(x; alpha) = x > 0 ? x : (exp(x) - 1) * alpha;  d = alpha * exp(x) at x <= 0
+FWD(f_elu) { return SEL(B2(GT, x[0], K(0)), x[0], MUL(SUB(EXP(x[0]), K(1)), K(p[0]))); }
+GRAD(g_elu) {
+  ScVal pos = B2(GT, g->x[0], K(0)), e = EXP(g->x[0]), d = MUL(e, K(g->p[0])), neg = MUL(g->dy, d);
+  g->dx[0] = SEL(pos, g->dy, neg);
+}
+
+// hardtanh(x; lo, hi) and clamp(x; lo, hi) = min(max(x, lo), hi) (NaN stays
+// NaN). Their gradients differ where x is on a bound, as PyTorch's do:
+// hardtanh passes dy only strictly inside (lo, hi), clamp on [lo, hi].
+FWD(f_clamp) { return MIN(MAX(x[0], K(p[0])), K(p[1])); }
+static void g_bounded(ScBuilder *b, const ScGrad *g, ScPrim above, ScPrim below) {
+  ScVal lo = pr(b, above, g->x[0], K(g->p[0]), NONE), hi = pr(b, below, g->x[0], K(g->p[1]), NONE);
+  ScVal in = B2(AND, lo, hi), zero = K(0);
+  g->dx[0] = SEL(in, g->dy, zero);
+}
+GRAD(g_hardtanh) { g_bounded(b, g, SCP_GT, SCP_LT); }
+GRAD(g_clamp) { g_bounded(b, g, SCP_GE, SCP_LE); }
+
+// log_sigmoid(x) = min(x, 0) - log1p(exp(-|x|))   (PyTorch's stable form);
+// d = sigmoid(-x)
+FWD(f_log_sigmoid) { return SUB(MIN(x[0], K(0)), U(LOG1P, EXP(NEG(ABS(x[0]))))); }
+GRAD(g_log_sigmoid) {
+  ScVal s = apply1(b, IR_SIGMOID, NEG(g->x[0]));
+  g->dx[0] = MUL(g->dy, s);
+}
+
 // ---- fused gradients: (dy, saved) ------------------------------------------------------------
 // relu_grad(dy, x) = x > 0 ? dy : 0
 FWD(f_relu_grad) { return SEL(B2(GT, x[1], K(0)), x[0], K(0)); }
@@ -235,6 +281,12 @@ static const ScOp table[IR_OP_COUNT] = {
     [IR_SILU] = {1, 0, false, f_silu, g_silu},
     [IR_SIGN] = {1, 0, true, f_sign, NULL},
     [IR_COS] = {1, 0, false, f_cos, NULL},
+    [IR_SOFTPLUS] = {1, 2, false, f_softplus, g_softplus},
+    [IR_LEAKY_RELU] = {1, 1, false, f_leaky_relu, g_leaky_relu},
+    [IR_ELU] = {1, 1, false, f_elu, g_elu},
+    [IR_HARDTANH] = {1, 2, false, f_clamp, g_hardtanh},
+    [IR_CLAMP] = {1, 2, false, f_clamp, g_clamp},
+    [IR_LOG_SIGMOID] = {1, 0, false, f_log_sigmoid, g_log_sigmoid},
     [IR_ADD] = {2, 0, true, f_add, g_add},
     [IR_SUB] = {2, 0, true, f_sub, g_sub},
     [IR_MUL] = {2, 0, true, f_mul, g_mul},

@@ -672,12 +672,70 @@ static void test_ties(void) {
                     1, 3, r, dabs));
 }
 
+// ---- PyTorch's gradients ------------------------------------------------------------------------------
+// DIR/torch/NAME.{ir,vals} (written by DIR/torch/gen_torch.py): f(x) -> y,
+// with x, dy, y and torch's dy^T dy/dx. The gradient function ad_grad builds
+// (it takes dy: y is not a scalar) must give y and dx within 1e-9 relative.
+
+// The tensors of a .vals text, in order ("in|out f64 RANK DIMS.. : V.."):
+// inputs to in[], outputs to out[]; false if malformed.
+static bool read_vals(char *text, Tensor **in, int *nin, Tensor **out, int *nout) {
+  *nin = *nout = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char kind[8];
+    int rank, used;
+    if (sscanf(line, "%7s f64 %d%n", kind, &rank, &used) != 2 || rank < 0 || rank > 8) return false;
+    char *p = line + used;
+    int64_t dims[8];
+    for (int i = 0; i < rank; i++) dims[i] = strtoll(p, &p, 10);
+    Tensor *t = interp_tensor_new(DT_F64, rank, dims);
+    p = strchr(p, ':');
+    for (int64_t e = 0; p && e < t->numel; e++) t->data[e] = strtod(p + 1, &p);
+    if (!p || (*nin + *nout) >= 8) return false;
+    if (!strcmp(kind, "in")) in[(*nin)++] = t;
+    else out[(*nout)++] = t;
+  }
+  return *nin == 2 && *nout == 2;
+}
+
+static void torch_case(const char *dir, const char *name) {
+  char *text = slurp(arena_printf(A, "%s/%s.ir", dir, name));
+  char *vals = slurp(arena_printf(A, "%s/%s.vals", dir, name));
+  Tensor *in[8] = {0}, *want[8] = {0}, *got[8] = {0};
+  int nin = 0, nout = 0;
+  IrModule *m = text ? parse(text) : NULL;
+  bool wrt[1] = {true}, ok = m && vals && read_vals(vals, in, &nin, want, &nout);
+  IrFunc *g = ok ? ad_grad(m, VEC_AT(m->funcs, IrFunc, 0), &(AdOptions){.wrt_inputs = wrt}) : NULL;
+  char err[256] = "";
+  ok = g && run(m, g, in, 2, NULL, got, err, sizeof err) == 0;
+  if (!ok && err[0]) printf("  %s\n", err);
+  for (int k = 0; ok && k < 2; k++)
+    for (int64_t e = 0; ok && e < want[k]->numel; e++)
+      if (fabs(got[k]->data[e] - want[k]->data[e]) > 1e-12 + 1e-9 * fabs(want[k]->data[e])) {
+        printf("  %s[%lld] is %.17g, torch %.17g\n", k ? "dx" : "y", (long long)e, got[k]->data[e],
+               want[k]->data[e]);
+        ok = false;
+      }
+  check(arena_printf(A, "torch gradient %s", name), ok);
+  for (int k = 0; k < 8; k++) {
+    interp_tensor_free(in[k]);
+    interp_tensor_free(want[k]);
+    interp_tensor_free(got[k]);
+  }
+}
+
+static void test_torch(const char *dir) {
+  const char *names[] = {"softplus", "leaky_relu", "elu", "hardtanh", "clamp", "log_sigmoid"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) torch_case(dir, names[i]);
+}
+
 int main(int argc, char **argv) {
   A = arena_new();
   const char *dir = argc > 1 ? argv[1] : "tests/passes/autodiff";
   test_structure();
   test_symbolic_concat();
   test_ties();
+  test_torch(arena_printf(A, "%s/torch", dir));
   run_dir(dir);
   check_coverage();
   printf("%d passed, %d failed", npass, nfail);
