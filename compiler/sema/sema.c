@@ -289,6 +289,53 @@ static bool const_arg_ok(const Value *v, bool lenient) {
   return false;
 }
 
+// ---- argument binding ------------------------------------------------------------------------
+static int param_index(const ArgBind *b, const char *name) {
+  for (int k = 0; k < b->n; k++)
+    if (!strcmp(b->names[k], name)) return k;
+  return -1;
+}
+
+bool sema_bind_args(Sema *S, Vec *args, ArgBind *b) {
+  b->arg = arena_alloc(S->arena, sizeof(Arg *) * (size_t)(b->n ? b->n : 1));
+  b->npos = 0;
+  b->extra = NULL;
+  bool ok = true, named = false;
+  for (int i = 0; i < args->len; i++) {
+    Arg *a = VEC_AT(*args, Arg, i);
+    int idx;
+    if (!a->name) {
+      if (named) {
+        sema_error(S, a->span, "positional argument after a named argument");
+        ok = false;
+        continue;
+      }
+      if ((idx = b->npos++) >= b->n) {
+        if (!b->extra) b->extra = a;
+        continue;
+      }
+    } else {
+      named = true;
+      if ((idx = param_index(b, a->name)) < 0) {
+        Vec c = {0};
+        for (int k = 0; k < b->n; k++) vec_push(S->arena, &c, (void *)b->names[k]);
+        sema_error(S, a->name_span, "%s has no parameter '%s'%s", b->owner, a->name,
+                   sema_suggest(S, a->name, &c));
+        ok = false;
+        continue;
+      }
+    }
+    if (b->arg[idx]) {
+      sema_error(S, a->name ? a->name_span : a->span, "parameter '%s' of %s is given twice",
+                 b->names[idx], b->owner);
+      ok = false;
+      continue;
+    }
+    b->arg[idx] = a;
+  }
+  return ok;
+}
+
 // ---- block arguments ---------------------------------------------------------------------
 // "(in, out)" or "(cin, cout, k, stride = 1, padding = 0)".
 static const char *bparam_list(Sema *S, Item *blk) {
@@ -317,16 +364,8 @@ static int bparam_index(Item *blk, const char *name) {
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
-// Binds one argument of an instance to its block parameter.
-static bool bind_one_arg(Sema *S, Scope *sc, Item *blk, Arg *a, int idx,
-                         Value **vals, bool *given) {
-  if (given[idx]) {
-    sema_error(S, a->name ? a->name_span : a->span,
-               "parameter '%s' of block '%s' is given twice",
-               VEC_AT(blk->bparams, BlockParam, idx)->name, blk->name);
-    return false;
-  }
-  given[idx] = true;
+// Evaluates the argument of block parameter idx; false after an error.
+static bool block_arg(Sema *S, Scope *sc, Arg *a, int idx, Value **vals) {
   Value *v = sema_eval(sc, a->value);
   if (!v) return false;
   if (!const_arg_ok(v, sc->lenient)) {
@@ -383,50 +422,28 @@ Value **sema_bind_block_args(Sema *S, Scope *sc, Item *blk, Vec *args,
   int n = blk->bparams.len;
   Value **vals = arena_alloc(S->arena, sizeof(Value *) * (n ? n : 1));
   bool *given = arena_alloc(S->arena, sizeof(bool) * (n ? n : 1));
-  bool ok = true, named = false;
-  int pos = 0, npos = 0;
-  for (int i = 0; i < args->len; i++)
-    if (!VEC_AT(*args, Arg, i)->name) npos++;
+  const char **names = arena_alloc(S->arena, sizeof(char *) * (n ? n : 1));
+  for (int k = 0; k < n; k++) names[k] = VEC_AT(blk->bparams, BlockParam, k)->name;
+  ArgBind b = {.owner = arena_printf(S->arena, "block '%s'", blk->name), .n = n, .names = names};
+  bool ok = true;
   for (int i = 0; i < args->len; i++) {
     Arg *a = VEC_AT(*args, Arg, i);
-    if (a->unit) {
-      sema_error(S, a->unit_span, "unexpected unit '%s' in a block argument",
-                 a->unit);
-      ok = false;
-    }
-    int idx;
-    if (!a->name) {
-      if (named) {
-        sema_error(S, a->span, "positional argument after a named argument");
-        ok = false;
-        continue;
-      }
-      idx = pos++;
-      if (idx >= n) {
-        if (idx == n) {
-          sema_error(S, a->span,
-                     "too many arguments: block '%s' takes %d parameter%s %s, "
-                     "got %d",
-                     blk->name, n, plural(n), bparam_list(S, blk), npos);
-          sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
-        }
-        ok = false;
-        continue;
-      }
-    } else {
-      named = true;
-      idx = bparam_index(blk, a->name);
-      if (idx < 0) {
-        Vec c = {0};
-        for (int k = 0; k < n; k++)
-          vec_push(S->arena, &c, (void *)VEC_AT(blk->bparams, BlockParam, k)->name);
-        sema_error(S, a->name_span, "block '%s' has no parameter '%s'%s",
-                   blk->name, a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    }
-    if (!bind_one_arg(S, sc, blk, a, idx, vals, given)) ok = false;
+    if (!a->unit) continue;
+    sema_error(S, a->unit_span, "unexpected unit '%s' in a block argument", a->unit);
+    ok = false;
+  }
+  if (!sema_bind_args(S, args, &b)) ok = false;
+  if (b.extra) {
+    sema_error(S, b.extra->span,
+               "too many arguments: block '%s' takes %d parameter%s %s, got %d",
+               blk->name, n, plural(n), bparam_list(S, blk), b.npos);
+    sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
+    ok = false;
+  }
+  for (int k = 0; k < n; k++) {
+    if (!b.arg[k]) continue;
+    given[k] = true;
+    if (!block_arg(S, sc, b.arg[k], k, vals)) ok = false;
   }
   if (!apply_defaults(S, blk, vals, given, call)) ok = false;
   return ok ? vals : NULL;
@@ -562,45 +579,17 @@ static const InitSpec *find_init(Sema *S, const char *name, Span sp) {
 // expression of parameter i (NULL: default).
 static bool bind_init_args(Sema *S, const InitSpec *sp, Vec *args, Expr **src,
                            bool *named_arg) {
-  bool ok = true, named = false;
-  int pos = 0;
-  for (int i = 0; i < args->len; i++) {
-    Arg *a = VEC_AT(*args, Arg, i);
-    int idx = -1;
-    if (!a->name) {
-      if (named) {
-        sema_error(S, a->span, "positional argument after a named argument");
-        ok = false;
-        continue;
-      }
-      idx = pos++;
-      if (idx >= sp->nparams) {
-        sema_error(S, a->span, "too many arguments: %s takes %d", sp->name,
-                   sp->nparams);
-        ok = false;
-        break;
-      }
-    } else {
-      named = true;
-      Vec c = {0};
-      for (int k = 0; k < sp->nparams; k++) {
-        vec_push(S->arena, &c, (void *)sp->params[k].name);
-        if (!strcmp(sp->params[k].name, a->name)) idx = k;
-      }
-      if (idx < 0) {
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
-                   a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    }
-    if (src[idx]) {
-      sema_error(S, a->span, "'%s' is given twice", sp->params[idx].name);
-      ok = false;
-      continue;
-    }
-    src[idx] = a->value;
-    named_arg[idx] = a->name != NULL;
+  const char *names[4];
+  for (int k = 0; k < sp->nparams; k++) names[k] = sp->params[k].name;
+  ArgBind b = {.owner = sp->name, .n = sp->nparams, .names = names};
+  bool ok = sema_bind_args(S, args, &b);
+  if (b.extra) {
+    sema_error(S, b.extra->span, "too many arguments: %s takes %d", sp->name, sp->nparams);
+    ok = false;
+  }
+  for (int k = 0; k < sp->nparams; k++) {
+    src[k] = b.arg[k] ? b.arg[k]->value : NULL;
+    named_arg[k] = b.arg[k] && b.arg[k]->name;
   }
   return ok;
 }

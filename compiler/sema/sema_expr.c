@@ -990,37 +990,19 @@ static bool check_dims(Unify *u, int pi, Value *v, Span at) {
 static Expr **match_args(Scope *sc, Expr *call, Callee *ce) {
   Sema *S = sc->S;
   Func *fn = ce->sig->fn;
-  int np = fn->params.len, n = call->args.len;
+  int np = fn->params.len;
+  const char **names = arena_alloc(S->arena, sizeof(char *) * (size_t)(np + 1));
+  for (int k = 0; k < np; k++) names[k] = VEC_AT(fn->params, Param, k)->name;
+  ArgBind b = {.owner = ce->short_label, .n = np, .names = names};
+  bool ok = sema_bind_args(S, &call->args, &b);
   Expr **out = arena_alloc(S->arena, sizeof(Expr *) * (np + 1));
-  bool ok = true;
-  int pos = 0;
-  for (int i = 0; i < n; i++) {
-    Arg *a = VEC_AT(call->args, Arg, i);
-    int idx = -1;
-    if (a->name) {
-      for (int k = 0; k < np; k++)
-        if (!strcmp(VEC_AT(fn->params, Param, k)->name, a->name)) idx = k;
-      if (idx < 0) {
-        Vec c = {0};
-        for (int k = 0; k < np; k++)
-          vec_push(S->arena, &c, (void *)VEC_AT(fn->params, Param, k)->name);
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s",
-                   ce->short_label, a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    } else idx = pos++;
-    if (idx >= np) continue;
-    if (out[idx]) {
-      sema_error(S, a->span, "parameter '%s' of %s is given twice",
-                 VEC_AT(fn->params, Param, idx)->name, ce->short_label);
-      ok = false;
-    }
-    out[idx] = a->value;
-  }
   int given = 0;
-  for (int k = 0; k < np; k++) given += out[k] != NULL;
-  if (ok && (pos > np || given < np)) {
+  for (int k = 0; k < np; k++) {
+    out[k] = b.arg[k] ? b.arg[k]->value : NULL;
+    given += out[k] != NULL;
+  }
+  if (ok && (b.extra || given < np)) {
+    int n = call->args.len;
     sema_error(S, call->span, "wrong number of arguments: %s takes %d "
                "argument%s, got %d", ce->short_label, np, np == 1 ? "" : "s", n);
     sema_note(S, fn->name_span, "'%s' is defined here", ce->short_label);

@@ -173,6 +173,26 @@ bool sema_quiet(const Sema *S);
 // "; did you mean 'x'?" or "" (arena string).
 const char *sema_suggest(Sema *S, const char *name, Vec *cands);
 
+// ---- argument binding (sema.c) ---------------------------------------------------------
+// Call arguments bound to named parameters, as blocks, initialisers,
+// hyperparameters and user functions all bind them: positional ones in
+// order, then named ones, each parameter at most once. (Builtins bind their
+// evaluated Values the same way in builtins.c's bi_bind.)
+typedef struct ArgBind {
+  const char *owner;        // names the callee in messages: "block 'Linear'", "sgd"
+  int n;                    // its parameters
+  const char *const *names;
+  Arg **arg;                // out, n of them: the argument of each (NULL: not given)
+  int npos;                 // out: positional arguments in the call
+  Arg *extra;               // out: the first positional argument past n (not bound)
+} ArgBind;
+
+// Fills b->arg; false after reporting an unknown parameter name (with a
+// suggestion), a parameter given twice, or a positional argument after a
+// named one. Too many positional arguments are left to the caller (extra),
+// whose message says how many the callee takes.
+bool sema_bind_args(Sema *S, Vec *args, ArgBind *b);
+
 // ---- items and instantiation (sema.c) -------------------------------------------------
 ItemInfo *sema_find_item(Sema *S, const char *name);
 // Binds `args` (Arg*) to the block's parameters, evaluating them in `sc`.

@@ -194,47 +194,24 @@ static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
 static bool bind_hparams(Train *t, const HSpec *sp, Vec *args, Span call,
                          HVal *h) {
   Sema *S = t->S;
-  bool ok = true, named = false;
-  int pos = 0;
-  for (int i = 0; i < args->len; i++) {
-    Arg *a = VEC_AT(*args, Arg, i);
-    int idx = -1;
-    if (a->name) {
-      named = true;
-      Vec c = {0};
-      for (int k = 0; k < sp->n; k++) {
-        vec_push(S->arena, &c, (void *)sp->p[k].name);
-        if (!strcmp(sp->p[k].name, a->name)) idx = k;
-      }
-      if (idx < 0) {
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
-                   a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    } else if (named) {
-      sema_error(S, a->span, "positional argument after a named argument");
-      ok = false;
-      continue;
-    } else if ((idx = pos++) >= sp->n) {
-      sema_error(S, a->span, "too many arguments: %s takes %d", sp->name, sp->n);
-      ok = false;
-      continue;
-    }
-    if (h[idx].given) {
-      sema_error(S, a->span, "'%s' is given twice", sp->p[idx].name);
-      ok = false;
-      continue;
-    }
-    h[idx].given = true;
-    h[idx].src = a->value;
-    if (!hval_kind(t, &sp->p[idx], a, &h[idx])) ok = false;
+  const char *names[5];
+  for (int k = 0; k < sp->n; k++) names[k] = sp->p[k].name;
+  ArgBind b = {.owner = sp->name, .n = sp->n, .names = names};
+  bool ok = sema_bind_args(S, args, &b);
+  if (b.extra) {
+    sema_error(S, b.extra->span, "too many arguments: %s takes %d", sp->name, sp->n);
+    ok = false;
   }
-  for (int k = 0; k < sp->n; k++)
-    if (sp->p[k].required && !h[k].given) {
+  for (int k = 0; k < sp->n; k++) {
+    if (b.arg[k]) {
+      h[k].given = true;
+      h[k].src = b.arg[k]->value;
+      if (!hval_kind(t, &sp->p[k], b.arg[k], &h[k])) ok = false;
+    } else if (sp->p[k].required) {
       sema_error(S, call, "%s needs '%s'", sp->name, sp->p[k].name);
       ok = false;
     }
+  }
   return ok;
 }
 
