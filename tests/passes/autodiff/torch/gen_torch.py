@@ -17,22 +17,19 @@ clamp's bounds (hardtanh passes no gradient there, clamp does).
 Run with the Debian python (torch 1.13): /usr/bin/python3 tests/passes/autodiff/torch/gen_torch.py
 """
 import os
+import sys
 
 import torch
-import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The activations and their PyTorch definitions: the interpreter's reference
+# cases (tests/graph/interp/gen_torch.py) and these share one list.
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "graph", "interp"))
+from gen_torch import ACTIVATIONS  # noqa: E402
 
 torch.manual_seed(4321)
 torch.set_default_dtype(torch.float64)
-HERE = os.path.dirname(os.path.abspath(__file__))
-
-CASES = [
-    ("softplus", "{a = 2, b = 5}", lambda x: F.softplus(x, beta=2, threshold=5)),
-    ("leaky_relu", "{a = 0.2}", lambda x: F.leaky_relu(x, 0.2)),
-    ("elu", "{a = 0.7}", lambda x: F.elu(x, 0.7)),
-    ("hardtanh", "{a = -1.5, b = 2}", lambda x: F.hardtanh(x, -1.5, 2.0)),
-    ("clamp", "{a = -1.5, b = 2}", lambda x: torch.clamp(x, -1.5, 2.0)),
-    ("log_sigmoid", "", F.logsigmoid),
-]
 
 
 def line(kind, t):
@@ -42,7 +39,7 @@ def line(kind, t):
 
 
 def main():
-    for op, attrs, fn in CASES:
+    for op, attrs, fn in ACTIVATIONS:
         x = torch.randn(3, 7) * 3
         x[0, :5] = torch.tensor([-1.5, 2.0, 0.0, 2.5, 3.0])
         x.requires_grad_(True)
