@@ -333,6 +333,10 @@ bool sema_bind_args(Sema *S, Vec *args, ArgBind *b) {
     }
     b->arg[idx] = a;
   }
+  if (b->extra && b->report_extra) {
+    sema_error(S, b->extra->span, "too many arguments: %s takes %d", b->owner, b->n);
+    ok = false;
+  }
   return ok;
 }
 
@@ -581,12 +585,8 @@ static bool bind_init_args(Sema *S, const InitSpec *sp, Vec *args, Expr **src,
                            bool *named_arg) {
   const char *names[4];
   for (int k = 0; k < sp->nparams; k++) names[k] = sp->params[k].name;
-  ArgBind b = {.owner = sp->name, .n = sp->nparams, .names = names};
+  ArgBind b = {.owner = sp->name, .n = sp->nparams, .names = names, .report_extra = true};
   bool ok = sema_bind_args(S, args, &b);
-  if (b.extra) {
-    sema_error(S, b.extra->span, "too many arguments: %s takes %d", sp->name, sp->nparams);
-    ok = false;
-  }
   for (int k = 0; k < sp->nparams; k++) {
     src[k] = b.arg[k] ? b.arg[k]->value : NULL;
     named_arg[k] = b.arg[k] && b.arg[k]->name;

@@ -182,6 +182,8 @@ typedef struct ArgBind {
   const char *owner;        // names the callee in messages: "block 'Linear'", "sgd"
   int n;                    // its parameters
   const char *const *names;
+  bool report_extra;        // report too many positional arguments ("too many
+                            // arguments: sgd takes 5"); else the caller does
   Arg **arg;                // out, n of them: the argument of each (NULL: not given)
   int npos;                 // out: positional arguments in the call
   Arg *extra;               // out: the first positional argument past n (not bound)
@@ -189,8 +191,8 @@ typedef struct ArgBind {
 
 // Fills b->arg; false after reporting an unknown parameter name (with a
 // suggestion), a parameter given twice, or a positional argument after a
-// named one. Too many positional arguments are left to the caller (extra),
-// whose message says how many the callee takes.
+// named one. Too many positional arguments are reported when report_extra
+// is set, else left to the caller (extra), whose message can say more.
 bool sema_bind_args(Sema *S, Vec *args, ArgBind *b);
 
 // ---- items and instantiation (sema.c) -------------------------------------------------

@@ -196,12 +196,8 @@ static bool bind_hparams(Train *t, const HSpec *sp, Vec *args, Span call,
   Sema *S = t->S;
   const char *names[5];
   for (int k = 0; k < sp->n; k++) names[k] = sp->p[k].name;
-  ArgBind b = {.owner = sp->name, .n = sp->n, .names = names};
+  ArgBind b = {.owner = sp->name, .n = sp->n, .names = names, .report_extra = true};
   bool ok = sema_bind_args(S, args, &b);
-  if (b.extra) {
-    sema_error(S, b.extra->span, "too many arguments: %s takes %d", sp->name, sp->n);
-    ok = false;
-  }
   for (int k = 0; k < sp->n; k++) {
     if (b.arg[k]) {
       h[k].given = true;

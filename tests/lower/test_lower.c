@@ -184,6 +184,39 @@ static Tensor *rand_tensor(DType dt, int rank, const int64_t *dims, double lo, d
   return t;
 }
 
+// Random values for every param and buffer of m, in order, uniform in
+// [-s, s] with s = scale(path); free with free_state.
+typedef struct State {
+  int n;
+  const char **paths;
+  Tensor **vals;
+} State;
+
+static State random_state(IrModule *m, double (*scale)(const char *path)) {
+  State st = {.n = m->params.len};
+  st.paths = calloc((size_t)st.n + 1, sizeof *st.paths);
+  st.vals = calloc((size_t)st.n + 1, sizeof *st.vals);
+  for (int i = 0; i < st.n; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    int64_t dims[4];
+    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
+    double s = scale(p->name);
+    st.paths[i] = p->name;
+    st.vals[i] = rand_tensor(p->type->dtype, p->type->rank, dims, -s, s);
+  }
+  return st;
+}
+
+static void free_state(State *st) {
+  for (int i = 0; i < st->n; i++) interp_tensor_free(st->vals[i]);
+  free(st->paths);
+  free(st->vals);
+}
+
+static double ste_scale(const char *path) { return !strcmp(path, "proj") ? 3.0 : 0.06; }
+static double modes_scale(const char *path) { return (void)path, 0.3; }
+static double mlp_scale(const char *path) { return (void)path, 0.05; }
+
 // y[n, o] = sum_i x[n, i] * w[o, i] (+ b[o]) — torch.nn.Linear.
 static void linear(const double *x, const double *w, const double *b, double *y, int n, int in, int out) {
   for (int r = 0; r < n; r++)
@@ -207,18 +240,10 @@ static void check_ste(void) {
   check("STE: ad_grad verifies with proj trainable", g && ir_verify_func(g, &l.d));
   if (!g) return;
   enum { B = 3, D0 = 784, D1 = 256, C = 64, K = 10 };
-  int n = m->params.len;
-  const char **paths = calloc((size_t)n, sizeof *paths);
-  Tensor **vals = calloc((size_t)n, sizeof *vals);
-  for (int i = 0; i < n; i++) {
-    IrParam *p = VEC_AT(m->params, IrParam, i);
-    int64_t dims[4];
-    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
-    double s = !strcmp(p->name, "proj") ? 3.0 : 0.06;
-    paths[i] = p->name;
-    vals[i] = rand_tensor(p->type->dtype, p->type->rank, dims, -s, s);
-  }
-  InterpParams ip = {n, paths, vals, 1};
+  State st = random_state(m, ste_scale);
+  int n = st.n;
+  Tensor **vals = st.vals;
+  InterpParams ip = {n, st.paths, vals, 1};
   int64_t xd[2] = {B, D0}, yd[1] = {B};
   Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
   for (int i = 0; i < B; i++) y->data[i] = (i * 7) % K;
@@ -276,9 +301,7 @@ static void check_ste(void) {
           maxerr <= 1e-9 * fmax(1, maxv) && maxv > 0 && inside > 0 && outside > 0);
     for (int i = 0; i < g->outputs.len; i++) interp_tensor_free(out[i]);
   }
-  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
-  free(paths);
-  free(vals);
+  free_state(&st);
   interp_tensor_free(x);
   interp_tensor_free(y);
   arena_free(l.a);
@@ -328,20 +351,13 @@ static void check_modes(void) {
         g && ir_verify_func(g, &l.d) && count_op(g, IR_BATCH_NORM_GRAD, fl) == 1 &&
             count_op(g, IR_STORE, 0) == 2);
   // One train-mode step moves the running stats as torch does.
-  int n = m->params.len;
-  const char **paths = calloc((size_t)n, sizeof *paths);
-  Tensor **vals = calloc((size_t)n, sizeof *vals);
-  for (int i = 0; i < n; i++) {
-    IrParam *p = VEC_AT(m->params, IrParam, i);
-    int64_t dims[4];
-    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
-    paths[i] = p->name;
-    vals[i] = rand_tensor(DT_F32, p->type->rank, dims, -0.3, 0.3);
-    if (!strcmp(p->name, "bn.running_var"))
-      for (int k = 0; k < 4; k++) vals[i]->data[k] = 1;
-    if (!strcmp(p->name, "bn.running_mean"))
-      for (int k = 0; k < 4; k++) vals[i]->data[k] = 0;
-  }
+  State st = random_state(m, modes_scale);
+  int n = st.n;
+  const char **paths = st.paths;
+  Tensor **vals = st.vals;
+  for (int i = 0; i < n; i++)
+    for (int k = 0; !strncmp(paths[i], "bn.running_", 11) && k < 4; k++)
+      vals[i]->data[k] = strstr(paths[i], "var") ? 1 : 0;
   InterpParams ip = {n, paths, vals, 3};
   int64_t xd[4] = {2, 1, 8, 8}, yd[1] = {2};
   Tensor *x = rand_tensor(DT_F32, 4, xd, -1, 1), *y = interp_tensor_new(DT_I64, 1, yd);
@@ -355,9 +371,7 @@ static void check_modes(void) {
       for (int k = 0; k < 4; k++) moved |= vals[i]->data[k] != (strstr(paths[i], "var") ? 1 : 0);
   check("modes: loss runs and updates the running stats", ran && finite && moved);
   interp_tensor_free(out[0]);
-  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
-  free(paths);
-  free(vals);
+  free_state(&st);
   interp_tensor_free(x);
   interp_tensor_free(y);
   check("modes: round-trips", round_trips(&l));
@@ -372,17 +386,8 @@ static void check_interp(void) {
     return;
   }
   IrModule *m = l.r.module;
-  int n = m->params.len;
-  const char **paths = calloc((size_t)n, sizeof *paths);
-  Tensor **vals = calloc((size_t)n, sizeof *vals);
-  for (int i = 0; i < n; i++) {
-    IrParam *p = VEC_AT(m->params, IrParam, i);
-    int64_t dims[4];
-    for (int j = 0; j < p->type->rank; j++) dim_is_const(p->type->dims[j], &dims[j]);
-    paths[i] = p->name;
-    vals[i] = rand_tensor(DT_F32, p->type->rank, dims, -0.05, 0.05);
-  }
-  InterpParams ip = {n, paths, vals, 0};
+  State st = random_state(m, mlp_scale);
+  InterpParams ip = {st.n, st.paths, st.vals, 0};
   int64_t xd[2] = {3, 784}, yd[1] = {3};
   Tensor *x = rand_tensor(DT_F32, 2, xd, 0, 1), *y = interp_tensor_new(DT_I32, 1, yd);
   for (int i = 0; i < 3; i++) y->data[i] = i + 4;
@@ -404,9 +409,7 @@ static void check_interp(void) {
   interp_tensor_free(eo[0]);
   interp_tensor_free(eo[1]);
   interp_tensor_free(po[0]);
-  for (int i = 0; i < n; i++) interp_tensor_free(vals[i]);
-  free(paths);
-  free(vals);
+  free_state(&st);
   interp_tensor_free(x);
   interp_tensor_free(y);
   arena_free(l.a);
