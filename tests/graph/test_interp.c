@@ -19,6 +19,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name" per check and "N passed, N failed";
 // exits 1 on any failure.
+#include "unit.h"
 #include "graph/interp.h"
 
 #include <dirent.h>
@@ -27,17 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail;
 static Arena *A;
-
-static bool check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-  return ok;
-}
 
 // ---- cases: IR text + values ---------------------------------------------------------------
 typedef struct Case {
@@ -448,7 +439,8 @@ static void test_dropout(void) {
             run_case(&c, INTERP_F64, again, 42, err, sizeof err) == 0 &&
             run_case(&c, INTERP_F64, other, 43, err, sizeof err) == 0;
   ok = ok && run_func(&c, ir_module_find_func(c.m, "g"), INTERP_F64, 1, drop, 42, err, sizeof err) == 0;
-  if (!check("dropout runs", ok)) {
+  check("dropout runs", ok);
+  if (!ok) {
     printf("  %s\n", err);
     return;
   }
@@ -602,7 +594,8 @@ static void test_torch_cases(const char *root) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/graph/interp", root);
   DIR *d = opendir(dir);
-  if (!check("tests/graph/interp exists", d != NULL)) return;
+  check("tests/graph/interp exists", d != NULL);
+  if (!d) return;
   char *names[256];
   int n = 0;
   for (struct dirent *e; (e = readdir(d)) && n < 256;) {
