@@ -29,9 +29,11 @@ _Static_assert(sizeof emitters / sizeof emitters[0] == BI_COUNT, "emitters out o
 IrNode *lw_emit(Env *e, const CkExpr *x) {
   MLC_ASSERT(x->op >= 0 && x->op < BI_COUNT && x->nargs <= 8);
   IrNode *v[8] = {0};
-  for (int i = 0; i < x->nargs; i++)
-    if (x->args[i] && x->args[i]->kind != CK_CONST && x->args[i]->kind != CK_LIST)
-      v[i] = lw_node(e, x->args[i]);
+  for (int i = 0; i < x->nargs; i++) {
+    const CkExpr *a = x->args[i];
+    if (a && a->kind != CK_CONST && a->kind != CK_LIST && a->type) // lists have no type
+      v[i] = lw_node(e, a);
+  }
   return emitters[x->op].emit(e, x, v);
 }
 

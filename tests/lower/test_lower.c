@@ -520,6 +520,29 @@ static void check_activations(void) {
   arena_free(l.a);
 }
 
+// ---- 5d. sizes as numbers -----------------------------------------------------------------------------------
+// x * B with B the batch: the size is a graph value (the count of a const of
+// B elements), computed at run time; and a list bound to a name feeds concat.
+static void check_size_numbers(void) {
+  Lowered l = lower_src("sizes.model",
+                        "model S {\n  forward(x: f32[B, 2]) -> f32[B, 2] {\n"
+                        "    parts = [x, x * B]\n    return concat(parts, dim = 1)[:, 2:4]\n  }\n}\n",
+                        "S");
+  bool ok = l.ok && ir_verify(l.r.module, &l.d);
+  for (int64_t b = 1; ok && b <= 5; b += 4) {
+    int64_t dims[2] = {b, 2};
+    Tensor *x = interp_tensor_new(DT_F32, 2, dims), *y = NULL;
+    for (int64_t i = 0; i < x->numel; i++) x->data[i] = (double)i + 0.5;
+    ok = interp_run(l.r.module, l.r.predict, INTERP_F64, &x, 1, NULL, &y, &l.d) == 0;
+    for (int64_t i = 0; ok && i < y->numel; i++) ok = y->data[i] == ((double)i + 0.5) * (double)b;
+    interp_tensor_free(x);
+    interp_tensor_free(y);
+  }
+  if (!ok) diag_print(&l.d, stdout);
+  check("a size used as a number is counted in the graph (x * B, B = 1 and 5)", ok);
+  arena_free(l.a);
+}
+
 // ---- 6. recipes ------------------------------------------------------------------------------------
 // The train blocks of the examples read back as the numbers they declare.
 static void check_recipes(void) {
@@ -591,6 +614,7 @@ int main(void) {
   check_recipes();
   check_spans();
   check_activations();
+  check_size_numbers();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
