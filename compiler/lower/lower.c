@@ -134,6 +134,8 @@ static void add_inputs(Env *e, const Sig *g) {
 
 // ---- user-declared gradients ---------------------------------------------------------------------
 // One IrFunc per (function, instance path): NAME.grad(x1..xn, dy) -> (dx1..dxn).
+// Two members with equal arguments share a CkFunc but not their params, so
+// a method's gradient is per path.
 typedef struct GradEntry {
   const CkFunc *fn;
   const char *path;
@@ -142,6 +144,7 @@ typedef struct GradEntry {
 } GradEntry;
 
 static GradEntry *grad_func(Lower *L, const CkFunc *fn, const char *path) {
+  if (!fn->inst) path = ""; // a fn item reads no state: one gradient function
   for (int i = 0; i < L->grads.len; i++) {
     GradEntry *ge = VEC_AT(L->grads, GradEntry, i);
     if (ge->fn == fn && !strcmp(ge->path, path)) return ge;

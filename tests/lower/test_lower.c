@@ -543,6 +543,29 @@ static void check_size_numbers(void) {
   arena_free(l.a);
 }
 
+// ---- 5e. user gradients in shared code -----------------------------------------------------------------------
+// A fn item with a grad block has one gradient function however many
+// instances call it; a method's is per instance path (its params differ).
+static void check_shared_grads(void) {
+  Lowered l = lower_src("grads.model",
+                        "fn clip(x: f32[B, D]) -> f32[B, D] {\n  return where(x > 1.0, 1.0, x)\n}"
+                        " grad(dy) {\n  return dy\n}\n"
+                        "block Blk(d) {\n  param g: f32[d]\n"
+                        "  scaled(x: f32[B, d]) -> f32[B, d] {\n    return x * g\n  } grad(dy) {\n"
+                        "    return dy * g\n  }\n"
+                        "  forward(x: f32[B, d]) -> f32[B, d] {\n    return scaled(clip(x))\n  }\n}\n"
+                        "model M {\n  a = Blk(4)\n  b = Blk(4)\n"
+                        "  forward(x: f32[B, 4]) -> f32[B, 4] {\n    return b(a(x))\n  }\n}\n",
+                        "M");
+  bool ok = l.ok && ir_verify(l.r.module, &l.d);
+  if (!ok) diag_print(&l.d, stdout);
+  check("user gradients: one clip.grad, a.scaled.grad and b.scaled.grad",
+        ok && ir_module_find_func(l.r.module, "clip.grad") &&
+            ir_module_find_func(l.r.module, "a.scaled.grad") &&
+            ir_module_find_func(l.r.module, "b.scaled.grad") && l.r.module->funcs.len == 5);
+  arena_free(l.a);
+}
+
 // ---- 6. recipes ------------------------------------------------------------------------------------
 // The train blocks of the examples read back as the numbers they declare.
 static void check_recipes(void) {
@@ -615,6 +638,7 @@ int main(void) {
   check_spans();
   check_activations();
   check_size_numbers();
+  check_shared_grads();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
