@@ -102,6 +102,23 @@ IrNode *lw_emit_concat(Env *e, const CkExpr *x, IrNode **v) {
   return ir_concat(at(e, x), l.items, l.n, (int)d);
 }
 
+// matmul with a vector operand: [K] @ [K, N] is [1, K] @ [K, N], [M, K] @
+// [K] is [M, K] @ [K, 1], and the result reshaped to sema's type (the
+// graph's matmul is rank >= 2).
+IrNode *lw_emit_matmul(Env *e, const CkExpr *x, IrNode **v) {
+  IrBuilder *b = at(e, x);
+  IrNode *in[2] = {v[0], v[1]};
+  for (int i = 0; i < 2; i++) {
+    const Type *t = in[i]->type;
+    if (t->rank != 1) continue;
+    Type *m = type_new(b->a, t->dtype, 2);
+    m->dims[1 - i] = t->dims[0]; // a: [1, K]; b: [K, 1]
+    m->dims[i] = dim_const(b->a, 1);
+    in[i] = ir_reshape(b, in[i], m);
+  }
+  return ir_reshape(b, ir_mk(b, IR_MATMUL, in, 2, NULL, NULL), lw_type(e, x->type));
+}
+
 // ---- layers ------------------------------------------------------------------------------------------
 // conv2d(x, w) {stride, padding, dilation, groups}, then + bias[C] as [C, 1, 1]
 IrNode *lw_emit_conv2d(Env *e, const CkExpr *x, IrNode **v) {

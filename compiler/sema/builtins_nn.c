@@ -95,6 +95,12 @@ Value *bi_rule_conv2d(Args *g) {
     return NULL;
   }
   if (!bi_same_dtype(g, 0, x, 1, w)) return NULL;
+  if (!dim_is_const(w->dims[2], NULL) || !dim_is_const(w->dims[3], NULL)) {
+    diag_error(g->c->diags, bi_span(g, 1),
+               "conv2d's kernel size must be known when the model is compiled; the weight is %s",
+               ts(g, w));
+    return NULL;
+  }
   int64_t st[2], pad[2], dil[2], groups;
   if (!bi_pair(g, 3, 1, st) || !bi_pair(g, 4, 0, pad) || !bi_pair(g, 5, 1, dil) ||
       !bi_int(g, 6, &groups))

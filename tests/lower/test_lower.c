@@ -543,6 +543,28 @@ static void check_size_numbers(void) {
   arena_free(l.a);
 }
 
+// ---- 5f. matmul with a vector ------------------------------------------------------------------------------
+// [K] @ [K, N], [M, K] @ [K] and [K] @ [K] lower through rank-2 matmuls and
+// give the numbers a hand computation gives.
+static void check_vector_matmul(void) {
+  Lowered l = lower_src("vec.model",
+                        "model V {\n  forward(x: f32[B, 3]) -> f32[B, 3] {\n"
+                        "    w = cast(reshape(arange(9), [3, 3]), f32)\n"
+                        "    return x + x[0] @ w + sum(w @ x[1]) + x[0] @ x[1]\n  }\n}\n",
+                        "V");
+  int64_t dims[2] = {2, 3};
+  double xv[6] = {1, 2, 3, 4, 5, 6}, want[6] = {243, 250, 257, 246, 253, 260};
+  Tensor *x = interp_tensor_from(DT_F32, 2, dims, xv), *y = NULL;
+  bool ok = l.ok && ir_verify(l.r.module, &l.d) &&
+            interp_run(l.r.module, l.r.predict, INTERP_F64, &x, 1, NULL, &y, &l.d) == 0;
+  for (int i = 0; ok && i < 6; i++) ok = y->data[i] == want[i];
+  if (!ok) diag_print(&l.d, stdout);
+  check("matmul with a vector operand: reshaped to rank 2, and back", ok);
+  interp_tensor_free(x);
+  interp_tensor_free(y);
+  arena_free(l.a);
+}
+
 // ---- 5e. user gradients in shared code -----------------------------------------------------------------------
 // A fn item with a grad block has one gradient function however many
 // instances call it; a method's is per instance path (its params differ).
@@ -639,6 +661,7 @@ int main(void) {
   check_activations();
   check_size_numbers();
   check_shared_grads();
+  check_vector_matmul();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
