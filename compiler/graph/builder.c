@@ -17,7 +17,15 @@ IrNode *ir_mk(IrBuilder *b, IrOp op, IrNode **in, int nin, const IrAttrs *as, co
   char why[256];
   Span sp = b->at_site ? b->site : b->span;
   IrNode *n = ir_build(b->f, op, in, nin, as, (Type *)given, sp, why, sizeof why);
-  if (!n) mlc_ice(__FILE__, __LINE__, "%s: building %s: %s", b->who, ir_op_name(op), why);
+  if (!n && !b->diags)
+    mlc_ice(__FILE__, __LINE__, "%s: building %s: %s", b->who, ir_op_name(op), why);
+  if (!n) { // lowering: the sizes an inlined call gives do not fit (builder.h)
+    diag_error(b->diags, b->span, "%s does not fit the sizes it is given here: %s",
+               ir_op_name(op), why);
+    *b->failed = true;
+    const Type *t = given ? given : nin ? in[0]->type : type_scalar(b->a, DT_F32);
+    n = ir_node(b->f, op, in, nin, as, (Type *)t, sp);
+  }
   if (!n->loc) n->loc = b->loc;
   return n;
 }

@@ -4,9 +4,13 @@
 // appends it (hash-consed) in one step, as ggml's ggml_add_impl checks and
 // records in one place. Lowering, autodiff and the optimizer step use it.
 //
-// A node the shape rule refuses is a compiler bug here: the passes that
-// build IR run after sema has checked the program, so ir_mk reports it
-// through mlc_ice with the builder's `who`, the op and the rule's reason.
+// A node the shape rule refuses is a compiler bug in autodiff and the
+// training step: ir_mk reports it through mlc_ice with the builder's `who`,
+// the op and the rule's reason. Lowering sets `diags`: a body sema checked
+// once, generically, can still meet sizes at an inlined call site that no
+// node fits (a window larger than the extent a caller passes), and that is
+// the user's error, reported at the node's span; the builder then records
+// `failed` and returns an unchecked node so the walk can go on.
 // (ir_build in ir.h is the fallible form, for the parser and tests.)
 //
 // Span policy: every node gets `span`; with `at_site` set it gets `site`
@@ -27,6 +31,8 @@ typedef struct IrBuilder {
   Span site;
   const char *loc;  // text location for nodes without one (NULL: none)
   const char *who;  // names the pass in internal errors: "autodiff"
+  DiagSink *diags;  // set: a refused node is a user error reported here
+  bool *failed;     // with diags: set when one was reported
 } IrBuilder;
 
 IrBuilder ir_builder(IrFunc *f, const char *who);

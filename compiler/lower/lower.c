@@ -96,6 +96,8 @@ static void add_state(Lower *L, const CkInst *I, const char *path, bool frozen_a
 // ---- bodies ------------------------------------------------------------------------------------
 static Env env_new(Lower *L, IrFunc *f, const char *path, int nslots) {
   Env e = {.L = L, .b = ir_builder(f, "lowering"), .path = path};
+  e.b.diags = L->diags;
+  e.b.failed = &L->failed;
   e.slots = arena_alloc(L->a, sizeof(LwVal) * (size_t)(nslots + 1));
   return e;
 }
@@ -302,9 +304,9 @@ bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult 
   add_state(L, cm->inst, "", false);
   out->module = L->m;
   out->forward = entry(L, "forward", cm->forward, true, false);
-  out->loss = entry(L, "loss", cm->loss, true, false);
+  out->loss = L->failed ? NULL : entry(L, "loss", cm->loss, true, false);
   out->loss_forward = L->loss_forward;
-  out->eval = entry(L, "eval", cm->loss, false, true);
-  out->predict = entry(L, "predict", cm->forward, false, false);
-  return !L->failed;
+  out->eval = L->failed ? NULL : entry(L, "eval", cm->loss, false, true);
+  out->predict = L->failed ? NULL : entry(L, "predict", cm->forward, false, false);
+  return !L->failed; // one entry's errors are enough: the others inline the same bodies
 }

@@ -60,12 +60,13 @@ typedef enum {
 } CkKind;
 
 // One narrowed dim of a slice or index: elements start, start + step, ...
-// (len of them). start and len are over the body's symbols.
+// (len of them) of a dim of size n; all over the body's symbols.
 typedef struct CkSlice {
   int dim;
   Dim *start;
   Dim *len;
   int64_t step;
+  Dim *n; // the size of the dim sliced
 } CkSlice;
 
 struct CkExpr {

@@ -1262,7 +1262,7 @@ Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
   finish_calls(S);
   for (int i = 0; i < S->models.len; i++) {
     sema_check_entries(S, VEC_AT(S->models, Inst, i));
-    if (!S->nerrors) sema_check_slices(S, VEC_AT(S->models, Inst, i)); // needs checked bodies
+    if (!S->nerrors) sema_check_inlined(S, VEC_AT(S->models, Inst, i)); // needs checked bodies
   }
   sema_flush_context(S);
   sema_product(S);

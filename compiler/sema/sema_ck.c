@@ -48,7 +48,7 @@ CkExpr *sema_ck_op(Sema *S, const BuiltinCall *c, Value **args, Type *t) {
     int64_t d = 0, step = 1;
     ir_attr_int(&c->attrs, IRA_DIM, &d);
     ir_attr_int(&c->attrs, IRA_STEP, &step);
-    *sl = (CkSlice){(int)d, c->slice_start, t->dims[d], step};
+    *sl = (CkSlice){(int)d, c->slice_start, t->dims[d], step, c->bound[0]->type->dims[d]};
     x->nslices = 1;
     x->slices = sl;
   }

@@ -189,11 +189,12 @@ void sema_check_entries(Sema *S, Inst *model) {
   check_state(S, model, 0);
 }
 
-// ---- slice starts known at compile time -------------------------------------------------------
+// ---- sizes once the calls are inlined ---------------------------------------------------------
 // A slice's start is a graph attribute: it must be a constant once the
 // bodies are inlined. In a callee it may be a symbol its caller binds to a
-// constant, so the check walks each entry's calls with their substitutions
-// composed, as lowering inlines them. Each (body, substitution) is visited
+// constant; and a callee's values may be empty, or its slices out of
+// range, only for the sizes one caller gives. So the check walks each
+// entry's calls with their substitutions composed, as lowering inlines them. Each (body, substitution) is visited
 // once; WALK_BUDGET bounds the walk (lowering reports what it leaves).
 enum { WALK_BUDGET = 100000 };
 
@@ -201,30 +202,64 @@ typedef struct Walk {
   Sema *S;
   SMap seen; // "body|dims" visited
   int budget;
+  const CkExpr *site; // the call whose body is walked (NULL: an entry's)
+  bool empty;         // an empty value of the body walked was reported
 } Walk;
 
 static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env);
 
+// Each slice of x with the call's sizes: a constant start, and within its
+// dim when the sizes are known (a callee's x[0:4] called with N = 2).
 static void walk_slices(Walk *w, const CkExpr *x, const DimSubst *env) {
   Arena *a = w->S->arena;
   for (int i = 0; i < x->nslices; i++) {
-    Dim *start = dim_subst(a, x->slices[i].start, env);
-    if (!start || dim_is_const(start, NULL)) continue;
-    sema_error(w->S, x->span, "this slice starts at %s, which is only known when the model "
-               "runs; a slice start must be a constant once the calls are inlined",
-               dim_str(a, start));
+    const CkSlice *sl = &x->slices[i];
+    Dim *start = dim_subst(a, sl->start, env), *len = dim_subst(a, sl->len, env);
+    Dim *n = dim_subst(a, sl->n, env);
+    int64_t k0, kl, kn;
+    if (!start || !len || !n) continue;
+    if (!dim_is_const(start, &k0)) {
+      sema_error(w->S, x->span, "this slice starts at %s, which is only known when the model "
+                 "runs; a slice start must be a constant once the calls are inlined",
+                 dim_str(a, start));
+    } else if (k0 < 0 || (dim_is_const(len, &kl) && dim_is_const(n, &kn) &&
+                          (kl < 1 || k0 + (kl - 1) * sl->step >= kn))) {
+      sema_error(w->S, x->span, "this slice is out of range of its dim (size %s) where it is "
+                 "called: it starts at %lld", dim_str(a, n), (long long)k0);
+    }
+  }
+}
+
+// A body checked once over its symbols can meet sizes at a call that leave
+// one of its values empty: a callee's 3x3 conv2d of an image its caller
+// says is 2x2. The first (innermost) such value of a body is reported; the
+// values computed from it would only repeat it.
+static void walk_sizes(Walk *w, const CkExpr *x, const DimSubst *env) {
+  if (w->empty || !x->type || !env->len || (x->kind != CK_OP && x->kind != CK_INDEX)) return;
+  Type *t = type_subst(w->S->arena, x->type, env);
+  for (int j = 0; t && j < t->rank; j++) {
+    if (!dim_nonpositive(t->dims[j])) continue;
+    sema_error(w->S, x->span, "this gives %s where it is called: dim %d is %s, and a size must be at least 1",
+               type_str(w->S->arena, t), j, dim_str(w->S->arena, t->dims[j]));
+    if (w->site) sema_note(w->S, w->site->span, "called from here");
+    w->empty = true;
+    return;
   }
 }
 
 static void walk_expr(Walk *w, const CkExpr *x, const DimSubst *env) {
   if (!x || w->budget <= 0) return;
-  walk_slices(w, x, env);
   for (int i = 0; i < x->nargs; i++) walk_expr(w, x->args[i], env);
+  walk_sizes(w, x, env);
+  walk_slices(w, x, env);
   if (x->kind != CK_CALL || !x->callee) return;
   DimSubst ce = {0};
   for (int i = 0; i < x->subst.len; i++)
     subst_bind(w->S->arena, &ce, x->subst.from[i], dim_subst(w->S->arena, x->subst.to[i], env));
+  const CkExpr *outer = w->site;
+  w->site = x;
   walk_func(w, x->callee, &ce);
+  w->site = outer;
 }
 
 static void walk_lets(Walk *w, const Vec *lets, const DimSubst *env) {
@@ -240,6 +275,8 @@ static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env) {
   sb_free(&k);
   if (sema_map_get(&w->seen, key)) return;
   sema_map_put(w->S->arena, &w->seen, key, (void *)key);
+  bool outer_empty = w->empty;
+  w->empty = false;
   DimSubst e = *env; // the body's own named sizes (strided slices)
   for (int i = 0; i < f->defs.len; i++)
     subst_bind(w->S->arena, &e, f->defs.from[i], dim_subst(w->S->arena, f->defs.to[i], &e));
@@ -247,9 +284,10 @@ static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env) {
   walk_expr(w, f->ret, &e);
   walk_lets(w, &f->grad_lets, &e);
   for (int i = 0; f->grad_rets && i < f->sig->nparams; i++) walk_expr(w, f->grad_rets[i], &e);
+  w->empty = outer_empty;
 }
 
-void sema_check_slices(Sema *S, Inst *model) {
+void sema_check_inlined(Sema *S, Inst *model) {
   Walk w = {.S = S, .budget = WALK_BUDGET};
   DimSubst none = {0};
   const char *const entries[] = {"forward", "loss"};

@@ -779,7 +779,7 @@ static Value *eval_index(Scope *sc, Expr *e) {
       int64_t step = 1;
       Dim *len = slice_len(sc, x, t->dims[i], &first, &step);
       if (!len) ok = false;
-      ck->slices[ck->nslices++] = (CkSlice){i, first, len, step};
+      ck->slices[ck->nslices++] = (CkSlice){i, first, len, step, t->dims[i]};
       dims[r] = len;
       orig[r++] = x->span;
     } else {
@@ -795,7 +795,7 @@ static Value *eval_index(Scope *sc, Expr *e) {
                    "%lld", (long long)ki, i, (long long)kn);
         ok = false;
       }
-      ck->slices[ck->nslices++] = (CkSlice){i, from_end(a, k, t->dims[i]), dim_const(a, 1), 1};
+      ck->slices[ck->nslices++] = (CkSlice){i, from_end(a, k, t->dims[i]), dim_const(a, 1), 1, t->dims[i]};
       ck->drop[i] = true;
     }
   }
@@ -1056,6 +1056,14 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
     vec_push(a, &sc->body->calls, edge);
   }
   Type *t = type_subst(a, g->ret, &u.subst);
+  for (int j = 0; j < t->rank; j++) {
+    if (!dim_nonpositive(t->dims[j])) continue;
+    sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
+               ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
+    sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
+              type_str(a, g->ret));
+    return NULL;
+  }
   CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, t);
   ck->callee = ce->body ? ce->body->ck : NULL;
   ck->path = ce->path;

@@ -288,9 +288,9 @@ void sema_recipe_defaults(Recipe *r, const char *model);
 // What a compiled program needs of a model with forward and loss (the ABI
 // of runtime/include/mlc_model.h), checked at the signatures (sema_entry.c).
 void sema_check_entries(Sema *S, Inst *model);
-// Every slice start is a constant once forward's and loss's calls are
-// inlined (sema_entry.c).
-void sema_check_slices(Sema *S, Inst *model);
+// Once forward's and loss's calls are inlined: every slice start is a
+// constant, every slice in range and no value empty (sema_entry.c).
+void sema_check_inlined(Sema *S, Inst *model);
 void sema_explain(Sema *S, FILE *out);
 // Parameter element counts of an instantiation (recursively).
 typedef struct ParamCount {
