@@ -1,8 +1,10 @@
 // conv_speed.c — how fast the compiled conv2d, its two gradients and
 // max/avg pooling (and their gradients) run on the fashion_cnn shapes (examples/fashion_cnn.model,
 // batch 64). Each kernel is one graph IR function, lowered to kernel IR
-// (kir_lower_func), compiled by the LLVM backend (O3, host CPU) and run
-// in-process through ORC LLJIT, as tests/backend/llvm/test_llvm.c does.
+// (kir_lower_func), scheduled for the CPU target and memory-planned as
+// `mlc build` does (kir_schedule, kir_plan_memory), compiled by the LLVM
+// backend (O3, host CPU) and run in-process through ORC LLJIT, as
+// tests/backend/llvm/test_llvm.c does.
 //
 // Build (not part of the CMake build; needs build-perf's libraries):
 //   cmake -S . -B build-perf -G Ninja -DMLC_WERROR=ON && ninja -C build-perf mlc_driver mlc_rt
@@ -22,6 +24,8 @@
 // pooling.
 #include "backend/llvm/llvm.h"
 #include "kernel/kir_lower.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 #include "mlc_rt.h"
 
 #include <stdio.h>
@@ -110,6 +114,10 @@ static int run_bench(const Bench *b, MlcPool *pool, int reps) {
   IrModule *m = ir_parse(a, src_from_string(a, "bench.ir", b->ir, strlen(b->ir)), &ds);
   if (!m || !ir_verify(m, &ds)) return fprintf(stderr, "%s: module does not verify\n", b->name), 1;
   KirProgram *p = kir_lower_func(a, m, VEC_AT(m->funcs, IrFunc, 0), err, sizeof err);
+  if (p && (!kir_schedule(p, &kir_target_cpu, &ds) || !kir_plan_memory(p, &ds) || !kir_verify(p, &ds))) {
+    diag_print(&ds, stderr);
+    return fprintf(stderr, "%s: kernel IR passes failed\n", b->name), 1;
+  }
   BackendOptions o = backend_default_options();
   o.threads = pool != NULL;
   LlvmGen *g = p ? llvm_gen_new(&o, err, sizeof err) : NULL;
@@ -129,9 +137,9 @@ static int run_bench(const Bench *b, MlcPool *pool, int reps) {
   for (int i = 0; i < p->bufs.len; i++) {
     KirBuf *kb = kir_buf(p, i);
     int64_t n = 1;
-    for (int d = 0; kb->kind != KBUF_TEMP && d < kb->type->rank; d++) {
+    for (int d = 0; kb->kind != KBUF_TEMP && d < kb->rank; d++) {
       int64_t v = 0;
-      dim_is_const(kb->type->dims[d], &v);
+      kir_eval_i64(kb->dims[d], NULL, &v);
       n *= v;
       if (kb->kind == KBUF_INPUT) dims[kb->index * KIR_ABI_MAX_RANK + d] = v;
     }

@@ -171,7 +171,13 @@ def check_case(opts, suite, path):
 
     actual = out if stream == "stdout" else err
     golden = os.path.splitext(path)[0] + suffix
-    if opts.update and not crashed:
+    return compare_golden(res, golden, actual, stream, opts.update and not crashed)
+
+
+def compare_golden(res, golden, actual, stream, update):
+    """Checks `actual` (bytes of `stream`) against the file `golden`, or with
+    update rewrites it when it differs; returns res."""
+    if update:
         old = None
         if os.path.exists(golden):
             with open(golden, "rb") as f:
@@ -190,6 +196,19 @@ def check_case(opts, suite, path):
         res.fail("%s differs from %s" % (stream, golden))
         res.diff = unified(expected, actual, golden)
     return res
+
+
+def print_result(path, res):
+    """Prints one case's [PASS]/[UPDATED]/[FAIL] line (problems, diff); True if it passed."""
+    if not res.problems:
+        print("[%s] %s" % ("UPDATED" if res.updated else "PASS", path))
+        return True
+    print("[FAIL] %s" % path)
+    for p in res.problems:
+        print("    " + p.replace("\n", "\n    "))
+    if res.diff:
+        sys.stdout.write(res.diff)
+    return False
 
 
 def collect(suite, filters):
@@ -227,17 +246,10 @@ def main():
         print("[FAIL] %s: golden without a .model input" % path)
         failed += 1
     for path in cases:
-        res = check_case(opts, opts.suite, path)
-        if res.problems:
-            failed += 1
-            print("[FAIL] %s" % path)
-            for p in res.problems:
-                print("    " + p.replace("\n", "\n    "))
-            if res.diff:
-                sys.stdout.write(res.diff)
-        else:
+        if print_result(path, check_case(opts, opts.suite, path)):
             passed += 1
-            print("[%s] %s" % ("UPDATED" if res.updated else "PASS", path))
+        else:
+            failed += 1
     if not cases:
         print("[FAIL] suite %s: no cases in %s%s" % (
             opts.suite, SUITES[opts.suite][0], " matching the filter" if opts.filters else ""))

@@ -1,10 +1,13 @@
 // backend.h — the narrow interface between the kernel IR and code
 // generators, and the calling convention of generated programs.
 //
-// A backend prints kernel-IR programs (kir.h); it makes no decisions of its
-// own (no fusion, no layout, no memory planning beyond laying temporaries
-// end to end in the scratch block). One Backend value per code generator:
-// open a session with options, add programs, finish (write the output), close.
+// A backend prints kernel-IR programs (kir.h) that are scheduled for its
+// target (kernel/schedule.h: loop maps, grains, captures, barriers) and
+// memory-planned (kernel/memplan.h: every temporary's offset, the scratch
+// size); it makes no decisions of its own (no fusion, no layout, no grain,
+// no capture analysis). Identical kernels (kir_kernel_key) are printed once
+// per session. One Backend value per code generator: open a session with
+// options, add programs, finish (write the output), close.
 //
 // Generated program ABI (what `add` compiles each KirProgram p into), with
 // PREFIX the session's symbol prefix ("mlc_" unless set):
@@ -22,9 +25,10 @@
 //   outputs  outputs[i]: the KBUF_OUTPUT buffer with index i (written)
 //   state    state[j]: the j-th KBUF_STATE buffer in p->bufs order (read,
 //            and written in place by the program's stores)
-//   scratch  at least PREFIX<name>_scratch_bytes(dims) bytes, 64-byte
-//            aligned; every KBUF_TEMP buffer is carved from it, in p->bufs
-//            order, each at a 64-byte aligned offset
+//   scratch  at least PREFIX<name>_scratch_bytes(dims) bytes (the plan's
+//            KirProgram.scratch), 64-byte aligned; every KBUF_TEMP buffer
+//            lives at its planned byte offset (KirBuf.offset, a multiple
+//            of 64)
 //   rng_seed the run's RNG stream (KE_RNGSEED, InterpParams.rng_seed)
 //   pool     thread pool for parallel loops (mlc_parallel_for, mlc_rt.h);
 //            NULL runs every loop on the calling thread

@@ -1,11 +1,14 @@
 // kir.c — the kernel IR's data structures (kir.h): construction helpers with
-// light constant folding of index arithmetic, the canonical text printer,
-// and the verifier that every producer (lowering, later fusion) is checked
-// by before a backend prints the program.
+// light constant folding of index arithmetic, the analysis helpers the
+// passes and backends share (captures, buffer accesses, structural
+// equality, evaluation of sizes), and the canonical text printer with the
+// position-named kernel key a backend dedups kernels by. The verifier is
+// kir_verify.c, the parser of the text kir_parse.c.
 //
-// Input: calls from kir_lower*.c (and later the fusion pass). Output: a
-// KirProgram in its arena; text via kir_print; verdicts via kir_verify.
-#include "kir.h"
+// Input: calls from kir_lower*.c, schedule*.c, memplan.c, kir_parse.c (and
+// later the fusion pass). Output: a KirProgram in its arena; text via
+// kir_print.
+#include "kir_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -24,8 +27,48 @@ static const char *const binop_names[] = {
 _Static_assert(sizeof unop_names / sizeof *unop_names == KU_COUNT, "unop names");
 _Static_assert(sizeof binop_names / sizeof *binop_names == KB_COUNT, "binop names");
 
+static const char *const map_names[] = {
+#define X(id, name) name,
+    KIR_MAPS(X)
+#undef X
+};
+static const struct {
+  const char *name, *roles, *attrs;
+} op_table[] = {
+#define X(id, name, roles, attrs) {name, roles, attrs},
+    KIR_OPS(X)
+#undef X
+};
+_Static_assert(sizeof map_names / sizeof *map_names == KMAP_COUNT, "map names");
+_Static_assert(sizeof op_table / sizeof *op_table == KOP_COUNT, "op table");
+
+const char *const kir_buf_kind_names[4] = {"input", "output", "state", "temp"};
+
 const char *kir_unop_name(KUnOp op) { return unop_names[op]; }
 const char *kir_binop_name(KBinOp op) { return binop_names[op]; }
+const char *kir_map_name(KLoopMap m) { return map_names[m]; }
+const char *kir_op_name(KirOpKind op) { return op_table[op].name; }
+
+// Splits the table's words: roles "x w y", attributes "stride:2 groups:1".
+void kir_op_spec(KirOpKind op, KirOpSpec *o) {
+  memset(o, 0, sizeof *o);
+  for (const char *s = op_table[op].roles; *s;) {
+    int n = 0;
+    while (s[n] && s[n] != ' ') n++;
+    MLC_ASSERT(o->nbufs < KIR_OP_MAX_BUFS && n < 24);
+    memcpy(o->roles[o->nbufs++], s, (size_t)n);
+    s += n + (s[n] == ' ');
+  }
+  for (const char *s = op_table[op].attrs; *s;) {
+    int n = 0;
+    while (s[n] != ':') n++;
+    MLC_ASSERT(o->ngroups < KIR_OP_MAX_ATTRS && n < 24);
+    memcpy(o->group[o->ngroups], s, (size_t)n);
+    o->count[o->ngroups++] = s[n + 1] - '0';
+    s += n + 2;
+    s += *s == ' ';
+  }
+}
 
 // ---- program, syms, buffers, kernels, vars ------------------------------------------------------
 KirProgram *kir_program_new(Arena *a, const char *name) {
@@ -35,10 +78,9 @@ KirProgram *kir_program_new(Arena *a, const char *name) {
   return p;
 }
 
-int kir_sym_add(KirProgram *p, const char *name, Sym *sym, int arg, int dim, KExpr *def) {
+int kir_sym_add(KirProgram *p, const char *name, int arg, int dim, KExpr *def) {
   KirSym *s = arena_alloc(p->arena, sizeof *s);
   s->name = arena_strdup(p->arena, name);
-  s->sym = sym;
   s->arg = arg;
   s->dim = dim;
   s->def = def;
@@ -46,13 +88,18 @@ int kir_sym_add(KirProgram *p, const char *name, Sym *sym, int arg, int dim, KEx
   return p->syms.len - 1;
 }
 
-int kir_buf_add(KirProgram *p, KirBufKind kind, const char *name, DType dt, Type *type, KExpr *numel) {
+int kir_buf_add(KirProgram *p, KirBufKind kind, const char *name, DType dt, int rank, KExpr *const *dims) {
   KirBuf *b = arena_alloc(p->arena, sizeof *b);
   b->name = arena_strdup(p->arena, name);
   b->kind = kind;
   b->dtype = dt;
-  b->type = type;
-  b->numel = numel;
+  b->rank = rank;
+  b->dims = arena_alloc(p->arena, sizeof(KExpr *) * (size_t)(rank + 1));
+  b->numel = kir_idx(p, 1);
+  for (int i = 0; i < rank; i++) {
+    b->dims[i] = dims[i];
+    b->numel = kir_bin(p, KB_MUL, b->numel, dims[i]);
+  }
   vec_push(p->arena, &p->bufs, b);
   return p->bufs.len - 1;
 }
@@ -81,6 +128,25 @@ void kir_kernel_use(KirProgram *p, KirKernel *k, int b) {
   vec_push(p->arena, &k->params, NULL);
   for (int i = k->params.len - 1; i > at; i--) k->params.data[i] = k->params.data[i - 1];
   k->params.data[at] = (void *)(intptr_t)b;
+}
+
+KirOp *kir_kernel_op(KirProgram *p, KirKernel *k, KirOpKind kind, const int *bufs, const int *rank,
+                     KExpr *const (*dims)[KIR_OP_MAX_RANK], const int64_t *attrs) {
+  KirOpSpec sp;
+  kir_op_spec(kind, &sp);
+  KirOp *op = arena_alloc(p->arena, sizeof *op);
+  op->kind = kind;
+  for (int i = 0; i < sp.nbufs; i++) {
+    op->buf[i] = bufs[i];
+    op->rank[i] = rank[i];
+    for (int d = 0; d < rank[i]; d++) op->dims[i][d] = dims[i][d];
+    kir_kernel_use(p, k, bufs[i]);
+  }
+  int na = 0;
+  for (int g = 0; g < sp.ngroups; g++) na += sp.count[g];
+  for (int i = 0; i < na; i++) op->attr[i] = attrs[i];
+  k->op = op;
+  return op;
 }
 
 // ---- expressions -----------------------------------------------------------------------------------
@@ -143,20 +209,27 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+// i64 arithmetic as the semantics defines it (wrapping, floor div/mod);
+// false for other ops and for a division by zero.
+static bool i64_op(KBinOp op, int64_t a, int64_t b, int64_t *out) {
+  uint64_t x = (uint64_t)a, y = (uint64_t)b;
+  switch (op) {
+  case KB_ADD: *out = (int64_t)(x + y); return true;
+  case KB_SUB: *out = (int64_t)(x - y); return true;
+  case KB_MUL: *out = (int64_t)(x * y); return true;
+  case KB_DIV: if (!b) return false; *out = floor_div(a, b); return true;
+  case KB_MOD: if (!b) return false; *out = a - floor_div(a, b) * b; return true;
+  case KB_MAX: *out = a > b ? a : b; return true;
+  case KB_MIN: *out = a < b ? a : b; return true;
+  default: return false;
+  }
+}
+
 // Folds i64 constant arithmetic and the neutral elements of index math.
 static KExpr *fold_i64(KirProgram *p, KBinOp op, KExpr *a, KExpr *b) {
   if (a->dtype != DT_I64 || b->dtype != DT_I64) return NULL;
-  bool ca = a->kind == KE_CONST, cb = b->kind == KE_CONST;
-  if (ca && cb) {
-    switch (op) {
-    case KB_ADD: return kir_idx(p, (int64_t)((uint64_t)a->i + (uint64_t)b->i));
-    case KB_SUB: return kir_idx(p, (int64_t)((uint64_t)a->i - (uint64_t)b->i));
-    case KB_MUL: return kir_idx(p, (int64_t)((uint64_t)a->i * (uint64_t)b->i));
-    case KB_DIV: if (b->i) return kir_idx(p, floor_div(a->i, b->i)); break;
-    case KB_MOD: if (b->i) return kir_idx(p, a->i - floor_div(a->i, b->i) * b->i); break;
-    default: break;
-    }
-  }
+  int64_t v;
+  if (a->kind == KE_CONST && b->kind == KE_CONST && i64_op(op, a->i, b->i, &v)) return kir_idx(p, v);
   if (op == KB_ADD && is_icst(a, 0)) return b;
   if ((op == KB_ADD || op == KB_SUB) && is_icst(b, 0)) return a;
   if (op == KB_MUL && (is_icst(a, 0) || is_icst(b, 1))) return a;
@@ -216,6 +289,7 @@ KStmt *kir_for(KirProgram *p, Vec *block, int var, KExpr *n, bool parallel) {
   s->var = var;
   s->n = n;
   s->parallel = parallel;
+  s->map = KMAP_SERIAL;
   return s;
 }
 
@@ -254,13 +328,129 @@ KStmt *kir_check(KirProgram *p, Vec *block, KExpr *cond, const char *msg) {
   return s;
 }
 
+KStmt *kir_barrier(KirProgram *p, Vec *block) { return stmt(p, block, KS_BARRIER); }
+
+// ---- analysis helpers ---------------------------------------------------------------------------------
+bool kir_expr_equal(const KExpr *a, const KExpr *b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  switch (a->kind) {
+  case KE_CONST: return dtype_is_float(a->dtype) ? a->f == b->f || (isnan(a->f) && isnan(b->f)) : a->i == b->i;
+  case KE_VAR: return a->var == b->var;
+  case KE_SYM: return a->sym == b->sym;
+  case KE_RNGSEED: return true;
+  case KE_LOAD: return a->buf == b->buf && kir_expr_equal(a->a, b->a);
+  case KE_UNARY: return a->un == b->un && kir_expr_equal(a->a, b->a);
+  case KE_BINARY: return a->bin == b->bin && kir_expr_equal(a->a, b->a) && kir_expr_equal(a->b, b->b);
+  case KE_CAST: return kir_expr_equal(a->a, b->a);
+  case KE_SELECT: case KE_RAND:
+    return kir_expr_equal(a->a, b->a) && kir_expr_equal(a->b, b->b) && kir_expr_equal(a->c, b->c);
+  }
+  return false;
+}
+
+static void uses_expr(const KExpr *x, bool *used) {
+  if (!x) return;
+  if (x->kind == KE_VAR) used[x->var] = true;
+  uses_expr(x->a, used), uses_expr(x->b, used), uses_expr(x->c, used);
+}
+
+static void uses_block(const Vec *blk, bool *used, bool *defd) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR || s->kind == KS_LET) defd[s->var] = true;
+    if (s->kind == KS_ASSIGN) used[s->var] = true;
+    uses_expr(s->n, used), uses_expr(s->grain, used), uses_expr(s->index, used);
+    uses_expr(s->value, used), uses_expr(s->cond, used);
+    uses_block(&s->body, used, defd);
+    uses_block(&s->els, used, defd);
+  }
+}
+
+// The trip count and grain are evaluated outside the loop, so they are not
+// the body's captures.
+void kir_loop_captures(const KirProgram *p, const KirKernel *k, const KStmt *s, Vec *out) {
+  int n = k->vars.len;
+  bool *used = arena_alloc(p->arena, (size_t)n + 1), *defd = arena_alloc(p->arena, (size_t)n + 1);
+  defd[s->var] = true;
+  uses_block(&s->body, used, defd);
+  out->len = 0;
+  for (int v = 0; v < n; v++)
+    if (used[v] && !defd[v]) vec_push(p->arena, out, (void *)(intptr_t)v);
+}
+
+static void access_expr(const KExpr *x, bool *reads) {
+  if (!x) return;
+  if (x->kind == KE_LOAD) reads[x->buf] = true;
+  access_expr(x->a, reads), access_expr(x->b, reads), access_expr(x->c, reads);
+}
+
+void kir_stmt_access(const KStmt *s, bool *reads, bool *writes) {
+  if (s->kind == KS_STORE) writes[s->buf] = true;
+  access_expr(s->n, reads), access_expr(s->index, reads), access_expr(s->value, reads);
+  access_expr(s->cond, reads);
+  for (int i = 0; i < s->body.len; i++) kir_stmt_access(VEC_AT(s->body, KStmt, i), reads, writes);
+  for (int i = 0; i < s->els.len; i++) kir_stmt_access(VEC_AT(s->els, KStmt, i), reads, writes);
+}
+
+static bool concurrent(const KStmt *s) {
+  if (s->kind == KS_FOR && s->map != KMAP_SERIAL && s->map != KMAP_VECTOR) return true;
+  for (int i = 0; i < s->body.len; i++)
+    if (concurrent(VEC_AT(s->body, KStmt, i))) return true;
+  for (int i = 0; i < s->els.len; i++)
+    if (concurrent(VEC_AT(s->els, KStmt, i))) return true;
+  return false;
+}
+
+int kir_barrier_conflict(const KirProgram *p, const KStmt *a, const KStmt *b) {
+  if (!concurrent(a) && !concurrent(b)) return -1;
+  int nb = p->bufs.len;
+  bool *ra = arena_alloc(p->arena, (size_t)(4 * nb + 1)), *wa = ra + nb, *rb = wa + nb, *wb = rb + nb;
+  kir_stmt_access(a, ra, wa);
+  kir_stmt_access(b, rb, wb);
+  for (int i = 0; i < nb; i++)
+    if ((wa[i] && (rb[i] || wb[i])) || (ra[i] && wb[i])) return i;
+  return -1;
+}
+
+bool kir_eval_i64(const KExpr *e, const int64_t *syms, int64_t *out) {
+  int64_t a, b;
+  switch (e->kind) {
+  case KE_CONST: *out = e->i; return e->dtype == DT_I64;
+  case KE_SYM: if (!syms) return false; *out = syms[e->sym]; return true;
+  case KE_BINARY:
+    return e->dtype == DT_I64 && kir_eval_i64(e->a, syms, &a) && kir_eval_i64(e->b, syms, &b) &&
+           i64_op(e->bin, a, b, out);
+  default: return false;
+  }
+}
+
+bool kir_bind_syms(const KirProgram *p, const int64_t *arg_values, int64_t *syms) {
+  for (int i = 0; i < p->syms.len; i++) {
+    const KirSym *s = VEC_AT(p->syms, KirSym, i);
+    if (s->arg >= 0) syms[i] = arg_values[i];
+    else if (!kir_eval_i64(s->def, syms, &syms[i])) return false;
+  }
+  return true;
+}
+
 // ---- printer -------------------------------------------------------------------------------------------
 // Expressions print in prefix form with explicit dtypes where they are not
 // implied: constants as 3 / 1.5:f32, loads as buf[index], casts as
 // cast<i32>(..), binary ops infix for + - * and compares, calls otherwise.
-static void put_expr(StrBuf *b, const KirProgram *p, const KirKernel *k, const KExpr *e);
+// A printer names buffers, syms and vars as the program does, or (for a
+// kernel key) by position: b<param>, s<first use>, v<index>.
+typedef struct Printer {
+  StrBuf *b;
+  const KirProgram *p;
+  const KirKernel *k;
+  bool canon;
+  int *symmap;  // canon: program sym -> canonical position, -1 before its first use
+  int *symlist; // canon: canonical position -> program sym
+  int nsyms;
+} Printer;
 
-static const char *infix(KBinOp op) {
+const char *kir_infix(KBinOp op) {
   switch (op) {
   case KB_ADD: return "+";
   case KB_SUB: return "-";
@@ -297,132 +487,222 @@ static void put_const(StrBuf *b, const KExpr *e) {
   sb_printf(b, ":%s", dtype_name(e->dtype));
 }
 
-static void put_expr(StrBuf *b, const KirProgram *p, const KirKernel *k, const KExpr *e) {
+static int param_pos(const KirKernel *k, int buf) {
+  for (int i = 0; i < k->params.len; i++)
+    if (kir_param(k, i) == buf) return i;
+  return -1;
+}
+
+static void put_buf(Printer *pr, int buf) {
+  if (pr->canon) sb_printf(pr->b, "b%d", param_pos(pr->k, buf));
+  else sb_puts(pr->b, kir_buf(pr->p, buf)->name);
+}
+
+static void put_var(Printer *pr, int var) {
+  if (pr->canon) sb_printf(pr->b, "v%d", var);
+  else sb_puts(pr->b, VEC_AT(pr->k->vars, KirVar, var)->name);
+}
+
+static void put_sym(Printer *pr, int sym) {
+  if (!pr->canon) {
+    sb_puts(pr->b, VEC_AT(pr->p->syms, KirSym, sym)->name);
+    return;
+  }
+  if (pr->symmap[sym] < 0) {
+    pr->symmap[sym] = pr->nsyms;
+    pr->symlist[pr->nsyms++] = sym;
+  }
+  sb_printf(pr->b, "s%d", pr->symmap[sym]);
+}
+
+static void put_expr(Printer *pr, const KExpr *e);
+
+static void put_args(Printer *pr, const char *open, const KExpr *a, const KExpr *b, const KExpr *c) {
+  sb_puts(pr->b, open);
+  put_expr(pr, a);
+  if (b) sb_puts(pr->b, ", "), put_expr(pr, b);
+  if (c) sb_puts(pr->b, ", "), put_expr(pr, c);
+  sb_putc(pr->b, ')');
+}
+
+static void put_expr(Printer *pr, const KExpr *e) {
+  StrBuf *b = pr->b;
   switch (e->kind) {
   case KE_CONST: put_const(b, e); return;
-  case KE_VAR: sb_puts(b, VEC_AT(k->vars, KirVar, e->var)->name); return;
-  case KE_SYM: sb_puts(b, VEC_AT(p->syms, KirSym, e->sym)->name); return;
+  case KE_VAR: put_var(pr, e->var); return;
+  case KE_SYM: put_sym(pr, e->sym); return;
   case KE_RNGSEED: sb_puts(b, "rngseed"); return;
   case KE_LOAD:
-    sb_printf(b, "%s[", kir_buf(p, e->buf)->name);
-    put_expr(b, p, k, e->a);
+    put_buf(pr, e->buf);
+    sb_putc(b, '[');
+    put_expr(pr, e->a);
     sb_putc(b, ']');
     return;
-  case KE_UNARY:
-    sb_printf(b, "%s(", unop_names[e->un]);
-    put_expr(b, p, k, e->a);
-    sb_putc(b, ')');
-    return;
+  case KE_UNARY: put_args(pr, arena_printf(pr->p->arena, "%s(", unop_names[e->un]), e->a, NULL, NULL); return;
   case KE_BINARY: {
-    const char *op = infix(e->bin);
-    sb_puts(b, op ? "(" : binop_names[e->bin]);
-    if (!op) sb_putc(b, '(');
-    put_expr(b, p, k, e->a);
-    sb_printf(b, op ? " %s " : ", ", op ? op : "");
-    put_expr(b, p, k, e->b);
+    const char *op = kir_infix(e->bin);
+    if (!op) {
+      put_args(pr, arena_printf(pr->p->arena, "%s(", binop_names[e->bin]), e->a, e->b, NULL);
+      return;
+    }
+    sb_putc(b, '(');
+    put_expr(pr, e->a);
+    sb_printf(b, " %s ", op);
+    put_expr(pr, e->b);
     sb_putc(b, ')');
     return;
   }
-  case KE_SELECT:
-  case KE_RAND:
-    sb_puts(b, e->kind == KE_SELECT ? "select(" : "rand(");
-    put_expr(b, p, k, e->a);
-    sb_puts(b, ", ");
-    put_expr(b, p, k, e->b);
-    sb_puts(b, ", ");
-    put_expr(b, p, k, e->c);
-    sb_putc(b, ')');
-    return;
-  case KE_CAST:
-    sb_printf(b, "cast<%s>(", dtype_name(e->dtype));
-    put_expr(b, p, k, e->a);
-    sb_putc(b, ')');
-    return;
+  case KE_SELECT: put_args(pr, "select(", e->a, e->b, e->c); return;
+  case KE_RAND: put_args(pr, "rand(", e->a, e->b, e->c); return;
+  case KE_CAST: put_args(pr, arena_printf(pr->p->arena, "cast<%s>(", dtype_name(e->dtype)), e->a, NULL, NULL); return;
   }
 }
 
-static void put_block(StrBuf *b, const KirProgram *p, const KirKernel *k, const Vec *blk, int ind);
+static void put_block(Printer *pr, const Vec *blk, int ind);
 
-static void put_stmt(StrBuf *b, const KirProgram *p, const KirKernel *k, const KStmt *s, int ind) {
+// for's header: [parallel ]for VAR < N[ @MAP[(GRAIN)][ capture(VARS)]]
+static void put_for(Printer *pr, const KStmt *s) {
+  StrBuf *b = pr->b;
+  sb_puts(b, s->parallel ? "parallel for " : "for ");
+  put_var(pr, s->var);
+  sb_puts(b, " < ");
+  put_expr(pr, s->n);
+  if (s->map != KMAP_SERIAL) sb_printf(b, " @%s", map_names[s->map]);
+  if (s->grain) put_args(pr, "(", s->grain, NULL, NULL);
+  for (int i = 0; i < s->captures.len; i++) {
+    sb_puts(b, i ? ", " : " capture(");
+    put_var(pr, kir_capture(s, i));
+  }
+  if (s->captures.len) sb_putc(b, ')');
+}
+
+static void put_check_msg(StrBuf *b, const char *msg) {
+  sb_puts(b, " \"");
+  for (const char *c = msg; *c; c++) {
+    if (*c == '"' || *c == '\\') sb_putc(b, '\\');
+    sb_putc(b, *c);
+  }
+  sb_puts(b, "\"\n");
+}
+
+static void put_stmt(Printer *pr, const KStmt *s, int ind) {
+  StrBuf *b = pr->b;
   sb_printf(b, "%*s", ind, "");
-  const KirVar *v = (s->kind == KS_FOR || s->kind == KS_LET || s->kind == KS_ASSIGN)
-                        ? VEC_AT(k->vars, KirVar, s->var) : NULL;
   switch (s->kind) {
   case KS_FOR:
-    sb_printf(b, "%sfor %s < ", s->parallel ? "parallel " : "", v->name);
-    put_expr(b, p, k, s->n);
+    put_for(pr, s);
     sb_puts(b, " {\n");
-    put_block(b, p, k, &s->body, ind + 2);
+    put_block(pr, &s->body, ind + 2);
     sb_printf(b, "%*s}\n", ind, "");
     return;
   case KS_LET:
   case KS_ASSIGN:
-    if (s->kind == KS_LET) sb_printf(b, "let %s: %s = ", v->name, dtype_name(v->dtype));
-    else sb_printf(b, "%s = ", v->name);
-    break;
+    if (s->kind == KS_LET) sb_puts(b, "let ");
+    put_var(pr, s->var);
+    if (s->kind == KS_LET) sb_printf(b, ": %s", dtype_name(VEC_AT(pr->k->vars, KirVar, s->var)->dtype));
+    sb_puts(b, " = ");
+    put_expr(pr, s->value);
+    sb_putc(b, '\n');
+    return;
   case KS_STORE:
-    sb_printf(b, "%s[", kir_buf(p, s->buf)->name);
-    put_expr(b, p, k, s->index);
+    put_buf(pr, s->buf);
+    sb_putc(b, '[');
+    put_expr(pr, s->index);
     sb_puts(b, "] = ");
-    put_expr(b, p, k, s->value);
+    put_expr(pr, s->value);
     sb_putc(b, '\n');
     return;
   case KS_IF:
     sb_puts(b, "if ");
-    put_expr(b, p, k, s->cond);
+    put_expr(pr, s->cond);
     sb_puts(b, " {\n");
-    put_block(b, p, k, &s->body, ind + 2);
+    put_block(pr, &s->body, ind + 2);
     if (s->els.len) {
       sb_printf(b, "%*s} else {\n", ind, "");
-      put_block(b, p, k, &s->els, ind + 2);
+      put_block(pr, &s->els, ind + 2);
     }
     sb_printf(b, "%*s}\n", ind, "");
     return;
   case KS_CHECK:
     sb_puts(b, "check ");
-    put_expr(b, p, k, s->cond);
-    sb_printf(b, " \"%s\"\n", s->msg);
+    put_expr(pr, s->cond);
+    put_check_msg(b, s->msg);
     return;
+  case KS_BARRIER: sb_puts(b, "barrier\n"); return;
   }
-  put_expr(b, p, k, s->value);
+}
+
+static void put_block(Printer *pr, const Vec *blk, int ind) {
+  for (int i = 0; i < blk->len; i++) put_stmt(pr, VEC_AT(*blk, KStmt, i), ind);
+}
+
+static void put_dims(Printer *pr, int rank, KExpr *const *dims) {
+  sb_putc(pr->b, '[');
+  for (int d = 0; d < rank; d++) {
+    if (d) sb_puts(pr->b, ", ");
+    put_expr(pr, dims[d]);
+  }
+  sb_putc(pr->b, ']');
+}
+
+// op NAME(ROLE = BUF[DIMS], ...) {GROUP = V | [V, V], ...}
+static void put_op(Printer *pr, const KirOp *op) {
+  StrBuf *b = pr->b;
+  KirOpSpec sp;
+  kir_op_spec(op->kind, &sp);
+  sb_printf(b, "  op %s(", op_table[op->kind].name);
+  for (int i = 0; i < sp.nbufs; i++) {
+    sb_printf(b, "%s%s = ", i ? ", " : "", sp.roles[i]);
+    put_buf(pr, op->buf[i]);
+    put_dims(pr, op->rank[i], op->dims[i]);
+  }
+  sb_putc(b, ')');
+  for (int g = 0, a = 0; g < sp.ngroups; g++) {
+    sb_printf(b, "%s%s = %s", g ? ", " : " {", sp.group[g], sp.count[g] > 1 ? "[" : "");
+    for (int j = 0; j < sp.count[g]; j++) sb_printf(b, "%s%lld", j ? ", " : "", (long long)op->attr[a++]);
+    sb_puts(b, sp.count[g] > 1 ? "]" : "");
+  }
+  sb_puts(b, sp.ngroups ? "}\n" : "\n");
+}
+
+static void put_kernel(Printer *pr, const KirKernel *k) {
+  StrBuf *b = pr->b;
+  pr->k = k;
+  sb_printf(b, "\nkernel %s(", k->name);
+  for (int j = 0; j < k->params.len; j++) sb_printf(b, "%s%s", j ? ", " : "", kir_buf(pr->p, kir_param(k, j))->name);
+  sb_puts(b, ") {\n");
+  if (k->op) put_op(pr, k->op);
+  put_block(pr, &k->body, 2);
+  sb_puts(b, "}\n");
+}
+
+static void put_buffer(Printer *pr, const KirBuf *bf) {
+  StrBuf *b = pr->b;
+  sb_printf(b, "buf %s : %s", bf->name, dtype_name(bf->dtype));
+  put_dims(pr, bf->rank, bf->dims);
+  sb_printf(b, " %s", kir_buf_kind_names[bf->kind]);
+  if (bf->kind == KBUF_INPUT || bf->kind == KBUF_OUTPUT) sb_printf(b, " %d", bf->index);
+  if (bf->kind == KBUF_STATE) sb_printf(b, " %s", bf->path);
+  if (bf->offset) sb_puts(b, " at "), put_expr(pr, bf->offset);
   sb_putc(b, '\n');
 }
 
-static void put_block(StrBuf *b, const KirProgram *p, const KirKernel *k, const Vec *blk, int ind) {
-  for (int i = 0; i < blk->len; i++) put_stmt(b, p, k, VEC_AT(*blk, KStmt, i), ind);
-}
-
-static const char *const buf_kinds[] = {"input", "output", "state", "temp"};
-
 void kir_print(StrBuf *b, const KirProgram *p) {
+  Printer pr = {.b = b, .p = p};
   sb_printf(b, "program %s\n", p->name);
+  if (p->target) sb_printf(b, "target %s\n", p->target);
   for (int i = 0; i < p->syms.len; i++) {
     KirSym *s = VEC_AT(p->syms, KirSym, i);
     sb_printf(b, "sym %s = ", s->name);
     if (s->arg >= 0) sb_printf(b, "arg %d dim %d\n", s->arg, s->dim);
     else {
-      put_expr(b, p, NULL, s->def);
+      put_expr(&pr, s->def);
       sb_putc(b, '\n');
     }
   }
-  for (int i = 0; i < p->bufs.len; i++) {
-    KirBuf *bf = kir_buf(p, i);
-    sb_printf(b, "buf %s : %s[", bf->name, dtype_name(bf->dtype));
-    put_expr(b, p, NULL, bf->numel);
-    sb_printf(b, "] %s", buf_kinds[bf->kind]);
-    if (bf->kind == KBUF_INPUT || bf->kind == KBUF_OUTPUT) sb_printf(b, " %d", bf->index);
-    if (bf->kind == KBUF_STATE) sb_printf(b, " %s", bf->path);
-    sb_putc(b, '\n');
-  }
-  for (int i = 0; i < p->kernels.len; i++) {
-    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
-    sb_printf(b, "\nkernel %s(", k->name);
-    for (int j = 0; j < k->params.len; j++)
-      sb_printf(b, "%s%s", j ? ", " : "", kir_buf(p, kir_param(k, j))->name);
-    sb_puts(b, ") {\n");
-    put_block(b, p, k, &k->body, 2);
-    sb_puts(b, "}\n");
-  }
+  for (int i = 0; i < p->bufs.len; i++) put_buffer(&pr, kir_buf(p, i));
+  if (p->scratch) sb_puts(b, "scratch "), put_expr(&pr, p->scratch), sb_putc(b, '\n');
+  for (int i = 0; i < p->kernels.len; i++) put_kernel(&pr, VEC_AT(p->kernels, KirKernel, i));
 }
 
 void kir_dump(const KirProgram *p, FILE *out) {
@@ -432,175 +712,17 @@ void kir_dump(const KirProgram *p, FILE *out) {
   sb_free(&b);
 }
 
-// ---- verifier ----------------------------------------------------------------------------------------------
-// Walks each kernel with the set of variables in scope; the first problem in
-// a kernel is reported (later ones are usually its echoes).
-typedef struct Verify {
-  const KirProgram *p;
-  const KirKernel *k; // NULL for program-level expressions (sym defs, sizes)
-  bool *live;         // per kernel var: in scope
-  int nsyms;          // syms visible (program-level: the earlier ones)
-  char msg[256];
-} Verify;
-
-static bool vfail(Verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool vfail(Verify *v, const char *fmt, ...) {
-  if (v->msg[0]) return false;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(v->msg, sizeof v->msg, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
-static bool has_param(const KirKernel *k, int b) {
-  for (int i = 0; i < k->params.len; i++)
-    if (kir_param(k, i) == b) return true;
-  return false;
-}
-
-static bool v_expr(Verify *v, const KExpr *e);
-
-static bool v_idx(Verify *v, const KExpr *e, const char *what) {
-  if (!v_expr(v, e)) return false;
-  return e->dtype == DT_I64 || vfail(v, "%s has dtype %s, not i64", what, dtype_name(e->dtype));
-}
-
-static bool v_unary(Verify *v, const KExpr *e) {
-  DType t = e->a->dtype;
-  if (e->un == KU_NOT) return t == DT_BOOL || vfail(v, "not of %s", dtype_name(t));
-  if (e->dtype != t)
-    return vfail(v, "%s: result %s, operand %s", unop_names[e->un], dtype_name(e->dtype), dtype_name(t));
-  if (e->un != KU_NEG && e->un != KU_ABS && !dtype_is_float(t))
-    return vfail(v, "%s of non-float %s", unop_names[e->un], dtype_name(t));
-  return true;
-}
-
-static bool v_binary(Verify *v, const KExpr *e) {
-  DType t = e->a->dtype;
-  const char *n = binop_names[e->bin];
-  if (e->b->dtype != t) return vfail(v, "%s of %s and %s", n, dtype_name(t), dtype_name(e->b->dtype));
-  if (e->dtype != (is_compare(e->bin) ? DT_BOOL : t)) return vfail(v, "%s: result dtype %s", n, dtype_name(e->dtype));
-  if ((e->bin == KB_AND || e->bin == KB_OR) && t != DT_BOOL) return vfail(v, "%s of %s", n, dtype_name(t));
-  if (e->bin == KB_POW && !dtype_is_float(t)) return vfail(v, "pow of %s", dtype_name(t));
-  if (e->bin == KB_MOD && !dtype_is_int(t)) return vfail(v, "mod of %s", dtype_name(t));
-  return true;
-}
-
-static bool v_expr(Verify *v, const KExpr *e) {
-  if (!e) return vfail(v, "missing expression");
-  switch (e->kind) {
-  case KE_CONST: case KE_RNGSEED: return true;
-  case KE_VAR:
-    if (!v->k || e->var < 0 || e->var >= v->k->vars.len) return vfail(v, "variable #%d out of range", e->var);
-    if (!v->live[e->var]) return vfail(v, "variable %s used out of scope", VEC_AT(v->k->vars, KirVar, e->var)->name);
-    return e->dtype == VEC_AT(v->k->vars, KirVar, e->var)->dtype || vfail(v, "variable dtype mismatch");
-  case KE_SYM: return (e->sym >= 0 && e->sym < v->nsyms) || vfail(v, "sym #%d not defined here", e->sym);
-  case KE_LOAD:
-    if (!v->k || e->buf < 0 || e->buf >= v->p->bufs.len || !has_param(v->k, e->buf))
-      return vfail(v, "load from buffer #%d, not a parameter", e->buf);
-    if (e->dtype != kir_buf(v->p, e->buf)->dtype) return vfail(v, "load dtype differs from the buffer's");
-    return v_idx(v, e->a, "load index");
-  case KE_UNARY: return v_expr(v, e->a) && v_unary(v, e);
-  case KE_BINARY: return v_expr(v, e->a) && v_expr(v, e->b) && v_binary(v, e);
-  case KE_SELECT:
-    if (!v_expr(v, e->a) || !v_expr(v, e->b) || !v_expr(v, e->c)) return false;
-    if (e->a->dtype != DT_BOOL) return vfail(v, "select condition is %s", dtype_name(e->a->dtype));
-    return (e->b->dtype == e->dtype && e->c->dtype == e->dtype) || vfail(v, "select arms differ in dtype");
-  case KE_CAST: return v_expr(v, e->a);
-  case KE_RAND:
-    return e->dtype == DT_F64 && v_idx(v, e->a, "rand key") && v_idx(v, e->b, "rand counter") &&
-           v_idx(v, e->c, "rand stream");
-  }
-  return vfail(v, "bad expression kind %d", (int)e->kind);
-}
-
-static bool v_block(Verify *v, const Vec *blk);
-
-static bool v_var(Verify *v, int var, bool loop, bool want_live) {
-  if (var < 0 || var >= v->k->vars.len) return vfail(v, "variable #%d out of range", var);
-  KirVar *kv = VEC_AT(v->k->vars, KirVar, var);
-  if (kv->is_loop != loop) return vfail(v, "%s is %sa loop variable", kv->name, loop ? "not " : "");
-  if (v->live[var] != want_live)
-    return vfail(v, want_live ? "%s assigned before its let" : "%s defined twice in scope", kv->name);
-  return true;
-}
-
-static bool v_stmt(Verify *v, const KStmt *s) {
-  switch (s->kind) {
-  case KS_FOR: {
-    if (!v_var(v, s->var, true, false) || !v_idx(v, s->n, "trip count")) return false;
-    if (VEC_AT(v->k->vars, KirVar, s->var)->dtype != DT_I64) return vfail(v, "loop variable not i64");
-    v->live[s->var] = true;
-    bool ok = v_block(v, &s->body);
-    v->live[s->var] = false;
-    return ok;
-  }
-  case KS_LET: case KS_ASSIGN:
-    if (!v_var(v, s->var, false, s->kind == KS_ASSIGN) || !v_expr(v, s->value)) return false;
-    if (s->value->dtype != VEC_AT(v->k->vars, KirVar, s->var)->dtype)
-      return vfail(v, "%s: value is %s", VEC_AT(v->k->vars, KirVar, s->var)->name, dtype_name(s->value->dtype));
-    v->live[s->var] = true;
-    return true;
-  case KS_STORE:
-    if (s->buf < 0 || s->buf >= v->p->bufs.len || !has_param(v->k, s->buf))
-      return vfail(v, "store to buffer #%d, not a parameter", s->buf);
-    if (kir_buf(v->p, s->buf)->kind == KBUF_INPUT) return vfail(v, "store to input %s", kir_buf(v->p, s->buf)->name);
-    if (!v_idx(v, s->index, "store index") || !v_expr(v, s->value)) return false;
-    return s->value->dtype == kir_buf(v->p, s->buf)->dtype ||
-           vfail(v, "store of %s into %s buffer %s", dtype_name(s->value->dtype),
-                 dtype_name(kir_buf(v->p, s->buf)->dtype), kir_buf(v->p, s->buf)->name);
-  case KS_IF: case KS_CHECK:
-    if (!v_expr(v, s->cond)) return false;
-    if (s->cond->dtype != DT_BOOL) return vfail(v, "condition is %s", dtype_name(s->cond->dtype));
-    return s->kind == KS_CHECK || (v_block(v, &s->body) && v_block(v, &s->els));
-  }
-  return vfail(v, "bad statement kind %d", (int)s->kind);
-}
-
-// Locals declared in a block go out of scope at its end.
-static bool v_block(Verify *v, const Vec *blk) {
-  int n = v->k->vars.len;
-  bool *saved = arena_alloc(v->p->arena, sizeof(bool) * (size_t)(n ? n : 1));
-  memcpy(saved, v->live, sizeof(bool) * (size_t)n);
-  bool ok = true;
-  for (int i = 0; i < blk->len && ok; i++) ok = v_stmt(v, VEC_AT(*blk, KStmt, i));
-  memcpy(v->live, saved, sizeof(bool) * (size_t)n);
-  return ok;
-}
-
-static bool v_program_level(Verify *v, DiagSink *d) {
-  const KirProgram *p = v->p;
-  for (int i = 0; i < p->syms.len; i++) {
-    KirSym *s = VEC_AT(p->syms, KirSym, i);
-    v->nsyms = i;
-    if (s->arg < 0 && !v_idx(v, s->def, "sym definition")) {
-      diag_error(d, (Span){0}, "kir: program %s: sym %s: %s", p->name, s->name, v->msg);
-      return false;
-    }
-  }
-  v->nsyms = p->syms.len;
-  for (int i = 0; i < p->bufs.len; i++)
-    if (!v_idx(v, kir_buf(p, i)->numel, "size")) {
-      diag_error(d, (Span){0}, "kir: program %s: buf %s: %s", p->name, kir_buf(p, i)->name, v->msg);
-      return false;
-    }
-  return true;
-}
-
-bool kir_verify(const KirProgram *p, DiagSink *d) {
-  Verify v = {.p = p};
-  if (!v_program_level(&v, d)) return false;
-  bool ok = true;
-  for (int i = 0; i < p->kernels.len; i++) {
-    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
-    v.k = k;
-    v.msg[0] = 0;
-    v.live = arena_alloc(p->arena, sizeof(bool) * (size_t)(k->vars.len ? k->vars.len : 1));
-    if (!v_block(&v, &k->body)) {
-      diag_error(d, k->span, "kir: kernel %s: %s", k->name, v.msg);
-      ok = false;
-    }
-  }
-  return ok;
+void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k, int *syms_used, int *nsyms) {
+  int n = p->syms.len;
+  Printer pr = {.b = b, .p = p, .k = k, .canon = true};
+  pr.symmap = arena_alloc(p->arena, sizeof(int) * (size_t)(n + 1));
+  pr.symlist = syms_used ? syms_used : arena_alloc(p->arena, sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++) pr.symmap[i] = -1;
+  sb_puts(b, "kernel(");
+  for (int j = 0; j < k->params.len; j++)
+    sb_printf(b, "%s%s", j ? ", " : "", dtype_name(kir_buf(p, kir_param(k, j))->dtype));
+  sb_puts(b, ") {\n");
+  put_block(&pr, &k->body, 2);
+  sb_puts(b, "}\n");
+  if (nsyms) *nsyms = pr.nsyms;
 }

@@ -1,18 +1,32 @@
 // kir.h — the kernel IR: what every backend prints. One KirProgram per graph
 // IR function: the buffers it touches and an ordered list of kernels, each an
 // explicit loop nest whose body is scalar statements over explicit dtypes and
-// explicit row-major index arithmetic. Backends (LLVM, CUDA) turn it into
-// code without making decisions; fusion produces the same form.
+// explicit row-major index arithmetic. A program passes three stages, each
+// checked by kir_verify and printed by kir_print:
+//
+//   lowered    (kir_lower.h) one canonical loop nest per graph op, no target
+//              in it: `parallel` marks loops whose iterations are independent
+//   scheduled  (schedule.h, for a KirTarget) kernels re-lowered by the
+//              target's recipes, every loop mapped (serial, chunk, gpu-block,
+//              gpu-thread, vector) with its grain and captures, barriers
+//              placed between top-level statements
+//   planned    (memplan.h) every temporary's byte offset in the scratch
+//              block, and the block's size
+//
+// Backends (LLVM, CUDA) print a planned program without making decisions.
 //
 // Shape of the data:
-//   KirProgram  name; syms (run-time sizes: bound from an argument's dim, or
-//               defined by an expression over earlier syms); bufs (inputs,
-//               outputs, state slots by path, temporaries: dtype + element
-//               count as an i64 expression over syms); kernels in run order
-//   KirKernel   name; span of the graph op it comes from; params (the buffers
-//               it reads or writes); vars (loop indices and scalar locals,
-//               each with one dtype); body (statements)
-//   KStmt       for / let / assign / store / if / check
+//   KirProgram  name; target (once scheduled); syms (run-time sizes: bound
+//               from an argument's dim, or defined by an expression over
+//               earlier syms); bufs (inputs, outputs, state slots by path,
+//               temporaries: dtype + shape as i64 expressions over syms, and
+//               for temporaries the planned offset); scratch size (once
+//               planned); kernels in run order
+//   KirKernel   name; span of the graph op it comes from; op (what it
+//               computes, for the ops a schedule may re-lower); params (the
+//               buffers it reads or writes); vars (loop indices and scalar
+//               locals, each with one dtype); body (statements)
+//   KStmt       for / let / assign / store / if / check / barrier
 //   KExpr       typed scalar expression: constants, vars, syms, loads,
 //               unary/binary ops, select, cast, Philox uniform draws
 //
@@ -37,13 +51,32 @@
 //   - Stores of a program take effect in kernel order; stores to state slots
 //     (the graph IR's `store`) are placed after every kernel that reads the
 //     slot, so reads see the old value.
-//   - A loop's `parallel` flag says its iterations are independent (no two
-//     write one element, none reads what another writes): a backend may split
-//     it across threads/blocks. Lowering sets it on the outermost loop of a
-//     loop nest when that holds. A kernel's top-level statements run in
-//     order, each finishing before the next starts (a zero-fill loop, then
-//     the accumulating nest), so a backend either runs them one after the
-//     other or puts a barrier between them.
+//   - A loop's `parallel` flag is a fact the lowering states: its iterations
+//     are independent (no two write one element, none reads what another
+//     writes, none assigns a variable declared outside the loop). Only such
+//     loops may get a map other than serial.
+//   - A loop's map is how the schedule runs it: serial (in order, on the
+//     running thread), chunk (CPU: cut into ceil(n / grain) chunks of
+//     `grain` consecutive iterations that a thread pool runs in any order;
+//     grain depends only on sizes, so results never depend on the thread
+//     count), gpu-block / gpu-thread (one GPU block / one thread of the
+//     enclosing block per iteration; gpu-thread trip counts are constants
+//     within the target's threads per block), vector (iterations in SIMD
+//     lanes, `grain` lanes at a time). A chunk or gpu-block loop lists its
+//     captures: the kernel variables its body reads but does not define,
+//     passed by value to the outlined body.
+//   - Unscheduled, a kernel's top-level statements run in order, each
+//     finishing before the next starts. Scheduled, top-level statements
+//     between two barriers may run at once; the schedule puts a barrier
+//     before every top-level statement that touches a buffer an earlier one
+//     of the same segment writes (or writes one it reads) when either of the
+//     two has a non-serial, non-vector map. A backend that finishes every
+//     mapped loop before going on (the LLVM backend's fork/join) meets every
+//     barrier without code.
+//   - Temporaries live in the program's scratch block (at least `scratch`
+//     bytes, 64-byte aligned) at their planned byte offset (a multiple of
+//     64); temporaries whose lifetimes (first to last kernel using them)
+//     overlap never overlap in bytes.
 //   - check(cond, msg): if cond is false the program stops with msg (an index
 //     out of range, a bad target); backends report it and return an error.
 //
@@ -127,19 +160,38 @@ typedef struct KExpr {
 
 // ---- statements -------------------------------------------------------------------------
 typedef enum {
-  KS_FOR,    // for var in [0, .n): .body        (.parallel: see kir.h top)
-  KS_LET,    // var = .value: declares the local .var (first and only let)
-  KS_ASSIGN, // var = .value: updates a local declared by an enclosing let
-  KS_STORE,  // .buf[.index] = .value
-  KS_IF,     // if .cond: .body else .els
-  KS_CHECK,  // if !.cond: stop with .msg
+  KS_FOR,     // for var in [0, .n): .body   (.parallel, .map, .grain, .captures)
+  KS_LET,     // var = .value: declares the local .var (first and only let)
+  KS_ASSIGN,  // var = .value: updates a local declared by an enclosing let
+  KS_STORE,   // .buf[.index] = .value
+  KS_IF,      // if .cond: .body else .els
+  KS_CHECK,   // if !.cond: stop with .msg
+  KS_BARRIER, // everything before it finishes before anything after it starts
 } KStmtKind;
+
+// How a schedule runs a loop (kir.h top). The text form names them.
+#define KIR_MAPS(X)                                                            \
+  X(SERIAL, "serial")         /* in order, on the running thread */            \
+  X(CHUNK, "chunk")           /* CPU thread pool, .grain iterations a chunk */ \
+  X(GPU_BLOCK, "gpu-block")   /* one GPU block per iteration */                \
+  X(GPU_THREAD, "gpu-thread") /* one thread of the enclosing block each */     \
+  X(VECTOR, "vector")         /* SIMD, .grain lanes */
+
+typedef enum {
+#define X(id, name) KMAP_##id,
+  KIR_MAPS(X)
+#undef X
+  KMAP_COUNT
+} KLoopMap;
 
 typedef struct KStmt {
   KStmtKind kind;
   int var;          // KS_FOR, KS_LET, KS_ASSIGN
   KExpr *n;         // KS_FOR trip count (i64)
-  bool parallel;    // KS_FOR
+  bool parallel;    // KS_FOR: iterations independent (a lowering fact)
+  KLoopMap map;     // KS_FOR: set by the schedule (KMAP_SERIAL before)
+  KExpr *grain;     // KS_FOR chunk: iterations per chunk (i64); vector: lanes (constant)
+  Vec captures;     // KS_FOR chunk, gpu-block: int (as intptr_t) kernel vars read, not defined, inside; ascending
   int buf;          // KS_STORE
   KExpr *index;     // KS_STORE (i64)
   KExpr *value;     // KS_LET, KS_ASSIGN, KS_STORE
@@ -148,6 +200,42 @@ typedef struct KStmt {
   Vec body;         // KStmt*: KS_FOR body, KS_IF then-branch
   Vec els;          // KStmt*: KS_IF else-branch
 } KStmt;
+
+// ---- what a kernel computes ---------------------------------------------------------------
+// The ops whose scheduled form may be another loop nest than the canonical
+// one (a recipe of the schedule, schedule.c). The lowering records the op
+// with its operands by role (buffer and the shape the op sees: a reshape
+// shares its source's buffer, so the two shapes may differ) and its
+// constant attributes; the canonical nest stays the kernel's body until a
+// recipe replaces it. X(id, name, roles, attributes "name:count ...").
+#define KIR_OPS(X)                                                             \
+  X(MATMUL, "matmul", "a b y", "")                                             \
+  X(CONV2D, "conv2d", "x w y", "stride:2 padding:2 dilation:2 groups:1")      \
+  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "dy w dx",                         \
+    "stride:2 padding:2 dilation:2 groups:1")                                  \
+  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "dy x dw",                       \
+    "stride:2 padding:2 dilation:2 groups:1")                                  \
+  X(MAX_POOL2D, "max_pool2d", "x y", "kernel:2 stride:2 padding:2")            \
+  X(AVG_POOL2D, "avg_pool2d", "x y", "kernel:2 stride:2 padding:2")            \
+  X(MAX_POOL2D_GRAD, "max_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2") \
+  X(AVG_POOL2D_GRAD, "avg_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2")
+
+typedef enum {
+#define X(id, name, bufs, attrs) KOP_##id,
+  KIR_OPS(X)
+#undef X
+  KOP_COUNT
+} KirOpKind;
+
+enum { KIR_OP_MAX_BUFS = 4, KIR_OP_MAX_ATTRS = 8, KIR_OP_MAX_RANK = 8 };
+
+typedef struct KirOp {
+  KirOpKind kind;
+  int buf[KIR_OP_MAX_BUFS];      // program buffers, in the table's role order
+  int rank[KIR_OP_MAX_BUFS];     // each operand's shape as the op sees it:
+  KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK]; // i64 expressions over syms
+  int64_t attr[KIR_OP_MAX_ATTRS]; // in the table's order, pairs as (h, w)
+} KirOp;
 
 // ---- kernels, buffers, symbols, programs ------------------------------------------------
 typedef struct KirVar {
@@ -159,6 +247,7 @@ typedef struct KirVar {
 typedef struct KirKernel {
   const char *name; // unique in the program: "k3_matmul"
   Span span;        // the graph op it was lowered from
+  KirOp *op;        // what it computes, for ops with recipes (NULL otherwise)
   Vec params;       // int (stored as intptr_t): buffer indices it reads/writes, ascending
   Vec vars;         // KirVar*
   Vec body;         // KStmt*
@@ -168,7 +257,7 @@ typedef enum {
   KBUF_INPUT,  // function argument .index (read only)
   KBUF_OUTPUT, // function result .index (written by the program)
   KBUF_STATE,  // model state slot .path (param/buffer/optstate); written by stores
-  KBUF_TEMP,   // intermediate, program-private
+  KBUF_TEMP,   // intermediate, program-private, in the scratch block
 } KirBufKind;
 
 typedef struct KirBuf {
@@ -177,13 +266,14 @@ typedef struct KirBuf {
   int index;         // KBUF_INPUT/KBUF_OUTPUT: position
   const char *path;  // KBUF_STATE
   DType dtype;
-  Type *type;        // the graph type (shape, for run-time checks and printing)
-  KExpr *numel;      // element count, i64 over syms
+  int rank;          // shape: dims[0..rank), row-major
+  KExpr **dims;      // each an i64 expression over syms
+  KExpr *numel;      // element count: the product of dims
+  KExpr *offset;     // KBUF_TEMP once planned: byte offset into scratch (i64 over syms)
 } KirBuf;
 
 typedef struct KirSym {
   const char *name;  // as printed: B, H, or s3 for a derived size
-  Sym *sym;          // the graph IR symbol it stands for (NULL: lowering-made)
   int arg, dim;      // bound from argument `arg`'s dim `dim` (arg >= 0) ...
   KExpr *def;        // ... or defined by this i64 expression over earlier syms
 } KirSym;
@@ -191,23 +281,31 @@ typedef struct KirSym {
 typedef struct KirProgram {
   Arena *arena;
   const char *name;  // the graph function's name
+  const char *target; // the KirTarget it is scheduled for; NULL before kir_schedule
   Vec syms;          // KirSym*
   Vec bufs;          // KirBuf*
+  KExpr *scratch;    // bytes of scratch (i64 over syms); NULL before kir_plan_memory
   Vec kernels;       // KirKernel*, in run order
   int ninputs, noutputs;
 } KirProgram;
 
 // ---- construction (kir.c) ----------------------------------------------------------------
 KirProgram *kir_program_new(Arena *a, const char *name);
-int kir_sym_add(KirProgram *p, const char *name, Sym *sym, int arg, int dim,
-                KExpr *def);
+int kir_sym_add(KirProgram *p, const char *name, int arg, int dim, KExpr *def);
+// A buffer of the given shape (dims copied); numel becomes their product.
 int kir_buf_add(KirProgram *p, KirBufKind kind, const char *name, DType dt,
-                Type *type, KExpr *numel);
+                int rank, KExpr *const *dims);
 KirKernel *kir_kernel_new(KirProgram *p, const char *name, Span sp);
 int kir_var_new(KirProgram *p, KirKernel *k, const char *name, DType dt,
                 bool is_loop);
 // Records that k touches buffer b (kept unique and ascending).
 void kir_kernel_use(KirProgram *p, KirKernel *k, int b);
+// Sets k's op record: the roles' buffers (made parameters of k), their
+// shapes (rank[i] dims from dims[i]) and the attributes.
+KirOp *kir_kernel_op(KirProgram *p, KirKernel *k, KirOpKind kind,
+                     const int *bufs, const int *rank,
+                     KExpr *const (*dims)[KIR_OP_MAX_RANK],
+                     const int64_t *attrs);
 
 KExpr *kir_int(KirProgram *p, DType dt, int64_t v);
 KExpr *kir_idx(KirProgram *p, int64_t v); // i64 constant
@@ -233,34 +331,80 @@ KStmt *kir_store(KirProgram *p, Vec *block, int buf, KExpr *index,
                  KExpr *value);
 KStmt *kir_if(KirProgram *p, Vec *block, KExpr *cond);
 KStmt *kir_check(KirProgram *p, Vec *block, KExpr *cond, const char *msg);
+KStmt *kir_barrier(KirProgram *p, Vec *block);
 
 const char *kir_unop_name(KUnOp op);
 const char *kir_binop_name(KBinOp op);
+const char *kir_map_name(KLoopMap m);
+const char *kir_op_name(KirOpKind op);
 static inline KirBuf *kir_buf(const KirProgram *p, int b) {
   return VEC_AT(p->bufs, KirBuf, b);
 }
 static inline int kir_param(const KirKernel *k, int i) {
   return (int)(intptr_t)k->params.data[i];
 }
+static inline int kir_capture(const KStmt *s, int i) {
+  return (int)(intptr_t)s->captures.data[i];
+}
 
-// ---- text form and verifier (kir.c) ----------------------------------------------------------
-// Canonical text (docs/design/kir.md has a full example):
+// ---- analysis helpers (kir.c) ---------------------------------------------------------------
+// Structural equality of two expressions.
+bool kir_expr_equal(const KExpr *a, const KExpr *b);
+// The kernel variables loop s reads but does not define (its captures), in
+// ascending order, as int (intptr_t) into out.
+void kir_loop_captures(const KirProgram *p, const KirKernel *k, const KStmt *s,
+                       Vec *out);
+// Adds to reads[] / writes[] (one bool per program buffer) what s touches.
+void kir_stmt_access(const KStmt *s, bool *reads, bool *writes);
+// kir.h's barrier rule for two top-level statements of one segment, a
+// before b: the buffer both touch (one writing it) when either runs
+// concurrently (a chunk or gpu map inside), else -1.
+int kir_barrier_conflict(const KirProgram *p, const KStmt *a, const KStmt *b);
+// The value of a program-level i64 expression (constants, syms, + - * div
+// mod max min) with syms[] the syms' values; false for anything else (a
+// load, a variable) or a division by zero.
+bool kir_eval_i64(const KExpr *e, const int64_t *syms, int64_t *out);
+// The syms' values when each argument-bound sym s is arg_value(s) (derived
+// syms from their definitions); false when a definition does not evaluate.
+bool kir_bind_syms(const KirProgram *p, const int64_t *arg_values, int64_t *syms);
+
+// ---- text form, parser and verifier (kir.c, kir_parse.c, kir_verify.c) ------------------------
+// Canonical text (docs/design/kir.md has the grammar and a full example):
 //   program forward
+//   target cpu
 //   sym B = arg 0 dim 0
-//   buf %x : f32[(B * 784)] input 0
-//   buf t2 : f32[(B * 256)] temp
+//   buf %x : f32[B, 784] input 0
+//   buf t2 : f32[B, 256] temp at 0
+//   scratch (B * 1024)
 //   kernel k2_matmul(%x, t1, t2) {
-//     parallel for i0 < B {
+//     op matmul(a = %x[B, 784], b = t1[784, 256], y = t2[B, 256])
+//     parallel for i0 < B @chunk(max(div((B + 63), 64), 1)) {
 //       for j1 < 256 {
 //         t2[((i0 * 256) + j1)] = 0.0:f32
 //       } ...
 void kir_print(StrBuf *b, const KirProgram *p);
 void kir_dump(const KirProgram *p, FILE *out);
+// A kernel's text independent of its program: buffers named by parameter
+// position (with their dtypes), syms by order of first use, variables by
+// index, no name, span or op record. Equal keys print to equal code; a
+// backend compiles such kernels once. syms_used (may be NULL; room for every
+// program sym) gets the program sym of each canonical sym, and *nsyms their
+// count.
+void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k,
+                    int *syms_used, int *nsyms);
+// Parses the text of one or more programs (kir_print's output; `;` starts a
+// comment) into progs (KirProgram*, in the file's order). Errors go to d at
+// file:line:col; false when there was any.
+bool kir_parse(Arena *a, const SrcFile *src, Vec *progs, DiagSink *d);
 // Every var defined before use (loop vars inside their loop, locals after
 // their let, in scope), loads/stores in the kernel's params, buffer/sym
 // indices in range, dtypes consistent (indices and trip counts i64, conds
-// bool, operands of one dtype). Reports "kir: kernel k3_matmul: ..." to d
-// (at the kernel's span) and returns false on the first problems found.
+// bool, operands of one dtype). Scheduled programs: maps legal for the
+// target, chunk grains and captures complete, barriers where kir.h's rule
+// wants them. Planned programs: offsets aligned, inside scratch and apart
+// for temporaries live at once (checked at sample sizes). Reports
+// "kir: kernel k3_matmul: ..." to d (at the kernel's span) and returns false
+// on the first problems found.
 bool kir_verify(const KirProgram *p, DiagSink *d);
 
 // ---- reference evaluator (kir_interp.c) ---------------------------------------------------------
@@ -268,7 +412,8 @@ bool kir_verify(const KirProgram *p, DiagSink *d);
 // signature order bind the syms, state comes from params by path (stores
 // write it back, in place, as interp_run does), outputs are fresh tensors.
 // INTERP_F32 rounds every float op to float; INTERP_F64 keeps doubles.
-// Returns 0, or -1 with a message in err.
+// Maps and barriers change nothing here (a serial run is one valid
+// schedule). Returns 0, or -1 with a message in err.
 int kir_run(const KirProgram *p, InterpMode mode, Tensor **inputs, int nin,
             const InterpParams *params, Tensor **outputs, char *err,
             size_t errlen);

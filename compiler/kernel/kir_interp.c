@@ -217,6 +217,7 @@ static void exec(Run *r, const KStmt *s) {
   case KS_CHECK:
     if (!eval(r, s->cond).i) fail(r, "%s", s->msg);
     return;
+  case KS_BARRIER: return; // a serial run finishes each statement before the next
   }
 }
 
@@ -278,20 +279,13 @@ static bool alloc_bufs(Run *r, Tensor **inputs, const InterpParams *ps) {
   return true;
 }
 
-// An output tensor shaped by the buffer's graph type under the bound syms.
+// An output tensor shaped by the buffer's dims under the bound syms.
 static Tensor *output_tensor(Run *r, int b) {
   KirBuf *kb = kir_buf(r->p, b);
-  Arena *a = arena_new();
-  DimSubst sub = {0};
-  for (int i = 0; i < r->p->syms.len; i++) {
-    KirSym *s = VEC_AT(r->p->syms, KirSym, i);
-    if (s->sym) subst_bind(a, &sub, s->sym, dim_const(a, r->syms[i]));
-  }
   int64_t dims[INTERP_MAX_RANK];
-  bool ok = kb->type->rank <= INTERP_MAX_RANK;
-  for (int i = 0; ok && i < kb->type->rank; i++) ok = dim_is_const(dim_subst(a, kb->type->dims[i], &sub), &dims[i]);
-  arena_free(a);
-  Tensor *t = ok ? interp_tensor_new(kb->dtype, kb->type->rank, dims) : NULL;
+  bool ok = kb->rank <= INTERP_MAX_RANK;
+  for (int i = 0; ok && i < kb->rank; i++) ok = kir_eval_i64(kb->dims[i], r->syms, &dims[i]);
+  Tensor *t = ok ? interp_tensor_new(kb->dtype, kb->rank, dims) : NULL;
   if (!t || t->numel != r->numel[b]) {
     interp_tensor_free(t);
     fail(r, "cannot shape output %s", kb->name);

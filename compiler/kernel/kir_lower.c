@@ -6,7 +6,9 @@
 // whose kernels, in the function's topological order, compute each value
 // with the reference interpreter's exact formulas and accumulation order
 // (interp.c, interp_nn.c), so kir_interp agrees with interp_run bit for bit
-// in f64 and to rounding in f32.
+// in f64 and to rounding in f32. The nests are canonical, for no target:
+// the schedule (schedule.c) maps their loops and may re-lower the kernels
+// that carry an op record.
 //
 // This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
 // over the program's syms), buffers, the loop-nest helpers shared with
@@ -169,6 +171,12 @@ KExpr *kl_tdim(KLower *c, const Type *t, int i) {
   return e ? e : kl_i(c, 0);
 }
 
+int kl_buf_new(KLower *c, KirBufKind kind, const char *name, const Type *t) {
+  KExpr *dims[KL_MAX_RANK];
+  for (int i = 0; i < t->rank; i++) dims[i] = kl_tdim(c, t, i);
+  return kir_buf_add(c->p, kind, name, t->dtype, t->rank, dims);
+}
+
 KExpr *kl_prod(KLower *c, const Type *t, int from, int to) {
   KExpr *e = kl_i(c, 1);
   for (int i = from; i < to; i++) e = kl_mul(c, e, kl_tdim(c, t, i));
@@ -216,6 +224,18 @@ int kl_var(KLower *c, KirKernel *k, const char *prefix, DType dt, bool loop) {
 
 KExpr *kl_v(KLower *c, KirKernel *k, int var) { return kir_varref(c->p, k, var); }
 
+void kl_op(KLower *c, KirKernel *k, KirOpKind kind, IrNode *const *roles, int nroles, const int64_t *attrs) {
+  int bufs[KIR_OP_MAX_BUFS], rank[KIR_OP_MAX_BUFS];
+  KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
+  for (int i = 0; i < nroles; i++) {
+    const Type *t = roles[i]->type;
+    bufs[i] = kl_buf(c, roles[i]);
+    rank[i] = t->rank;
+    for (int d = 0; d < t->rank; d++) dims[i][d] = kl_tdim(c, t, d);
+  }
+  kir_kernel_op(c->p, k, kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, attrs);
+}
+
 // A fresh local holding value; returns a reference to it.
 static KExpr *let_local(KLower *c, KirKernel *k, Vec *blk, const char *prefix, KExpr *value) {
   int v = kl_var(c, k, prefix, value->dtype, false);
@@ -227,7 +247,7 @@ Vec *kl_loops(KLower *c, KirKernel *k, Vec *blk, const Type *t, int from, int to
               bool parallel) {
   for (int i = from; i < to; i++) {
     int v = kl_var(c, k, "i", DT_I64, true);
-    KStmt *s = kir_for(c->p, blk, v, kl_tdim(c, t, i), parallel && i == from);
+    KStmt *s = kir_for(c->p, blk, v, kl_tdim(c, t, i), parallel);
     iv[i] = kl_v(c, k, v);
     blk = &s->body;
   }
@@ -372,7 +392,6 @@ static bool lower_reduce(KLower *c, IrNode *n) {
   for (int i = 0; i < nd; i++) red[dims[i]] = true;
   KExpr *iv[KL_MAX_RANK], *ov[KL_MAX_RANK];
   Vec *blk = &k->body;
-  bool first = true;
   int r = 0;
   bool keep = kl_attr_i(n, IRA_KEEPDIM) != 0;
   for (int i = 0; i < xt->rank; i++) {
@@ -381,8 +400,7 @@ static bool lower_reduce(KLower *c, IrNode *n) {
       continue;
     }
     int v = kl_var(c, k, "i", DT_I64, true);
-    blk = &kir_for(c->p, blk, v, kl_tdim(c, xt, i), first)->body;
-    first = false;
+    blk = &kir_for(c->p, blk, v, kl_tdim(c, xt, i), true)->body;
     iv[i] = ov[r++] = kl_v(c, k, v);
   }
   DType xd = xt->dtype, od = n->type->dtype;
@@ -457,12 +475,10 @@ static bool lower_normalize(KLower *c, IrNode *n) {
   DType dt = t->dtype;
   KExpr *iv[KL_MAX_RANK];
   Vec *blk = &k->body;
-  bool first = true;
   for (int i = 0; i < t->rank; i++) {
     if (i == d) continue;
     int v = kl_var(c, k, "i", DT_I64, true);
-    blk = &kir_for(c->p, blk, v, kl_tdim(c, t, i), first)->body;
-    first = false;
+    blk = &kir_for(c->p, blk, v, kl_tdim(c, t, i), true)->body;
     iv[i] = kl_v(c, k, v);
   }
   bool grad = n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD;
@@ -540,37 +556,28 @@ static bool lower_concat(KLower *c, IrNode *n) {
 }
 
 // ---- matmul -------------------------------------------------------------------------------------------------
-// [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast. Loop order
-// (batch.., i, k, j): each output row is zeroed, then for each k in order
-// y[i, :] += a[i, k] * b[k, :] — the innermost loop runs over contiguous
-// rows of b and y (vectorisable), and every y[i, j] still sums its K
-// products in k order, as the interpreter's dot product does, so the results
-// are identical (0 + p == p exactly).
+// [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast: per output
+// element the dot product over k in order, as the interpreter sums it
+// (0 + p == p exactly). The op record lets a recipe reorder the nest.
 static bool lower_matmul(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, "matmul");
   const Type *t = n->type, *at = n->in[0]->type, *bt = n->in[1]->type;
   int r = t->rank;
-  KExpr *iv[KL_MAX_RANK], *jv, *kk;
-  Vec *row = kl_loops(c, k, &k->body, t, 0, r - 1, iv, true);
+  KExpr *iv[KL_MAX_RANK], *kk;
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, r, iv, true);
   KExpr *N = kl_tdim(c, t, r - 1), *K = kl_tdim(c, at, at->rank - 1), *M = kl_tdim(c, at, at->rank - 2);
-  int j0 = kl_var(c, k, "j", DT_I64, true);
-  Vec *zero = &kir_for(c->p, row, j0, N, false)->body;
-  iv[r - 1] = kl_v(c, k, j0);
-  kl_st(c, zero, n, kl_flat(c, t, iv), kl_f(c, t->dtype, 0));
+  KExpr *acc = let_local(c, k, blk, "acc", kl_f(c, t->dtype, 0));
   int kv = kl_var(c, k, "k", DT_I64, true);
-  Vec *kb = &kir_for(c->p, row, kv, K, false)->body;
+  Vec *kb = &kir_for(c->p, blk, kv, K, false)->body;
   kk = kl_v(c, k, kv);
   Type ab = *at, bb = *bt;
   ab.rank -= 2;
   bb.rank -= 2;
   KExpr *ia = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &ab, r - 2, iv), M), iv[r - 2]), K), kk);
-  KExpr *av = let_local(c, k, kb, "a", kl_ld(c, n->in[0], ia));
-  int j1 = kl_var(c, k, "j", DT_I64, true);
-  Vec *jb = &kir_for(c->p, kb, j1, N, false)->body;
-  jv = iv[r - 1] = kl_v(c, k, j1);
-  KExpr *ib = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &bb, r - 2, iv), K), kk), N), jv);
-  KExpr *yo = kl_flat(c, t, iv);
-  kl_st(c, jb, n, yo, kl_add(c, kl_ld(c, n, yo), kl_mul(c, av, kl_ld(c, n->in[1], ib))));
+  KExpr *ib = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &bb, r - 2, iv), K), kk), N), iv[r - 1]);
+  kir_assign(c->p, kb, acc->var, kl_add(c, acc, kl_mul(c, kl_ld(c, n->in[0], ia), kl_ld(c, n->in[1], ib))));
+  kl_st(c, blk, n, kl_flat(c, t, iv), acc);
+  kl_op(c, k, KOP_MATMUL, (IrNode *[]){n->in[0], n->in[1], n}, 3, NULL);
   return true;
 }
 
@@ -597,8 +604,7 @@ static int state_buf(KLower *c, const char *path, const Type *t) {
     KirBuf *b = kir_buf(c->p, i);
     if (b->kind == KBUF_STATE && !strcmp(b->path, path)) return i;
   }
-  int b = kir_buf_add(c->p, KBUF_STATE, arena_printf(c->p->arena, "state:%s", path), t->dtype,
-                      (Type *)t, kl_prod(c, t, 0, t->rank));
+  int b = kl_buf_new(c, KBUF_STATE, arena_printf(c->p->arena, "state:%s", path), t);
   kir_buf(c->p, b)->path = arena_strdup(c->p->arena, path);
   return b;
 }
@@ -643,8 +649,7 @@ static void node_buffer(KLower *c, IrNode *n) {
   if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
   else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
   else {
-    *slot = kir_buf_add(c->p, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type->dtype,
-                        n->type, kl_prod(c, n->type, 0, n->type->rank));
+    *slot = kl_buf_new(c, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type);
   }
 }
 
@@ -654,13 +659,12 @@ static void lower_args(KLower *c) {
     IrNode *a = VEC_AT(c->f->params, IrNode, i);
     for (int j = 0; j < a->type->rank; j++) {
       Sym *s = dim_as_sym(a->type->dims[j]);
-      if (s && sym_by_name(c, s->name, strlen(s->name)) < 0) kir_sym_add(c->p, s->name, s, i, j, NULL);
+      if (s && sym_by_name(c, s->name, strlen(s->name)) < 0) kir_sym_add(c->p, s->name, i, j, NULL);
     }
   }
   for (int i = 0; i < c->f->params.len; i++) {
     IrNode *a = VEC_AT(c->f->params, IrNode, i);
-    int b = kir_buf_add(c->p, KBUF_INPUT, arena_printf(c->p->arena, "%%%s", a->name), a->type->dtype,
-                        a->type, kl_prod(c, a->type, 0, a->type->rank));
+    int b = kl_buf_new(c, KBUF_INPUT, arena_printf(c->p->arena, "%%%s", a->name), a->type);
     kir_buf(c->p, b)->index = i;
     c->buf[i] = b;
   }
@@ -692,8 +696,7 @@ static void lower_results(KLower *c) {
       b->name = arena_printf(c->p->arena, "out%d", i);
       continue;
     }
-    int d = kir_buf_add(c->p, KBUF_OUTPUT, arena_printf(c->p->arena, "out%d", i), o->type->dtype,
-                        o->type, kl_prod(c, o->type, 0, o->type->rank));
+    int d = kl_buf_new(c, KBUF_OUTPUT, arena_printf(c->p->arena, "out%d", i), o->type);
     kir_buf(c->p, d)->index = i;
     copy_kernel(c, arena_printf(c->p->arena, "result%d", i), f->span, d, kl_buf(c, o));
   }

@@ -9,10 +9,14 @@
 #include "kir.h"
 
 // ---- lowering (kir_lower*.c) -------------------------------------------------------------------
-// One kernel per graph op (views become copy kernels with index maps;
-// param/buffer/optstate reads and inputs are buffers, not kernels). Returns
-// NULL and writes "kir: %5 = foo(..): not supported" to err on an op it
-// cannot lower.
+// One canonical kernel per graph op (views become copy kernels with index
+// maps; param/buffer/optstate reads and inputs are buffers, not kernels):
+// the interpreter's loop nest, with no target in it. Loops whose iterations
+// are independent are marked parallel; matmul, conv2d (+ grads) and the
+// pools carry an op record for the schedule's recipes (schedule.h). The
+// program is unscheduled: kir_schedule and kir_plan_memory come next.
+// Returns NULL and writes "kir: %5 = foo(..): not supported" to err on an
+// op it cannot lower.
 KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err,
                            size_t errlen);
 

@@ -28,16 +28,21 @@ KExpr *kl_dim(KLower *c, const Dim *d);
 // The type's dim i, and the product of dims [from, to).
 KExpr *kl_tdim(KLower *c, const Type *t, int i);
 KExpr *kl_prod(KLower *c, const Type *t, int from, int to);
+// A buffer of t's dtype and shape.
+int kl_buf_new(KLower *c, KirBufKind kind, const char *name, const Type *t);
 void *kl_fail(KLower *c, const IrNode *n, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 // A kernel for node n writing buffer out (and reading its operands' buffers).
 KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what);
+// Sets k's op record (kir.h) from the nodes of its roles, in the op's order.
+void kl_op(KLower *c, KirKernel *k, KirOpKind kind, IrNode *const *roles, int nroles, const int64_t *attrs);
 // A fresh loop variable / local of the kernel.
 int kl_var(KLower *c, KirKernel *k, const char *prefix, DType dt, bool loop);
 KExpr *kl_v(KLower *c, KirKernel *k, int var);
-// Opens one loop per dim of t (dims [0, rank)), outermost parallel when asked;
-// iv[i] = dim i's index. Returns the innermost block.
+// Opens one loop per dim of t (dims [from, to)), all marked parallel when
+// asked (their iterations write disjoint elements); iv[i] = dim i's index.
+// Returns the innermost block.
 Vec *kl_loops(KLower *c, KirKernel *k, Vec *blk, const Type *t, int from, int to,
               KExpr **iv, bool parallel);
 // Row-major flat offset of index iv over t's dims.

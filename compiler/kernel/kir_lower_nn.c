@@ -1,19 +1,18 @@
 // kir_lower_nn.c — kernel IR lowering of the neural-network ops: conv2d and
 // its two gradients, max/avg pooling and their gradients, batch and layer
 // normalisation and their input gradients, embedding and its scatter-add
-// gradient, and the losses. Each kernel accumulates every element in the
-// interpreter's order (interp_nn.c, interp.c), so results round
-// identically; most are its loop nest written out in kernel IR, the
-// convolutions an im2col plus matmul rows with a long vectorisable inner
-// loop (program-private temporaries), unpadded pooling its taps unrolled
-// and branch-free (see "Performance" in docs/design/kir.md).
+// gradient, and the losses. Each kernel is the interpreter's loop nest
+// (interp_nn.c, interp.c) written out in kernel IR, accumulating every
+// element in its order, so results round identically. No target is in
+// here: convolutions and pools also get an op record (kir.h), from which a
+// schedule's recipes (schedule_nn.c) re-lower them for a CPU.
 //
 // Buffer shapes are NCHW row-major: x[N, C, H, W], w[O, C/g, KH, KW],
 // y[N, O, HO, WO]. Scatters (the gradients that add into an input-shaped
-// buffer) zero-fill first and keep their outer loop parallel only when its
-// iterations write disjoint slices (over the batch for conv2d_grad_input and
-// the pool gradients, over blocks of dw rows for conv2d_grad_weight; never
-// for embedding_grad).
+// buffer) zero-fill first and mark only the loops whose iterations write
+// disjoint slices parallel (the batch for conv2d_grad_input, batch and
+// channel for the pool gradients; none for conv2d_grad_weight and
+// embedding_grad).
 #include "kir_lower_internal.h"
 
 #include <math.h>
@@ -54,10 +53,9 @@ static KExpr *window_pos(KLower *c, KExpr *i, KExpr *a, int64_t s, int64_t p, in
 // conv2d_grad_input (dy, w): dx[..] += dy[n, o, i, j] * w[..]
 // conv2d_grad_weight (dy, x): dw[..] += dy[n, o, i, j] * x[..]
 // with h = i*sh - ph + a*dh, w = j*sw - pw + b*dw in range, channel
-// (o / (O/g))*Cg + ci. The interpreter's loop nest; the fast forms below
-// reproduce its per-element accumulation order. Used for conv2d_grad_input
-// with a stride above 1 (the transposed-convolution form needs stride 1).
-static bool conv_textbook(KLower *c, IrNode *n) {
+// (o / (O/g))*Cg + ci. The interpreter's loop nest; every output loop of
+// conv2d is independent, only the batch loop of conv2d_grad_input.
+static KirKernel *conv_textbook(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   IrOp op = n->op;
   const Type *xt = op == IR_CONV2D ? n->in[0]->type : op == IR_CONV2D_GRAD_INPUT ? n->type : n->in[1]->type;
@@ -72,10 +70,11 @@ static bool conv_textbook(KLower *c, IrNode *n) {
   KExpr *C = kl_tdim(c, xt, 1), *H = kl_tdim(c, xt, 2), *W = kl_tdim(c, xt, 3);
   KExpr *O = kl_tdim(c, wt, 0), *Cg = kl_tdim(c, wt, 1), *KH = kl_tdim(c, wt, 2), *KW = kl_tdim(c, wt, 3);
   KExpr *Og = kl_div(c, O, kl_i(c, g)), *nv, *ov, *iv, *jv, *civ, *av, *bv;
+  bool fwd = op == IR_CONV2D;
   Vec *blk = &loop(c, k, &k->body, "n", kl_tdim(c, yt, 0), op != IR_CONV2D_GRAD_WEIGHT, &nv)->body;
-  blk = &loop(c, k, blk, "o", O, false, &ov)->body;
-  blk = &loop(c, k, blk, "i", kl_tdim(c, yt, 2), false, &iv)->body;
-  blk = &loop(c, k, blk, "j", kl_tdim(c, yt, 3), false, &jv)->body;
+  blk = &loop(c, k, blk, "o", O, fwd, &ov)->body;
+  blk = &loop(c, k, blk, "i", kl_tdim(c, yt, 2), fwd, &iv)->body;
+  blk = &loop(c, k, blk, "j", kl_tdim(c, yt, 3), fwd, &jv)->body;
   KExpr *yo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, O), ov), kl_tdim(c, yt, 2)), iv),
                                kl_tdim(c, yt, 3)), jv);
   DType dt = n->type->dtype;
@@ -97,343 +96,44 @@ static bool conv_textbook(KLower *c, IrNode *n) {
   } else {
     accumulate(c, body, n, wo, kl_mul(c, kl_ld(c, Y, yo), kl_ld(c, X, xo)));
   }
-  return true;
+  return k;
 }
 
-// ---- convolution: im2col and matmul rows ------------------------------------------------------------
-// The fast forms keep, for every output element, the interpreter's order of
-// accumulation (so results are bit-identical to it), but put a long,
-// unit-stride loop innermost so LLVM vectorises it:
-//   conv2d             im2col of x, then per output channel the matmul row
-//                      y[n, o, :] += w[o, k] * col[n, k, :] over k ascending
-//                      (k = (ci, a, b): the interpreter's tap order);
-//   conv2d_grad_input  (stride 1) the same as a convolution of dy with the
-//                      flipped kernel: taps (o, a desc, b desc) are the
-//                      interpreter's (o, i asc, j asc) for each dx element;
-//   conv2d_grad_weight dw transposed to dwT[k, o] and dy to dyT[n, q, o]:
-//                      dwT[k, :] += x[..] * dyT[n, q, :] over (n, q) ascending.
-// A padding tap adds w * 0 = +-0 to a sum that started at +0, which leaves
-// it unchanged (a sum of +0 and -0 is +0), so only an infinite or NaN
-// weight or gradient can tell the forms apart (it meets the 0 and gives
-// NaN where the interpreter skips the tap). Temporaries: col (N * C*KH*KW *
-// HO*WO), dyT (like dy) and dwT (like dw), program-private.
-typedef struct ConvGeom {
-  const Type *xt, *wt, *yt;
-  const IrNode *wn; // the weight operand (conv2d, conv2d_grad_input)
-  KExpr *N, *C, *H, *W, *O, *Cg, *KH, *KW, *HO, *WO, *Og, *K, *P;
-  const int64_t *s, *p, *d;
-  int64_t g;
-} ConvGeom;
-
-static ConvGeom conv_geom(KLower *c, const IrNode *n) {
-  IrOp op = n->op;
-  ConvGeom q = {
-    .xt = op == IR_CONV2D ? n->in[0]->type : op == IR_CONV2D_GRAD_INPUT ? n->type : n->in[1]->type,
-    .wt = op == IR_CONV2D_GRAD_WEIGHT ? n->type : n->in[1]->type,
-    .yt = op == IR_CONV2D ? n->type : n->in[0]->type,
-    .wn = op == IR_CONV2D_GRAD_WEIGHT ? NULL : n->in[1],
-    .s = kl_attr_ints(n, IRA_STRIDE), .p = kl_attr_ints(n, IRA_PADDING),
-    .d = kl_attr_ints(n, IRA_DILATION), .g = kl_attr_i(n, IRA_GROUPS)};
-  q.N = kl_tdim(c, q.xt, 0), q.C = kl_tdim(c, q.xt, 1), q.H = kl_tdim(c, q.xt, 2), q.W = kl_tdim(c, q.xt, 3);
-  q.O = kl_tdim(c, q.wt, 0), q.Cg = kl_tdim(c, q.wt, 1), q.KH = kl_tdim(c, q.wt, 2), q.KW = kl_tdim(c, q.wt, 3);
-  q.HO = kl_tdim(c, q.yt, 2), q.WO = kl_tdim(c, q.yt, 3);
-  q.Og = kl_div(c, q.O, kl_i(c, q.g));
-  q.K = kl_mul(c, q.Cg, kl_mul(c, q.KH, q.KW));
-  q.P = kl_mul(c, q.HO, q.WO);
-  return q;
-}
-
-// A program-private temporary of n's dtype shaped [d0, d1, d2] (graph dims),
-// used by kernel k.
-static int conv_temp(KLower *c, KirKernel *k, const IrNode *n, const char *what, const Dim *d0,
-                     const Dim *d1, const Dim *d2) {
-  Type *t = type_new(c->p->arena, n->type->dtype, 3);
-  t->dims[0] = (Dim *)d0, t->dims[1] = (Dim *)d1, t->dims[2] = (Dim *)d2;
-  int b = kir_buf_add(c->p, KBUF_TEMP, arena_printf(c->p->arena, "t%d_%s", n->id, what), t->dtype, t,
-                      kl_prod(c, t, 0, 3));
-  kir_kernel_use(c->p, k, b);
-  return b;
-}
-
-static const Dim *dmul(KLower *c, const Dim *a, const Dim *b) { return dim_mul(c->p->arena, a, b); }
-
-// The window one im2col reads: source planes [CH, SH, SW] of image nv, taps
-// [KH, KW], output plane [OH, OW]; source row = i*s0 + off0 + a*d0 (columns
-// alike). Writes col[((nv*CH + ch)*KH + a)*KW + b][i*OW + j], 0 off the plane.
-typedef struct Im2col {
-  const IrNode *src;
-  int col;
-  KExpr *CH, *SH, *SW, *KH, *KW, *OH, *OW;
-  int64_t s[2], off[2], d[2];
-} Im2col;
-
-static void im2col(KLower *c, KirKernel *k, Vec *blk, const Im2col *m, KExpr *nv) {
-  KExpr *ch, *av, *bv, *iv, *jv;
-  Vec *in = &loop(c, k, blk, "ch", m->CH, false, &ch)->body;
-  in = &loop(c, k, in, "a", m->KH, false, &av)->body;
-  in = &loop(c, k, in, "b", m->KW, false, &bv)->body;
-  KExpr *row = kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, m->CH), ch), m->KH), av),
-                                             m->KW), bv), kl_mul(c, m->OH, m->OW));
-  KExpr *plane = kl_mul(c, kl_add(c, kl_mul(c, nv, m->CH), ch), kl_mul(c, m->SH, m->SW));
-  in = &loop(c, k, in, "i", m->OH, false, &iv)->body;
-  KExpr *h = let(c, k, in, "h", window_pos(c, iv, av, m->s[0], -m->off[0], m->d[0]));
-  in = &loop(c, k, in, "j", m->OW, false, &jv)->body;
-  KExpr *w = let(c, k, in, "w", window_pos(c, jv, bv, m->s[1], -m->off[1], m->d[1]));
-  KExpr *to = kl_add(c, row, kl_add(c, kl_mul(c, iv, m->OW), jv));
-  KStmt *s = kir_if(c->p, in, and2(c, in_range(c, h, m->SH), in_range(c, w, m->SW)));
-  KExpr *from = kl_add(c, plane, kl_add(c, kl_mul(c, h, m->SW), w));
-  kir_store(c->p, &s->body, m->col, to, kl_ld(c, m->src, from));
-  kir_store(c->p, &s->els, m->col, to, kl_f(c, kir_buf(c->p, m->col)->dtype, 0));
-}
-
-// Matmul rows out[orow + q] (q < P, zeroed first) += wt(kk) * col[(crow + kk)*P + q]
-// for kk = 0..K-1 in order. Four taps per pass over the row, summed left to
-// right into the loaded element: the same roundings as four passes, a
-// quarter of the row traffic.
-typedef KExpr *(*TapWeight)(KLower *c, const ConvGeom *q, KExpr *ov, KExpr *kk);
-
-static void conv_rows(KLower *c, KirKernel *k, Vec *blk, const IrNode *n, const ConvGeom *q, int col, KExpr *orow,
-                      KExpr *crow, KExpr *K, KExpr *P, TapWeight wt, KExpr *ov) {
-  KExpr *qv, *kb, *kr;
-  DType dt = n->type->dtype;
-  Vec *in = &loop(c, k, blk, "q", P, false, &qv)->body;
-  kl_st(c, in, n, kl_add(c, orow, qv), kl_f(c, dt, 0));
-  KExpr *K4 = kl_div(c, K, kl_i(c, 4));
-  in = &loop(c, k, blk, "kb", K4, false, &kb)->body;
-  KExpr *wv[4];
-  for (int t = 0; t < 4; t++) wv[t] = let(c, k, in, "wv", wt(c, q, ov, kl_add(c, kl_mul(c, kb, kl_i(c, 4)), kl_i(c, t))));
-  in = &loop(c, k, in, "q", P, false, &qv)->body;
-  KExpr *acc = kl_ld(c, n, kl_add(c, orow, qv));
-  for (int t = 0; t < 4; t++) {
-    KExpr *kk = kl_add(c, kl_mul(c, kb, kl_i(c, 4)), kl_i(c, t));
-    acc = kl_add(c, acc, kl_mul(c, wv[t], kir_load(c->p, col, kl_add(c, kl_mul(c, kl_add(c, crow, kk), P), qv))));
-  }
-  kl_st(c, in, n, kl_add(c, orow, qv), acc);
-  // the last K mod 4 taps
-  in = &loop(c, k, blk, "kr", kl_sub(c, K, kl_mul(c, K4, kl_i(c, 4))), false, &kr)->body;
-  KExpr *kk = let(c, k, in, "kk", kl_add(c, kl_mul(c, K4, kl_i(c, 4)), kr));
-  KExpr *w1 = let(c, k, in, "wv", wt(c, q, ov, kk));
-  in = &loop(c, k, in, "q", P, false, &qv)->body;
-  KExpr *x1 = kir_load(c->p, col, kl_add(c, kl_mul(c, kl_add(c, crow, kk), P), qv));
-  accumulate(c, in, n, kl_add(c, orow, qv), kl_mul(c, w1, x1));
-}
-
-// conv2d: w[o, kk], kk = (ci*KH + a)*KW + b.
-static KExpr *fwd_weight(KLower *c, const ConvGeom *q, KExpr *ov, KExpr *kk) {
-  return kl_ld(c, q->wn, kl_add(c, kl_mul(c, ov, q->K), kk));
-}
-
-// conv2d: y[n, o, :] = sum over kk of w[o, kk] * col[n, (o/Og)*Cg*KH*KW + kk, :]
-static bool conv_fwd(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
-  ConvGeom q = conv_geom(c, n);
-  const Type *xt = q.xt, *yt = q.yt, *wt = q.wt;
-  Im2col m = {.src = n->in[0], .CH = q.C, .SH = q.H, .SW = q.W, .KH = q.KH, .KW = q.KW, .OH = q.HO, .OW = q.WO,
-              .s = {q.s[0], q.s[1]}, .off = {-q.p[0], -q.p[1]}, .d = {q.d[0], q.d[1]}};
-  m.col = conv_temp(c, k, n, "col", xt->dims[0], dmul(c, xt->dims[1], dmul(c, wt->dims[2], wt->dims[3])),
-                    dmul(c, yt->dims[2], yt->dims[3]));
-  KExpr *nv, *ov;
-  Vec *blk = &loop(c, k, &k->body, "n", q.N, true, &nv)->body;
-  im2col(c, k, blk, &m, nv);
-  blk = &loop(c, k, blk, "o", q.O, false, &ov)->body;
-  KExpr *orow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.O), ov), q.P);
-  KExpr *crow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.C), kl_mul(c, kl_div(c, ov, q.Og), q.Cg)), kl_mul(c, q.KH, q.KW));
-  conv_rows(c, k, blk, n, &q, m.col, orow, crow, q.K, q.P, fwd_weight, ov);
-  return true;
-}
-
-// conv2d_grad_input, dx channel ch (group gi = ch / Cg, ci = ch mod Cg), tap
-// kk = (o', a', b') of the flipped kernel: w[gi*Og + o', ci, KH-1-a', KW-1-b'].
-static KExpr *flip_weight(KLower *c, const ConvGeom *q, KExpr *ch, KExpr *kk) {
-  KExpr *khw = kl_mul(c, q->KH, q->KW), *one = kl_i(c, 1);
-  KExpr *o = kl_add(c, kl_mul(c, kl_div(c, ch, q->Cg), q->Og), kl_div(c, kk, khw));
-  KExpr *a = kl_sub(c, kl_sub(c, q->KH, one), kir_bin(c->p, KB_MOD, kl_div(c, kk, q->KW), q->KH));
-  KExpr *b = kl_sub(c, kl_sub(c, q->KW, one), kir_bin(c->p, KB_MOD, kk, q->KW));
-  KExpr *ci = kir_bin(c->p, KB_MOD, ch, q->Cg);
-  return kl_ld(c, q->wn, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, o, q->Cg), ci), q->KH), a), q->KW), b));
-}
-
-// conv2d_grad_input, stride 1: dy's position for dx row h and flipped tap a'
-// is h + p - (KH-1)*d + a'*d, so dx is the stride-1 convolution of dy
-// (padding (KH-1)*d - p) with the flipped kernel, channels O -> C:
-//   dx[n, ch, :] = sum over kk of w'[ch, kk] * col[n, gi*Og*KH*KW + kk, :].
-static bool conv_grad_input(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
-  ConvGeom q = conv_geom(c, n);
-  const Type *xt = q.xt, *yt = q.yt, *wt = q.wt;
-  Im2col m = {.src = n->in[0], .CH = q.O, .SH = q.HO, .SW = q.WO, .KH = q.KH, .KW = q.KW, .OH = q.H, .OW = q.W,
-              .s = {1, 1}, .d = {q.d[0], q.d[1]}};
-  for (int i = 0; i < 2; i++) {
-    int64_t kext;
-    if (!dim_is_const(q.wt->dims[2 + i], &kext)) return conv_textbook(c, n);
-    m.off[i] = q.p[i] - (kext - 1) * q.d[i];
-  }
-  m.col = conv_temp(c, k, n, "col", xt->dims[0], dmul(c, yt->dims[1], dmul(c, wt->dims[2], wt->dims[3])),
-                    dmul(c, xt->dims[2], xt->dims[3]));
-  KExpr *nv, *ch, *P = kl_mul(c, q.H, q.W), *khw = kl_mul(c, q.KH, q.KW);
-  Vec *blk = &loop(c, k, &k->body, "n", q.N, true, &nv)->body;
-  im2col(c, k, blk, &m, nv);
-  blk = &loop(c, k, blk, "ch", q.C, false, &ch)->body;
-  KExpr *orow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.C), ch), P);
-  KExpr *crow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.O), kl_mul(c, kl_div(c, ch, q.Cg), q.Og)), khw);
-  conv_rows(c, k, blk, n, &q, m.col, orow, crow, kl_mul(c, q.Og, khw), P, flip_weight, ch);
-  return true;
-}
-
-// conv2d_grad_weight: with dyT[n, p, o] = dy[n, o, p] (p = i*WO + j),
-//   dwT[kk, gi*Og + o'] += x[n, gi*Cg + ci, h, w] * dyT[n, p, gi*Og + o']
-// over (n, p) ascending, kk = (ci*KH + a)*KW + b, in-range taps only; then
-// dw[o, kk] = dwT[kk, o]. The inner loop runs over the group's channels.
-// The rows (ch, a), ch = gi*Cg + ci (each owns dwT[kk, gi*Og .. gi*Og + Og)
-// for its KW taps b), are cut into GW_BLOCKS blocks that run in parallel: a
-// block walks every (n, p) in order and, per (n, p), its rows, so each
-// element keeps the interpreter's order while dyT's row for (n, p) serves
-// the whole block.
-enum { GW_BLOCKS = 8 };
-
-static bool conv_grad_weight(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
-  ConvGeom q = conv_geom(c, n);
-  const Type *yt = q.yt, *wt = q.wt;
-  const IrNode *dy = n->in[0], *X = n->in[1];
-  DType dt = n->type->dtype;
-  int dyT = conv_temp(c, k, n, "dyT", yt->dims[0], dmul(c, yt->dims[2], yt->dims[3]), yt->dims[1]);
-  int dwT = conv_temp(c, k, n, "dwT", wt->dims[1], dmul(c, wt->dims[2], wt->dims[3]), wt->dims[0]);
-  KExpr *nv, *ov, *pv, *kv, *rbv, *rv, *bv, *iv, *jv, *ow;
-  // dwT = 0; dyT = dy transposed
-  Vec *blk = &loop(c, k, &k->body, "z", kl_mul(c, q.K, q.O), true, &kv)->body;
-  kir_store(c->p, blk, dwT, kv, kl_f(c, dt, 0));
-  blk = &loop(c, k, &k->body, "n", q.N, true, &nv)->body;
-  blk = &loop(c, k, blk, "o", q.O, false, &ov)->body;
-  blk = &loop(c, k, blk, "p", q.P, false, &pv)->body;
-  KExpr *t = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.P), pv), q.O), ov);
-  kir_store(c->p, blk, dyT, t, kl_ld(c, dy, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.O), ov), q.P), pv)));
-  // the accumulation: blocks of rows (ch, a) in parallel, each over (n, p) ascending
-  KExpr *R = kl_mul(c, q.C, q.KH), *nb = kl_i(c, GW_BLOCKS);
-  KExpr *RB = kl_div(c, kl_add(c, R, kl_i(c, GW_BLOCKS - 1)), nb);
-  blk = &loop(c, k, &k->body, "rb", nb, true, &rbv)->body;
-  blk = &loop(c, k, blk, "n", q.N, false, &nv)->body;
-  blk = &loop(c, k, blk, "i", q.HO, false, &iv)->body;
-  blk = &loop(c, k, blk, "j", q.WO, false, &jv)->body;
-  KExpr *drow = kl_mul(c, kl_add(c, kl_mul(c, nv, q.P), kl_add(c, kl_mul(c, iv, q.WO), jv)), q.O);
-  blk = &loop(c, k, blk, "r", RB, false, &rv)->body;
-  KExpr *r = let(c, k, blk, "row", kl_add(c, kl_mul(c, rbv, RB), rv));
-  blk = &kir_if(c->p, blk, lt(c, r, R))->body;
-  KExpr *ch = let(c, k, blk, "ch", kl_div(c, r, q.KH)), *av = kir_bin(c->p, KB_MOD, r, q.KH);
-  KExpr *civ = kir_bin(c->p, KB_MOD, ch, q.Cg);
-  KExpr *o0 = let(c, k, blk, "o0", kl_mul(c, kl_div(c, ch, q.Cg), q.Og));
-  KExpr *h = let(c, k, blk, "h", window_pos(c, iv, av, q.s[0], q.p[0], q.d[0]));
-  blk = &kir_if(c->p, blk, in_range(c, h, q.H))->body;
-  blk = &loop(c, k, blk, "b", q.KW, false, &bv)->body;
-  KExpr *w = let(c, k, blk, "w", window_pos(c, jv, bv, q.s[1], q.p[1], q.d[1]));
-  blk = &kir_if(c->p, blk, in_range(c, w, q.W))->body;
-  KExpr *xv = let(c, k, blk, "xv", kl_ld(c, X, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, q.C), ch), q.H), h), q.W), w)));
-  KExpr *kk = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, civ, q.KH), av), q.KW), bv);
-  blk = &loop(c, k, blk, "o", q.Og, false, &ow)->body;
-  KExpr *to = kl_add(c, kl_mul(c, kk, q.O), kl_add(c, o0, ow));
-  KExpr *dv = kir_load(c->p, dyT, kl_add(c, drow, kl_add(c, o0, ow)));
-  kir_store(c->p, blk, dwT, to, kl_add(c, kir_load(c->p, dwT, to), kl_mul(c, dv, xv)));
-  // dw = dwT transposed
-  blk = &loop(c, k, &k->body, "o", q.O, true, &ov)->body;
-  blk = &loop(c, k, blk, "k", q.K, false, &kv)->body;
-  kl_st(c, blk, n, kl_add(c, kl_mul(c, ov, q.K), kv), kir_load(c->p, dwT, kl_add(c, kl_mul(c, kv, q.O), ov)));
-  return true;
-}
-
-// conv2d and its gradients: the fast forms above; a strided
-// conv2d_grad_input keeps the textbook nest.
+// conv2d and its gradients: the canonical nest, with the op record a
+// schedule's recipe (schedule_nn.c) re-lowers the kernel from.
 bool kl_conv(KLower *c, IrNode *n) {
-  if (n->op == IR_CONV2D) return conv_fwd(c, n);
-  if (n->op == IR_CONV2D_GRAD_WEIGHT) return conv_grad_weight(c, n);
-  const int64_t *s = kl_attr_ints(n, IRA_STRIDE);
-  return s[0] == 1 && s[1] == 1 ? conv_grad_input(c, n) : conv_textbook(c, n);
-}
-
-// ---- pooling: unpadded windows, taps unrolled ---------------------------------------------------
-// With no padding every window lies inside the plane, so the taps need no
-// range checks and can be written out (kernel sizes are attributes): the
-// innermost loop runs over a row of output columns with straight-line,
-// branch-free taps (max keeps its best with selects), which LLVM
-// vectorises. Each output element still sees its taps in the interpreter's
-// row-major order. The gradients also need disjoint windows (stride >=
-// kernel): then each dx element gets at most one term, written instead of
-// added: 0 + dy at the picked tap (max: the select chain also tracks its
-// offset; one store per window) or 0 + dy/(kh*kw) at every tap (avg). The
-// plane is zeroed first (in cache) for the elements no window picks or
-// covers. Branch-free taps matter most for max on real data, whose
-// comparisons a branch predictor cannot guess.
-enum { POOL_MAX_TAPS = 16 };
-
-static bool pool_fast_ok(const IrNode *n, bool grad) {
-  const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
-  if (p[0] || p[1] || ks[0] < 1 || ks[1] < 1 || ks[0] * ks[1] > POOL_MAX_TAPS) return false;
-  return !grad || (s[0] >= ks[0] && s[1] >= ks[1]);
-}
-
-static bool pool_fast(KLower *c, IrNode *n, bool grad, bool mx) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
-  const IrNode *X = n->in[grad];
-  const Type *xt = X->type, *yt = grad ? n->in[0]->type : n->type;
-  const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE);
-  DType dt = xt->dtype;
-  KExpr *H = kl_tdim(c, xt, 2), *W = kl_tdim(c, xt, 3), *HO = kl_tdim(c, yt, 2), *WO = kl_tdim(c, yt, 3);
-  KExpr *nv, *cv, *iv, *jv, *zv;
-  Vec *blk = &loop(c, k, &k->body, "n", kl_tdim(c, xt, 0), true, &nv)->body;
-  blk = &loop(c, k, blk, "c", kl_tdim(c, xt, 1), false, &cv)->body;
-  KExpr *plane = kl_add(c, kl_mul(c, nv, kl_tdim(c, xt, 1)), cv);
-  KExpr *xbase = kl_mul(c, plane, kl_mul(c, H, W)), *zero = kl_f(c, dt, 0);
-  if (grad) {
-    Vec *z = &loop(c, k, blk, "z", kl_mul(c, H, W), false, &zv)->body;
-    kl_st(c, z, n, kl_add(c, xbase, zv), zero);
-  }
-  blk = &loop(c, k, blk, "i", HO, false, &iv)->body;
-  blk = &loop(c, k, blk, "j", WO, false, &jv)->body;
-  KExpr *yo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, plane, HO), iv), WO), jv);
-  int ntap = (int)(ks[0] * ks[1]);
-  KExpr *off[POOL_MAX_TAPS];
-  for (int t = 0; t < ntap; t++) {
-    KExpr *h = kl_add(c, kl_mul(c, iv, kl_i(c, s[0])), kl_i(c, t / ks[1]));
-    KExpr *w = kl_add(c, kl_mul(c, jv, kl_i(c, s[1])), kl_i(c, t % ks[1]));
-    off[t] = kl_add(c, xbase, kl_add(c, kl_mul(c, h, W), w));
-  }
-  KExpr *area = kl_f(c, dt, (double)ntap);
-  if (!mx) {
-    if (grad) {
-      KExpr *share = let(c, k, blk, "share", kl_add(c, zero, kl_div(c, kl_ld(c, n->in[0], yo), area)));
-      for (int t = 0; t < ntap; t++) kl_st(c, blk, n, off[t], share);
-      return true;
-    }
-    KExpr *acc = let(c, k, blk, "s", zero);
-    for (int t = 0; t < ntap; t++) kir_assign(c->p, blk, acc->var, kl_add(c, acc, kl_ld(c, X, off[t])));
-    kl_st(c, blk, n, yo, kl_div(c, acc, area));
-    return true;
-  }
-  // max: the first tap, then v > best or (v NaN and best not) replaces it
-  KExpr *best = let(c, k, blk, "best", kl_ld(c, X, off[0]));
-  KExpr *arg = grad ? let(c, k, blk, "arg", off[0]) : NULL;
-  for (int t = 1; t < ntap; t++) {
-    KExpr *v = let(c, k, blk, "v", kl_ld(c, X, off[t]));
-    KExpr *nan_first = and2(c, kl_isnan(c, v), kir_un(c->p, KU_NOT, kl_isnan(c, best)));
-    KExpr *better = let(c, k, blk, "better", or2(c, kir_bin(c->p, KB_GT, v, best), nan_first));
-    kir_assign(c->p, blk, best->var, kir_select(c->p, better, v, best));
-    if (grad) kir_assign(c->p, blk, arg->var, kir_select(c->p, better, off[t], arg));
-  }
-  if (grad) kl_st(c, blk, n, arg, kl_add(c, zero, kl_ld(c, n->in[0], yo)));
-  else kl_st(c, blk, n, yo, best);
+  KirKernel *k = conv_textbook(c, n);
+  static const IrOp ops[] = {IR_CONV2D, IR_CONV2D_GRAD_INPUT, IR_CONV2D_GRAD_WEIGHT};
+  static const KirOpKind kinds[] = {KOP_CONV2D, KOP_CONV2D_GRAD_INPUT, KOP_CONV2D_GRAD_WEIGHT};
+  const int64_t *st = kl_attr_ints(n, IRA_STRIDE), *pd = kl_attr_ints(n, IRA_PADDING);
+  const int64_t *dl = kl_attr_ints(n, IRA_DILATION);
+  int64_t attr[7] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS)};
+  for (int i = 0; i < 3; i++)
+    if (n->op == ops[i]) kl_op(c, k, kinds[i], (IrNode *[]){n->in[0], n->in[1], n}, 3, attr);
   return true;
 }
 
 // ---- pooling --------------------------------------------------------------------------------------
 // max: first maximum in row-major window order (NaN wins once), padding
 // skipped, -inf for an empty window; avg: in-range sum / (kh*kw). The grads
-// send dy to the picked element / dy/(kh*kw) to every in-range element.
-// Unpadded windows (disjoint ones for the grads) take the fast form above;
-// the rest this per-window nest.
+// send dy to the picked element / dy/(kh*kw) to every in-range element,
+// one window after another. The op record (kernel, stride, padding) lets a
+// recipe unroll unpadded windows.
+static void pool_op(KLower *c, KirKernel *k, IrNode *n, bool grad) {
+  static const IrOp ops[] = {IR_MAX_POOL2D, IR_AVG_POOL2D, IR_MAX_POOL2D_GRAD, IR_AVG_POOL2D_GRAD};
+  static const KirOpKind kinds[] = {KOP_MAX_POOL2D, KOP_AVG_POOL2D, KOP_MAX_POOL2D_GRAD, KOP_AVG_POOL2D_GRAD};
+  const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
+  int64_t attr[6] = {ks[0], ks[1], s[0], s[1], p[0], p[1]};
+  IrNode *roles[3] = {n->in[0], grad ? n->in[1] : n, n};
+  for (int i = 0; i < 4; i++)
+    if (n->op == ops[i]) kl_op(c, k, kinds[i], roles, grad ? 3 : 2, attr);
+}
+
 bool kl_pool(KLower *c, IrNode *n) {
   bool grad = n->op == IR_MAX_POOL2D_GRAD || n->op == IR_AVG_POOL2D_GRAD;
   bool mx = n->op == IR_MAX_POOL2D || n->op == IR_MAX_POOL2D_GRAD;
-  if (pool_fast_ok(n, grad)) return pool_fast(c, n, grad, mx);
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  pool_op(c, k, n, grad);
   const IrNode *X = n->in[grad];
   const Type *xt = X->type, *yt = grad ? n->in[0]->type : n->type;
   const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
@@ -442,10 +142,10 @@ bool kl_pool(KLower *c, IrNode *n) {
   KExpr *H = kl_tdim(c, xt, 2), *W = kl_tdim(c, xt, 3), *HO = kl_tdim(c, yt, 2), *WO = kl_tdim(c, yt, 3);
   KExpr *nv, *cv, *iv, *jv, *av, *bv;
   Vec *blk = &loop(c, k, &k->body, "n", kl_tdim(c, xt, 0), true, &nv)->body;
-  blk = &loop(c, k, blk, "c", kl_tdim(c, xt, 1), false, &cv)->body;
+  blk = &loop(c, k, blk, "c", kl_tdim(c, xt, 1), true, &cv)->body;
   KExpr *plane = kl_add(c, kl_mul(c, nv, kl_tdim(c, xt, 1)), cv);
-  blk = &loop(c, k, blk, "i", HO, false, &iv)->body;
-  blk = &loop(c, k, blk, "j", WO, false, &jv)->body;
+  blk = &loop(c, k, blk, "i", HO, !grad, &iv)->body;
+  blk = &loop(c, k, blk, "j", WO, !grad, &jv)->body;
   KExpr *yo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, plane, HO), iv), WO), jv);
   KExpr *xbase = kl_mul(c, plane, kl_mul(c, H, W)), *area = kl_f(c, dt, (double)(ks[0] * ks[1]));
   KExpr *arg = mx ? let(c, k, blk, "arg", kl_i(c, -1)) : NULL;

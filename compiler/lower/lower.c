@@ -209,7 +209,7 @@ static IrNode *inline_call(Env *e, const CkExpr *x) {
     e->b.span = x->span;
     y = ir_mk(&e->b, IR_CUSTOM_GRAD, in, n + 1, &as, NULL);
   }
-  if (fn == L->model->forward && !L->loss_forward) L->loss_forward = y; // eval's second output
+  if (fn == L->model->forward && !L->loss_out) L->loss_out = y; // eval's second output
   return y;
 }
 
@@ -282,9 +282,9 @@ static IrFunc *entry(Lower *L, const char *name, const CkFunc *fn, bool train, b
   add_inputs(&e, fn->sig);
   bind_defs(&e, fn);
   L->train = train;
-  L->loss_forward = NULL;
+  L->loss_out = NULL;
   ir_return(f, result(&e, fn), NULL);
-  if (with_out && L->loss_forward) ir_return(f, L->loss_forward, NULL);
+  if (with_out && L->loss_out) ir_return(f, L->loss_out, NULL);
   return f;
 }
 
@@ -305,7 +305,7 @@ bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult 
   out->module = L->m;
   out->forward = entry(L, "forward", cm->forward, true, false);
   out->loss = L->failed ? NULL : entry(L, "loss", cm->loss, true, false);
-  out->loss_forward = L->loss_forward;
+  out->loss_out = L->loss_out;
   out->eval = L->failed ? NULL : entry(L, "eval", cm->loss, false, true);
   out->predict = L->failed ? NULL : entry(L, "predict", cm->forward, false, false);
   return !L->failed; // one entry's errors are enough: the others inline the same bodies

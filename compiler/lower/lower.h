@@ -26,14 +26,13 @@
 typedef struct LowerResult {
   IrModule *module;
   IrFunc *forward, *loss, *eval, *predict; // NULL where the model lacks the method
-  // The forward output inside `loss` (the value of the model's own forward
-  // as loss calls it), NULL when loss does not call forward.
-  IrNode *loss_forward;
+  IrNode *loss_out; // in loss: the model's forward output (eval's second result);
+                    // NULL when loss does not call forward
 } LowerResult;
 
 // Returns false after reporting to `d`: an unknown model, a program with
-// errors, or a slice whose start is only known at run time where a callee
-// was inlined (the message is at the slice).
+// errors, or a node that does not fit the sizes an inlined call gives it
+// (reported at the node; sema's walk of the calls catches the known cases).
 bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult *out);
 
 #endif

@@ -22,7 +22,7 @@ typedef struct Lower {
   const CkModel *model;
   IrModule *m;
   bool train;            // dropout on, batch norm on batch statistics
-  IrNode *loss_forward;  // the model's forward output seen while lowering an entry
+  IrNode *loss_out;  // the model's forward output seen while lowering an entry
   Vec grads;             // GradEntry* (lower.c)
   bool failed;           // a user error was reported (lower.h)
 } Lower;

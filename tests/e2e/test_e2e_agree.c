@@ -8,8 +8,9 @@
 //        token windows, the shape of examples/char_transformer.model, whose
 //        own build is too slow for the suite)
 //
-// For each model, the `mlc build` pipeline (build.h: front end, lowering,
-// autodiff, train step, kernel IR) runs in-process; its train_step, eval and
+// For each model, the `mlc build` pipeline (pipeline.h: front end, lowering,
+// autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
+// each program checked by kir_verify) runs in-process; its train_step, eval and
 // predict programs are compiled by the LLVM backend exactly as `mlc build`
 // compiles them (O3, host CPU, threads on, prefix mlc_t_) and run by ORC
 // LLJIT on one random batch and random state (the optimizer's step counter
@@ -22,7 +23,7 @@
 // Prints "[PASS] model: program" / "[FAIL] model: program: why" and a total;
 // exits 1 on any failure.
 #include "backend/llvm/llvm.h"
-#include "driver/build.h"
+#include "driver/pipeline.h"
 #include "graph/interp.h"
 #include "mlc_rt.h"
 
@@ -161,9 +162,18 @@ static void check_model(const char *path, MlcPool *pool) {
   diag_init(&d, a);
   Model m = {0};
   char err[512] = "";
-  bool ok = build_compile(a, &d, path, NULL, "t", &m.u);
+  Pipeline P;
+  pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t"});
+  bool ok = pipeline_run(&P, STAGE_MEMPLAN);
+  m.u = P.u;
   diag_print(&d, stderr);
-  if (ok && build_lower_kir(&m.u, err, sizeof err)) ok = false;
+  // the programs as `mlc build` compiles them: scheduled for the CPU, planned
+  const KirProgram *all[5] = {m.u.k_train, m.u.k_eval, m.u.k_predict, m.u.k_train_checked, m.u.k_plateau};
+  for (int i = 0; ok && i < 5; i++) {
+    if (!all[i]) continue;
+    ok = all[i]->target && all[i]->scratch && kir_verify(all[i], &d);
+    if (!ok) diag_print(&d, stderr), snprintf(err, sizeof err, "%s does not verify as scheduled and planned", all[i]->name);
+  }
   BackendOptions bo = backend_default_options();
   bo.prefix = "mlc_t_";
   LlvmGen *g = ok ? llvm_gen_new(&bo, err, sizeof err) : NULL;

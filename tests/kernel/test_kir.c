@@ -14,13 +14,24 @@
 //    `; dim NAME N` directive says otherwise; `; positive NAME` draws from
 //    [0.5, 2] and `; int NAME N` integers from [0, N) (default N = 2);
 //    floats are otherwise uniform in [-1, 1].
-// 2. Verifier: hand-built programs with one defect each are rejected.
+//    The same functions, scheduled for each target (cpu: the recipes and
+//    chunk loops `mlc build` compiles; gpu: blocks and threads) and
+//    memory-planned, verified after each pass and round-tripped through
+//    their text, must match interp_run the same way.
+// 2. Examples: every program `mlc build` makes of every example and of
+//    tests/e2e/*.model (train_step, its checked copy, eval, predict,
+//    plateau_update) round-trips through its text when lowered, scheduled
+//    for cpu and for gpu, and planned, verified at each stage.
+// 3. Verifier: hand-built programs with one defect each are rejected.
 //
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
 // any failure.
+#include "driver/pipeline.h"
 #include "passes/autodiff.h"
 #include "graph/interp.h"
 #include "kernel/kir_lower.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -195,6 +206,42 @@ static bool interp_runs(IrModule *m, IrFunc *f, const char *text) {
   return ok;
 }
 
+// The printed program parses back, verifies and prints the same.
+static bool round_trip(const KirProgram *p, const char *text) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  Vec progs = {0};
+  SrcFile *src = src_from_string(A, "round-trip.kir", text, strlen(text));
+  bool ok = kir_parse(A, src, &progs, &ds) && progs.len == 1 && kir_verify(VEC_AT(progs, KirProgram, 0), &ds);
+  StrBuf b = {0};
+  if (ok) kir_print(&b, VEC_AT(progs, KirProgram, 0));
+  ok = ok && !strcmp(b.data, text);
+  if (!ok) {
+    diag_print(&ds, stdout);
+    if (b.data) printf("  reprinted %s differs:\n%s", p->name, b.data);
+  }
+  sb_free(&b);
+  return ok;
+}
+
+// f lowered again, scheduled for t and planned, verified after each pass,
+// and round-tripped through its text; NULL (with the diagnostics printed)
+// when any step fails.
+static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
+  char err[512];
+  KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
+  DiagSink ds;
+  diag_init(&ds, A);
+  bool ok = p && kir_schedule(p, t, &ds) && kir_verify(p, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (!ok) diag_print(&ds, stdout);
+  StrBuf b = {0};
+  if (ok) kir_print(&b, p);
+  if (ok && verbose) fputs(b.data, stdout);
+  ok = ok && round_trip(p, b.data);
+  sb_free(&b);
+  return ok ? p : NULL;
+}
+
 static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file) {
   const char *name = arena_printf(A, "%s:%s", file, f->name);
   char err[512];
@@ -212,8 +259,9 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
   kir_print(&b, p);
   if (verbose || !vok) fputs(b.data, stdout);
   bool printed = b.data && strstr(b.data, "program ") == b.data;
+  bool parsed = printed && round_trip(p, b.data);
   sb_free(&b);
-  if (!check(arena_printf(A, "lower+verify %s", name), vok && printed)) return;
+  if (!check(arena_printf(A, "lower+verify+parse %s", name), vok && parsed)) return;
   Src s = {.text = text, .f = f};
   bind_syms(&s);
   Tensor *args[64] = {0};
@@ -231,6 +279,15 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
   if (!made) printf("  cannot make inputs\n");
   bool ok = check(arena_printf(A, "f64 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F64));
   ok &= check(arena_printf(A, "f32 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F32));
+  const KirTarget *targets[2] = {&kir_target_cpu, &kir_target_gpu};
+  for (int t = 0; t < 2 && made; t++) {
+    const char *tn = arena_printf(A, "%s [%s]", name, targets[t]->name);
+    KirProgram *q = scheduled(m, f, targets[t]);
+    ok &= check(arena_printf(A, "schedule+plan+verify+parse %s", tn), q != NULL);
+    if (!q) continue;
+    ok &= check(arena_printf(A, "f64 %s", tn), run_mode(m, f, q, args, &st, INTERP_F64));
+    ok &= check(arena_printf(A, "f32 %s", tn), run_mode(m, f, q, args, &st, INTERP_F32));
+  }
   for (int i = 0; ok && i < f->nodes.len; i++) covered[VEC_AT(f->nodes, IrNode, i)->op] = true;
   for (int i = 0; i < f->params.len; i++) interp_tensor_free(args[i]);
   state_free(&st);
@@ -293,6 +350,71 @@ static void run_dir(const char *dir, bool grads) {
   for (int i = 0; i < n; i++) run_file(names[i], grads);
 }
 
+// ---- examples --------------------------------------------------------------------------------------
+// f lowered, then through the passes for t, printed, parsed and printed again
+// at each stage; false at the first stage that fails.
+static bool stages_round_trip(IrModule *m, IrFunc *f, KirLowerOptions *o, const KirTarget *t) {
+  char err[512];
+  KirProgram *p = kir_lower_func_opts(A, m, f, o, err, sizeof err);
+  if (!p) return printf("  %s\n", err), false;
+  DiagSink ds;
+  diag_init(&ds, A);
+  bool ok = true;
+  for (int stage = 0; ok && stage < 3; stage++) {
+    if (stage == 1) ok = kir_schedule(p, t, &ds);
+    if (stage == 2) ok = ok && kir_plan_memory(p, &ds);
+    ok = ok && kir_verify(p, &ds);
+    StrBuf b = {0};
+    if (ok) kir_print(&b, p);
+    ok = ok && round_trip(p, b.data);
+    sb_free(&b);
+  }
+  if (!ok) diag_print(&ds, stdout);
+  return ok;
+}
+
+static void run_example(const char *path) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  Pipeline P;
+  pipeline_init(&P, A, &ds, &(PipelineOptions){.path = path, .cname = "t"});
+  bool built = pipeline_run(&P, STAGE_KIR);
+  BuildUnit u = P.u;
+  pipeline_free(&P);
+  if (!check(arena_printf(A, "build %s", path), built)) {
+    diag_print(&ds, stderr);
+    return;
+  }
+  IrFunc *fs[4] = {u.train_step, u.eval, u.predict, u.plateau};
+  for (int i = 0; i < 5; i++) {
+    IrFunc *f = fs[i < 4 ? i : 0];
+    if (!f) continue;
+    KirLowerOptions o = {.check_finite = i == 4};
+    const char *what = i == 4 ? "train_step (checked)" : f->name;
+    check(arena_printf(A, "%s: %s round-trips (lowered, cpu, planned)", path, what),
+          stages_round_trip(u.lr.module, f, &o, &kir_target_cpu));
+    check(arena_printf(A, "%s: %s round-trips (lowered, gpu, planned)", path, what),
+          stages_round_trip(u.lr.module, f, &o, &kir_target_gpu));
+  }
+}
+
+static void run_examples(void) {
+  const char *dirs[2] = {"examples", "tests/e2e"};
+  for (int d = 0; d < 2; d++) {
+    DIR *dp = opendir(dirs[d]);
+    char *names[64];
+    int n = 0;
+    for (struct dirent *e; dp && (e = readdir(dp)) && n < 64;) {
+      size_t len = strlen(e->d_name);
+      if (len > 6 && !strcmp(e->d_name + len - 6, ".model")) names[n++] = arena_printf(A, "%s/%s", dirs[d], e->d_name);
+    }
+    if (dp) closedir(dp);
+    check(arena_printf(A, "models in %s", dirs[d]), n > 0);
+    qsort(names, (size_t)n, sizeof *names, cmp_str);
+    for (int i = 0; i < n; i++) run_example(names[i]);
+  }
+}
+
 // ---- inline cases -----------------------------------------------------------------------------------
 // What no file under tests/ covers yet: state stores (a write the function's
 // later reads must not see), optimizer state, cos, a stored value that is
@@ -335,10 +457,9 @@ static void run_inline(void) {
 // A one-kernel program over a 4-element input and output; `defect` breaks it.
 static KirProgram *tiny(int defect) {
   KirProgram *p = kir_program_new(A, "tiny");
-  Type *t = type_new(A, DT_F32, 1);
-  t->dims[0] = dim_const(A, 4);
-  int in = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, t, kir_idx(p, 4));
-  int out = kir_buf_add(p, KBUF_OUTPUT, "out0", DT_F32, t, kir_idx(p, 4));
+  KExpr *four = kir_idx(p, 4);
+  int in = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, 1, &four);
+  int out = kir_buf_add(p, KBUF_OUTPUT, "out0", DT_F32, 1, &four);
   kir_buf(p, out)->index = 0;
   p->ninputs = p->noutputs = 1;
   KirKernel *k = kir_kernel_new(p, "k0", (Span){0});
@@ -434,6 +555,7 @@ int main(int argc, char **argv) {
   run_dir("tests/graph/interp", false);
   run_dir("tests/passes/autodiff", true);
   run_inline();
+  run_examples();
   test_finite();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)

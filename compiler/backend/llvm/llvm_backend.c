@@ -11,10 +11,13 @@
 //
 // Entry function shape, for program p with syms s0.. and buffers b0..:
 //   syms    from dims[arg * 8 + dim], or their i64 definition
-//   bufs    inputs[i] / outputs[i] / state[j] / scratch + offset (temps laid
-//           end to end in p->bufs order, each 64-byte aligned)
-//   kernels called in order; a non-zero status copies the check's message
-//           to *err and returns
+//   bufs    inputs[i] / outputs[i] / state[j] / scratch + the planned offset
+//           (KirBuf.offset, memplan.h)
+//   kernels called in order, each with its buffers and the syms it uses; a
+//           non-zero status copies the check's message to *err and returns
+// The scratch-size function returns the plan's size (KirProgram.scratch).
+// Only scheduled (for a CPU) and planned programs are accepted: the
+// backend prints the schedule's and the plan's decisions, it makes none.
 #include "llvm_internal.h"
 
 #include <llvm-c/Analysis.h>
@@ -133,6 +136,7 @@ void llvm_gen_free(LlvmGen *g) {
   if (g->ab) LLVMDisposeBuilder(g->ab);
   if (g->mod) LLVMDisposeModule(g->mod);
   if (g->tm) LLVMDisposeTargetMachine(g->tm);
+  llvm_kernels_free(g);
   if (g->tsc) LLVMOrcDisposeThreadSafeContext(g->tsc);
   if (g->cpu_from_llvm) {
     LLVMDisposeMessage(g->cpu), LLVMDisposeMessage(g->features);
@@ -158,22 +162,15 @@ static void bind_syms(LlvmGen *g, LlvmEnv *e, LLVMValueRef dims) {
   }
 }
 
-// Walks the temporaries: sets their pointers (when scratch is not NULL) and
-// returns the total bytes, each temporary rounded up to 64.
-static LLVMValueRef lay_out_temps(LlvmGen *g, LlvmEnv *e, LLVMValueRef scratch) {
+// Points every temporary at scratch + its planned offset.
+static void place_temps(LlvmGen *g, LlvmEnv *e, LLVMValueRef scratch) {
   const KirProgram *p = g->p;
-  LLVMBuilderRef b = g->b;
-  LLVMValueRef off = LLVMConstInt(g->ti64, 0, 0);
   for (int i = 0; i < p->bufs.len; i++) {
     const KirBuf *kb = kir_buf(p, i);
     if (kb->kind != KBUF_TEMP) continue;
-    if (scratch) e->bufs[i] = LLVMBuildInBoundsGEP2(b, g->ti8, scratch, &off, 1, kb->name);
-    LLVMValueRef size = LLVMConstInt(g->ti64, (unsigned long long)dtype_size(kb->dtype), 0);
-    LLVMValueRef bytes = LLVMBuildNSWMul(b, llvm_expr(g, e, kb->numel), size, "");
-    LLVMValueRef end = LLVMBuildNSWAdd(b, LLVMBuildNSWAdd(b, off, bytes, ""), LLVMConstInt(g->ti64, 63, 0), "");
-    off = LLVMBuildAnd(b, end, LLVMConstInt(g->ti64, ~(unsigned long long)63, 0), "");
+    LLVMValueRef off = llvm_expr(g, e, kb->offset);
+    e->bufs[i] = LLVMBuildInBoundsGEP2(g->b, g->ti8, scratch, &off, 1, kb->name);
   }
-  return off;
 }
 
 static LLVMValueRef array_elem(LlvmGen *g, LLVMValueRef arr, int i, const char *name) {
@@ -201,15 +198,22 @@ static void scratch_fn(LlvmGen *g) {
   LLVMValueRef fn = entry_fn(g, "_scratch_bytes", g->ti64, &g->tptr, 1);
   LlvmEnv e = entry_env(g, fn);
   bind_syms(g, &e, LLVMGetParam(fn, 0));
-  LLVMBuildRet(g->b, lay_out_temps(g, &e, NULL));
+  LLVMBuildRet(g->b, llvm_expr(g, &e, g->p->scratch));
 }
 
-static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, LLVMValueRef kfn, LLVMValueRef err) {
+// A kernel's function and the program syms it takes.
+typedef struct KernelCall {
+  LLVMValueRef fn;
+  int *used, nused;
+} KernelCall;
+
+static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, const KernelCall *kc, LLVMValueRef err) {
   const KirProgram *p = g->p;
-  int np = k->params.len, ns = p->syms.len, n = np + ns + 3;
+  int np = k->params.len, ns = kc->nused, n = np + ns + 3;
+  LLVMValueRef kfn = kc->fn;
   LLVMValueRef *args = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)n);
   for (int i = 0; i < np; i++) args[i] = e->bufs[kir_param(k, i)];
-  for (int i = 0; i < ns; i++) args[np + i] = e->syms[i];
+  for (int i = 0; i < ns; i++) args[np + i] = e->syms[kc->used[i]];
   args[np + ns] = e->seed, args[np + ns + 1] = e->pool, args[np + ns + 2] = e->errslot;
   LLVMValueRef st = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(kfn), kfn, args, (unsigned)n, "");
   LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, e->fn, "failed");
@@ -222,7 +226,7 @@ static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, LLVMValueRef
 }
 
 // int32_t PREFIX<name>(dims, inputs, outputs, state, scratch, rng_seed, pool, err)
-static void program_fn(LlvmGen *g, LLVMValueRef *kfns) {
+static void program_fn(LlvmGen *g, const KernelCall *kfns) {
   const KirProgram *p = g->p;
   LLVMTypeRef ps[8] = {g->tptr, g->tptr, g->tptr, g->tptr, g->tptr, g->ti64, g->tptr, g->tptr};
   LLVMValueRef fn = entry_fn(g, "", g->ti32, ps, 8);
@@ -239,17 +243,47 @@ static void program_fn(LlvmGen *g, LLVMValueRef *kfns) {
     if (kb->kind == KBUF_OUTPUT) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 2), kb->index, kb->name);
     if (kb->kind == KBUF_STATE) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 3), nstate++, kb->name);
   }
-  lay_out_temps(g, &e, LLVMGetParam(fn, 4));
+  place_temps(g, &e, LLVMGetParam(fn, 4));
   for (int i = 0; i < p->kernels.len; i++)
-    call_kernel(g, &e, VEC_AT(p->kernels, KirKernel, i), kfns[i], LLVMGetParam(fn, 7));
+    call_kernel(g, &e, VEC_AT(p->kernels, KirKernel, i), &kfns[i], LLVMGetParam(fn, 7));
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
+}
+
+// A loop map this backend does not print (gpu-block, gpu-thread), or -1.
+static int foreign_map(const Vec *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR && s->map != KMAP_SERIAL && s->map != KMAP_CHUNK && s->map != KMAP_VECTOR) return s->map;
+    int m = foreign_map(&s->body);
+    if (m < 0) m = foreign_map(&s->els);
+    if (m >= 0) return m;
+  }
+  return -1;
+}
+
+static int check_program(const KirProgram *p, char *err, size_t errlen) {
+  if (!p->target || !p->scratch)
+    return fail(err, errlen, "llvm: program %s is not %s (kir_schedule, then kir_plan_memory)", p->name,
+                p->target ? "planned" : "scheduled");
+  for (int i = 0; i < p->kernels.len; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    int m = foreign_map(&k->body);
+    if (m >= 0)
+      return fail(err, errlen, "llvm: kernel %s of %s has a %s loop (scheduled for %s, not a CPU)", k->name, p->name,
+                  kir_map_name((KLoopMap)m), p->target);
+  }
+  return 0;
 }
 
 int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen) {
   if (!g->mod || g->optimized) return fail(err, errlen, "llvm: module already optimised or taken");
+  if (check_program(p, err, errlen)) return -1;
   g->p = p;
-  LLVMValueRef *kfns = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(p->kernels.len + 1));
-  for (int i = 0; i < p->kernels.len; i++) kfns[i] = llvm_kernel(g, VEC_AT(p->kernels, KirKernel, i));
+  KernelCall *kfns = arena_alloc(p->arena, sizeof(KernelCall) * (size_t)(p->kernels.len + 1));
+  for (int i = 0; i < p->kernels.len; i++) {
+    kfns[i].used = arena_alloc(p->arena, sizeof(int) * (size_t)(p->syms.len + 1));
+    kfns[i].fn = llvm_kernel(g, VEC_AT(p->kernels, KirKernel, i), kfns[i].used, &kfns[i].nused);
+  }
   program_fn(g, kfns);
   scratch_fn(g);
   g->p = NULL;

@@ -29,7 +29,18 @@ struct LlvmGen {
   const KirProgram *p;            // program being printed
   const KirKernel *k;             // kernel being printed
   int nouter;                     // outlined loops so far in this kernel
+  // Kernels compiled so far, by kir_kernel_key (open addressing, power-of-2
+  // capacity): a kernel whose key is here is called, not printed again.
+  struct LlvmKernelFn *kfns;
+  int nkfns, capkfns;
+  int kernels_printed, kernels_shared;
 };
+
+typedef struct LlvmKernelFn {
+  char *key;                      // malloc'd canonical text; NULL: empty slot
+  uint64_t hash;
+  LLVMValueRef fn;
+} LlvmKernelFn;
 
 // What code being printed can see: per program buffer its pointer (NULL when
 // the function does not take it), per sym its i64 value, per kernel var its
@@ -38,7 +49,9 @@ typedef struct LlvmEnv {
   LLVMValueRef fn;
   LLVMValueRef *bufs, *syms, *vars;
   LLVMValueRef seed, pool, errslot;
-  bool in_par; // inside an outlined loop: no further outlining
+  const int *used;   // kernels: the program syms they take, in key order
+  int nused;
+  bool in_par;       // inside an outlined loop (the schedule nests no chunk loops)
 } LlvmEnv;
 
 // Register (computation) and memory types of a dtype: f16/bf16 compute as
@@ -52,9 +65,14 @@ void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
 LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
-// One internal function per kernel:
-//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <every sym>...,
-//          i64 rng_seed, ptr pool, ptr errslot)
-LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k);
+// The internal function of a kernel of g->p, printed on first sight of its
+// kernel key (kir_kernel_key) and shared by every later kernel with that key:
+//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses,
+//          in key order>..., i64 rng_seed, ptr pool, ptr errslot)
+// used[] gets the program syms to pass (room for every sym of g->p), *nused
+// their count.
+LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused);
+// Frees the kernel table.
+void llvm_kernels_free(LlvmGen *g);
 
 #endif

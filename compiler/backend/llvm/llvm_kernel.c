@@ -1,22 +1,29 @@
 // llvm_kernel.c — prints one kernel-IR kernel as LLVM IR.
 //
-// Input: a kernel of the program being compiled (g->p, g->k). Output: one
-// internal function
-//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <every sym>...,
+// Input: a kernel of the scheduled, planned program being compiled (g->p,
+// g->k). Output: one internal function
+//   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses>...,
 //          i64 rng_seed, ptr pool, ptr errslot)
 // returning 0, or 1 after a failed check (the message pointer is in
-// *errslot). Every kernel variable is an alloca in the entry block, which
-// mem2reg/SROA turn into SSA values; loops are bottom-tested with an i64
-// induction variable.
+// *errslot). A kernel whose canonical text (kir_kernel_key: buffers by
+// parameter position, syms by first use) was printed before in this module
+// — by this program or another — is not printed again: its callers share
+// the function. Every kernel variable is an alloca in the entry block,
+// which mem2reg/SROA turn into SSA values; loops are bottom-tested with an
+// i64 induction variable.
 //
-// Parallel loops (threads on, outermost only): the loop body becomes
-//   i32 kN.loopM(<the kernel's params minus pool>, <captured vars>, i64 begin, i64 end)
+// Loop maps are the schedule's (kir.h): a chunk loop (threads on) becomes
+//   i32 kN.loopM(<param buffers>, <syms>, seed, errslot, <its captures>, i64 begin, i64 end)
 // (alwaysinline, so the noalias of its pointer parameters survives as
 // scoped alias metadata), called directly over [0, n) when the pool is
 // NULL, or through a trampoline
 //   void kN.parM(ptr ctx, i64 begin, i64 end)
 // by mlc_parallel_for(pool, n, grain, kN.parM, ctx), ctx a stack struct of
-// the same values. grain = max(1, ceil(n / 64)): chunking depends only on n.
+// the same values, grain the loop's. mlc_parallel_for returns when every
+// chunk has run, so every barrier is met already and prints as nothing. A
+// vector loop carries llvm.loop metadata asking for its lanes. The
+// captures, the grain and which loops are chunked come from the kernel IR;
+// nothing here analyses or chooses.
 //
 // Semantics follow kir.h exactly (kir_interp.c is the reference): floats
 // round to their dtype after each op (no fast-math, no contraction), integer
@@ -25,6 +32,8 @@
 // the reference holds integers below 2^53, so an i64 overflow has no
 // reference meaning, and nsw lets index arithmetic vectorise.
 #include "llvm_internal.h"
+
+#include <llvm-c/DebugInfo.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -321,8 +330,24 @@ static LLVMBasicBlockRef new_bb(LlvmGen *g, LlvmEnv *e, const char *name) {
   return LLVMAppendBasicBlockInContext(g->ctx, e->fn, name);
 }
 
-// for var in [lo, hi): stmts — bottom-tested, guarded by lo < hi.
-static void loop(LlvmGen *g, LlvmEnv *e, int var, LLVMValueRef lo, LLVMValueRef hi, const Vec *stmts) {
+// !{!"llvm.loop.vectorize.enable", i1 true} and the width, in a loop ID
+// node whose first operand is itself.
+static LLVMValueRef vector_md(LlvmGen *g, int64_t lanes) {
+  LLVMContextRef c = g->ctx;
+  LLVMMetadataRef on[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.enable", 26),
+                           LLVMValueAsMetadata(LLVMConstInt(g->ti1, 1, 0))};
+  LLVMMetadataRef width[2] = {LLVMMDStringInContext2(c, "llvm.loop.vectorize.width", 25),
+                              LLVMValueAsMetadata(LLVMConstInt(g->ti32, (unsigned long long)lanes, 0))};
+  LLVMMetadataRef tmp = LLVMTemporaryMDNode(c, NULL, 0);
+  LLVMMetadataRef ops[3] = {tmp, LLVMMDNodeInContext2(c, on, 2), LLVMMDNodeInContext2(c, width, 2)};
+  LLVMMetadataRef id = LLVMMDNodeInContext2(c, ops, 3);
+  LLVMMetadataReplaceAllUsesWith(tmp, id);
+  return LLVMMetadataAsValue(c, id);
+}
+
+// for var in [lo, hi): stmts — bottom-tested, guarded by lo < hi; lanes > 0
+// marks the back edge for vectorisation.
+static void loop(LlvmGen *g, LlvmEnv *e, int var, LLVMValueRef lo, LLVMValueRef hi, const Vec *stmts, int64_t lanes) {
   LLVMBuilderRef b = g->b;
   LLVMBasicBlockRef body = new_bb(g, e, "loop"), done = new_bb(g, e, "done");
   LLVMBuildStore(b, lo, e->vars[var]);
@@ -332,7 +357,8 @@ static void loop(LlvmGen *g, LlvmEnv *e, int var, LLVMValueRef lo, LLVMValueRef 
   LLVMValueRef i = LLVMBuildLoad2(b, g->ti64, e->vars[var], "");
   LLVMValueRef next = LLVMBuildNSWAdd(b, i, LLVMConstInt(g->ti64, 1, 0), "");
   LLVMBuildStore(b, next, e->vars[var]);
-  LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), body, done);
+  LLVMValueRef br = LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, next, hi, ""), body, done);
+  if (lanes > 0) LLVMSetMetadata(br, LLVMGetMDKindIDInContext(g->ctx, "llvm.loop", 9), vector_md(g, lanes));
   LLVMPositionBuilderAtEnd(b, done);
 }
 
@@ -377,8 +403,8 @@ static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   switch (s->kind) {
   case KS_FOR: {
     LLVMValueRef n = llvm_expr(g, e, s->n);
-    if (s->parallel && g->opt.threads && !e->in_par) par_for(g, e, s, n);
-    else loop(g, e, s->var, LLVMConstInt(g->ti64, 0, 0), n, &s->body);
+    if (s->map == KMAP_CHUNK && g->opt.threads) par_for(g, e, s, n);
+    else loop(g, e, s->var, LLVMConstInt(g->ti64, 0, 0), n, &s->body, s->map == KMAP_VECTOR ? s->grain->i : 0);
     return;
   }
   case KS_LET:
@@ -386,6 +412,7 @@ static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   case KS_STORE: store_stmt(g, e, s); return;
   case KS_IF: if_stmt(g, e, s); return;
   case KS_CHECK: check_stmt(g, e, s); return;
+  case KS_BARRIER: return; // every chunk loop has joined its threads already
   }
   MLC_UNREACHABLE();
 }
@@ -394,45 +421,27 @@ static void block(LlvmGen *g, LlvmEnv *e, const Vec *stmts) {
   for (int i = 0; i < stmts->len; i++) stmt(g, e, VEC_AT(*stmts, KStmt, i));
 }
 
-// ---- outlined parallel loops ----------------------------------------------------------------------
-// Which vars the loop statement s uses but does not define (its captures).
-static void uses_expr(const KExpr *x, bool *used) {
-  if (!x) return;
-  if (x->kind == KE_VAR) used[x->var] = true;
-  uses_expr(x->a, used), uses_expr(x->b, used), uses_expr(x->c, used);
-}
-
-static void uses_block(const Vec *blk, bool *used, bool *defd) {
-  for (int i = 0; i < blk->len; i++) {
-    const KStmt *s = VEC_AT(*blk, KStmt, i);
-    if (s->kind == KS_FOR || s->kind == KS_LET) defd[s->var] = true;
-    if (s->kind == KS_ASSIGN) used[s->var] = true;
-    uses_expr(s->n, used), uses_expr(s->index, used), uses_expr(s->value, used), uses_expr(s->cond, used);
-    uses_block(&s->body, used, defd);
-    uses_block(&s->els, used, defd);
-  }
-}
-
-// The loop's values, in order: param buffers, syms, seed, errslot, captured
-// vars. types[] gets their types; vals[] (when not NULL) the current values.
-static int loop_values(LlvmGen *g, LlvmEnv *e, const bool *cap, LLVMTypeRef *types, LLVMValueRef *vals) {
+// ---- outlined chunk loops -------------------------------------------------------------------------
+// The loop's values, in order: param buffers, the kernel's syms, seed,
+// errslot, the loop's captures (kir.h). types[] gets their types; vals[]
+// (when not NULL) the current values.
+static int loop_values(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMTypeRef *types, LLVMValueRef *vals) {
   const KirKernel *k = g->k;
   int n = 0;
   for (int i = 0; i < k->params.len; i++, n++) {
     types[n] = g->tptr;
     if (vals) vals[n] = e->bufs[kir_param(k, i)];
   }
-  for (int i = 0; i < g->p->syms.len; i++, n++) {
+  for (int i = 0; i < e->nused; i++, n++) {
     types[n] = g->ti64;
-    if (vals) vals[n] = e->syms[i];
+    if (vals) vals[n] = e->syms[e->used[i]];
   }
   types[n] = g->ti64, vals ? vals[n] = e->seed : 0, n++;
   types[n] = g->tptr, vals ? vals[n] = e->errslot : 0, n++;
-  for (int v = 0; v < k->vars.len; v++) {
-    if (!cap[v]) continue;
+  for (int i = 0; i < s->captures.len; i++, n++) {
+    int v = kir_capture(s, i);
     types[n] = llvm_regtype(g, VEC_AT(k->vars, KirVar, v)->dtype);
     if (vals) vals[n] = LLVMBuildLoad2(g->b, types[n], e->vars[v], "");
-    n++;
   }
   return n;
 }
@@ -449,7 +458,7 @@ static LLVMValueRef *var_allocas(LlvmGen *g) {
 }
 
 // i32 kN.loopM(values..., i64 begin, i64 end): the loop over [begin, end).
-static LLVMValueRef loop_fn(LlvmGen *g, const KStmt *s, const bool *cap, LLVMTypeRef *types, int nv) {
+static LLVMValueRef loop_fn(LlvmGen *g, const LlvmEnv *outer, const KStmt *s, LLVMTypeRef *types, int nv) {
   const KirKernel *k = g->k;
   types[nv] = g->ti64, types[nv + 1] = g->ti64;
   char name[256];
@@ -461,18 +470,17 @@ static LLVMValueRef loop_fn(LlvmGen *g, const KStmt *s, const bool *cap, LLVMTyp
   for (int i = 0; i < k->params.len; i++) llvm_param_attr(g, fn, (unsigned)i, "noalias");
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
   llvm_fn_begin(g, fn);
-  LlvmEnv e = {.fn = fn, .in_par = true};
+  LlvmEnv e = {.fn = fn, .in_par = true, .used = outer->used, .nused = outer->nused};
   e.bufs = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->bufs.len + 1));
   e.syms = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(g->p->syms.len + 1));
   e.vars = var_allocas(g);
   int n = 0;
   for (int i = 0; i < k->params.len; i++) e.bufs[kir_param(k, i)] = LLVMGetParam(fn, (unsigned)n++);
-  for (int i = 0; i < g->p->syms.len; i++) e.syms[i] = LLVMGetParam(fn, (unsigned)n++);
+  for (int i = 0; i < e.nused; i++) e.syms[e.used[i]] = LLVMGetParam(fn, (unsigned)n++);
   e.seed = LLVMGetParam(fn, (unsigned)n++);
   e.errslot = LLVMGetParam(fn, (unsigned)n++);
-  for (int v = 0; v < k->vars.len; v++)
-    if (cap[v]) LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)n++), e.vars[v]);
-  loop(g, &e, s->var, LLVMGetParam(fn, (unsigned)nv), LLVMGetParam(fn, (unsigned)nv + 1), &s->body);
+  for (int i = 0; i < s->captures.len; i++) LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)n++), e.vars[kir_capture(s, i)]);
+  loop(g, &e, s->var, LLVMGetParam(fn, (unsigned)nv), LLVMGetParam(fn, (unsigned)nv + 1), &s->body, 0);
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
   LLVMPositionBuilderAtEnd(g->b, saved);
   return fn;
@@ -518,18 +526,15 @@ static void ret_if_nonzero(LlvmGen *g, LlvmEnv *e, LLVMValueRef st) {
 }
 
 static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
+  MLC_ASSERT(!e->in_par); // kir_verify: no chunk loop inside another
   const KirKernel *k = g->k;
   Arena *A = g->p->arena;
-  bool *used = arena_alloc(A, (size_t)k->vars.len + 1), *defd = arena_alloc(A, (size_t)k->vars.len + 1);
-  defd[s->var] = true;
-  uses_block(&s->body, used, defd);
-  for (int v = 0; v < k->vars.len; v++) used[v] = used[v] && !defd[v];
-  int cap = k->params.len + g->p->syms.len + 2 + k->vars.len + 2;
+  int cap = k->params.len + e->nused + 2 + s->captures.len + 2;
   LLVMTypeRef *types = arena_alloc(A, sizeof(LLVMTypeRef) * (size_t)cap);
   LLVMValueRef *vals = arena_alloc(A, sizeof(LLVMValueRef) * (size_t)cap);
-  int nv = loop_values(g, e, used, types, vals);
+  int nv = loop_values(g, e, s, types, vals);
   g->nouter++;
-  LLVMValueRef lfn = loop_fn(g, s, used, types, nv);
+  LLVMValueRef lfn = loop_fn(g, e, s, types, nv);
   LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, types, (unsigned)nv, 0);
   LLVMValueRef tfn = trampoline(g, lfn, st, types, nv);
 
@@ -545,11 +550,7 @@ static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
   LLVMPositionBuilderAtEnd(b, threaded);
   LLVMValueRef ctx = llvm_alloca(g, st, "par.ctx");
   for (int i = 0; i < nv; i++) LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, st, ctx, (unsigned)i, ""));
-  LLVMValueRef c63 = LLVMConstInt(g->ti64, 63, 0), c64 = LLVMConstInt(g->ti64, 64, 0), one = LLVMConstInt(g->ti64, 1, 0);
-  LLVMValueRef grain = LLVMBuildSDiv(b, LLVMBuildAdd(b, n, c63, ""), c64, "");
-  LLVMValueRef gargs[2] = {grain, one};
-  grain = call_intr(g, "llvm.smax", gargs, 2);
-  LLVMValueRef pargs[5] = {e->pool, n, grain, tfn, ctx};
+  LLVMValueRef pargs[5] = {e->pool, n, llvm_expr(g, e, s->grain), tfn, ctx};
   call(g, parfor_decl(g), pargs, 5);
   LLVMValueRef msg = LLVMBuildLoad2(b, g->tptr, e->errslot, "");
   LLVMSetOrdering(msg, LLVMAtomicOrderingMonotonic);
@@ -561,11 +562,42 @@ static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
 }
 
 // ---- kernels ------------------------------------------------------------------------------------------
-LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k) {
+static uint64_t fnv1a(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+// The table slot of key: its entry, or the empty slot where it goes.
+static LlvmKernelFn *kernel_slot(LlvmGen *g, const char *key, uint64_t h) {
+  for (uint64_t i = h & (uint64_t)(g->capkfns - 1);; i = (i + 1) & (uint64_t)(g->capkfns - 1)) {
+    LlvmKernelFn *f = &g->kfns[i];
+    if (!f->key || (f->hash == h && !strcmp(f->key, key))) return f;
+  }
+}
+
+static void kernels_grow(LlvmGen *g) {
+  LlvmKernelFn *old = g->kfns;
+  int n = g->capkfns;
+  g->capkfns = n ? 2 * n : 256;
+  g->kfns = calloc((size_t)g->capkfns, sizeof *g->kfns);
+  MLC_ASSERT(g->kfns);
+  for (int i = 0; i < n; i++)
+    if (old[i].key) *kernel_slot(g, old[i].key, old[i].hash) = old[i];
+  free(old);
+}
+
+void llvm_kernels_free(LlvmGen *g) {
+  for (int i = 0; i < g->capkfns; i++) free(g->kfns[i].key);
+  free(g->kfns);
+  g->kfns = NULL, g->capkfns = g->nkfns = 0;
+}
+
+static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused) {
   const KirProgram *p = g->p;
-  int np = k->params.len, ns = p->syms.len, n = np + ns + 3;
+  int np = k->params.len, n = np + nused + 3;
   LLVMTypeRef *ps = arena_alloc(p->arena, sizeof(LLVMTypeRef) * (size_t)n);
-  for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + ns + 1 ? g->tptr : g->ti64;
+  for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + nused + 1 ? g->tptr : g->ti64;
   char name[256];
   snprintf(name, sizeof name, "%s.%s", p->name, k->name);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
@@ -578,17 +610,34 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k) {
   g->k = k;
   g->nouter = 0;
   llvm_fn_begin(g, fn);
-  LlvmEnv e = {.fn = fn};
+  LlvmEnv e = {.fn = fn, .used = used, .nused = nused};
   e.bufs = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(p->bufs.len + 1));
-  e.syms = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(ns + 1));
+  e.syms = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(p->syms.len + 1));
   for (int i = 0; i < np; i++) e.bufs[kir_param(k, i)] = LLVMGetParam(fn, (unsigned)i);
-  for (int i = 0; i < ns; i++) e.syms[i] = LLVMGetParam(fn, (unsigned)(np + i));
-  e.seed = LLVMGetParam(fn, (unsigned)(np + ns));
-  e.pool = LLVMGetParam(fn, (unsigned)(np + ns + 1));
-  e.errslot = LLVMGetParam(fn, (unsigned)(np + ns + 2));
+  for (int i = 0; i < nused; i++) e.syms[used[i]] = LLVMGetParam(fn, (unsigned)(np + i));
+  e.seed = LLVMGetParam(fn, (unsigned)(np + nused));
+  e.pool = LLVMGetParam(fn, (unsigned)(np + nused + 1));
+  e.errslot = LLVMGetParam(fn, (unsigned)(np + nused + 2));
   e.vars = var_allocas(g);
   block(g, &e, &k->body);
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
   g->k = NULL;
   return fn;
+}
+
+LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) {
+  StrBuf key = {0};
+  kir_kernel_key(&key, g->p, k, used, nused);
+  if (2 * (g->nkfns + 1) > g->capkfns) kernels_grow(g);
+  uint64_t h = fnv1a(key.data);
+  LlvmKernelFn *f = kernel_slot(g, key.data, h);
+  if (f->key) {
+    sb_free(&key);
+    g->kernels_shared++;
+    return f->fn;
+  }
+  f->key = key.data, f->hash = h;
+  g->nkfns++;
+  g->kernels_printed++;
+  return f->fn = print_kernel(g, k, used, *nused);
 }

@@ -26,7 +26,11 @@
 //      ; dim NAME N      symbolic dim NAME is N
 // 2. Vectorisation: an elementwise f32 kernel's optimised IR holds a
 //    <16 x float> or <8 x float> operation.
-// 3. Emission through struct Backend: object (ELF), assembly and LLVM IR
+// 3. Text: a planned program parsed from kernel-IR text (a vector loop, a
+//    barrier) compiles, carries vectorize metadata and runs.
+// 4. Sharing: identical kernels of two programs in one module are defined
+//    once and called by both with their own sizes.
+// 5. Emission through struct Backend: object (ELF), assembly and LLVM IR
 //    text for the host CPU (the IR carries target-cpu attributes), and an
 //    object for x86-64-v3.
 //
@@ -36,6 +40,8 @@
 // on any failure.
 #include "backend/llvm/llvm.h"
 #include "kernel/kir_lower.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
 #include "graph/interp.h"
 #include "mlc_rt.h"
 
@@ -189,6 +195,18 @@ static bool agree(const void *got, DType dt, const Tensor *want, const char *wha
 }
 
 // ---- compiling and running one program -------------------------------------------------------------
+// f lowered to kernel IR, scheduled for the CPU and planned, as `mlc build`
+// does, each stage verified; NULL with the reason in why.
+static KirProgram *planned(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o, char *why, size_t n) {
+  KirProgram *p = kir_lower_func_opts(a, m, f, o, why, n);
+  DiagSink ds;
+  diag_init(&ds, a);
+  bool ok = p && kir_verify(p, &ds) && kir_schedule(p, &kir_target_cpu, &ds) && kir_verify(p, &ds) &&
+            kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (p && !ok) snprintf(why, n, "%s", ds.diags.len ? VEC_AT(ds.diags, Diag, 0)->msg : "kernel IR passes failed");
+  return ok ? p : NULL;
+}
+
 typedef struct Compiled {
   LlvmGen *g;
   LlvmJit *j;
@@ -297,6 +315,10 @@ static void run_case(Case *c, MlcPool *pool, const char *name) {
   KirProgram *p = kir_lower_func(c->a, c->m, c->f, c->why, sizeof c->why);
   if (!p) {
     skip(name, c->why);
+    return;
+  }
+  if (!(p = planned(c->a, c->m, c->f, NULL, c->why, sizeof c->why))) {
+    check(name, false, c->why);
     return;
   }
   if (!make_inputs(c)) {
@@ -443,7 +465,7 @@ static KirProgram *elementwise(Arena *a, char *why, size_t n) {
   diag_init(&ds, a);
   IrModule *m = ir_parse(a, src_from_string(a, "v.ir", ELEMENTWISE, strlen(ELEMENTWISE)), &ds);
   if (!m || !ir_verify(m, &ds)) return snprintf(why, n, "test module does not verify"), NULL;
-  return kir_lower_func(a, m, VEC_AT(m->funcs, IrFunc, 0), why, n);
+  return planned(a, m, VEC_AT(m->funcs, IrFunc, 0), NULL, why, n);
 }
 
 static void test_vectorises(bool threads) {
@@ -547,8 +569,7 @@ static void test_finite(MlcPool *pool) {
   diag_init(&ds, a);
   IrModule *m = ir_parse(a, src_from_string(a, "finite.ir", FINITE, strlen(FINITE)), &ds);
   KirLowerOptions o = {.check_finite = true};
-  KirProgram *p = m && ir_verify(m, &ds) ? kir_lower_func_opts(a, m, VEC_AT(m->funcs, IrFunc, 0), &o, why, sizeof why)
-                                          : NULL;
+  KirProgram *p = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), &o, why, sizeof why) : NULL;
   Compiled cc;
   bool ok = p && compile(p, &cc, why, sizeof why);
   check("checked program compiles", ok, why);
@@ -580,6 +601,147 @@ static void test_finite(MlcPool *pool) {
   arena_free(a);
 }
 
+// ---- one function per distinct kernel --------------------------------------------------------------
+// f and g share their add and relu kernels (g's over another sym, M, its
+// second, bound to another size than f's N and g's first sym K); g's mul is
+// its own. Compiled into one module, the shared kernels are defined once
+// (as f's), g calls them with its own M, and both programs still compute
+// their results.
+static const char *SHARED =
+    "module S\n"
+    "func f(%a: f32[N], %b: f32[N]) -> (f32[N]) {\n"
+    "  %0 = add(%a, %b) : f32[N]\n"
+    "  %1 = relu(%0) : f32[N]\n"
+    "  return %1\n"
+    "}\n"
+    "func g(%c: f32[K], %a: f32[M], %b: f32[M]) -> (f32[M]) {\n"
+    "  %0 = add(%a, %b) : f32[M]\n"
+    "  %1 = relu(%0) : f32[M]\n"
+    "  %2 = mul(%1, %1) : f32[M]\n"
+    "  return %2\n"
+    "}\n";
+
+static int count(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)); p++) n++;
+  return n;
+}
+
+// g (square) takes a leading argument of 5 elements.
+static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char *why, size_t len) {
+  KirEntryFn run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, fn, why, len);
+  if (!run) return false;
+  float a[64], b[64], c[5] = {0}, y[64] = {0};
+  for (int i = 0; i < n; i++) a[i] = (float)i - 10, b[i] = 3;
+  int lead = square;
+  int64_t dims[3 * KIR_ABI_MAX_RANK] = {5};
+  dims[lead * KIR_ABI_MAX_RANK] = dims[(lead + 1) * KIR_ABI_MAX_RANK] = n;
+  void *in[3] = {c, a, b}, *out[1] = {y};
+  char scratch[1024] __attribute__((aligned(64)));
+  const char *msg = NULL;
+  if (run(dims, square ? in : in + 1, out, NULL, scratch, 0, NULL, &msg)) return snprintf(why, len, "%s failed", fn), false;
+  for (int i = 0; i < n; i++) {
+    float r = a[i] + b[i] > 0 ? a[i] + b[i] : 0;
+    if (y[i] != (square ? r * r : r)) return snprintf(why, len, "%s: y[%d] = %g", fn, i, y[i]), false;
+  }
+  return true;
+}
+
+static void test_shared_kernels(void) {
+  Arena *a = arena_new();
+  char why[512] = "";
+  DiagSink ds;
+  diag_init(&ds, a);
+  IrModule *m = ir_parse(a, src_from_string(a, "s.ir", SHARED, strlen(SHARED)), &ds);
+  KirProgram *f = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), NULL, why, sizeof why) : NULL;
+  KirProgram *g = f ? planned(a, m, VEC_AT(m->funcs, IrFunc, 1), NULL, why, sizeof why) : NULL;
+  BackendOptions o = backend_default_options();
+  o.opt_level = 0, o.threads = false;
+  LlvmGen *gen = g ? llvm_gen_new(&o, why, sizeof why) : NULL;
+  bool ok = gen && !llvm_gen_add(gen, f, why, sizeof why) && !llvm_gen_add(gen, g, why, sizeof why);
+  if (ok) {
+    StrBuf b = {0};
+    llvm_gen_print(gen, &b);
+    ok = count(b.data, "define internal i32 @f.k") == 2 && count(b.data, "define internal i32 @g.k") == 1;
+    if (!ok) snprintf(why, sizeof why, "%d kernels of f and %d of g defined, want 2 and 1",
+                      count(b.data, "define internal i32 @f.k"), count(b.data, "define internal i32 @g.k"));
+    sb_free(&b);
+  }
+  check("identical kernels of two programs are compiled once", ok, why);
+  LlvmJit *j = ok ? llvm_jit_new(gen, NULL, why, sizeof why) : NULL;
+  ok = j && run_shared(j, "mlc_f", 37, false, why, sizeof why) && run_shared(j, "mlc_g", 23, true, why, sizeof why);
+  check("programs sharing kernels compute their own results", ok, why);
+  llvm_jit_free(j);
+  llvm_gen_free(gen);
+  arena_free(a);
+}
+
+// ---- a program from kernel-IR text -----------------------------------------------------------------
+// A planned program written as text: a chunk loop over rows, its inner loop
+// mapped vector(8), a barrier, a serial sum. The vector loop carries the
+// llvm.loop vectorize metadata, the barrier prints as nothing, and the
+// compiled program computes y = 2x and the total.
+static const char *VECTOR_KIR =
+    "program v\n"
+    "target cpu\n"
+    "sym B = arg 0 dim 0\n"
+    "buf %x : f32[B, 32] input 0\n"
+    "buf t0 : f32[B, 32] temp at 0\n"
+    "buf out0 : f32[B, 32] output 0\n"
+    "buf out1 : f32[] output 1\n"
+    "scratch (B * 128)\n"
+    "kernel k0(%x, t0, out0, out1) {\n"
+    "  parallel for i0 < B @chunk(1) {\n"
+    "    parallel for j1 < 32 @vector(8) {\n"
+    "      t0[((i0 * 32) + j1)] = (%x[((i0 * 32) + j1)] * 2.0:f32)\n"
+    "      out0[((i0 * 32) + j1)] = t0[((i0 * 32) + j1)]\n"
+    "    }\n"
+    "  }\n"
+    "  barrier\n"
+    "  let s2: f32 = 0.0:f32\n"
+    "  for e3 < (B * 32) {\n"
+    "    s2 = (s2 + t0[e3])\n"
+    "  }\n"
+    "  out1[0] = s2\n"
+    "}\n";
+
+static void test_kir_text(MlcPool *pool) {
+  Arena *a = arena_new();
+  char why[512] = "";
+  DiagSink ds;
+  diag_init(&ds, a);
+  Vec progs = {0};
+  bool ok = kir_parse(a, src_from_string(a, "v.kir", VECTOR_KIR, strlen(VECTOR_KIR)), &progs, &ds) &&
+            kir_verify(VEC_AT(progs, KirProgram, 0), &ds);
+  if (!ok) diag_print(&ds, stdout);
+  KirProgram *p = ok ? VEC_AT(progs, KirProgram, 0) : NULL;
+  LlvmGen *g = p ? llvm_gen_new(&opts, why, sizeof why) : NULL;
+  ok = g && !llvm_gen_add(g, p, why, sizeof why);
+  if (ok) {
+    StrBuf b = {0};
+    llvm_gen_print(g, &b);
+    ok = strstr(b.data, "llvm.loop.vectorize.width") && strstr(b.data, "llvm.loop.vectorize.enable");
+    if (!ok) snprintf(why, sizeof why, "no vectorize metadata on the vector loop");
+    sb_free(&b);
+  }
+  check("a vector loop carries llvm.loop vectorize metadata", ok, why);
+  LlvmJit *j = ok ? llvm_jit_new(g, (void (*)(void))mlc_parallel_for, why, sizeof why) : NULL;
+  KirEntryFn run = j ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, "mlc_v", why, sizeof why) : NULL;
+  enum { B = 5 };
+  float x[B * 32], y[B * 32], total = 0, want = 0;
+  char scratch[B * 128] __attribute__((aligned(64)));
+  for (int e = 0; e < B * 32; e++) x[e] = (float)(e % 7), want += 2 * x[e];
+  int64_t dims[KIR_ABI_MAX_RANK] = {B};
+  void *in[1] = {x}, *out[2] = {y, &total};
+  const char *msg = NULL;
+  ok = run && run(dims, in, out, NULL, scratch, 0, pool, &msg) == 0 && total == want && y[B * 32 - 1] == 2 * x[B * 32 - 1];
+  if (run && !ok) snprintf(why, sizeof why, "total %g, want %g", total, want);
+  check("a program parsed from kernel-IR text compiles and runs", ok, why);
+  llvm_jit_free(j);
+  llvm_gen_free(g);
+  arena_free(a);
+}
+
 int main(void) {
   MlcPool *pool = mlc_pool_new(4);
   opts = backend_default_options();
@@ -591,6 +753,8 @@ int main(void) {
   test_finite(pool);
   test_vectorises(false);
   test_vectorises(true);
+  test_shared_kernels();
+  test_kir_text(pool);
   test_emit("native", BE_EMIT_OBJ, "o");
   test_emit("native", BE_EMIT_ASM, "s");
   test_emit("native", BE_EMIT_LLVM, "ll");

@@ -1,0 +1,151 @@
+// link.c — the link stage: from the LLVM module and the glue source to a
+// finished program, object or library in the pipeline's temporary
+// directory ($TMPDIR or /tmp, mlc-build-XXXXXX), which build.c installs.
+//
+//   kernels.o   the module as an object (llvm.h)
+//   glue.o      glue.c (with mlc_model.h and mlc_rt.h, embedded in mlc at
+//               build time: scripts/embed.cmake) compiled by `cc`
+//   out         exe: cc glue.o kernels.o libmlc_rt.a -lz -lcjson -lm -lpthread
+//   out.o       obj: cc -r -nostdlib glue.o kernels.o
+//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o`
+//               (no ar script: no user string is ever parsed by ar), and
+//               the header NAME.h in P->header
+//
+// External tools run without a shell (posix_spawnp); a tool that cannot be
+// started or that fails is one error naming the tool and its command line.
+#include "pipeline_internal.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "backend/llvm/llvm.h"
+#include "output.h"
+
+extern char **environ;
+
+// The runtime headers, embedded at build time (scripts/embed.cmake).
+extern const char mlc_model_h_src[];
+extern const unsigned long mlc_model_h_len;
+extern const char mlc_rt_h_src[];
+extern const unsigned long mlc_rt_h_len;
+
+static const char *tmp_path(Pipeline *P, const char *name) { return arena_printf(P->arena, "%s/%s", P->tmp, name); }
+
+static const char *command_line(Pipeline *P, char *const *argv) {
+  StrBuf b = {0};
+  for (int i = 0; argv[i]; i++) sb_printf(&b, "%s%s", i ? " " : "", argv[i]);
+  const char *s = arena_strdup(P->arena, b.data ? b.data : "");
+  sb_free(&b);
+  return s;
+}
+
+// Runs argv[0] from PATH with no shell; true when it exits 0.
+static bool run_tool(Pipeline *P, char *const *argv) {
+  fflush(NULL);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  if (rc) {
+    diag_error(P->diags, (Span){0}, "cannot run '%s': %s", argv[0], strerror(rc));
+    return false;
+  }
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return true;
+  if (WIFEXITED(st))
+    diag_error(P->diags, (Span){0}, "%s failed (exit %d): %s", argv[0], WEXITSTATUS(st), command_line(P, argv));
+  else
+    diag_error(P->diags, (Span){0}, "%s was killed by signal %d: %s", argv[0], WTERMSIG(st), command_line(P, argv));
+  return false;
+}
+
+bool link_make_tmp(Pipeline *P) {
+  if (P->tmp[0]) return true;
+  const char *base = getenv("TMPDIR");
+  if (!base || !*base) base = "/tmp";
+  snprintf(P->tmp, sizeof P->tmp, "%s/mlc-build-XXXXXX", base);
+  if (mkdtemp(P->tmp)) return true;
+  diag_error(P->diags, (Span){0}, "cannot create a temporary directory in '%s': %s", base, strerror(errno));
+  P->tmp[0] = 0;
+  return false;
+}
+
+// ---- the steps ----------------------------------------------------------------------------------
+static bool write_kernels(Pipeline *P, const char *obj) {
+  MLC_ASSERT(P->opt.backend.emit == BE_EMIT_OBJ);
+  char err[1024] = "";
+  if (llvm_gen_write(P->gen, obj, err, sizeof err) == 0) return true;
+  diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
+  return false;
+}
+
+static bool compile_glue(Pipeline *P, const char *obj) {
+  const char *src = tmp_path(P, "glue.c");
+  if (!out_file_write(P->diags, src, P->glue.data, P->glue.len) ||
+      !out_file_write(P->diags, tmp_path(P, "mlc_model.h"), mlc_model_h_src, mlc_model_h_len) ||
+      !out_file_write(P->diags, tmp_path(P, "mlc_rt.h"), mlc_rt_h_src, mlc_rt_h_len))
+    return false;
+  char *inc = arena_printf(P->arena, "-I%s", P->tmp);
+  char *argv[] = {"cc", "-std=gnu17", "-O2", "-fPIC", "-w", inc, "-c", (char *)src, "-o", (char *)obj, NULL};
+  return run_tool(P, argv);
+}
+
+static bool link_exe(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
+  char *argv[] = {"cc", (char *)gobj, (char *)kobj, (char *)P->opt.runtime, "-lz", "-lcjson", "-lm",
+                  "-lpthread", "-o", (char *)out, NULL};
+  return run_tool(P, argv);
+}
+
+static bool link_obj(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
+  char *argv[] = {"cc", "-r", "-nostdlib", (char *)gobj, (char *)kobj, "-o", (char *)out, NULL};
+  return run_tool(P, argv);
+}
+
+// libNAME.a = libmlc_rt.a's objects + glue (with the API) + kernels.
+static bool link_lib(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
+  if (!out_file_copy(P->diags, P->opt.runtime, out)) return false;
+  char *argv[] = {"ar", "rs", (char *)out, (char *)gobj, (char *)kobj, NULL};
+  if (!run_tool(P, argv)) return false;
+  build_glue_header(&P->header, &P->u);
+  return true;
+}
+
+bool link_run(Pipeline *P) {
+  MLC_ASSERT(P->glue_done);
+  if (!link_make_tmp(P)) return false;
+  const char *kobj = tmp_path(P, "kernels.o"), *gobj = tmp_path(P, "glue.o");
+  static const char *const outs[] = {[LINK_EXE] = "out", [LINK_OBJ] = "out.o", [LINK_LIB] = "out.a"};
+  const char *out = tmp_path(P, outs[P->opt.link]);
+  double t0 = pipeline_now();
+  if (!write_kernels(P, kobj)) return false;
+  double t1 = pipeline_now();
+  if (!compile_glue(P, gobj)) return false;
+  double t2 = pipeline_now();
+  bool ok = P->opt.link == LINK_EXE   ? link_exe(P, gobj, kobj, out)
+            : P->opt.link == LINK_OBJ ? link_obj(P, gobj, kobj, out)
+                                      : link_lib(P, gobj, kobj, out);
+  snprintf(P->link_times, sizeof P->link_times, "kernels.o %.1f ms, glue.o %.1f ms, %s %.1f ms", (t1 - t0) * 1e3,
+           (t2 - t1) * 1e3, P->opt.link == LINK_LIB ? "ar" : "cc", (pipeline_now() - t2) * 1e3);
+  if (ok) P->linked = out;
+  return ok;
+}
+
+void link_cleanup(Pipeline *P) {
+  if (!P->tmp[0]) return;
+  if (P->opt.keep_temps) {
+    fprintf(stderr, "mlc build: temporaries kept in %s\n", P->tmp);
+    P->tmp[0] = 0;
+    return;
+  }
+  DIR *dir = opendir(P->tmp);
+  for (struct dirent *e; dir && (e = readdir(dir));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) unlink(tmp_path(P, e->d_name));
+  if (dir) closedir(dir);
+  rmdir(P->tmp);
+  P->tmp[0] = 0;
+}

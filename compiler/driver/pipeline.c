@@ -1,0 +1,354 @@
+// pipeline.c — the stage table (stages.def) and every stage up to codegen;
+// the link stage is in link.c.
+//
+// Input: PipelineOptions (the .model file, the model, what to make). Each
+// stage reads what the ones before it left in the Pipeline and adds its own
+// output: front the checked program and the recipe, lower/autodiff/optim
+// the graph IR module (BuildUnit.lr.module), kir the kernel IR programs,
+// glue the C source, codegen the LLVM module. pipeline_run runs them in
+// table order, so every caller (`mlc build --emit STAGE`, a full build,
+// `mlc run`) sees the same IR: what `--emit ir` prints is what is compiled.
+#include "pipeline_internal.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "backend/llvm/llvm.h"
+#include "kernel/memplan.h"
+#include "kernel/schedule.h"
+#include "passes/autodiff.h"
+#include "passes/optim.h"
+#include "sema/frontend.h"
+
+double pipeline_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+// ---- front -------------------------------------------------------------------------------------
+static bool run_front(Pipeline *P) {
+  BuildUnit *u = &P->u;
+  Sema *S = frontend_load_model(P->arena, P->diags, u->path, &u->model);
+  if (!S) return false;
+  P->sema = S;
+  sema_recipe(S, u->model, &u->recipe);
+  return true;
+}
+
+// ---- graph stages ------------------------------------------------------------------------------
+static void print_graph(Pipeline *P, FILE *out) { ir_dump(P->u.lr.module, out, 0); }
+
+static bool verify_graph(Pipeline *P, DiagSink *d) { return ir_verify(P->u.lr.module, d); }
+
+static bool run_lower(Pipeline *P) {
+  BuildUnit *u = &P->u;
+  if (!lower_model(P->arena, P->diags, P->sema, u->model, &u->lr)) return false;
+  u->eval = u->lr.eval, u->predict = u->lr.predict;
+  return true;
+}
+
+// loss_grad = ad_grad(loss); nothing to do for a model without a loss.
+static bool run_autodiff(Pipeline *P) {
+  BuildUnit *u = &P->u;
+  if (!u->lr.loss) return true;
+  P->grad = ad_grad(u->lr.module, u->lr.loss, &(AdOptions){.name = "loss_grad", .diags = P->diags});
+  return P->grad != NULL;
+}
+
+// The forward output inside train_step. Lowering recorded it inside loss
+// (LowerResult.loss_out); train_step of one micro-batch recomputes loss's
+// graph, so the same value is there, and rebuilding the value's cone in
+// train_step finds it without adding nodes: pure nodes are hash-consed (an
+// equal node is the existing one), arguments are train_step's by position,
+// state reads are by path, and an impure node (dropout) is the node that
+// carries its seed, which the first micro-batch keeps. Autodiff may have
+// split a dropout into x * dropout_mask(x) (docs/design/ir.md: the same
+// values); the multiply is then the image. Were some node of the cone not
+// in train_step, the rebuild adds it: the value is still right.
+static IrNode *seeded_node(IrFunc *f, int64_t seed) {
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    int64_t s;
+    if ((ir_op_flags(n->op) & IRF_IMPURE) && ir_attr_int(&n->attrs, IRA_SEED, &s) && s == seed) return n;
+  }
+  return NULL;
+}
+
+static IrNode *image_of(IrFunc *step, IrNode *n, IrNode **in) {
+  if (ir_op_class(n->op) == IRC_INPUT) return ir_state_ref(step, n->op, n->name, n->type, n->span);
+  if (!(ir_op_flags(n->op) & IRF_IMPURE)) return ir_node(step, n->op, in, n->nin, &n->attrs, n->type, n->span);
+  IrNode *m = seeded_node(step, ir_node_int(n, IRA_SEED));
+  MLC_ASSERT(m && (m->op == n->op || (n->op == IR_DROPOUT && m->op == IR_DROPOUT_MASK)));
+  if (m->op == n->op) return m;
+  IrNode *xm[2] = {in[0], m};
+  return ir_node(step, IR_MUL, xm, 2, NULL, n->type, n->span);
+}
+
+static IrNode *step_forward_output(IrFunc *step, IrFunc *loss, IrNode *out, Arena *a) {
+  ir_number(loss);
+  int np = loss->params.len, n = out->order + 1;
+  bool *cone = arena_alloc(a, (size_t)(np + n));
+  IrNode **img = arena_alloc(a, sizeof(IrNode *) * (size_t)(np + n));
+  cone[np + out->order] = true;
+  for (int i = n - 1; i >= 0; i--) {
+    IrNode *x = VEC_AT(loss->nodes, IrNode, i);
+    for (int j = 0; cone[np + i] && j < x->nin; j++) cone[np + x->in[j]->order] = true;
+  }
+  MLC_ASSERT(step->params.len == np);
+  for (int i = 0; i < np; i++) img[i] = VEC_AT(step->params, IrNode, i);
+  for (int i = 0; i < n; i++) {
+    IrNode *x = VEC_AT(loss->nodes, IrNode, i), *in[16], **ins = in;
+    if (!cone[np + i]) continue;
+    if (x->nin > 16) ins = arena_alloc(a, sizeof(IrNode *) * (size_t)x->nin);
+    for (int j = 0; j < x->nin; j++) ins[j] = img[np + x->in[j]->order];
+    img[np + i] = image_of(step, x, ins);
+  }
+  return img[np + out->order];
+}
+
+// train_step (and plateau_update with a plateau schedule). With one
+// micro-batch and a loss that calls forward, train_step also returns the
+// forward output (result 3), so the program counts training accuracy
+// without a second forward pass.
+static bool run_optim(Pipeline *P) {
+  BuildUnit *u = &P->u;
+  IrModule *m = u->lr.module;
+  if (!u->lr.loss) return true;
+  u->train_step = optim_build_step(m, u->lr.loss, P->grad, &u->recipe.opt);
+  if (u->recipe.opt.sched == SCHED_PLATEAU)
+    u->plateau = optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
+  if (u->recipe.opt.accumulate == 1 && u->lr.loss_out) {
+    ir_return(u->train_step, step_forward_output(u->train_step, u->lr.loss, u->lr.loss_out, P->arena), NULL);
+    ir_number(u->train_step);
+    u->step_has_out = true;
+  }
+  return true;
+}
+
+// ---- kernel IR ---------------------------------------------------------------------------------
+// The programs in the order they are printed and compiled.
+static int kir_programs(const BuildUnit *u, const KirProgram **ps) {
+  int n = 0;
+  const KirProgram *all[] = {u->k_train, u->k_train_checked, u->k_eval, u->k_predict, u->k_plateau};
+  for (int i = 0; i < 5; i++)
+    if (all[i]) ps[n++] = all[i];
+  return n;
+}
+
+static void print_kir(Pipeline *P, FILE *out) {
+  const KirProgram *ps[5];
+  int n = kir_programs(&P->u, ps);
+  for (int i = 0; i < n; i++) {
+    if (i) fputc('\n', out);
+    kir_dump(ps[i], out);
+  }
+}
+
+static bool verify_kir(Pipeline *P, DiagSink *d) {
+  const KirProgram *ps[5];
+  int n = kir_programs(&P->u, ps);
+  bool ok = true;
+  for (int i = 0; i < n; i++) ok &= kir_verify(ps[i], d);
+  return ok;
+}
+
+// FNV-1a 64 of the graph module's text: the structural hash checkpoints carry.
+static void module_hash(IrModule *m, char out[17]) {
+  StrBuf b = {0};
+  ir_print_module(&b, m, 0);
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < b.len; i++) h = (h ^ (unsigned char)b.data[i]) * 0x100000001b3ull;
+  sb_free(&b);
+  snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+static KirProgram *lower_program(Pipeline *P, IrFunc *f, KirLowerOptions *ko) {
+  char err[512] = "";
+  KirProgram *p = kir_lower_func_opts(P->arena, P->u.lr.module, f, ko, err, sizeof err);
+  if (!p) diag_error(P->diags, f->span, "%s: %s", P->u.model, err);
+  return p;
+}
+
+static bool run_kir(Pipeline *P) {
+  BuildUnit *u = &P->u;
+  if (!u->train_step || !u->eval || !u->predict) {
+    diag_error(P->diags, (Span){0}, "model %s needs forward and loss to be built into a program", u->model);
+    return false;
+  }
+  module_hash(u->lr.module, u->hash);
+  if (!(u->k_train = lower_program(P, u->train_step, NULL))) return false;
+  u->checked = (KirLowerOptions){.check_finite = true};
+  if (!(u->k_train_checked = lower_program(P, u->train_step, &u->checked))) return false;
+  u->k_train_checked->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
+  if (!(u->k_eval = lower_program(P, u->eval, NULL))) return false;
+  if (!(u->k_predict = lower_program(P, u->predict, NULL))) return false;
+  return !u->plateau || (u->k_plateau = lower_program(P, u->plateau, NULL)) != NULL;
+}
+
+// ---- schedule and memory plan (kernel/schedule.h, kernel/memplan.h) -----------------------------
+// Internal passes: they fail only on a compiler bug, which they report.
+static bool run_schedule(Pipeline *P) {
+  KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
+  for (int i = 0; i < 5; i++)
+    if (ps[i] && !kir_schedule(ps[i], &kir_target_cpu, P->diags)) return false;
+  return true;
+}
+
+static bool run_memplan(Pipeline *P) {
+  KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
+  for (int i = 0; i < 5; i++)
+    if (ps[i] && !kir_plan_memory(ps[i], P->diags)) return false;
+  return true;
+}
+
+// ---- glue --------------------------------------------------------------------------------------
+// The C source the link stage compiles. It checks that the model fits the
+// runtime's ABI (per-sample shapes, dtypes), which is why it runs before
+// the slow code generation; on the way to codegen only (`--emit llvm|asm`)
+// it is skipped unless it is to be dumped.
+static bool run_glue(Pipeline *P) {
+  if (P->goal != STAGE_GLUE && P->goal < STAGE_LINK && !(P->opt.dump >> STAGE_GLUE & 1)) return true;
+  char err[512] = "";
+  bool ok = build_glue_source(&P->glue, &P->u, P->opt.link == LINK_EXE, P->opt.link == LINK_LIB, err, sizeof err);
+  if (!ok) diag_error(P->diags, (Span){0}, "model %s: %s", P->u.model, err);
+  P->glue_done = ok;
+  return ok;
+}
+
+static void print_glue(Pipeline *P, FILE *out) { fwrite(P->glue.data, 1, P->glue.len, out); }
+
+// ---- codegen -----------------------------------------------------------------------------------
+// The kernels of every program in one LLVM module (symbols mlc_<cname>_k_<program>),
+// verified (LLVMVerifyModule, by the backend, before anything else: an
+// invalid module is a backend bug) and optimised.
+static bool run_codegen(Pipeline *P) {
+  BackendOptions bo = P->opt.backend;
+  bo.prefix = arena_printf(P->arena, "mlc_%s_k_", P->u.cname);
+  char err[1024] = "";
+  if (!(P->gen = llvm_gen_new(&bo, err, sizeof err))) {
+    diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
+    return false;
+  }
+  const KirProgram *ps[5];
+  int n = kir_programs(&P->u, ps);
+  for (int i = 0; i < n; i++)
+    if (llvm_gen_add(P->gen, ps[i], err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage codegen: %s", err);
+  if (llvm_gen_optimize(P->gen, err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage codegen: %s", err);
+  return true;
+}
+
+static void print_llvm(Pipeline *P, FILE *out) {
+  StrBuf b = {0};
+  llvm_gen_print(P->gen, &b);
+  fwrite(b.data, 1, b.len, out);
+  sb_free(&b);
+}
+
+const char *pipeline_write_asm(Pipeline *P) {
+  MLC_ASSERT(P->gen && P->opt.backend.emit == BE_EMIT_ASM);
+  if (!link_make_tmp(P)) return NULL;
+  const char *path = arena_printf(P->arena, "%s/kernels.s", P->tmp);
+  char err[1024] = "";
+  if (llvm_gen_write(P->gen, path, err, sizeof err) == 0) return path;
+  diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
+  return NULL;
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+static const Stage stages[STAGE_COUNT] = {
+#define STAGE(id, name, form, run, print, verify, what) [STAGE_##id] = {name, form, run, print, verify, what},
+#include "stages.def"
+#undef STAGE
+};
+
+const Stage *pipeline_stage(StageId s) { return &stages[s]; }
+
+int pipeline_stage_lookup(const char *name) {
+  for (int i = 0; i < STAGE_COUNT; i++)
+    if (!strcmp(stages[i].name, name)) return i;
+  return -1;
+}
+
+StageId pipeline_last_graph_stage(void) {
+  int last = -1;
+  for (int i = 0; i < STAGE_COUNT; i++)
+    if (stages[i].form == FORM_GRAPH) last = i;
+  MLC_ASSERT(last >= 0);
+  return (StageId)last;
+}
+
+bool pipeline_default_verify(void) {
+#ifdef NDEBUG
+  return false;
+#else
+  return true;
+#endif
+}
+
+void pipeline_init(Pipeline *P, Arena *a, DiagSink *d, const PipelineOptions *o) {
+  memset(P, 0, sizeof *P);
+  P->arena = a, P->diags = d, P->opt = *o;
+  P->u.arena = a, P->u.path = o->path, P->u.model = o->model, P->u.cname = o->cname;
+}
+
+// A verifier that fails is a compiler bug: its reports, then an ICE naming the stage.
+static void verify_stage(Pipeline *P, StageId s) {
+  DiagSink vd;
+  diag_init(&vd, P->arena);
+  double t0 = pipeline_now();
+  bool ok = stages[s].verify(P, &vd);
+  P->verify_seconds[s] = pipeline_now() - t0;
+  if (ok) return;
+  diag_print(&vd, stderr);
+  mlc_ice(__FILE__, __LINE__, "the output of stage %s does not verify (errors above)", stages[s].name);
+}
+
+static void dump_stage(Pipeline *P, StageId s) {
+  static const char *const comment[] = {[FORM_GRAPH] = ";", [FORM_KIR] = ";", [FORM_C] = "//", [FORM_LLVM] = ";"};
+  fprintf(stderr, "%s after %s\n", comment[stages[s].form], stages[s].name);
+  stages[s].print(P, stderr);
+  fflush(stderr);
+}
+
+static void report_time(Pipeline *P, StageId s, bool verified) {
+  fprintf(stderr, "mlc %s: %-9s %9.1f ms", P->opt.verbose_cmd ? P->opt.verbose_cmd : "build", stages[s].name,
+          P->seconds[s] * 1e3);
+  if (verified) fprintf(stderr, ", verify %.1f ms", P->verify_seconds[s] * 1e3);
+  if (s == STAGE_LINK && P->link_times[0]) fprintf(stderr, " (%s)", P->link_times);
+  fputc('\n', stderr);
+}
+
+bool pipeline_run(Pipeline *P, StageId last) {
+  if (last > P->goal) P->goal = last;
+  for (; P->next <= last; P->next++) {
+    StageId s = P->next;
+    double t0 = pipeline_now();
+    bool ok = stages[s].run(P);
+    P->seconds[s] = pipeline_now() - t0;
+    if (!ok) return false;
+    bool verified = P->opt.verify_each && stages[s].verify;
+    if (verified) verify_stage(P, s);
+    if (P->opt.verbose) report_time(P, s, verified);
+    if ((P->opt.dump >> s & 1) && stages[s].print) dump_stage(P, s);
+  }
+  return true;
+}
+
+void pipeline_print(Pipeline *P, StageId s, FILE *out) {
+  MLC_ASSERT(s < P->next && stages[s].print);
+  stages[s].print(P, out);
+}
+
+void pipeline_print_dot(Pipeline *P, FILE *out) {
+  IrModule *m = P->u.lr.module;
+  for (int i = 0; i < m->funcs.len; i++) ir_dot(VEC_AT(m->funcs, IrFunc, i), out);
+}
+
+void pipeline_free(Pipeline *P) {
+  if (P->gen) llvm_gen_free(P->gen);
+  P->gen = NULL;
+  link_cleanup(P);
+  sb_free(&P->glue);
+  sb_free(&P->header);
+}

@@ -1,0 +1,414 @@
+// kir_verify.c — the kernel IR's verifier (kir_verify, kir.h): every
+// producer (lowering, the schedule, the memory plan, the parser, later
+// fusion) is checked by it before a backend prints the program, and the
+// tests run it after every pass.
+//
+// Three layers, each only where the program has reached its stage:
+//   every program  scopes, buffer parameters, dtypes (per kernel)
+//   scheduled      maps the target prints and may nest that way, grains,
+//                  captures equal to what the bodies read, no outer
+//                  variable assigned in a parallel loop, a barrier wherever
+//                  kir.h's rule asks for one
+//   planned        every temporary at an aligned offset inside scratch and
+//                  apart from the temporaries live with it, evaluated at
+//                  sample sizes (sizes are polynomials over syms)
+// Input: a KirProgram. Output: true, or false with "kir: ..." errors in d.
+#include "kir_internal.h"
+#include "target.h"
+
+#include <string.h>
+
+// ---- scopes, parameters, dtypes --------------------------------------------------------------------
+// Walks each kernel with the set of variables in scope; the first problem in
+// a kernel is reported (later ones are usually its echoes).
+typedef struct Verify {
+  const KirProgram *p;
+  const KirTarget *t; // the program's target (NULL: not scheduled)
+  const KirKernel *k; // NULL for program-level expressions (sym defs, sizes)
+  bool *live;         // per kernel var: in scope
+  bool *outer;        // inside a parallel loop: the vars in scope at its start
+  KLoopMap in_map;    // innermost enclosing non-serial map (KMAP_SERIAL: none)
+  bool in_chunk, in_block; // some enclosing loop is chunk / gpu-block
+  int depth;          // enclosing loops and ifs (0: a top-level statement)
+  int nsyms;          // syms visible (program-level: the earlier ones)
+  char msg[256];
+} Verify;
+
+static bool vfail(Verify *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool vfail(Verify *v, const char *fmt, ...) {
+  if (v->msg[0]) return false;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->msg, sizeof v->msg, fmt, ap);
+  va_end(ap);
+  return false;
+}
+
+static bool is_compare(KBinOp op) { return op >= KB_LT && op <= KB_NE; }
+
+static bool has_param(const KirKernel *k, int b) {
+  for (int i = 0; i < k->params.len; i++)
+    if (kir_param(k, i) == b) return true;
+  return false;
+}
+
+static bool v_expr(Verify *v, const KExpr *e);
+
+static bool v_idx(Verify *v, const KExpr *e, const char *what) {
+  if (!v_expr(v, e)) return false;
+  return e->dtype == DT_I64 || vfail(v, "%s has dtype %s, not i64", what, dtype_name(e->dtype));
+}
+
+static bool v_unary(Verify *v, const KExpr *e) {
+  DType t = e->a->dtype;
+  if (e->un == KU_NOT) return t == DT_BOOL || vfail(v, "not of %s", dtype_name(t));
+  if (e->dtype != t)
+    return vfail(v, "%s: result %s, operand %s", kir_unop_name(e->un), dtype_name(e->dtype), dtype_name(t));
+  if (e->un != KU_NEG && e->un != KU_ABS && !dtype_is_float(t))
+    return vfail(v, "%s of non-float %s", kir_unop_name(e->un), dtype_name(t));
+  return true;
+}
+
+static bool v_binary(Verify *v, const KExpr *e) {
+  DType t = e->a->dtype;
+  const char *n = kir_binop_name(e->bin);
+  if (e->b->dtype != t) return vfail(v, "%s of %s and %s", n, dtype_name(t), dtype_name(e->b->dtype));
+  if (e->dtype != (is_compare(e->bin) ? DT_BOOL : t)) return vfail(v, "%s: result dtype %s", n, dtype_name(e->dtype));
+  if ((e->bin == KB_AND || e->bin == KB_OR) && t != DT_BOOL) return vfail(v, "%s of %s", n, dtype_name(t));
+  if (e->bin == KB_POW && !dtype_is_float(t)) return vfail(v, "pow of %s", dtype_name(t));
+  if (e->bin == KB_MOD && !dtype_is_int(t)) return vfail(v, "mod of %s", dtype_name(t));
+  return true;
+}
+
+static bool v_expr(Verify *v, const KExpr *e) {
+  if (!e) return vfail(v, "missing expression");
+  switch (e->kind) {
+  case KE_CONST: case KE_RNGSEED: return true;
+  case KE_VAR:
+    if (!v->k || e->var < 0 || e->var >= v->k->vars.len) return vfail(v, "variable #%d out of range", e->var);
+    if (!v->live[e->var]) return vfail(v, "variable %s used out of scope", VEC_AT(v->k->vars, KirVar, e->var)->name);
+    return e->dtype == VEC_AT(v->k->vars, KirVar, e->var)->dtype || vfail(v, "variable dtype mismatch");
+  case KE_SYM: return (e->sym >= 0 && e->sym < v->nsyms) || vfail(v, "sym #%d not defined here", e->sym);
+  case KE_LOAD:
+    if (!v->k || e->buf < 0 || e->buf >= v->p->bufs.len || !has_param(v->k, e->buf))
+      return vfail(v, "load from buffer #%d, not a parameter", e->buf);
+    if (e->dtype != kir_buf(v->p, e->buf)->dtype) return vfail(v, "load dtype differs from the buffer's");
+    return v_idx(v, e->a, "load index");
+  case KE_UNARY: return v_expr(v, e->a) && v_unary(v, e);
+  case KE_BINARY: return v_expr(v, e->a) && v_expr(v, e->b) && v_binary(v, e);
+  case KE_SELECT:
+    if (!v_expr(v, e->a) || !v_expr(v, e->b) || !v_expr(v, e->c)) return false;
+    if (e->a->dtype != DT_BOOL) return vfail(v, "select condition is %s", dtype_name(e->a->dtype));
+    return (e->b->dtype == e->dtype && e->c->dtype == e->dtype) || vfail(v, "select arms differ in dtype");
+  case KE_CAST: return v_expr(v, e->a);
+  case KE_RAND:
+    return e->dtype == DT_F64 && v_idx(v, e->a, "rand key") && v_idx(v, e->b, "rand counter") &&
+           v_idx(v, e->c, "rand stream");
+  }
+  return vfail(v, "bad expression kind %d", (int)e->kind);
+}
+
+static bool v_block(Verify *v, const Vec *blk);
+
+static bool v_var(Verify *v, int var, bool loop, bool want_live) {
+  if (var < 0 || var >= v->k->vars.len) return vfail(v, "variable #%d out of range", var);
+  KirVar *kv = VEC_AT(v->k->vars, KirVar, var);
+  if (kv->is_loop != loop) return vfail(v, "%s is %sa loop variable", kv->name, loop ? "not " : "");
+  if (v->live[var] != want_live)
+    return vfail(v, want_live ? "%s assigned before its let" : "%s defined twice in scope", kv->name);
+  return true;
+}
+
+// ---- maps ----------------------------------------------------------------------------------------------
+static bool has_loop(const Vec *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR || has_loop(&s->body) || has_loop(&s->els)) return true;
+  }
+  return false;
+}
+
+static bool v_captures(Verify *v, const KStmt *s, const char *var) {
+  bool wants = s->map == KMAP_CHUNK || s->map == KMAP_GPU_BLOCK;
+  if (!wants) return s->captures.len == 0 || vfail(v, "loop %s (%s) lists captures", var, kir_map_name(s->map));
+  Vec need = {0};
+  kir_loop_captures(v->p, v->k, s, &need);
+  bool same = need.len == s->captures.len;
+  for (int i = 0; same && i < need.len; i++) same = need.data[i] == s->captures.data[i];
+  if (same) return true;
+  StrBuf b = {0};
+  for (int i = 0; i < need.len; i++)
+    sb_printf(&b, "%s%s", i ? ", " : "", VEC_AT(v->k->vars, KirVar, (int)(intptr_t)need.data[i])->name);
+  vfail(v, "loop %s captures %d variable(s), its body reads (%s)", var, s->captures.len, b.data ? b.data : "");
+  sb_free(&b);
+  return false;
+}
+
+// The loop's map: one the target prints, on an independent loop, nested as
+// the map allows, with a grain where the map needs one.
+static bool v_map(Verify *v, const KStmt *s) {
+  const char *var = VEC_AT(v->k->vars, KirVar, s->var)->name, *m = kir_map_name(s->map);
+  int64_t c;
+  if (s->map == KMAP_SERIAL) return (!s->grain && !s->captures.len) || vfail(v, "serial loop %s has a grain", var);
+  if (!v->t) return vfail(v, "loop %s is mapped %s in a program with no target", var, m);
+  if (!kir_target_has(v->t, s->map)) return vfail(v, "loop %s: target %s has no %s loops", var, v->t->name, m);
+  if (!s->parallel) return vfail(v, "loop %s is mapped %s but its iterations are not independent", var, m);
+  if (v->in_map == KMAP_VECTOR) return vfail(v, "loop %s (%s) inside a vector loop", var, m);
+  switch (s->map) {
+  case KMAP_CHUNK:
+    if (v->in_chunk || v->in_block) return vfail(v, "chunk loop %s inside another mapped loop", var);
+    if (!s->grain || !v_idx(v, s->grain, "grain")) return vfail(v, "chunk loop %s has no grain", var);
+    break;
+  case KMAP_VECTOR:
+    if (!s->grain || !kir_eval_i64(s->grain, NULL, &c) || c < 1)
+      return vfail(v, "vector loop %s needs a constant lane count", var);
+    if (has_loop(&s->body)) return vfail(v, "vector loop %s has a loop inside", var);
+    break;
+  case KMAP_GPU_BLOCK:
+    if (v->in_map != KMAP_SERIAL || v->in_block) return vfail(v, "gpu-block loop %s inside a mapped loop", var);
+    break;
+  case KMAP_GPU_THREAD:
+    if (!v->in_block || v->in_map != KMAP_GPU_BLOCK) return vfail(v, "gpu-thread loop %s not directly in a gpu-block loop", var);
+    if (!kir_eval_i64(s->n, NULL, &c) || c > v->t->max_threads)
+      return vfail(v, "gpu-thread loop %s: trip count not a constant up to %d", var, v->t->max_threads);
+    break;
+  default: break;
+  }
+  if (s->map != KMAP_CHUNK && s->map != KMAP_VECTOR && s->grain) return vfail(v, "%s loop %s has a grain", m, var);
+  return v_captures(v, s, var);
+}
+
+static bool v_stmt(Verify *v, const KStmt *s) {
+  switch (s->kind) {
+  case KS_FOR: {
+    if (!v_var(v, s->var, true, false) || !v_idx(v, s->n, "trip count")) return false;
+    if (VEC_AT(v->k->vars, KirVar, s->var)->dtype != DT_I64) return vfail(v, "loop variable not i64");
+    if (!v_map(v, s)) return false;
+    Verify saved = *v;
+    if (s->parallel) {
+      v->outer = arena_alloc(v->p->arena, sizeof(bool) * (size_t)(v->k->vars.len + 1));
+      memcpy(v->outer, v->live, sizeof(bool) * (size_t)v->k->vars.len);
+    }
+    if (s->map != KMAP_SERIAL) v->in_map = s->map;
+    v->in_chunk |= s->map == KMAP_CHUNK, v->in_block |= s->map == KMAP_GPU_BLOCK;
+    v->live[s->var] = true;
+    v->depth++;
+    bool ok = v_block(v, &s->body);
+    v->live[s->var] = false;
+    v->outer = saved.outer, v->in_map = saved.in_map, v->in_chunk = saved.in_chunk;
+    v->in_block = saved.in_block, v->depth = saved.depth;
+    return ok;
+  }
+  case KS_BARRIER:
+    if (v->depth == 0 || v->in_map == KMAP_GPU_BLOCK) return true;
+    return vfail(v, "barrier inside a loop or branch (only between top-level statements or in a gpu-block)");
+  case KS_LET: case KS_ASSIGN:
+    if (!v_var(v, s->var, false, s->kind == KS_ASSIGN) || !v_expr(v, s->value)) return false;
+    if (s->kind == KS_ASSIGN && v->outer && v->outer[s->var])
+      return vfail(v, "%s, declared outside a parallel loop, is assigned inside it",
+                   VEC_AT(v->k->vars, KirVar, s->var)->name);
+    if (s->value->dtype != VEC_AT(v->k->vars, KirVar, s->var)->dtype)
+      return vfail(v, "%s: value is %s", VEC_AT(v->k->vars, KirVar, s->var)->name, dtype_name(s->value->dtype));
+    v->live[s->var] = true;
+    return true;
+  case KS_STORE:
+    if (s->buf < 0 || s->buf >= v->p->bufs.len || !has_param(v->k, s->buf))
+      return vfail(v, "store to buffer #%d, not a parameter", s->buf);
+    if (kir_buf(v->p, s->buf)->kind == KBUF_INPUT) return vfail(v, "store to input %s", kir_buf(v->p, s->buf)->name);
+    if (!v_idx(v, s->index, "store index") || !v_expr(v, s->value)) return false;
+    return s->value->dtype == kir_buf(v->p, s->buf)->dtype ||
+           vfail(v, "store of %s into %s buffer %s", dtype_name(s->value->dtype),
+                 dtype_name(kir_buf(v->p, s->buf)->dtype), kir_buf(v->p, s->buf)->name);
+  case KS_IF: case KS_CHECK:
+    if (!v_expr(v, s->cond)) return false;
+    if (s->cond->dtype != DT_BOOL) return vfail(v, "condition is %s", dtype_name(s->cond->dtype));
+    if (s->kind == KS_CHECK) return true;
+    v->depth++;
+    bool ok = v_block(v, &s->body) && v_block(v, &s->els);
+    v->depth--;
+    return ok;
+  }
+  return vfail(v, "bad statement kind %d", (int)s->kind);
+}
+
+// Locals declared in a block go out of scope at its end.
+static bool v_block(Verify *v, const Vec *blk) {
+  int n = v->k->vars.len;
+  bool *saved = arena_alloc(v->p->arena, sizeof(bool) * (size_t)(n ? n : 1));
+  memcpy(saved, v->live, sizeof(bool) * (size_t)n);
+  bool ok = true;
+  for (int i = 0; i < blk->len && ok; i++) ok = v_stmt(v, VEC_AT(*blk, KStmt, i));
+  memcpy(v->live, saved, sizeof(bool) * (size_t)n);
+  return ok;
+}
+
+static bool v_program_level(Verify *v, DiagSink *d) {
+  const KirProgram *p = v->p;
+  for (int i = 0; i < p->syms.len; i++) {
+    KirSym *s = VEC_AT(p->syms, KirSym, i);
+    v->nsyms = i;
+    if (s->arg < 0 && !v_idx(v, s->def, "sym definition")) {
+      diag_error(d, (Span){0}, "kir: program %s: sym %s: %s", p->name, s->name, v->msg);
+      return false;
+    }
+  }
+  v->nsyms = p->syms.len;
+  for (int i = 0; i < p->bufs.len; i++) {
+    const KirBuf *b = kir_buf(p, i);
+    bool ok = v_idx(v, b->numel, "size");
+    for (int d = 0; ok && d < b->rank; d++) ok = v_idx(v, b->dims[d], "dim");
+    if (!ok) {
+      diag_error(d, (Span){0}, "kir: program %s: buf %s: %s", p->name, b->name, v->msg);
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- barriers ------------------------------------------------------------------------------------------
+// kir.h's rule over a kernel's top-level statements, segment by segment
+// (the statements between two barriers).
+static bool v_barriers(Verify *v) {
+  const Vec *top = &v->k->body;
+  for (int j = 0, first = 0; j < top->len; j++) {
+    const KStmt *s = VEC_AT(*top, KStmt, j);
+    if (s->kind == KS_BARRIER) {
+      first = j + 1;
+      continue;
+    }
+    for (int i = first; i < j; i++) {
+      int b = kir_barrier_conflict(v->p, VEC_AT(*top, KStmt, i), s);
+      if (b >= 0)
+        return vfail(v, "top-level statements %d and %d both touch %s (one writes it) with no barrier between", i, j,
+                     kir_buf(v->p, b)->name);
+    }
+  }
+  return true;
+}
+
+// ---- memory plan --------------------------------------------------------------------------------------
+// Lifetimes are kernel ranges [first, last] of the kernels that take the
+// buffer; sizes and offsets are evaluated with every argument-bound sym at
+// each sample value (and once with distinct values).
+typedef struct Placed {
+  int64_t off, bytes;
+  int first, last;
+} Placed;
+
+static void lifetimes(const KirProgram *p, Placed *pl) {
+  for (int b = 0; b < p->bufs.len; b++) pl[b].first = pl[b].last = -1;
+  for (int i = 0; i < p->kernels.len; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->params.len; j++) {
+      Placed *x = &pl[kir_param(k, j)];
+      if (x->first < 0) x->first = i;
+      x->last = i;
+    }
+  }
+}
+
+// "B = 7, T = 7": the argument-bound syms of a sample.
+static const char *sample_text(const KirProgram *p, const int64_t *args) {
+  StrBuf b = {0};
+  for (int i = 0; i < p->syms.len; i++)
+    if (VEC_AT(p->syms, KirSym, i)->arg >= 0)
+      sb_printf(&b, "%s%s = %lld", b.len ? ", " : "", VEC_AT(p->syms, KirSym, i)->name, (long long)args[i]);
+  const char *s = arena_strdup(p->arena, b.data ? b.data : "no syms");
+  sb_free(&b);
+  return s;
+}
+
+static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
+  const KirProgram *p = v->p;
+  int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1)), scratch, n;
+  if (!kir_bind_syms(p, args, syms) || !kir_eval_i64(p->scratch, syms, &scratch)) return true; // no such sizes
+  for (int b = 0; b < p->bufs.len; b++) {
+    const KirBuf *kb = kir_buf(p, b);
+    if (kb->kind != KBUF_TEMP) continue;
+    if (!kir_eval_i64(kb->numel, syms, &n) || n < 0) return true;
+    if (!kir_eval_i64(kb->offset, syms, &pl[b].off)) return vfail(v, "offset of %s does not evaluate", kb->name);
+    pl[b].bytes = n * dtype_size(kb->dtype);
+    if (pl[b].off < 0 || pl[b].off % 64 || pl[b].off + pl[b].bytes > scratch)
+      return vfail(v, "%s at %lld (%lld bytes) is not a 64-byte aligned place inside %lld bytes of scratch (%s)",
+                   kb->name, (long long)pl[b].off, (long long)pl[b].bytes, (long long)scratch, sample_text(p, args));
+  }
+  for (int a = 0; a < p->bufs.len; a++)
+    for (int b = a + 1; b < p->bufs.len; b++) {
+      const Placed *x = &pl[a], *y = &pl[b];
+      if (kir_buf(p, a)->kind != KBUF_TEMP || kir_buf(p, b)->kind != KBUF_TEMP || x->first < 0 || y->first < 0) continue;
+      bool live = x->first <= y->last && y->first <= x->last;
+      bool apart = x->off + x->bytes <= y->off || y->off + y->bytes <= x->off || !x->bytes || !y->bytes;
+      if (live && !apart)
+        return vfail(v, "%s [%lld, %lld) and %s [%lld, %lld) are live together but overlap (%s)", kir_buf(p, a)->name,
+                     (long long)x->off, (long long)(x->off + x->bytes), kir_buf(p, b)->name, (long long)y->off,
+                     (long long)(y->off + y->bytes), sample_text(p, args));
+    }
+  return true;
+}
+
+static bool v_plan(Verify *v) {
+  const KirProgram *p = v->p;
+  if (!v_idx(v, p->scratch, "scratch size")) return false;
+  for (int b = 0; b < p->bufs.len; b++) {
+    const KirBuf *kb = kir_buf(p, b);
+    if ((kb->kind == KBUF_TEMP) != (kb->offset != NULL))
+      return vfail(v, "%s %s an offset", kb->name, kb->offset ? "is not a temporary but has" : "is a temporary without");
+    if (kb->offset && !v_idx(v, kb->offset, "offset")) return false;
+  }
+  Placed *pl = arena_alloc(p->arena, sizeof(Placed) * (size_t)(p->bufs.len + 1));
+  lifetimes(p, pl);
+  int64_t *args = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
+  static const int64_t samples[] = {1, 7, 64, 0};
+  for (size_t k = 0; k < sizeof samples / sizeof *samples; k++) {
+    for (int i = 0; i < p->syms.len; i++) args[i] = samples[k] ? samples[k] : 2 + 3 * i;
+    if (!v_sample(v, pl, args)) return false;
+  }
+  return true;
+}
+
+// ---- programs and kernels -----------------------------------------------------------------------------
+static bool v_op(Verify *v) {
+  const KirOp *op = v->k->op;
+  if (!op) return true;
+  KirOpSpec sp;
+  kir_op_spec(op->kind, &sp);
+  for (int i = 0; i < sp.nbufs; i++) {
+    if (op->buf[i] < 0 || op->buf[i] >= v->p->bufs.len || !has_param(v->k, op->buf[i]))
+      return vfail(v, "op %s: %s is not a parameter", kir_op_name(op->kind), sp.roles[i]);
+    if (op->rank[i] < 0 || op->rank[i] > KIR_OP_MAX_RANK) return vfail(v, "op %s: %s has rank %d", kir_op_name(op->kind), sp.roles[i], op->rank[i]);
+    for (int d = 0; d < op->rank[i]; d++)
+      if (!v_idx(v, op->dims[i][d], "op dim")) return false;
+  }
+  return true;
+}
+
+static bool v_kernel(Verify *v, KirKernel *k) {
+  v->k = k;
+  v->msg[0] = 0;
+  v->live = arena_alloc(v->p->arena, sizeof(bool) * (size_t)(k->vars.len ? k->vars.len : 1));
+  return v_op(v) && v_block(v, &k->body) && (!v->t || v_barriers(v));
+}
+
+bool kir_verify(const KirProgram *p, DiagSink *d) {
+  Verify v = {.p = p};
+  if (p->target && !(v.t = kir_target_find(p->target))) {
+    diag_error(d, (Span){0}, "kir: program %s: unknown target %s", p->name, p->target);
+    return false;
+  }
+  if (!v_program_level(&v, d)) return false;
+  bool ok = true;
+  for (int i = 0; i < p->kernels.len; i++) {
+    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    if (!v_kernel(&v, k)) {
+      diag_error(d, k->span, "kir: kernel %s: %s", k->name, v.msg);
+      ok = false;
+    }
+  }
+  v.k = NULL;
+  v.msg[0] = 0;
+  if (ok && p->scratch && !v_plan(&v)) {
+    diag_error(d, (Span){0}, "kir: program %s: memory plan: %s", p->name, v.msg);
+    ok = false;
+  }
+  return ok;
+}

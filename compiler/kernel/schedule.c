@@ -1,0 +1,206 @@
+// schedule.c — the scheduling pass (kir_schedule, schedule.h): a lowered
+// program (canonical nests, `parallel` marking independent loops) becomes
+// one scheduled for a target: recipes chosen per kernel, every loop mapped,
+// grains and captures written out, barriers placed. Whatever a backend
+// would otherwise decide is decided here, from the Target's data.
+//
+// Why recipes, not rewrites of the canonical nest: the fast CPU forms of
+// matmul, conv and pooling are other loop nests (an im2col temporary,
+// flipped kernels, transposed gradients, blocks of weight rows) whose
+// equality with the canonical nest rests on the op's semantics (each output
+// element's accumulation order), not on loop algebra a generic rewrite could
+// check. So, as TVM's op strategies do, a kernel carries its op record and
+// the strategy table below picks, per target, the recipe that re-lowers it
+// (schedule_nn.c); without a recipe the canonical nest stays. The mapping
+// of loops and the barriers are generic and apply to every kernel.
+//
+// Input: a verified, unscheduled KirProgram and a KirTarget. Output: the
+// same program, scheduled (p->target set).
+#include "schedule_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+// ---- the builder (schedule_internal.h) ----------------------------------------------------------
+KExpr *sk_i(Sk *s, int64_t v) { return kir_idx(s->p, v); }
+KExpr *sk_add(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_ADD, a, b); }
+KExpr *sk_sub(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_SUB, a, b); }
+KExpr *sk_mul(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_MUL, a, b); }
+KExpr *sk_div(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_DIV, a, b); }
+KExpr *sk_mod(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_MOD, a, b); }
+KExpr *sk_lt(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_LT, a, b); }
+KExpr *sk_and(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_AND, a, b); }
+KExpr *sk_isnan(Sk *s, KExpr *x) { return kir_bin(s->p, KB_NE, x, x); }
+
+KExpr *sk_in_range(Sk *s, KExpr *v, KExpr *n) {
+  return sk_and(s, kir_bin(s->p, KB_GE, v, sk_i(s, 0)), sk_lt(s, v, n));
+}
+
+// As the lowering stores constants: integer dtypes get the truncated value.
+KExpr *sk_f(Sk *s, DType dt, double v) {
+  if (dtype_is_float(dt)) return kir_float(s->p, dt, v);
+  return kir_int(s->p, dt, dt == DT_BOOL ? v != 0 : (int64_t)v);
+}
+
+KExpr *sk_dim(Sk *s, int role, int d) { return s->k->op->dims[role][d]; }
+bool sk_is_one(const KExpr *e) { return e->kind == KE_CONST && e->dtype == DT_I64 && e->i == 1; }
+KExpr *sk_ld(Sk *s, int b, KExpr *index) { return kir_load(s->p, b, index); }
+
+void sk_st(Sk *s, Vec *blk, int b, KExpr *index, KExpr *v) {
+  kir_store(s->p, blk, b, index, kir_cast(s->p, kir_buf(s->p, b)->dtype, v));
+}
+
+void sk_acc(Sk *s, Vec *blk, int b, KExpr *index, KExpr *v) { sk_st(s, blk, b, index, sk_add(s, sk_ld(s, b, index), v)); }
+
+static int sk_var(Sk *s, const char *prefix, DType dt, bool loop) {
+  return kir_var_new(s->p, s->k, arena_printf(s->p->arena, "%s%d", prefix, s->k->vars.len), dt, loop);
+}
+
+KStmt *sk_loop(Sk *s, Vec *blk, const char *name, KExpr *n, bool parallel, KExpr **iv) {
+  int v = sk_var(s, name, DT_I64, true);
+  KStmt *st = kir_for(s->p, blk, v, n, parallel);
+  *iv = kir_varref(s->p, s->k, v);
+  return st;
+}
+
+KExpr *sk_let(Sk *s, Vec *blk, const char *name, KExpr *value) {
+  int v = sk_var(s, name, value->dtype, false);
+  kir_let(s->p, blk, v, value);
+  return kir_varref(s->p, s->k, v);
+}
+
+// k12_conv2d -> t12_NAME (the lowering's kernel names carry the node id);
+// other names -> KERNEL_NAME.
+int sk_temp(Sk *s, const char *name, DType dt, int rank, KExpr *const *dims) {
+  const char *kn = s->k->name;
+  size_t digits = kn[0] == 'k' ? strspn(kn + 1, "0123456789") : 0;
+  const char *bn = digits && kn[1 + digits] == '_' ? arena_printf(s->p->arena, "t%.*s_%s", (int)digits, kn + 1, name)
+                                                   : arena_printf(s->p->arena, "%s_%s", kn, name);
+  int b = kir_buf_add(s->p, KBUF_TEMP, bn, dt, rank, dims);
+  kir_kernel_use(s->p, s->k, b);
+  return b;
+}
+
+void sk_restart(Sk *s) {
+  s->k->body = (Vec){0};
+  s->k->vars = (Vec){0};
+}
+
+// ---- strategies ------------------------------------------------------------------------------------
+// Per op, the recipe a target with recipes uses. The row for matmul is
+// where a call into a library GEMM (kernels/cpu) will go: a recipe that
+// replaces the nest by that call for the shapes it covers.
+static const struct {
+  KirOpKind op;
+  bool (*recipe)(Sk *s);
+} strategies[] = {
+    {KOP_MATMUL, sk_matmul},
+    {KOP_CONV2D, sk_conv2d},
+    {KOP_CONV2D_GRAD_INPUT, sk_conv2d_grad_input},
+    {KOP_CONV2D_GRAD_WEIGHT, sk_conv2d_grad_weight},
+    {KOP_MAX_POOL2D, sk_pool},
+    {KOP_AVG_POOL2D, sk_pool},
+    {KOP_MAX_POOL2D_GRAD, sk_pool},
+    {KOP_AVG_POOL2D_GRAD, sk_pool},
+};
+
+static void choose_recipe(Sk *s) {
+  if (!s->t->recipes || !s->k->op) return;
+  for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++)
+    if (strategies[i].op == s->k->op->kind) {
+      strategies[i].recipe(s);
+      return;
+    }
+}
+
+// ---- maps: cpu -----------------------------------------------------------------------------------------
+static void set_captures(Sk *s, KStmt *l) { kir_loop_captures(s->p, s->k, l, &l->captures); }
+
+// The first independent loop on every path becomes a chunk loop.
+static void map_chunks(Sk *s, Vec *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    KStmt *l = VEC_AT(*blk, KStmt, i);
+    if (l->kind == KS_FOR && l->parallel) {
+      KExpr *c = sk_i(s, s->t->chunks);
+      l->map = KMAP_CHUNK;
+      l->grain = kir_bin(s->p, KB_MAX, sk_div(s, sk_add(s, l->n, sk_sub(s, c, sk_i(s, 1))), c), sk_i(s, 1));
+      set_captures(s, l);
+      continue;
+    }
+    map_chunks(s, &l->body);
+    map_chunks(s, &l->els);
+  }
+}
+
+// ---- maps: gpu ----------------------------------------------------------------------------------------
+// The loop's only statement, when it is an independent loop of a constant
+// trip count a block can hold.
+static KStmt *thread_loop(Sk *s, KStmt *l) {
+  KStmt *m = l->body.len == 1 ? VEC_AT(l->body, KStmt, 0) : NULL;
+  int64_t n;
+  if (!m || m->kind != KS_FOR || !m->parallel || !kir_eval_i64(m->n, NULL, &n)) return NULL;
+  return n <= s->t->max_threads ? m : NULL;
+}
+
+// for v < n { body }  ->  for vb < ceil(n / T) @gpu-block { for vt < T @gpu-thread {
+//   let v = vb * T + vt; if v < n { body } } }   (v turns from a loop index into a local)
+static KStmt *split_loop(Sk *s, KStmt *l) {
+  int64_t T = s->t->block_threads;
+  Vec one = {0};
+  KExpr *vb, *vt, *TT = sk_i(s, T);
+  KStmt *b = sk_loop(s, &one, "gb", sk_div(s, sk_add(s, l->n, sk_i(s, T - 1)), TT), true, &vb);
+  KStmt *t = sk_loop(s, &b->body, "gt", TT, true, &vt);
+  VEC_AT(s->k->vars, KirVar, l->var)->is_loop = false;
+  kir_let(s->p, &t->body, l->var, sk_add(s, sk_mul(s, vb, TT), vt));
+  KStmt *guard = kir_if(s->p, &t->body, sk_lt(s, kir_varref(s->p, s->k, l->var), l->n));
+  guard->body = l->body;
+  b->map = KMAP_GPU_BLOCK, t->map = KMAP_GPU_THREAD;
+  return b;
+}
+
+static void map_gpu(Sk *s) {
+  Vec *top = &s->k->body;
+  for (int i = 0; i < top->len; i++) {
+    KStmt *l = VEC_AT(*top, KStmt, i), *m;
+    if (l->kind != KS_FOR || !l->parallel) continue;
+    if ((m = thread_loop(s, l))) {
+      l->map = KMAP_GPU_BLOCK, m->map = KMAP_GPU_THREAD;
+    } else {
+      top->data[i] = l = split_loop(s, l);
+    }
+    set_captures(s, l);
+  }
+}
+
+// ---- barriers -----------------------------------------------------------------------------------------
+static void place_barriers(Sk *s) {
+  Vec old = s->k->body, *top = &s->k->body;
+  *top = (Vec){0};
+  for (int j = 0, first = 0; j < old.len; j++) {
+    KStmt *st = VEC_AT(old, KStmt, j);
+    bool need = false;
+    for (int i = first; i < j && !need; i++) need = kir_barrier_conflict(s->p, VEC_AT(old, KStmt, i), st) >= 0;
+    if (need) {
+      kir_barrier(s->p, top);
+      first = j;
+    }
+    vec_push(s->p->arena, top, st);
+  }
+}
+
+// ---- the pass ------------------------------------------------------------------------------------------
+bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
+  if (p->target) {
+    diag_error(d, (Span){0}, "kir: program %s is scheduled already (for %s)", p->name, p->target);
+    return false;
+  }
+  for (int i = 0; i < p->kernels.len; i++) {
+    Sk s = {.p = p, .k = VEC_AT(p->kernels, KirKernel, i), .t = t};
+    choose_recipe(&s);
+    if (t->kind == KT_CPU) map_chunks(&s, &s.k->body);
+    else map_gpu(&s);
+    place_barriers(&s);
+  }
+  p->target = t->name;
+  return true;
+}

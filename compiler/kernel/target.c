@@ -1,0 +1,50 @@
+// target.c — the targets a schedule can be made for (target.h): their
+// hardware facts and scheduling parameters, as data.
+//
+// cpu: the x86-64 host this project is developed and measured on (Zen 4,
+// AVX-512, 2 cores, 32 KiB L1d and 1 MiB L2 per core, 32 MiB L3). Its
+// scheduling parameters are the ones the kernel lowering hard-coded before
+// it was split from the schedule (4 taps per conv row pass, 8 grad_weight
+// blocks, pools up to 16 taps unrolled, 64 chunks per parallel loop), each
+// measured with bench/conv_speed.c (docs/design/kir.md).
+// gpu: an sm_90 part (warp 32, 48 KiB static shared memory per block, 1024
+// threads per block), for the CUDA printer to come; loops are mapped to
+// blocks and threads, no CPU recipe applies.
+#include "target.h"
+
+#include <string.h>
+
+#define MAP(m) (1u << KMAP_##m)
+
+const KirTarget kir_target_cpu = {
+    .name = "cpu",
+    .kind = KT_CPU,
+    .maps = MAP(SERIAL) | MAP(CHUNK) | MAP(VECTOR),
+    .vector_bytes = 64,
+    .cores = 2,
+    .l1d_bytes = 32 << 10,
+    .l2_bytes = 1 << 20,
+    .l3_bytes = 32 << 20,
+    .chunks = 64,
+    .conv_taps = 4,
+    .grad_weight_blocks = 8,
+    .pool_max_taps = 16,
+    .recipes = true,
+};
+
+const KirTarget kir_target_gpu = {
+    .name = "gpu",
+    .kind = KT_GPU,
+    .maps = MAP(SERIAL) | MAP(GPU_BLOCK) | MAP(GPU_THREAD),
+    .warp_size = 32,
+    .shared_bytes = 48 << 10,
+    .max_threads = 1024,
+    .block_threads = 256,
+};
+
+const KirTarget *kir_target_find(const char *name) {
+  static const KirTarget *const all[] = {&kir_target_cpu, &kir_target_gpu};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (name && !strcmp(all[i]->name, name)) return all[i];
+  return NULL;
+}

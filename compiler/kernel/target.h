@@ -1,0 +1,52 @@
+// target.h — what a schedule knows about the machine it schedules for
+// (target.c holds the tables): data only, as QBE's `struct Target` and
+// tinygrad's renderer capabilities are. The scheduling pass (schedule.h)
+// reads it; backends never do: what it decides is written into the kernel
+// IR (maps, grains, barriers, recipes' loop nests).
+//
+// Two parts: hardware facts (vector width, cores, caches; for GPUs warp
+// size, shared memory and threads per block), and the scheduling
+// parameters the CPU recipes were measured with on this project's host
+// (docs/design/kir.md, "Performance").
+#ifndef MLC_TARGET_H
+#define MLC_TARGET_H
+
+#include "kir.h"
+
+typedef enum {
+  KT_CPU, // LLVM backend: chunk loops on the runtime's thread pool
+  KT_GPU, // a CUDA printer: gpu-block / gpu-thread loops, launches at barriers
+} KirTargetKind;
+
+typedef struct KirTarget {
+  const char *name;       // as kir_print writes it after `target`
+  KirTargetKind kind;
+  unsigned maps;          // bit (1u << KLoopMap) per map the target's backend prints
+  // ---- hardware
+  int vector_bytes;       // SIMD register width (64: AVX-512); 0 for none
+  int cores;              // cores the program is expected to use
+  int64_t l1d_bytes, l2_bytes, l3_bytes; // data caches (per core, per core, shared)
+  int warp_size;          // GPU: threads that run in lockstep
+  int64_t shared_bytes;   // GPU: shared memory per block
+  int max_threads;        // GPU: threads per block at most
+  // ---- scheduling parameters
+  int chunks;             // CPU: a chunk loop of n iterations gets grain ceil(n / chunks):
+                          // chunking depends on n alone, never on the thread count
+  int conv_taps;          // CPU conv recipes: taps added per pass over an output row
+  int grad_weight_blocks; // CPU conv2d_grad_weight recipe: parallel blocks of weight rows
+  int pool_max_taps;      // CPU pool recipe: window sizes up to this are unrolled
+  bool recipes;           // use the op recipes (schedule.c) at all
+  int block_threads;      // GPU: threads per block when a loop is split into blocks
+} KirTarget;
+
+// The CPU this project builds for (an AVX-512 Zen 4 host; every choice the
+// LLVM backend made before schedules existed), and a CUDA GPU (sm_90).
+extern const KirTarget kir_target_cpu, kir_target_gpu;
+// A target by name ("cpu", "gpu"), or NULL.
+const KirTarget *kir_target_find(const char *name);
+
+static inline bool kir_target_has(const KirTarget *t, KLoopMap m) {
+  return (t->maps >> m) & 1u;
+}
+
+#endif
