@@ -380,27 +380,25 @@ bool bi_float(Args *g, int i, double *out) {
   return true;
 }
 
-bool bi_bool(Args *g, int i, bool *out) {
+// Argument i when it is of `kind`; else reported as not `what`.
+static Value *of_kind(Args *g, int i, ValKind kind, const char *what) {
   Value *v = g->v[i];
   MLC_ASSERT(v);
-  if (v->kind == V_BOOL)
-    *out = v->b;
-  else {
-    bad_kind(g, i, "true or false");
-    return false;
-  }
-  return true;
+  if (v->kind == kind) return v;
+  bad_kind(g, i, what);
+  return NULL;
+}
+
+bool bi_bool(Args *g, int i, bool *out) {
+  Value *v = of_kind(g, i, V_BOOL, "true or false");
+  if (v) *out = v->b;
+  return v != NULL;
 }
 
 bool bi_dtype(Args *g, int i, DType *out) {
-  Value *v = g->v[i];
-  MLC_ASSERT(v);
-  if (v->kind == V_DTYPE)
-    *out = (DType)v->dtype;
-  else {
-    bad_kind(g, i, "a dtype (f32, f16, bf16, f64, i32, i64, bool)");
-    return false;
-  }
+  Value *v = of_kind(g, i, V_DTYPE, "a dtype (f32, f16, bf16, f64, i32, i64, bool)");
+  if (!v) return false;
+  *out = (DType)v->dtype;
   if (*out == DT_U8) {
     diag_error(g->c->diags, bi_span(g, i),
                "u8 is a data-file dtype, not a model dtype; use i32 or f32");

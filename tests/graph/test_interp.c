@@ -39,17 +39,10 @@ typedef struct Case {
   const char *ppath[16];
 } Case;
 
+// The file's text, NUL-terminated, in the test's arena (NULL: unreadable).
 static char *read_all(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *s = arena_alloc(A, (size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, fp);
-  s[got] = 0;
-  fclose(fp);
-  return s;
+  SrcFile *f = src_read(A, path, NULL);
+  return f ? arena_strndup(A, f->text, f->len) : NULL;
 }
 
 // One "KIND [PATH] DTYPE RANK DIM.. : V.." line; returns the tensor.

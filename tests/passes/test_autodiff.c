@@ -331,17 +331,10 @@ static void run_case(IrModule *m, IrFunc *f, Directives *dir, const char *file) 
   free(c);
 }
 
+// The file's text, NUL-terminated, in the test's arena (NULL: unreadable).
 static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *s = arena_alloc(A, (size_t)n + 1);
-  if (fread(s, 1, (size_t)n, fp) != (size_t)n) n = 0;
-  s[n] = 0;
-  fclose(fp);
-  return s;
+  SrcFile *f = src_read(A, path, NULL);
+  return f ? arena_strndup(A, f->text, f->len) : NULL;
 }
 
 static int cmp_str(const void *a, const void *b) {
