@@ -32,7 +32,7 @@ static bool run_front(Pipeline *P) {
   Sema *S = frontend_load_model(P->arena, P->diags, u->path, &u->model);
   if (!S) return false;
   P->sema = S;
-  recipe_read(P->arena, sema_program(S), u->model, &u->recipe);
+  sema_recipe(S, u->model, &u->recipe);
   return true;
 }
 
@@ -52,10 +52,7 @@ static bool run_lower(Pipeline *P) {
 static bool run_autodiff(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!u->lr.loss) return true;
-  char err[256] = "";
-  AdOptions ao = {.name = "loss_grad", .err = err, .errlen = sizeof err};
-  P->grad = ad_grad(u->lr.module, u->lr.loss, &ao);
-  if (!P->grad) diag_error(P->diags, u->lr.loss->span, "cannot differentiate %s's loss: %s", u->model, err);
+  P->grad = ad_grad(u->lr.module, u->lr.loss, &(AdOptions){.name = "loss_grad", .diags = P->diags});
   return P->grad != NULL;
 }
 
@@ -118,12 +115,7 @@ static bool run_optim(Pipeline *P) {
   BuildUnit *u = &P->u;
   IrModule *m = u->lr.module;
   if (!u->lr.loss) return true;
-  char err[256] = "";
-  u->train_step = optim_build_step(m, u->lr.loss, P->grad, &u->recipe.opt, err, sizeof err);
-  if (!u->train_step) {
-    diag_error(P->diags, u->lr.loss->span, "cannot build %s's train step: %s", u->model, err);
-    return false;
-  }
+  u->train_step = optim_build_step(m, u->lr.loss, P->grad, &u->recipe.opt);
   if (u->recipe.opt.sched == SCHED_PLATEAU)
     u->plateau = optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
   if (u->recipe.opt.accumulate == 1 && u->lr.loss_out) {

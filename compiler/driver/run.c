@@ -174,9 +174,7 @@ static bool run_entry(Pipeline *P, const DriverOpts *o, Tensor **args, InterpPar
     return false;
   }
   Tensor **outs = calloc((size_t)f->outputs.len + 1, sizeof *outs);
-  char err[512];
-  bool ok = interp_run(m, f, o->f64 ? INTERP_F64 : INTERP_F32, args, f->params.len, ip, outs, P->diags, err,
-                       sizeof err) == 0;
+  bool ok = interp_run(m, f, o->f64 ? INTERP_F64 : INTERP_F32, args, f->params.len, ip, outs, P->diags) == 0;
   for (int i = 0; ok && i < f->outputs.len; i++) {
     const char *name = f->outputs.len == 1 ? o->entry : arena_printf(P->arena, "%s.%d", o->entry, i);
     print_tensor(stdout, P->arena, name, VEC_AT(f->outputs, IrNode, i), outs[i]);

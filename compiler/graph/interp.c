@@ -13,6 +13,7 @@
 // after evaluation (binding opaque symbols on first sight); a node whose
 // shape comes from its type (reshape, const, ...) evaluates the type.
 #include "interp_internal.h"
+#include "scalar.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -42,7 +43,6 @@ void *interp_fail(InterpCtx *c, const char *fmt, ...) {
   } else {
     full = arena_printf(c->scratch, "interp: func %s: %s", c->f->name, msg);
   }
-  if (c->errlen) snprintf(c->err, c->errlen, "%s", full);
   if (c->diags) diag_error(c->diags, c->cur ? c->cur->span : c->f->span, "%s", full);
   return NULL;
 }
@@ -160,86 +160,35 @@ static int bcast_shape(Tensor **xs, int n, int64_t *out) {
 }
 
 // ---- elementwise -------------------------------------------------------------------------------
-static double gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
-static double sigmoid(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
-
-// Integer floor division and modulo-free ops are exact in int64; division by
-// zero is reported by the caller.
+// The float formulas are scalar.h's table (sc_eval). Integer add/sub/mul wrap
+// like two's complement int64 (then i32 by interp_store), and integer division
+// floors like Python's // and refuses zero: the table's doubles cannot.
 static double int_floordiv(double a, double b) {
   int64_t x = (int64_t)a, y = (int64_t)b, q = x / y;
   if ((x % y != 0) && ((x < 0) != (y < 0))) q--;
   return (double)q;
 }
 
-static double unary_val(IrOp op, double x) {
-  switch (op) {
-  case IR_EXP: return exp(x);
-  case IR_LOG: return log(x);
-  case IR_SQRT: return sqrt(x);
-  case IR_RSQRT: return 1 / sqrt(x);
-  case IR_ABS: return fabs(x);
-  case IR_NEG: return -x;
-  case IR_RELU: return x > 0 ? x : (isnan(x) ? x : 0);
-  case IR_GELU: return gelu(x);
-  case IR_SIGMOID: return sigmoid(x);
-  case IR_TANH: return tanh(x);
-  case IR_SILU: return x * sigmoid(x);
-  case IR_SIGN: return x > 0 ? 1 : x < 0 ? -1 : x; // keeps 0, -0 and NaN
-  case IR_NOT: return x == 0;
-  case IR_COS: return cos(x);
-  default: MLC_UNREACHABLE();
-  }
-}
-
-// (dy, saved) gradient rules; see docs/design/ir.md, "Interpreter semantics".
-static double grad_val(IrOp op, double dy, double s) {
-  const double inv_sqrt_2pi = 0.39894228040143267794;
-  switch (op) {
-  case IR_RELU_GRAD: return s > 0 ? dy : 0;
-  case IR_GELU_GRAD: return dy * (0.5 * (1 + erf(s / sqrt(2.0))) + s * inv_sqrt_2pi * exp(-0.5 * s * s));
-  case IR_SILU_GRAD: {
-    double g = sigmoid(s);
-    return dy * g * (1 + s * (1 - g));
-  }
-  case IR_SIGMOID_GRAD: return dy * s * (1 - s);
-  case IR_TANH_GRAD: return dy * (1 - s * s);
-  default: MLC_UNREACHABLE();
-  }
-}
-
-static bool binary_val(InterpCtx *c, IrOp op, bool isint, double a, double b, double *out) {
-  switch (op) {
-  case IR_ADD: *out = a + b; break;
-  case IR_SUB: *out = a - b; break;
-  case IR_MUL: *out = a * b; break;
-  case IR_DIV:
-    if (isint && b == 0) {
-      interp_fail(c, "integer division by zero");
-      return false;
-    }
-    *out = isint ? int_floordiv(a, b) : a / b;
-    break;
-  case IR_POW: *out = pow(a, b); break;
-  case IR_MAXIMUM: *out = isnan(a) || isnan(b) ? NAN : a > b ? a : b; break;
-  case IR_MINIMUM: *out = isnan(a) || isnan(b) ? NAN : a < b ? a : b; break;
-  case IR_LT: *out = a < b; break;
-  case IR_LE: *out = a <= b; break;
-  case IR_GT: *out = a > b; break;
-  case IR_GE: *out = a >= b; break;
-  case IR_EQ: *out = a == b; break;
-  case IR_NE: *out = a != b; break;
-  case IR_AND: *out = a != 0 && b != 0; break;
-  case IR_OR: *out = a != 0 || b != 0; break;
-  default: MLC_UNREACHABLE();
-  }
-  return true;
-}
-
-// Integer add/sub/mul wrap like two's complement int64 (then i32 by store).
 static double int_wrap(IrOp op, double a, double b) {
   uint64_t x = (uint64_t)(int64_t)a, y = (uint64_t)(int64_t)b;
   uint64_t r = op == IR_ADD ? x + y : op == IR_SUB ? x - y : x * y;
   return (double)(int64_t)r;
+}
+
+// One element: false after reporting an integer division by zero.
+static bool element(InterpCtx *c, IrOp op, bool isint, const double *v, const double *p, double *out) {
+  if (isint && (op == IR_ADD || op == IR_SUB || op == IR_MUL)) {
+    *out = int_wrap(op, v[0], v[1]);
+  } else if (isint && op == IR_DIV) {
+    if (v[1] == 0) {
+      interp_fail(c, "integer division by zero");
+      return false;
+    }
+    *out = int_floordiv(v[0], v[1]);
+  } else {
+    *out = sc_eval(op, v, p);
+  }
+  return true;
 }
 
 // unary, binary, compare, logical, where and the (dy, saved) grads: one
@@ -251,20 +200,16 @@ static Tensor *elementwise(InterpCtx *c, IrNode *n, Tensor **in) {
   if (!y) return NULL;
   for (int k = 0; k < n->nin; k++) bcast_strides(in[k], r, od, st[k]);
   bool isint = dtype_is_int(in[0]->dtype) && ir_op_class(n->op) == IRC_BINARY;
-  IrClass cls = ir_op_class(n->op);
+  double p[SC_MAX_PARAMS];
+  sc_params(n, p);
   for (int64_t e = 0; e < y->numel; e++, next_index(r, od, idx)) {
-    double v[3] = {0};
+    double v[3] = {0}, out;
     for (int k = 0; k < n->nin; k++) {
       int64_t off = 0;
       for (int i = 0; i < r; i++) off += idx[i] * st[k][i];
       v[k] = in[k]->data[off];
     }
-    double out;
-    if (cls == IRC_UNARY || n->op == IR_NOT) out = unary_val(n->op, v[0]);
-    else if (cls == IRC_GRAD) out = grad_val(n->op, v[0], v[1]);
-    else if (n->op == IR_WHERE) out = v[0] != 0 ? v[1] : v[2];
-    else if (isint && (n->op == IR_ADD || n->op == IR_SUB || n->op == IR_MUL)) out = int_wrap(n->op, v[0], v[1]);
-    else if (!binary_val(c, n->op, isint, v[0], v[1], &out)) {
+    if (!element(c, n->op, isint, v, p, &out)) {
       interp_tensor_free(y);
       return NULL;
     }
@@ -738,11 +683,9 @@ static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
 }
 
 int interp_run(IrModule *m, IrFunc *f, InterpMode mode, Tensor **inputs, int nin,
-               const InterpParams *params, Tensor **outputs, DiagSink *d, char *err,
-               size_t errlen) {
+               const InterpParams *params, Tensor **outputs, DiagSink *d) {
   InterpCtx c = {.m = m, .f = f, .f32 = mode == INTERP_F32, .scratch = arena_new(),
-                 .params = params, .err = err, .errlen = errlen, .diags = d};
-  if (errlen) err[0] = 0;
+                 .params = params, .diags = d};
   ir_number(f);
   int np = f->params.len, rc = -1;
   Tensor **vals = calloc((size_t)(np + f->nodes.len + 1), sizeof(Tensor *));

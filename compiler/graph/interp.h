@@ -26,14 +26,15 @@
 // Runs f with nin arguments (signature order; shapes bind the symbols) and
 // model state params (may be NULL when f reads none). On success returns 0
 // and sets outputs[0..f->outputs.len) to fresh tensors the caller frees with
-// interp_tensor_free. On failure returns -1, writes a message such as
+// interp_tensor_free. On failure returns -1 and, when d is not NULL, reports
+// an error such as
 //   interp: %3 = embedding(%0, %idx): index 12 out of range [0, 10)
-// to err (when errlen > 0) and, when d is not NULL, reports it as an error at
-// the node's span. Nothing is written to outputs on failure. The run numbers
-// f's values (ir_number) so messages name them as the printer does.
+// at the node's span (the function's for argument mismatches). Nothing is
+// written to outputs on failure. The run numbers f's values (ir_number) so
+// messages name them as the printer does.
 int interp_run(IrModule *m, IrFunc *f, InterpMode mode, Tensor **inputs,
                int nin, const InterpParams *params, Tensor **outputs,
-               DiagSink *d, char *err, size_t errlen);
+               DiagSink *d);
 
 // The dropout keep/scale factor of element `index` of a dropout or
 // dropout_mask node: 0 or 1/(1-p). Philox-4x32-10 with key = the node's

@@ -15,12 +15,11 @@ typedef struct InterpCtx {
   DimSubst bind;       // symbol -> dim_const(size)
   const InterpParams *params;
   IrNode *cur;         // node being evaluated (for messages)
-  char *err;
-  size_t errlen;
-  DiagSink *diags;
+  DiagSink *diags;     // where failures are reported (NULL: nowhere)
 } InterpCtx;
 
-// Reports "interp: %3 = op(..): message" for the current node; returns NULL.
+// Reports "interp: %3 = op(..): message" at the current node's span (the
+// function's when there is none); returns NULL.
 void *interp_fail(InterpCtx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -90,7 +90,9 @@ typedef enum { IRK_INT, IRK_INTS, IRK_FLOAT } IrAttrKind;
   X(P, "p", IRK_FLOAT)             /* dropout probability in [0, 1) */          \
   X(SEED, "seed", IRK_INT)         /* impure ops: unique per module */          \
   X(VALUE, "value", IRK_FLOAT)     /* const: the splatted value */         \
-  X(FUNC, "func", IRK_INT)         /* custom_grad: index of its gradient function in the module */
+  X(FUNC, "func", IRK_INT)         /* custom_grad: index of its gradient function in the module */ \
+  X(A, "a", IRK_FLOAT)             /* an elementwise op's first scalar parameter (scalar.h) */  \
+  X(B, "b", IRK_FLOAT)             /* its second */
 
 typedef enum {
 #define X(id, name, kind) IRA_##id,

@@ -13,6 +13,7 @@
 // Broadcasting follows NumPy (types.c's broadcast2, accepting what it calls a
 // surprise: the IR is past the user-facing restriction).
 #include "ir.h"
+#include "scalar.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -59,7 +60,11 @@ uint32_t ir_op_attrs(IrOp op) {
   case IR_DROPOUT: case IR_DROPOUT_MASK: return A(P) | A(SEED);
   case IR_CONST: return A(VALUE);
   case IR_CUSTOM_GRAD: return A(FUNC);
-  default: return 0;
+  default: {
+    const ScOp *s = sc_op(op); // elementwise scalar parameters
+    int n = s ? s->nparams : 0;
+    return (n >= 1 ? A(A) : 0) | (n >= 2 ? A(B) : 0);
+  }
   }
 }
 
@@ -168,11 +173,12 @@ static Type *rule_given(Ctx *c, IrOp op, const IrAttrs *as, const Type *given) {
 }
 
 // ---- elementwise ------------------------------------------------------------------------------
-// unary: x[..] -> x[..]; abs neg relu sign take any number, the rest floats
+// unary: x[..] -> x[..]; the ops scalar.h marks `ints` (abs neg relu sign)
+// take any number, the rest floats
 static Type *rule_unary(Ctx *c, IrOp op, const Type *x) {
-  bool any = op == IR_ABS || op == IR_NEG || op == IR_RELU || op == IR_SIGN;
+  const ScOp *s = sc_op(op);
   if (x->dtype == DT_BOOL) return fail(c, "needs a numeric operand, got bool");
-  if (!any && !need_float(c, x)) return NULL;
+  if (!(s && s->ints) && !need_float(c, x)) return NULL;
   return ret(c, x);
 }
 

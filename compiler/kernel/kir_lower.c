@@ -21,6 +21,7 @@
 // operand's buffer (row-major data is unchanged); transpose, slice, concat
 // and broadcast_to are copy kernels whose loads carry the index map.
 #include "kir_lower_internal.h"
+#include "graph/scalar.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -201,15 +202,6 @@ KExpr *kl_f(KLower *c, DType dt, double v) {
 
 KExpr *kl_isnan(KLower *c, KExpr *x) { return kir_bin(c->p, KB_NE, x, x); }
 
-// sigmoid(x) = x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x))
-KExpr *kl_sigmoid(KLower *c, KExpr *x) {
-  DType dt = x->dtype;
-  KExpr *one = kl_f(c, dt, 1), *ex = kir_un(c->p, KU_EXP, x);
-  KExpr *pos = kl_div(c, one, kl_add(c, one, kir_un(c->p, KU_EXP, kir_un(c->p, KU_NEG, x))));
-  KExpr *neg = kl_div(c, ex, kl_add(c, one, ex));
-  return kir_select(c->p, kir_bin(c->p, KB_GE, x, kl_f(c, dt, 0)), pos, neg);
-}
-
 // ---- buffers and kernels ---------------------------------------------------------------------------
 int kl_buf(KLower *c, const IrNode *n) { return c->buf[n->order + c->nparams]; }
 
@@ -285,66 +277,46 @@ void kl_zero(KLower *c, KirKernel *k, const IrNode *n) {
 }
 
 // ---- elementwise ------------------------------------------------------------------------------------
-static KExpr *unary_expr(KLower *c, IrOp op, KExpr *x) {
-  KirProgram *p = c->p;
-  DType dt = x->dtype;
-  switch (op) {
-  case IR_EXP: return kir_un(p, KU_EXP, x);
-  case IR_LOG: return kir_un(p, KU_LOG, x);
-  case IR_SQRT: return kir_un(p, KU_SQRT, x);
-  case IR_RSQRT: return kl_div(c, kl_f(c, dt, 1), kir_un(p, KU_SQRT, x));
-  case IR_ABS: return kir_un(p, KU_ABS, x);
-  case IR_NEG: return kir_un(p, KU_NEG, x);
-  case IR_RELU: return kir_bin(p, KB_MAX, x, kl_f(c, dt, 0));
-  case IR_GELU: {
-    KExpr *t = kir_un(p, KU_ERF, kl_div(c, x, kl_f(c, dt, sqrt(2.0))));
-    return kl_mul(c, kl_mul(c, kl_f(c, dt, 0.5), x), kl_add(c, kl_f(c, dt, 1), t));
-  }
-  case IR_SIGMOID: return kl_sigmoid(c, x);
-  case IR_TANH: return kir_un(p, KU_TANH, x);
-  case IR_SILU: return kl_mul(c, x, kl_sigmoid(c, x));
-  case IR_SIGN: {
-    KExpr *neg = kir_select(p, kir_bin(p, KB_LT, x, kl_f(c, dt, 0)), kl_f(c, dt, -1), x);
-    return kir_select(p, kir_bin(p, KB_GT, x, kl_f(c, dt, 0)), kl_f(c, dt, 1), neg);
-  }
-  case IR_NOT: return kir_un(p, KU_NOT, x);
-  case IR_COS: return kir_un(p, KU_COS, x);
-  default: return NULL;
+// Formulas come from the one scalar table (graph/scalar.h), built here as
+// KExpr trees: constants in the operands' dtype, primitives as kernel IR ops.
+typedef struct KBuild {
+  ScBuilder b;
+  KLower *c;
+  DType dt;
+} KBuild;
+
+static ScVal kb_konst(ScBuilder *b, double v) {
+  KBuild *k = (KBuild *)b;
+  return (ScVal){.p = kl_f(k->c, k->dt, v)};
+}
+
+static ScVal kb_prim(ScBuilder *b, ScPrim op, const ScVal *a) {
+  static const KUnOp un[SCP_COUNT] = {[SCP_NEG] = KU_NEG, [SCP_NOT] = KU_NOT, [SCP_ABS] = KU_ABS,
+                                      [SCP_EXP] = KU_EXP, [SCP_LOG] = KU_LOG, [SCP_LOG1P] = KU_LOG1P,
+                                      [SCP_SQRT] = KU_SQRT, [SCP_TANH] = KU_TANH, [SCP_ERF] = KU_ERF,
+                                      [SCP_COS] = KU_COS};
+  static const KBinOp bin[SCP_COUNT] = {
+      [SCP_ADD] = KB_ADD, [SCP_SUB] = KB_SUB, [SCP_MUL] = KB_MUL, [SCP_DIV] = KB_DIV, [SCP_POW] = KB_POW,
+      [SCP_MAX] = KB_MAX, [SCP_MIN] = KB_MIN, [SCP_LT] = KB_LT,   [SCP_LE] = KB_LE,   [SCP_GT] = KB_GT,
+      [SCP_GE] = KB_GE,   [SCP_EQ] = KB_EQ,   [SCP_NE] = KB_NE,   [SCP_AND] = KB_AND, [SCP_OR] = KB_OR};
+  KirProgram *p = ((KBuild *)b)->c->p;
+  switch (sc_prim_arity(op)) {
+  case 1: return (ScVal){.p = kir_un(p, un[op], a[0].p)};
+  case 2: return (ScVal){.p = kir_bin(p, bin[op], a[0].p, a[1].p)};
+  default: return (ScVal){.p = kir_select(p, a[0].p, a[1].p, a[2].p)};
   }
 }
 
-// (dy, saved) rules, interp.c's grad_val.
-static KExpr *grad_expr(KLower *c, IrOp op, KExpr *dy, KExpr *s) {
-  DType dt = dy->dtype;
-  KExpr *one = kl_f(c, dt, 1);
-  switch (op) {
-  case IR_RELU_GRAD: return kir_select(c->p, kir_bin(c->p, KB_GT, s, kl_f(c, dt, 0)), dy, kl_f(c, dt, 0));
-  case IR_GELU_GRAD: {
-    KExpr *cdf = kl_mul(c, kl_f(c, dt, 0.5),
-                        kl_add(c, one, kir_un(c->p, KU_ERF, kl_div(c, s, kl_f(c, dt, sqrt(2.0))))));
-    KExpr *pdf = kl_mul(c, kl_mul(c, s, kl_f(c, dt, 0.39894228040143267794)),
-                        kir_un(c->p, KU_EXP, kl_mul(c, kl_mul(c, kl_f(c, dt, -0.5), s), s)));
-    return kl_mul(c, dy, kl_add(c, cdf, pdf));
-  }
-  case IR_SILU_GRAD: {
-    KExpr *g = kl_sigmoid(c, s);
-    return kl_mul(c, kl_mul(c, dy, g), kl_add(c, one, kl_mul(c, s, kl_sub(c, one, g))));
-  }
-  case IR_SIGMOID_GRAD: return kl_mul(c, kl_mul(c, dy, s), kl_sub(c, one, s));
-  case IR_TANH_GRAD: return kl_mul(c, dy, kl_sub(c, one, kl_mul(c, s, s)));
-  default: return NULL;
-  }
-}
-
-static KExpr *binary_expr(KLower *c, IrOp op, KExpr *a, KExpr *b) {
-  static const struct { IrOp ir; KBinOp k; } map[] = {
-      {IR_ADD, KB_ADD}, {IR_SUB, KB_SUB}, {IR_MUL, KB_MUL}, {IR_DIV, KB_DIV}, {IR_POW, KB_POW},
-      {IR_MAXIMUM, KB_MAX}, {IR_MINIMUM, KB_MIN}, {IR_LT, KB_LT}, {IR_LE, KB_LE}, {IR_GT, KB_GT},
-      {IR_GE, KB_GE}, {IR_EQ, KB_EQ}, {IR_NE, KB_NE}, {IR_AND, KB_AND}, {IR_OR, KB_OR},
-  };
-  for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-    if (map[i].ir == op) return kir_bin(c->p, map[i].k, a, b);
-  return NULL;
+// The node's formula over its operands' values v[]; NULL if it has none.
+static KExpr *elementwise_expr(KLower *c, const IrNode *n, KExpr **v) {
+  const ScOp *op = sc_op(n->op);
+  if (!op) return NULL;
+  KBuild k = {{kb_konst, kb_prim, NULL}, c, v[n->op == IR_WHERE ? 1 : 0]->dtype};
+  ScVal x[SC_MAX_IN];
+  double params[SC_MAX_PARAMS];
+  for (int i = 0; i < op->nin; i++) x[i].p = v[i];
+  sc_params(n, params);
+  return op->fwd(&k.b, x, params).p;
 }
 
 // unary/binary/compare/logical/where/(dy, saved) grads: out[i..] =
@@ -355,12 +327,7 @@ static bool lower_elementwise(KLower *c, IrNode *n) {
   const Type *t = n->type;
   Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
   for (int i = 0; i < n->nin; i++) v[i] = kl_ld(c, n->in[i], kl_bcast(c, n->in[i]->type, t->rank, iv));
-  KExpr *r;
-  IrClass cls = ir_op_class(n->op);
-  if (cls == IRC_UNARY || n->op == IR_NOT) r = unary_expr(c, n->op, v[0]);
-  else if (cls == IRC_GRAD) r = grad_expr(c, n->op, v[0], v[1]);
-  else if (n->op == IR_WHERE) r = kir_select(c->p, v[0], v[1], v[2]);
-  else r = binary_expr(c, n->op, v[0], v[1]);
+  KExpr *r = elementwise_expr(c, n, v);
   if (!r) return kl_fail(c, n, "no elementwise form"), false;
   if (n->op == IR_DIV && dtype_is_int(v[0]->dtype))
     kir_check(c->p, blk, kir_bin(c->p, KB_NE, v[1], kl_f(c, v[1]->dtype, 0)), "integer division by zero");

@@ -60,9 +60,8 @@ KExpr *kl_ld(KLower *c, const IrNode *n, KExpr *index);
 void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v);
 // Zero-fills n's buffer (its own loop, parallel).
 void kl_zero(KLower *c, KirKernel *k, const IrNode *n);
-// Float helpers mirroring the interpreter's formulas.
+// x != x: true for NaN.
 KExpr *kl_isnan(KLower *c, KExpr *x);
-KExpr *kl_sigmoid(KLower *c, KExpr *x);
 
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);

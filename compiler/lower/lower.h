@@ -1,9 +1,10 @@
 // lower.h — from the checked program to graph IR entry points.
 //
-// Input: a Sema result (sema_analyze) and a model name. Output: one IrModule
-// holding the model's parameters and buffers (by path: "fc1.w",
-// "bn1.running_mean"; trainable or frozen; with their initialisers) and these
-// functions, every call of user code inlined:
+// Input: a Sema result (sema_analyze) without errors and a model name: what
+// sema resolved (sema/checked.h), walked straight, every call of user code
+// inlined. Output: one IrModule holding the model's parameters and buffers
+// (by path: "fc1.w", "bn1.running_mean"; trainable or frozen; with their
+// initialisers) and these functions:
 //   forward(<forward's params>) -> (out)        train mode (dropout on,
 //                                                batch norm on batch stats)
 //   loss(<loss's params>) -> (loss)             train mode; running-stat
@@ -13,7 +14,9 @@
 //                                                is the forward output, when
 //                                                loss calls forward
 //   predict(<forward's params>) -> (out)        eval mode
-// Nodes carry the span of the source expression that produced them.
+// plus one function per user-declared gradient. Nodes carry the span of the
+// source expression that produced them (the user's call, inside prelude
+// blocks).
 #ifndef MLC_LOWER_H
 #define MLC_LOWER_H
 
@@ -27,12 +30,9 @@ typedef struct LowerResult {
                     // NULL when loss does not call forward
 } LowerResult;
 
-// Returns false after reporting to `d` (an unknown model, or a construct the
-// lowering does not support yet: the message says which).
-bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model,
-                 LowerResult *out);
-
-// "kaiming_uniform": the name of an initialiser kind (IrParam.init).
-const char *lower_init_name(IrInitKind k);
+// Returns false after reporting to `d`: an unknown model, a program with
+// errors, or a node that does not fit the sizes an inlined call gives it
+// (reported at the node; sema's walk of the calls catches the known cases).
+bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult *out);
 
 #endif

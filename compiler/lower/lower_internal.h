@@ -1,83 +1,68 @@
-// lower_internal.h — what the lowering files share (lower.c: environments,
-// calls of user code, gradients, model state and entry points; lower_ops.c:
-// operators, builtins and indexing as IR ops).
+// lower_internal.h — what the lowering files share (lower.c: the walk over
+// sema's resolved bodies, inlining, user-declared gradients, model state and
+// the entry points; emit.c: one emitter per ops.def EMIT column).
 //
-// Values during lowering (LVal) mirror sema's Values: a tensor is an IR node,
-// integers are dims (constant or symbolic), floats/bools/dtypes/lists/strings
-// are compile-time constants that become `const` nodes only where they meet
-// a tensor (a weak literal takes the other operand's dtype).
+// Shape of the walk: an Env is one inlined body — the function being built
+// (an IrBuilder with the span policy), the body's instance path in the
+// model, the substitution of the body's symbols by the dims of the function
+// being built, and its slots (parameters and let bindings, as nodes).
+// Constants need no evaluation: sema folded them (CK_CONST); their dims are
+// substituted, nothing more.
 #ifndef MLC_LOWER_INTERNAL_H
 #define MLC_LOWER_INTERNAL_H
 
-#include <setjmp.h>
-
+#include "graph/builder.h"
 #include "lower.h"
-#include "sema/sema_internal.h"
-
-typedef enum { LV_TENSOR, LV_DIM, LV_FLOAT, LV_BOOL, LV_DTYPE, LV_LIST, LV_STR } LKind;
-
-typedef struct LVal {
-  LKind kind;
-  Span span;
-  IrNode *node;     // LV_TENSOR
-  Dim *dim;         // LV_DIM
-  double f;         // LV_FLOAT
-  bool b;           // LV_BOOL
-  int dtype;        // LV_DTYPE
-  Vec items;        // LV_LIST: LVal*
-  const char *str;  // LV_STR
-} LVal;
+#include "sema/builtins.h"
+#include "sema/checked.h"
 
 typedef struct Lower {
   Arena *a;
   DiagSink *diags;
-  Sema *S;
-  Inst *model;
+  const CkModel *model;
   IrModule *m;
-  bool train;       // dropout on, batch norm on batch statistics
-  IrNode *fwd_out;  // the model's forward output seen while lowering loss
-  int depth;        // inlined call nesting
-  Vec grads;        // GradEntry* (lower.c)
-  jmp_buf jmp;      // lower_fail jumps back to lower_model
+  bool train;            // dropout on, batch norm on batch statistics
+  IrNode *loss_out;  // the model's forward output seen while lowering an entry
+  Vec grads;             // GradEntry* (lower.c)
+  bool failed;           // a user error was reported (lower.h)
 } Lower;
 
-// One function body being lowered: a fresh environment per inlined call.
+// A slot's value: a tensor node, or a list of them (a let bound to [a, b]).
+typedef struct LwVal {
+  IrNode *node;
+  int n;
+  IrNode **items;
+} LwVal;
+
 typedef struct Env {
   Lower *L;
-  IrFunc *f;        // the function being built
-  Inst *inst;       // the enclosing instantiation (NULL in fn items)
-  const char *path; // its path in the model ("" at the top)
-  SMap locals;      // name -> LVal*: parameters and let bindings
-  SMap syms;        // dim name -> LVal* (LV_DIM) bound from argument types
-  // Inside a body from another file (the prelude's Linear, Conv2d, ...),
-  // every node gets the span of the user's call instead: a late report
-  // (--check-finite, a verifier message) then points at the user's line.
-  bool at_site;
-  Span site;
+  IrBuilder b;           // the function being built; nodes get the span of
+                         // their expression, or the user's call (at_site)
+  const char *path;      // the body's instance in the model ("" at the top)
+  DimSubst subst;        // the body's symbols -> dims of the function being built
+  LwVal *slots;
 } Env;
 
-// ---- lower.c ------------------------------------------------------------------------------
-void lower_fail(Lower *L, Span sp, const char *fmt, ...)
-    __attribute__((noreturn, format(printf, 3, 4)));
-LVal *lower_val(Lower *L, LKind k, Span sp);
-LVal *lower_tensor(Lower *L, IrNode *n, Span sp);
-LVal *lower_dimv(Lower *L, Dim *d, Span sp);
-LVal *lower_floatv(Lower *L, double f, Span sp);
-LVal *lower_boolv(Lower *L, bool b, Span sp);
-LVal *lower_eval(Env *e, Expr *x);
-IrNode *lower_num_node(Env *e, LVal *v, DType dt, Span sp);
+// ---- the walk (lower.c) ------------------------------------------------------------------
+IrNode *lw_node(Env *e, const CkExpr *x);          // a tensor expression
+LwVal lw_val(Env *e, const CkExpr *x);             // a tensor or a list of tensors
+// A constant's dim, substituted; a constant number as a double.
+Dim *lw_dim(Env *e, const CkExpr *x);
+double lw_number(Env *e, const CkExpr *x);
+// x as a node of dtype dt: a tensor as it is; a constant (a weak literal)
+// as a rank-0 const of dt; a size only known at run time as the count of a
+// const tensor of that many elements.
+IrNode *lw_operand(Env *e, const CkExpr *x, DType dt);
+// A type over the body's symbols as the function being built sees it.
+Type *lw_type(Env *e, const Type *t);
+// One narrowed dim (a slice or an index): node unchanged for the whole range.
+IrNode *lw_slice(Env *e, IrNode *x, const CkSlice *sl, Span sp);
 
-// ---- lower_ops.c ----------------------------------------------------------------------------
-// Builds a node typed by its shape rule (given: the type of ops that take
-// one); a failure is a compiler bug.
-IrNode *lower_build(Env *e, IrOp op, IrNode **in, int nin, const IrAttrs *as, Type *given,
-                    Span sp);
-IrNode *lower_const(Env *e, double v, Type *t, Span sp);
-double lower_num(Lower *L, const LVal *v); // a constant number (dim, float, bool)
-IrNode *lower_transpose_last2(Env *e, IrNode *x, Span sp);
-LVal *lower_unary(Env *e, Expr *x);
-LVal *lower_binary(Env *e, Expr *x);
-LVal *lower_index(Env *e, Expr *x);
-LVal *lower_builtin(Env *e, Expr *call, const char *name);
+// ---- the emitters (emit.c): lw_emit_EMIT of ops.def's EMIT column ------------------------
+// v[i]: parameter i's tensor argument, lowered (NULL: a constant, a list, absent).
+#define OP(id, name, sig, cls, ir, rule, emit) IrNode *lw_emit_##emit(Env *e, const CkExpr *x, IrNode **v);
+#include "sema/ops.def"
+// The emitter of a CK_OP.
+IrNode *lw_emit(Env *e, const CkExpr *x);
 
 #endif

@@ -23,47 +23,55 @@
 // documented in docs/design/autodiff.md.
 #include "autodiff.h"
 
-#include <stdio.h>
 #include <string.h>
+
+#include "graph/builder.h"
 
 typedef struct Ad {
   IrModule *m;
   IrFunc *f, *g;  // forward function, gradient function being built
   Arena *a;
+  IrBuilder b;    // builds in g, with the span and text location of the
+                  // forward node whose rule is running
   int np;         // number of f's arguments: index of body node i is np + i
   IrNode **clone; // forward value -> its copy in g
   IrNode **grad;  // forward value -> accumulated gradient (in g), NULL = none
   IrNode **mask;  // dropout node -> the dropout_mask node its copy multiplies by
   bool *active;   // forward value -> needs a gradient
-  Span sp;        // span of the forward node whose rule is running
-  const char *loc;
-  const char *err; // first failure
+  const IrNode *failed; // the first forward node without a usable rule
+  const char *why;      // and the reason
 } Ad;
 
 static int idx(Ad *ad, const IrNode *n) { return n->order + ad->np; }
 
 // ---- building nodes in g ------------------------------------------------------------------
-// Every gradient node goes through here: typed by the shape rule, span and
-// location of the forward node being differentiated. A rule that builds an
-// ill-typed node is a compiler bug.
-static IrNode *mk(Ad *ad, IrOp op, IrNode **in, int nin, const IrAttrs *as,
-                  const Type *given) {
-  char err[256];
-  IrNode *r = ir_build(ad->g, op, in, nin, as, (Type *)given, ad->sp, err, sizeof err);
-  if (!r) mlc_ice(__FILE__, __LINE__, "autodiff: building %s: %s", ir_op_name(op), err);
-  if (!r->loc) r->loc = ad->loc;
-  return r;
+// Every gradient node goes through the IrBuilder (graph/builder.h): typed by
+// the shape rule, with the span and location of the forward node being
+// differentiated. A rule that builds an ill-typed node is a compiler bug.
+static IrNode *mk(Ad *ad, IrOp op, IrNode **in, int nin, const IrAttrs *as, const Type *given) {
+  return ir_mk(&ad->b, op, in, nin, as, given);
 }
 
-static IrNode *un(Ad *ad, IrOp op, IrNode *x) { return mk(ad, op, &x, 1, NULL, NULL); }
+static IrNode *un(Ad *ad, IrOp op, IrNode *x) { return ir_un(&ad->b, op, x); }
+static IrNode *bin(Ad *ad, IrOp op, IrNode *x, IrNode *y) { return ir_bin(&ad->b, op, x, y); }
+static IrNode *splat(Ad *ad, double v, const Type *t) { return ir_const(&ad->b, v, t); }
+static IrNode *scalar(Ad *ad, double v, DType dt) { return ir_scalar(&ad->b, v, dt); }
+static IrNode *reshape_to(Ad *ad, IrNode *x, const Type *t) { return ir_reshape(&ad->b, x, t); }
+static IrNode *broadcast_to(Ad *ad, IrNode *x, const Type *t) { return ir_broadcast(&ad->b, x, t); }
+static IrNode *unbroadcast(Ad *ad, IrNode *g, const Type *t) { return ir_reduce_to(&ad->b, g, t); }
+static IrNode *transpose(Ad *ad, IrNode *x, const int64_t *perm) { return ir_transpose(&ad->b, x, perm); }
 
-static IrNode *bin(Ad *ad, IrOp op, IrNode *x, IrNode *y) {
+static IrNode *reduce(Ad *ad, IrOp op, IrNode *x, const int64_t *dims, int nd, bool keep) {
+  return ir_reduce(&ad->b, op, x, dims, nd, keep);
+}
+
+static IrNode *concat(Ad *ad, IrNode *x, IrNode *y, int dim) {
   IrNode *in[2] = {x, y};
-  return mk(ad, op, in, 2, NULL, NULL);
+  return ir_concat(&ad->b, in, 2, dim);
 }
 
-static IrNode *given(Ad *ad, IrOp op, IrNode *x, const Type *t) {
-  return mk(ad, op, &x, 1, NULL, t);
+static IrNode *slice(Ad *ad, IrNode *x, int dim, int64_t start, int64_t step, const Type *t) {
+  return ir_slice(&ad->b, x, dim, start, step, t);
 }
 
 static Type *with_dtype(Ad *ad, const Type *t, DType dt) {
@@ -71,73 +79,6 @@ static Type *with_dtype(Ad *ad, const Type *t, DType dt) {
   r->dtype = dt;
   r->weak = false;
   return r;
-}
-
-// const {value}: a splat of v with type t (rank 0: a scalar that broadcasts)
-static IrNode *splat(Ad *ad, double v, const Type *t) {
-  IrAttrs as = {0};
-  ir_attr_set_float(ad->a, &as, IRA_VALUE, v);
-  return mk(ad, IR_CONST, NULL, 0, &as, t);
-}
-
-static IrNode *scalar(Ad *ad, double v, DType dt) {
-  return splat(ad, v, type_scalar(ad->a, dt));
-}
-
-static IrNode *reshape_to(Ad *ad, IrNode *x, const Type *t) {
-  return type_eq(x->type, t) ? x : given(ad, IR_RESHAPE, x, t);
-}
-
-static IrNode *broadcast_to(Ad *ad, IrNode *x, const Type *t) {
-  return type_eq(x->type, t) ? x : given(ad, IR_BROADCAST_TO, x, t);
-}
-
-// Sums a gradient that broadcasting widened back to the operand's type.
-static IrNode *unbroadcast(Ad *ad, IrNode *g, const Type *t) {
-  return type_eq(g->type, t) ? g : given(ad, IR_REDUCE_TO, g, t);
-}
-
-static IrNode *reduce(Ad *ad, IrOp op, IrNode *x, const int64_t *dims, int nd, bool keep) {
-  IrAttrs as = {0};
-  ir_attr_set_ints(ad->a, &as, IRA_DIMS, dims, nd);
-  ir_attr_set_int(ad->a, &as, IRA_KEEPDIM, keep);
-  return mk(ad, op, &x, 1, &as, NULL);
-}
-
-static IrNode *transpose(Ad *ad, IrNode *x, const int64_t *perm) {
-  int r = x->type->rank;
-  bool id = true;
-  for (int i = 0; i < r; i++) id = id && perm[i] == i;
-  if (id) return x;
-  IrAttrs as = {0};
-  ir_attr_set_ints(ad->a, &as, IRA_PERM, perm, r);
-  return mk(ad, IR_TRANSPOSE, &x, 1, &as, NULL);
-}
-
-// The last two dims swapped: [.., M, K] -> [.., K, M].
-static IrNode *transpose_last2(Ad *ad, IrNode *x) {
-  int r = x->type->rank;
-  int64_t perm[64];
-  MLC_ASSERT(r >= 2 && r <= 64);
-  for (int i = 0; i < r; i++) perm[i] = i;
-  perm[r - 2] = r - 1;
-  perm[r - 1] = r - 2;
-  return transpose(ad, x, perm);
-}
-
-static IrNode *concat(Ad *ad, IrNode *x, IrNode *y, int dim) {
-  IrNode *in[2] = {x, y};
-  IrAttrs as = {0};
-  ir_attr_set_int(ad->a, &as, IRA_DIM, dim);
-  return mk(ad, IR_CONCAT, in, 2, &as, NULL);
-}
-
-static IrNode *slice(Ad *ad, IrNode *x, int dim, int64_t start, int64_t step, const Type *t) {
-  IrAttrs as = {0};
-  ir_attr_set_int(ad->a, &as, IRA_DIM, dim);
-  ir_attr_set_int(ad->a, &as, IRA_START, start);
-  ir_attr_set_int(ad->a, &as, IRA_STEP, step);
-  return mk(ad, IR_SLICE, &x, 1, &as, t);
 }
 
 // t with dim d replaced by extent e (and dtype dt).
@@ -237,94 +178,30 @@ static void acc_bc(Ad *ad, const IrNode *n, int i, IrNode *d) {
 }
 
 static void fail(Ad *ad, const IrNode *n, const char *why) {
-  if (!ad->err) ad->err = arena_printf(ad->a, "%s: %s", ir_op_name(n->op), why);
+  if (ad->failed) return;
+  ad->failed = n;
+  ad->why = why;
 }
 
 // ---- rules by family --------------------------------------------------------------------------
-// Unary elementwise: y = op(x), dx = g * op'(x).
-static void rule_unary(Ad *ad, const IrNode *n, IrNode *g) {
-  IrNode *x = ad->clone[idx(ad, n->in[0])], *y = ad->clone[idx(ad, n)], *d;
-  DType dt = g->type->dtype;
-  switch (n->op) {
-  case IR_EXP: d = bin(ad, IR_MUL, g, y); break;                 // g * y
-  case IR_LOG: d = bin(ad, IR_DIV, g, x); break;                 // g / x
-  case IR_SQRT: d = bin(ad, IR_DIV, bin(ad, IR_MUL, g, scalar(ad, 0.5, dt)), y); break;
-  case IR_RSQRT: // d x^-1/2 = -1/2 x^-3/2 = -1/2 y^3
-    d = bin(ad, IR_MUL, g, bin(ad, IR_MUL, scalar(ad, -0.5, dt),
-                               bin(ad, IR_MUL, y, bin(ad, IR_MUL, y, y))));
-    break;
-  case IR_ABS: d = bin(ad, IR_MUL, g, un(ad, IR_SIGN, x)); break; // 0 at 0
-  case IR_NEG: d = un(ad, IR_NEG, g); break;
-  case IR_RELU: d = bin(ad, IR_RELU_GRAD, g, x); break;
-  case IR_GELU: d = bin(ad, IR_GELU_GRAD, g, x); break;
-  case IR_SILU: d = bin(ad, IR_SILU_GRAD, g, x); break;
-  case IR_SIGMOID: d = bin(ad, IR_SIGMOID_GRAD, g, y); break;
-  case IR_TANH: d = bin(ad, IR_TANH_GRAD, g, y); break;
-  default: MLC_UNREACHABLE();
+// Elementwise ops: the gradient formula of the op's row in the scalar table
+// (graph/scalar.h), built as graph nodes; each active operand's share is
+// summed back over the dims broadcasting widened.
+static void rule_scalar(Ad *ad, const IrNode *n, IrNode *g) {
+  const ScOp *op = sc_op(n->op);
+  ScVal x[SC_MAX_IN], dx[SC_MAX_IN] = {{0}};
+  bool need_[SC_MAX_IN] = {false};
+  double p[SC_MAX_PARAMS];
+  for (int i = 0; i < op->nin; i++) {
+    x[i].p = ad->clone[idx(ad, n->in[i])];
+    need_[i] = ad->active[idx(ad, n->in[i])];
   }
-  acc(ad, n, 0, d);
-}
-
-// Weight of a in maximum(a, b) (minimum: cmp = lt): 1 where a wins, 1/2 on a
-// tie (the gradient is split evenly, as PyTorch does), 0 elsewhere.
-static IrNode *extremum_weight(Ad *ad, IrOp cmp, IrNode *a, IrNode *b, DType dt) {
-  IrNode *half = scalar(ad, 0.5, dt), *zero = scalar(ad, 0, dt), *one = scalar(ad, 1, dt);
-  IrNode *tie[3] = {bin(ad, IR_EQ, a, b), half, zero};
-  IrNode *w[3] = {bin(ad, cmp, a, b), one, mk(ad, IR_WHERE, tie, 3, NULL, NULL)};
-  return mk(ad, IR_WHERE, w, 3, NULL, NULL);
-}
-
-// Binary elementwise with broadcasting: each operand's share summed back.
-static void rule_binary(Ad *ad, const IrNode *n, IrNode *g) {
-  IrNode *a = ad->clone[idx(ad, n->in[0])], *b = ad->clone[idx(ad, n->in[1])];
-  IrNode *y = ad->clone[idx(ad, n)];
-  DType dt = g->type->dtype;
-  bool na = need(ad, n, 0), nb = need(ad, n, 1);
-  switch (n->op) {
-  case IR_ADD:
-    if (na) acc_bc(ad, n, 0, g);
-    if (nb) acc_bc(ad, n, 1, g);
-    break;
-  case IR_SUB:
-    if (na) acc_bc(ad, n, 0, g);
-    if (nb) acc_bc(ad, n, 1, un(ad, IR_NEG, g));
-    break;
-  case IR_MUL:
-    if (na) acc_bc(ad, n, 0, bin(ad, IR_MUL, g, b));
-    if (nb) acc_bc(ad, n, 1, bin(ad, IR_MUL, g, a));
-    break;
-  case IR_DIV: // y = a / b: da = g / b, db = -g * y / b
-    if (na) acc_bc(ad, n, 0, bin(ad, IR_DIV, g, b));
-    if (nb) acc_bc(ad, n, 1, un(ad, IR_NEG, bin(ad, IR_DIV, bin(ad, IR_MUL, g, y), b)));
-    break;
-  case IR_POW: // y = a^b: da = g * b * a^(b-1), db = g * y * log(a)
-    if (na) {
-      IrNode *p = bin(ad, IR_POW, a, bin(ad, IR_SUB, b, scalar(ad, 1, dt)));
-      acc_bc(ad, n, 0, bin(ad, IR_MUL, g, bin(ad, IR_MUL, b, p)));
-    }
-    if (nb) acc_bc(ad, n, 1, bin(ad, IR_MUL, g, bin(ad, IR_MUL, y, un(ad, IR_LOG, a))));
-    break;
-  case IR_MAXIMUM: case IR_MINIMUM: {
-    IrOp win = n->op == IR_MAXIMUM ? IR_GT : IR_LT, lose = n->op == IR_MAXIMUM ? IR_LT : IR_GT;
-    if (na) acc_bc(ad, n, 0, bin(ad, IR_MUL, g, extremum_weight(ad, win, a, b, dt)));
-    if (nb) acc_bc(ad, n, 1, bin(ad, IR_MUL, g, extremum_weight(ad, lose, a, b, dt)));
-    break;
-  }
-  default: MLC_UNREACHABLE();
-  }
-}
-
-// where(c, a, b): a's share where c holds, b's elsewhere; none to c.
-static void rule_where(Ad *ad, const IrNode *n, IrNode *g) {
-  IrNode *c = ad->clone[idx(ad, n->in[0])], *zero = scalar(ad, 0, g->type->dtype);
-  if (need(ad, n, 1)) {
-    IrNode *in[3] = {c, g, zero};
-    acc_bc(ad, n, 1, mk(ad, IR_WHERE, in, 3, NULL, NULL));
-  }
-  if (need(ad, n, 2)) {
-    IrNode *in[3] = {c, zero, g};
-    acc_bc(ad, n, 2, mk(ad, IR_WHERE, in, 3, NULL, NULL));
-  }
+  sc_params(n, p);
+  IrScalarBuilder sb = ir_scalar_builder(&ad->b, g->type->dtype);
+  ScGrad gr = {x, {.p = ad->clone[idx(ad, n)]}, {.p = g}, p, need_, dx};
+  op->grad(&sb.sb, &gr);
+  for (int i = 0; i < op->nin; i++)
+    if (need_[i]) acc_bc(ad, n, i, dx[i].p);
 }
 
 // sum/mean: broadcast back (mean: divided by the count); max/min: all of it
@@ -442,8 +319,8 @@ static void rule_view(Ad *ad, const IrNode *n, IrNode *g) {
 //   da = g @ b^T [.., M, K], db = a^T @ g [.., K, N], batch dims summed back.
 static void rule_matmul(Ad *ad, const IrNode *n, IrNode *g) {
   IrNode *a = ad->clone[idx(ad, n->in[0])], *b = ad->clone[idx(ad, n->in[1])];
-  if (need(ad, n, 0)) acc_bc(ad, n, 0, bin(ad, IR_MATMUL, g, transpose_last2(ad, b)));
-  if (need(ad, n, 1)) acc_bc(ad, n, 1, bin(ad, IR_MATMUL, transpose_last2(ad, a), g));
+  if (need(ad, n, 0)) acc_bc(ad, n, 0, bin(ad, IR_MATMUL, g, ir_transpose_last2(&ad->b, b)));
+  if (need(ad, n, 1)) acc_bc(ad, n, 1, bin(ad, IR_MATMUL, ir_transpose_last2(&ad->b, a), g));
 }
 
 // conv2d(x, w): the two gradient ops, same attributes.
@@ -629,20 +506,12 @@ static void rule_custom_grad(Ad *ad, const IrNode *n, IrNode *g) {
 }
 
 // ---- the rule switch ----------------------------------------------------------------------------
-// One case per IRF_DIFF op of ir_ops.def: n is the forward node, g its
-// accumulated gradient (n's type); contributions go to n's active operands.
+// One case per IRF_DIFF op of ir_ops.def that is not elementwise (those take
+// their rule from the scalar table): n is the forward node, g its accumulated
+// gradient (n's type); contributions go to n's active operands.
 static void rule(Ad *ad, const IrNode *n, IrNode *g) {
   switch (n->op) {
   case IR_PARAM: break; // a leaf: its gradient is an output
-  case IR_EXP: case IR_LOG: case IR_SQRT: case IR_RSQRT: case IR_ABS: case IR_NEG:
-  case IR_RELU: case IR_GELU: case IR_SIGMOID: case IR_TANH: case IR_SILU:
-    rule_unary(ad, n, g);
-    break;
-  case IR_ADD: case IR_SUB: case IR_MUL: case IR_DIV: case IR_POW: case IR_MAXIMUM:
-  case IR_MINIMUM:
-    rule_binary(ad, n, g);
-    break;
-  case IR_WHERE: rule_where(ad, n, g); break;
   case IR_SUM: case IR_MEAN: case IR_MAX: case IR_MIN: case IR_REDUCE_TO:
     rule_reduce(ad, n, g);
     break;
@@ -664,10 +533,11 @@ static void rule(Ad *ad, const IrNode *n, IrNode *g) {
     acc(ad, n, 0, bin(ad, IR_MUL, g, ad->mask[idx(ad, n)]));
     break;
   case IR_CROSS_ENTROPY: case IR_MSE: case IR_BCE_WITH_LOGITS: rule_loss(ad, n, g); break;
-  case IR_CAST: acc(ad, n, 0, given(ad, IR_CAST, g, n->in[0]->type)); break;
+  case IR_CAST: acc(ad, n, 0, ir_cast(&ad->b, g, n->in[0]->type->dtype)); break;
   case IR_CUSTOM_GRAD: rule_custom_grad(ad, n, g); break;
   default:
-    mlc_ice(__FILE__, __LINE__, "autodiff: no rule for %s", ir_op_name(n->op));
+    if (sc_op(n->op) && sc_op(n->op)->grad) rule_scalar(ad, n, g);
+    else mlc_ice(__FILE__, __LINE__, "autodiff: no rule for %s", ir_op_name(n->op));
   }
 }
 
@@ -737,8 +607,8 @@ static const char *fresh_arg_name(Ad *ad, const char *base) {
 static IrNode *grad_or_zero(Ad *ad, const IrNode *x) {
   IrNode *d = ad->grad[idx(ad, x)];
   if (d) return d;
-  ad->sp = x->span;
-  ad->loc = x->loc;
+  ad->b.span = x->span;
+  ad->b.loc = x->loc;
   return splat(ad, 0, x->type);
 }
 
@@ -760,11 +630,11 @@ static void add_outputs(Ad *ad, const bool *wrt) {
 }
 
 static void backward(Ad *ad) {
-  for (int k = ad->np + ad->f->nodes.len - 1; k >= ad->np && !ad->err; k--) {
+  for (int k = ad->np + ad->f->nodes.len - 1; k >= ad->np && !ad->failed; k--) {
     IrNode *n = VEC_AT(ad->f->nodes, IrNode, k - ad->np);
     if (!ad->grad[k] || n->op == IR_PARAM) continue;
-    ad->sp = n->span;
-    ad->loc = n->loc;
+    ad->b.span = n->span;
+    ad->b.loc = n->loc;
     rule(ad, n, ad->grad[k]);
   }
 }
@@ -784,21 +654,24 @@ IrFunc *ad_grad(IrModule *m, IrFunc *f, const AdOptions *opts) {
   const char *name = opts->name ? opts->name : arena_printf(ad.a, "%s_grad", f->name);
   ad.g = ir_func_new(m, name);
   ad.g->span = f->span;
+  ad.b = ir_builder(ad.g, "autodiff");
   clone_forward(&ad);
   int nfwd = ad.g->nodes.len;
   IrNode *loss = VEC_AT(f->outputs, IrNode, opts->output);
-  ad.sp = loss->span;
-  ad.loc = loss->loc;
+  ad.b.span = loss->span;
+  ad.b.loc = loss->loc;
   IrNode *seed = loss->type->rank == 0
                      ? NULL
                      : ir_input(ad.g, fresh_arg_name(&ad, "dy"), loss->type, loss->span);
   if (ad.active[idx(&ad, loss)])
     ad.grad[idx(&ad, loss)] = seed ? seed : scalar(&ad, 1, loss->type->dtype);
   backward(&ad);
-  if (ad.err) { // drop the half-built function
+  if (ad.failed) { // drop the half-built function
     MLC_ASSERT(VEC_AT(m->funcs, IrFunc, m->funcs.len - 1) == ad.g);
     m->funcs.len--;
-    if (opts->errlen) snprintf(opts->err, opts->errlen, "%s", ad.err);
+    if (opts->diags)
+      diag_error(opts->diags, ad.failed->span, "cannot differentiate %s: %s",
+                 ir_op_name(ad.failed->op), ad.why);
     return NULL;
   }
   ir_return(ad.g, ad.clone[idx(&ad, loss)], NULL);

@@ -26,16 +26,16 @@ typedef struct AdOptions {
   const char *name;       // name of the new function; NULL: "<f>_grad"
   int output;             // index of f's output that is the loss (default 0)
   const bool *wrt_inputs; // NULL, or one flag per argument of f: also return its gradient
-  char *err;              // on failure: the reason (may be NULL)
-  size_t errlen;
+  DiagSink *diags;        // on failure: the reason, at the node's span (may be NULL)
   int *forward_len;       // out, if set: how many leading body nodes of the result
                           // recompute f; the backward graph is the rest
 } AdOptions;
 
-// Builds the gradient function of f in m (opts may be NULL). Returns NULL
-// with a reason in opts->err when some value on the path has no usable rule
-// (for example concat along a symbolic extent). Run ir_verify on the result
-// in tests; a rule that builds an ill-typed node is a compiler bug (ICE).
+// Builds the gradient function of f in m (opts may be NULL). Returns NULL,
+// after reporting "cannot differentiate concat: ..." to opts->diags at the
+// forward node's span, when some value on the path has no usable rule (concat
+// along a symbolic extent). Run ir_verify on the result in tests; a rule that
+// builds an ill-typed node is a compiler bug (ICE).
 IrFunc *ad_grad(IrModule *m, IrFunc *f, const AdOptions *opts);
 
 #endif

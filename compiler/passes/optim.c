@@ -16,8 +16,9 @@
 #include "optim.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "graph/builder.h"
 
 static const double PI = 3.14159265358979323846;
 
@@ -25,71 +26,32 @@ typedef struct Bld {
   IrModule *m;
   IrFunc *f;
   Arena *a;
+  IrBuilder b; // every node has the loss's span
   const OptimRecipe *r;
-  DType dt;  // float dtype of the loss: every scalar of the update
-  Span sp;
+  DType dt;    // float dtype of the loss: every scalar of the update
 } Bld;
 
 // ---- node helpers -----------------------------------------------------------------------------
-// Nodes are typed by their shape rule; an ill-typed node here is a bug.
-static IrNode *mk(Bld *b, IrOp op, IrNode **in, int nin, const IrAttrs *as, const Type *given) {
-  char err[256];
-  IrNode *n = ir_build(b->f, op, in, nin, as, (Type *)given, b->sp, err, sizeof err);
-  if (!n) mlc_ice(__FILE__, __LINE__, "optim: building %s: %s", ir_op_name(op), err);
-  return n;
-}
-
-static IrNode *un(Bld *b, IrOp op, IrNode *x) { return mk(b, op, &x, 1, NULL, NULL); }
-
-static IrNode *bin(Bld *b, IrOp op, IrNode *x, IrNode *y) {
-  IrNode *in[2] = {x, y};
-  return mk(b, op, in, 2, NULL, NULL);
-}
-
-static IrNode *sel(Bld *b, IrNode *c, IrNode *x, IrNode *y) {
-  IrNode *in[3] = {c, x, y};
-  return mk(b, IR_WHERE, in, 3, NULL, NULL);
-}
-
-static IrNode *konst(Bld *b, double v, DType dt) {
-  IrAttrs as = {0};
-  ir_attr_set_float(b->a, &as, IRA_VALUE, v);
-  return mk(b, IR_CONST, NULL, 0, &as, type_scalar(b->a, dt));
-}
-
-static IrNode *K(Bld *b, double v) { return konst(b, v, b->dt); }
-static IrNode *Ki(Bld *b, int64_t v) { return konst(b, (double)v, DT_I64); }
-
-static IrNode *cast(Bld *b, IrNode *x, DType dt) {
-  Type *t = type_copy(b->a, x->type);
-  t->dtype = dt;
-  t->weak = false;
-  return mk(b, IR_CAST, &x, 1, NULL, t);
-}
-
-static IrNode *sum_all(Bld *b, IrNode *x) {
-  int64_t dims[64];
-  int r = x->type->rank;
-  MLC_ASSERT(r <= 64);
-  for (int i = 0; i < r; i++) dims[i] = i;
-  IrAttrs as = {0};
-  ir_attr_set_ints(b->a, &as, IRA_DIMS, dims, r);
-  ir_attr_set_int(b->a, &as, IRA_KEEPDIM, 0);
-  return mk(b, IR_SUM, &x, 1, &as, NULL);
-}
+// Nodes come from the IrBuilder (graph/builder.h); an ill-typed one is a bug.
+static IrNode *un(Bld *b, IrOp op, IrNode *x) { return ir_un(&b->b, op, x); }
+static IrNode *bin(Bld *b, IrOp op, IrNode *x, IrNode *y) { return ir_bin(&b->b, op, x, y); }
+static IrNode *sel(Bld *b, IrNode *c, IrNode *x, IrNode *y) { return ir_where(&b->b, c, x, y); }
+static IrNode *num(Bld *b, double v) { return ir_scalar(&b->b, v, b->dt); }       // the loss's float dtype
+static IrNode *inum(Bld *b, int64_t v) { return ir_scalar(&b->b, (double)v, DT_I64); }
+static IrNode *cast(Bld *b, IrNode *x, DType dt) { return ir_cast(&b->b, x, dt); }
 
 // An optimizer state slot (created on first use) and its read in f.
 static IrNode *state(Bld *b, const char *path, Type *t) {
   if (!ir_module_find_param(b->m, path))
     ir_module_add_param(b->m, path, t, IRP_OPTSTATE, false, (Span){0});
-  return ir_param_ref(b->f, path, b->sp);
+  return ir_param_ref(b->f, path, b->b.span);
 }
 
 static IrNode *state_of(Bld *b, const char *param, const char *what, Type *t) {
   return state(b, arena_printf(b->a, "opt.%s.%s", param, what), t);
 }
 
-static void store(Bld *b, const char *path, IrNode *v) { ir_store(b->f, path, v, b->sp); }
+static void store(Bld *b, const char *path, IrNode *v) { ir_store(b->f, path, v, b->b.span); }
 
 // ---- inlining the gradient function ---------------------------------------------------------------
 // Copies g's body into b->f with its arguments bound to args; returns g's
@@ -157,33 +119,33 @@ static IrNode *sched_lr(Bld *b, IrNode *s, IrNode *sf) {
   switch (r->sched) {
   case SCHED_CONSTANT: return lr0;
   case SCHED_STEP: {
-    IrNode *k = cast(b, bin(b, IR_DIV, epoch, Ki(b, r->step_size)), b->dt);
-    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), k));
+    IrNode *k = cast(b, bin(b, IR_DIV, epoch, inum(b, r->step_size)), b->dt);
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, num(b, r->gamma), k));
   }
   case SCHED_MULTISTEP: {
-    IrNode *cnt = K(b, 0);
+    IrNode *cnt = num(b, 0);
     for (int i = 0; i < r->nmilestones; i++)
-      cnt = bin(b, IR_ADD, cnt, cast(b, bin(b, IR_GE, epoch, Ki(b, r->milestones[i])), b->dt));
-    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), cnt));
+      cnt = bin(b, IR_ADD, cnt, cast(b, bin(b, IR_GE, epoch, inum(b, r->milestones[i])), b->dt));
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, num(b, r->gamma), cnt));
   }
   case SCHED_EXPONENTIAL:
-    return bin(b, IR_MUL, lr0, bin(b, IR_POW, K(b, r->gamma), cast(b, epoch, b->dt)));
+    return bin(b, IR_MUL, lr0, bin(b, IR_POW, num(b, r->gamma), cast(b, epoch, b->dt)));
   case SCHED_COSINE: case SCHED_LINEAR: {
     // W = warmup steps, T = max(total - W, 1) decay steps
-    IrNode *Wi = r->warmup_epochs ? bin(b, IR_MUL, spe, Ki(b, r->warmup)) : Ki(b, r->warmup);
+    IrNode *Wi = r->warmup_epochs ? bin(b, IR_MUL, spe, inum(b, r->warmup)) : inum(b, r->warmup);
     IrNode *W = cast(b, Wi, b->dt);
     IrNode *total = cast(b, state(b, "opt.total_steps", i64), b->dt);
-    IrNode *T = bin(b, IR_MAXIMUM, bin(b, IR_SUB, total, W), K(b, 1));
+    IrNode *T = bin(b, IR_MAXIMUM, bin(b, IR_SUB, total, W), num(b, 1));
     // p = min((s - W) / T, 1): progress of the decay phase
-    IrNode *p = bin(b, IR_MINIMUM, bin(b, IR_DIV, bin(b, IR_SUB, sf, W), T), K(b, 1));
+    IrNode *p = bin(b, IR_MINIMUM, bin(b, IR_DIV, bin(b, IR_SUB, sf, W), T), num(b, 1));
     IrNode *dec;
     if (r->sched == SCHED_COSINE) { // min_lr + (lr - min_lr) * (1 + cos(pi p)) / 2
-      IrNode *c = bin(b, IR_ADD, K(b, 1), un(b, IR_COS, bin(b, IR_MUL, K(b, PI), p)));
-      IrNode *span = bin(b, IR_SUB, lr0, K(b, r->min_lr));
-      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_DIV, bin(b, IR_MUL, span, c), K(b, 2)));
+      IrNode *c = bin(b, IR_ADD, num(b, 1), un(b, IR_COS, bin(b, IR_MUL, num(b, PI), p)));
+      IrNode *span = bin(b, IR_SUB, lr0, num(b, r->min_lr));
+      dec = bin(b, IR_ADD, num(b, r->min_lr), bin(b, IR_DIV, bin(b, IR_MUL, span, c), num(b, 2)));
     } else { // end_lr + (lr - end_lr) * (1 - p)
-      IrNode *span = bin(b, IR_SUB, lr0, K(b, r->min_lr));
-      dec = bin(b, IR_ADD, K(b, r->min_lr), bin(b, IR_MUL, span, bin(b, IR_SUB, K(b, 1), p)));
+      IrNode *span = bin(b, IR_SUB, lr0, num(b, r->min_lr));
+      dec = bin(b, IR_ADD, num(b, r->min_lr), bin(b, IR_MUL, span, bin(b, IR_SUB, num(b, 1), p)));
     }
     if (r->warmup <= 0) return dec;
     IrNode *warm = bin(b, IR_MUL, lr0, bin(b, IR_DIV, sf, W)); // lr * s / W
@@ -235,14 +197,14 @@ double optim_state_init(const OptimRecipe *r, const char *path) {
 static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *s) {
   const OptimRecipe *r = b->r;
   IrNode *d = g;
-  if (r->weight_decay != 0) d = bin(b, IR_ADD, d, bin(b, IR_MUL, p, K(b, r->weight_decay)));
+  if (r->weight_decay != 0) d = bin(b, IR_ADD, d, bin(b, IR_MUL, p, num(b, r->weight_decay)));
   if (r->momentum != 0) {
     IrNode *buf = state_of(b, path, "momentum_buffer", p->type);
-    IrNode *upd = bin(b, IR_ADD, bin(b, IR_MUL, buf, K(b, r->momentum)),
-                      bin(b, IR_MUL, d, K(b, 1 - r->dampening)));
-    IrNode *nb = sel(b, bin(b, IR_EQ, s, Ki(b, 0)), d, upd);
+    IrNode *upd = bin(b, IR_ADD, bin(b, IR_MUL, buf, num(b, r->momentum)),
+                      bin(b, IR_MUL, d, num(b, 1 - r->dampening)));
+    IrNode *nb = sel(b, bin(b, IR_EQ, s, inum(b, 0)), d, upd);
     store(b, arena_printf(b->a, "opt.%s.momentum_buffer", path), nb);
-    d = r->nesterov ? bin(b, IR_ADD, d, bin(b, IR_MUL, nb, K(b, r->momentum))) : nb;
+    d = r->nesterov ? bin(b, IR_ADD, d, bin(b, IR_MUL, nb, num(b, r->momentum))) : nb;
   }
   store(b, path, bin(b, IR_ADD, p, bin(b, IR_MUL, d, un(b, IR_NEG, lr))));
 }
@@ -254,33 +216,32 @@ static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNo
 static void adam(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *sf) {
   const OptimRecipe *r = b->r;
   if (r->opt == OPT_ADAMW && r->weight_decay != 0)
-    p = bin(b, IR_MUL, p, bin(b, IR_SUB, K(b, 1), bin(b, IR_MUL, lr, K(b, r->weight_decay))));
+    p = bin(b, IR_MUL, p, bin(b, IR_SUB, num(b, 1), bin(b, IR_MUL, lr, num(b, r->weight_decay))));
   if (r->opt == OPT_ADAM && r->weight_decay != 0)
-    g = bin(b, IR_ADD, g, bin(b, IR_MUL, p, K(b, r->weight_decay)));
+    g = bin(b, IR_ADD, g, bin(b, IR_MUL, p, num(b, r->weight_decay)));
   IrNode *m = state_of(b, path, "exp_avg", p->type), *v = state_of(b, path, "exp_avg_sq", p->type);
-  IrNode *m1 = bin(b, IR_ADD, bin(b, IR_MUL, m, K(b, r->beta1)), bin(b, IR_MUL, g, K(b, 1 - r->beta1)));
-  IrNode *v1 = bin(b, IR_ADD, bin(b, IR_MUL, v, K(b, r->beta2)),
-                   bin(b, IR_MUL, bin(b, IR_MUL, g, g), K(b, 1 - r->beta2)));
-  IrNode *t = bin(b, IR_ADD, sf, K(b, 1));
-  IrNode *bc1 = bin(b, IR_SUB, K(b, 1), bin(b, IR_POW, K(b, r->beta1), t));
-  IrNode *bc2 = bin(b, IR_SUB, K(b, 1), bin(b, IR_POW, K(b, r->beta2), t));
+  IrNode *m1 = bin(b, IR_ADD, bin(b, IR_MUL, m, num(b, r->beta1)), bin(b, IR_MUL, g, num(b, 1 - r->beta1)));
+  IrNode *v1 = bin(b, IR_ADD, bin(b, IR_MUL, v, num(b, r->beta2)),
+                   bin(b, IR_MUL, bin(b, IR_MUL, g, g), num(b, 1 - r->beta2)));
+  IrNode *t = bin(b, IR_ADD, sf, num(b, 1));
+  IrNode *bc1 = bin(b, IR_SUB, num(b, 1), bin(b, IR_POW, num(b, r->beta1), t));
+  IrNode *bc2 = bin(b, IR_SUB, num(b, 1), bin(b, IR_POW, num(b, r->beta2), t));
   IrNode *step = bin(b, IR_DIV, lr, bc1);
-  IrNode *den = bin(b, IR_ADD, bin(b, IR_DIV, un(b, IR_SQRT, v1), un(b, IR_SQRT, bc2)), K(b, r->eps));
+  IrNode *den = bin(b, IR_ADD, bin(b, IR_DIV, un(b, IR_SQRT, v1), un(b, IR_SQRT, bc2)), num(b, r->eps));
   store(b, arena_printf(b->a, "opt.%s.exp_avg", path), m1);
   store(b, arena_printf(b->a, "opt.%s.exp_avg_sq", path), v1);
   store(b, path, bin(b, IR_SUB, p, bin(b, IR_MUL, step, bin(b, IR_DIV, m1, den))));
 }
 
 // ---- train_step ----------------------------------------------------------------------------------------
-static const char *check_recipe(const OptimRecipe *r) {
-  if (r->accumulate < 1) return "accumulate must be >= 1";
-  if (r->steps_per_epoch < 1 || r->epochs < 1) return "epochs and steps_per_epoch must be >= 1";
-  if (!(r->lr > 0)) return "lr must be positive";
-  if (r->clip < 0) return "clip must be >= 0 (0: none)";
-  if (r->sched == SCHED_STEP && r->step_size < 1) return "step_size must be >= 1";
-  if (r->nmilestones < 0 || r->nmilestones > OPTIM_MAX_MILESTONES) return "too many milestones";
-  if (r->sched == SCHED_PLATEAU && !(r->factor > 0 && r->factor < 1)) return "factor must be in (0, 1)";
-  return NULL;
+// The recipe is sema's product for the train block (sema_train.c checked
+// every range), so a malformed one is a compiler bug.
+static void assert_recipe(const OptimRecipe *r) {
+  MLC_ASSERT(r->accumulate >= 1 && r->accumulate <= OPTIM_MAX_ACCUMULATE);
+  MLC_ASSERT(r->steps_per_epoch >= 1 && r->epochs >= 1 && r->lr > 0 && r->clip >= 0);
+  MLC_ASSERT(r->sched != SCHED_STEP || r->step_size >= 1);
+  MLC_ASSERT(r->nmilestones >= 0 && r->nmilestones <= OPTIM_MAX_MILESTONES);
+  MLC_ASSERT(r->sched != SCHED_PLATEAU || (r->factor > 0 && r->factor < 1));
 }
 
 // The K micro-batches' arguments: the loss's names for K = 1, NAME_k otherwise.
@@ -295,29 +256,25 @@ static IrNode **micro_args(Bld *b, IrFunc *loss, int k) {
   return args;
 }
 
-IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r,
-                         char *err, size_t errlen) {
-  const char *why = check_recipe(r);
-  IrNode *l0 = loss->outputs.len ? VEC_AT(loss->outputs, IrNode, 0) : NULL;
-  if (!why && (!l0 || l0->type->rank != 0 || !dtype_is_float(l0->type->dtype)))
-    why = "the loss must return a float scalar";
+IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r) {
+  assert_recipe(r);
+  MLC_ASSERT(loss->outputs.len);
+  IrNode *l0 = VEC_AT(loss->outputs, IrNode, 0);
+  MLC_ASSERT(l0->type->rank == 0 && dtype_is_float(l0->type->dtype)); // sema checked the loss
   // the trainable params the loss reads, in the order ad_grad returns them
   Vec params = {0};
-  for (int i = 0; !why && i < m->params.len; i++) {
+  for (int i = 0; i < m->params.len; i++) {
     IrParam *p = VEC_AT(m->params, IrParam, i);
     if (p->kind == IRP_PARAM && p->trainable && reads_param(loss, p->name)) vec_push(m->arena, &params, p);
   }
-  if (!why && grad->outputs.len != params.len + 1) why = "the gradient function does not match the loss";
-  if (why) {
-    if (errlen) snprintf(err, errlen, "optim: %s", why);
-    return NULL;
-  }
-  Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype, .sp = loss->span};
+  MLC_ASSERT(grad->outputs.len == params.len + 1);
+  Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype};
   b.f = ir_func_new(m, "train_step");
   b.f->span = loss->span;
+  b.b = ir_builder(b.f, "optim");
+  b.b.span = loss->span;
   int nk = r->accumulate, np = params.len;
-  IrNode **argv[64];
-  MLC_ASSERT(nk <= 64);
+  IrNode ***argv = arena_alloc(b.a, sizeof(IrNode **) * (size_t)nk);
   for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
   IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + 1));
   for (int k = 0; k < nk; k++) {
@@ -326,17 +283,17 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
     for (int j = 0; j < np; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
   }
   if (nk > 1) { // the average over micro-batches
-    IrNode *inv = K(&b, 1.0 / nk);
+    IrNode *inv = num(&b, 1.0 / nk);
     lsum = bin(&b, IR_MUL, lsum, inv);
     for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
   }
   // clip_grad_norm_: total L2 norm, scale = min(max_norm / (norm + 1e-6), 1)
-  IrNode *sq = K(&b, 0);
-  for (int j = 0; j < np; j++) sq = bin(&b, IR_ADD, sq, sum_all(&b, bin(&b, IR_MUL, g[j], g[j])));
+  IrNode *sq = num(&b, 0);
+  for (int j = 0; j < np; j++) sq = bin(&b, IR_ADD, sq, ir_sum_all(&b.b, bin(&b, IR_MUL, g[j], g[j])));
   IrNode *norm = un(&b, IR_SQRT, sq);
   if (r->clip > 0) {
-    IrNode *coef = bin(&b, IR_MINIMUM, bin(&b, IR_DIV, K(&b, r->clip), bin(&b, IR_ADD, norm, K(&b, 1e-6))),
-                       K(&b, 1));
+    IrNode *coef = bin(&b, IR_MINIMUM, bin(&b, IR_DIV, num(&b, r->clip), bin(&b, IR_ADD, norm, num(&b, 1e-6))),
+                       num(&b, 1));
     for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], coef);
   }
   IrNode *s = state(&b, "opt.step", type_scalar(b.a, DT_I64));
@@ -344,11 +301,11 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   IrNode *lr = sched_lr(&b, s, sf);
   for (int j = 0; j < np; j++) {
     IrParam *p = VEC_AT(params, IrParam, j);
-    IrNode *pv = ir_param_ref(b.f, p->name, b.sp);
+    IrNode *pv = ir_param_ref(b.f, p->name, b.b.span);
     if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], lr, s);
     else adam(&b, p->name, pv, g[j], lr, sf);
   }
-  store(&b, "opt.step", bin(&b, IR_ADD, s, Ki(&b, 1)));
+  store(&b, "opt.step", bin(&b, IR_ADD, s, inum(&b, 1)));
   ir_return(b.f, lsum, NULL);
   ir_return(b.f, norm, NULL);
   ir_return(b.f, lr, NULL);
@@ -365,20 +322,21 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
 IrFunc *optim_build_plateau(IrModule *m, const OptimRecipe *r, DType dt) {
   Bld b = {.m = m, .a = m->arena, .r = r, .dt = dt};
   b.f = ir_func_new(m, "plateau_update");
+  b.b = ir_builder(b.f, "optim");
   Type *st = type_scalar(b.a, dt);
-  IrNode *metric = ir_input(b.f, "metric", st, b.sp);
+  IrNode *metric = ir_input(b.f, "metric", st, b.b.span);
   IrNode *scale = state(&b, "opt.plateau.scale", st), *best = state(&b, "opt.plateau.best", st);
   IrNode *bad = state(&b, "opt.plateau.bad", type_scalar(b.a, DT_I64));
-  IrNode *better = r->plateau_max ? bin(&b, IR_GT, metric, bin(&b, IR_MUL, best, K(&b, 1 + 1e-4)))
-                                  : bin(&b, IR_LT, metric, bin(&b, IR_MUL, best, K(&b, 1 - 1e-4)));
-  IrNode *bad1 = sel(&b, better, Ki(&b, 0), bin(&b, IR_ADD, bad, Ki(&b, 1)));
-  IrNode *reduce = bin(&b, IR_GT, bad1, Ki(&b, r->patience));
-  IrNode *old = bin(&b, IR_MUL, K(&b, r->lr), scale);
-  IrNode *drop = bin(&b, IR_SUB, old, bin(&b, IR_MUL, old, K(&b, r->factor)));
-  IrNode *ok = bin(&b, IR_AND, reduce, bin(&b, IR_GT, drop, K(&b, 1e-8)));
-  IrNode *nscale = sel(&b, ok, bin(&b, IR_MUL, scale, K(&b, r->factor)), scale);
+  IrNode *better = r->plateau_max ? bin(&b, IR_GT, metric, bin(&b, IR_MUL, best, num(&b, 1 + 1e-4)))
+                                  : bin(&b, IR_LT, metric, bin(&b, IR_MUL, best, num(&b, 1 - 1e-4)));
+  IrNode *bad1 = sel(&b, better, inum(&b, 0), bin(&b, IR_ADD, bad, inum(&b, 1)));
+  IrNode *reduce = bin(&b, IR_GT, bad1, inum(&b, r->patience));
+  IrNode *old = bin(&b, IR_MUL, num(&b, r->lr), scale);
+  IrNode *drop = bin(&b, IR_SUB, old, bin(&b, IR_MUL, old, num(&b, r->factor)));
+  IrNode *ok = bin(&b, IR_AND, reduce, bin(&b, IR_GT, drop, num(&b, 1e-8)));
+  IrNode *nscale = sel(&b, ok, bin(&b, IR_MUL, scale, num(&b, r->factor)), scale);
   store(&b, "opt.plateau.best", sel(&b, better, metric, best));
-  store(&b, "opt.plateau.bad", sel(&b, reduce, Ki(&b, 0), bad1));
+  store(&b, "opt.plateau.bad", sel(&b, reduce, inum(&b, 0), bad1));
   store(&b, "opt.plateau.scale", nscale);
   ir_return(b.f, nscale, NULL);
   ir_number(b.f);

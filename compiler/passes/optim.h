@@ -32,10 +32,10 @@
 // Adds the optimizer state to m and builds train_step from `loss` (whose
 // output 0 is the scalar loss) and its gradient function `grad` from ad_grad
 // (results: loss, then one gradient per trainable param read by `loss`, in
-// module declaration order). Returns NULL with a reason in err when the
-// recipe is malformed.
-IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r,
-                         char *err, size_t errlen);
+// module declaration order). The recipe is sema's (sema_recipe), checked
+// there: a malformed one, or a loss that is not a float scalar, is a
+// compiler bug.
+IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r);
 
 // plateau_update(%metric: dt[]) -> (scale): torch's ReduceLROnPlateau with
 // threshold 1e-4 (relative), no cooldown, min_lr 0 and eps 1e-8; it updates

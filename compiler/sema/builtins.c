@@ -31,123 +31,31 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "graph/scalar.h"
 
 // ---- the op table ------------------------------------------------------------------
 typedef Value *(*Rule)(Args *g);
 
-static Value *rule_unary(Args *g);
-static Value *rule_binary(Args *g);
-static Value *rule_compare(Args *g);
-static Value *rule_logical(Args *g);
-static Value *rule_where(Args *g);
-static Value *rule_reduce(Args *g);
-static Value *rule_softmax(Args *g);
-static Value *rule_reshape(Args *g);
-static Value *rule_flatten(Args *g);
-static Value *rule_unsqueeze(Args *g);
-static Value *rule_squeeze(Args *g);
-static Value *rule_transpose(Args *g);
-static Value *rule_permute(Args *g);
-static Value *rule_slice(Args *g);
-static Value *rule_concat(Args *g);
-static Value *rule_broadcast_to(Args *g);
-static Value *rule_matmul(Args *g);
-
+#define IR_NONE (-1) // data sources: not graph ops
 static const struct {
   const char *name;
-  int min_args, max_args;
+  const char *sig; // parameter names, "= default" marks an optional one
   OpClass cls;
+  int ir;          // IrOp, or IR_NONE
+  Rule rule;
 } op_table[] = {
-#define OP(id, name, min_args, max_args, cls) {name, min_args, max_args, OC_##cls},
+#define OP(id, name, sig, cls, ir, rule, emit) {name, sig, OC_##cls, IR_##ir, bi_rule_##rule},
 #include "ops.def"
 };
+#undef IR_NONE
 static_assert(sizeof op_table / sizeof op_table[0] == BI_COUNT,
               "op_table out of step with ops.def");
 
-// Per-op parameters (names; "= default" marks an optional one, the default
-// shown as documentation) and shape rule. "all"/"none"/"kernel" defaults are
-// applied by the rules.
-static const struct {
-  const char *sig;
-  Rule rule;
-} op_info[] = {
-    [BI_EXP] = {"x", rule_unary},
-    [BI_LOG] = {"x", rule_unary},
-    [BI_SQRT] = {"x", rule_unary},
-    [BI_RSQRT] = {"x", rule_unary},
-    [BI_ABS] = {"x", rule_unary},
-    [BI_NEG] = {"x", rule_unary},
-    [BI_RELU] = {"x", rule_unary},
-    [BI_GELU] = {"x", rule_unary},
-    [BI_SIGMOID] = {"x", rule_unary},
-    [BI_TANH] = {"x", rule_unary},
-    [BI_SILU] = {"x", rule_unary},
-    [BI_ADD] = {"x, y", rule_binary},
-    [BI_SUB] = {"x, y", rule_binary},
-    [BI_MUL] = {"x, y", rule_binary},
-    [BI_DIV] = {"x, y", rule_binary},
-    [BI_POW] = {"x, y", rule_binary},
-    [BI_MAXIMUM] = {"x, y", rule_binary},
-    [BI_MINIMUM] = {"x, y", rule_binary},
-    [BI_LT] = {"x, y", rule_compare},
-    [BI_LE] = {"x, y", rule_compare},
-    [BI_GT] = {"x, y", rule_compare},
-    [BI_GE] = {"x, y", rule_compare},
-    [BI_EQ] = {"x, y", rule_compare},
-    [BI_NE] = {"x, y", rule_compare},
-    [BI_LOGICAL_AND] = {"x, y", rule_logical},
-    [BI_LOGICAL_OR] = {"x, y", rule_logical},
-    [BI_LOGICAL_NOT] = {"x", rule_logical},
-    [BI_WHERE] = {"cond, x, y", rule_where},
-    [BI_SUM] = {"x, dim = all, keepdim = false", rule_reduce},
-    [BI_MEAN] = {"x, dim = all, keepdim = false", rule_reduce},
-    [BI_MAX] = {"x, dim = all, keepdim = false", rule_reduce},
-    [BI_MIN] = {"x, dim = all, keepdim = false", rule_reduce},
-    [BI_ARGMAX] = {"x, dim = all, keepdim = false", rule_reduce},
-    [BI_SOFTMAX] = {"x, dim = -1", rule_softmax},
-    [BI_LOG_SOFTMAX] = {"x, dim = -1", rule_softmax},
-    [BI_RESHAPE] = {"x, shape", rule_reshape},
-    [BI_FLATTEN] = {"x, start_dim = 1, end_dim = -1", rule_flatten},
-    [BI_UNSQUEEZE] = {"x, dim", rule_unsqueeze},
-    [BI_SQUEEZE] = {"x, dim", rule_squeeze},
-    [BI_TRANSPOSE] = {"x, dim0, dim1", rule_transpose},
-    [BI_PERMUTE] = {"x, dims", rule_permute},
-    [BI_SLICE] = {"x, dim, start, end, step = 1", rule_slice},
-    [BI_CONCAT] = {"tensors, dim = 0", rule_concat},
-    [BI_BROADCAST_TO] = {"x, shape", rule_broadcast_to},
-    [BI_MATMUL] = {"a, b", rule_matmul},
-    [BI_CONV2D] = {"x, weight, bias = none, stride = 1, padding = 0, "
-                   "dilation = 1, groups = 1",
-                   bi_rule_conv2d},
-    [BI_MAX_POOL2D] = {"x, kernel, stride = kernel, padding = 0", bi_rule_pool2d},
-    [BI_AVG_POOL2D] = {"x, kernel, stride = kernel, padding = 0", bi_rule_pool2d},
-    [BI_BATCH_NORM] = {"x, weight, bias, running_mean, running_var, "
-                       "momentum = 0.1, eps = 1e-5",
-                       bi_rule_batch_norm},
-    [BI_LAYER_NORM] = {"x, weight, bias, eps = 1e-5", bi_rule_layer_norm},
-    [BI_DROPOUT] = {"x, p = 0.5", bi_rule_dropout},
-    [BI_EMBEDDING] = {"indices, weight", bi_rule_embedding},
-    [BI_CROSS_ENTROPY] = {"logits, target, label_smoothing = 0.0",
-                          bi_rule_cross_entropy},
-    [BI_MSE] = {"pred, target", bi_rule_pair_loss},
-    [BI_BCE_WITH_LOGITS] = {"logits, target", bi_rule_pair_loss},
-    [BI_CAST] = {"x, dtype", bi_rule_cast},
-    [BI_STOP_GRADIENT] = {"x", bi_rule_stop_gradient},
-    [BI_ARANGE] = {"n", bi_rule_arange},
-    [BI_CAUSAL_MASK] = {"n", bi_rule_causal_mask},
-    [BI_ZEROS] = {"shape, dtype = f32", bi_rule_fill},
-    [BI_ONES] = {"shape, dtype = f32", bi_rule_fill},
-    [BI_FULL] = {"shape, value, dtype = f32", bi_rule_fill},
-    [BI_IDX] = {"path, scale = 1.0", bi_rule_data},
-    [BI_CSV] = {"path, cols = [], header = true, dtype = f32", bi_rule_data},
-    [BI_NPY] = {"path", bi_rule_data},
-};
-static_assert(sizeof op_info / sizeof op_info[0] == BI_COUNT,
-              "op_info out of step with ops.def");
-
 static const char *const op_names[] = {
-#define OP(id, name, min_args, max_args, cls) name,
+#define OP(id, name, sig, cls, ir, rule, emit) name,
 #include "ops.def"
 };
 
@@ -173,46 +81,91 @@ OpClass builtin_class(int op) {
   return op_table[op].cls;
 }
 
+int builtin_ir_op(int op) {
+  MLC_ASSERT(op >= 0 && op < BI_COUNT);
+  return op_table[op].ir;
+}
+
 bool builtin_is_data_source(const char *name) {
   int op = builtin_lookup(name);
   return op >= 0 && op_table[op].cls == OC_DATA;
 }
 
 // ---- signatures and binding ---------------------------------------------------------------
-// Splits "x, dim = all, keepdim = false" into parameter names (copied into
-// the arena) and whether each is required.
-static int parse_sig(Arena *a, const char *sig, const char **names, bool *req) {
+// One parameter of a signature: its name and the text of its default (NULL:
+// required).
+typedef struct SigParam {
+  const char *name;
+  const char *deflt;
+} SigParam;
+
+// Splits "x, dim = all, keepdim = false" into parameters (copied into the
+// arena); returns how many.
+static int parse_sig(Arena *a, const char *sig, SigParam *out) {
   int n = 0;
   for (const char *p = sig; *p && n < BI_MAXP;) {
     while (*p == ' ' || *p == ',') p++;
     const char *s = p;
     while (*p && *p != ' ' && *p != ',') p++;
     if (p == s) break;
-    names[n] = arena_strndup(a, s, (size_t)(p - s));
+    out[n].name = arena_strndup(a, s, (size_t)(p - s));
     while (*p == ' ') p++;
-    req[n] = *p != '=';
-    // skip the default up to the next top-level comma
-    int depth = 0;
-    while (*p && !(*p == ',' && depth == 0)) {
-      depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+    out[n].deflt = NULL;
+    if (*p == '=') {
       p++;
+      while (*p == ' ') p++;
+      s = p;
+      int depth = 0; // the default runs to the next top-level comma
+      while (*p && !(*p == ',' && depth == 0)) {
+        depth += *p == '[' ? 1 : *p == ']' ? -1 : 0;
+        p++;
+      }
+      out[n].deflt = arena_strndup(a, s, (size_t)(p - s));
     }
     n++;
   }
   return n;
 }
 
+// The value of a default written in a signature: an integer, a float,
+// true/false or a dtype; NULL for the ones a rule applies (all, none,
+// kernel, []).
+static Value *default_value(Arena *a, const char *text) {
+  char *end;
+  long long k = strtoll(text, &end, 10);
+  if (end != text && !*end) return value_dim(a, (Span){0}, dim_const(a, k));
+  double f = strtod(text, &end);
+  if (end != text && !*end) return value_float(a, (Span){0}, f);
+  Value *v = arena_alloc(a, sizeof *v);
+  if (!strcmp(text, "true") || !strcmp(text, "false")) {
+    v->kind = V_BOOL;
+    v->b = text[0] == 't';
+    return v;
+  }
+  if (dtype_from_name(text) >= 0) {
+    v->kind = V_DTYPE;
+    v->dtype = dtype_from_name(text);
+    return v;
+  }
+  return NULL;
+}
+
+static int count_required(const SigParam *ps, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) k += ps[i].deflt == NULL;
+  return k;
+}
+
 const char *builtin_signature(Arena *a, int op) {
   MLC_ASSERT(op >= 0 && op < BI_COUNT);
-  return arena_printf(a, "%s(%s)", op_table[op].name, op_info[op].sig);
+  return arena_printf(a, "%s(%s)", op_table[op].name, op_table[op].sig);
 }
 
 static void note_sig(Args *g) {
   diag_note(g->c->diags, (Span){0}, "%s", builtin_signature(g->a, g->op));
 }
 
-static void report_count(BuiltinCall *c, int op, Span sp) {
-  int lo = op_table[op].min_args, hi = op_table[op].max_args;
+static void report_count(BuiltinCall *c, int op, int lo, int hi, Span sp) {
   const char *name = op_table[op].name;
   if (lo == hi)
     diag_error(c->diags, sp,
@@ -236,12 +189,14 @@ static bool bind_named(BuiltinCall *c, Args *g, int k, Span *where) {
   Span nsp = c->name_spans && c->name_spans[k].file ? c->name_spans[k] : arg_span(c, k);
   for (int p = 0; p < g->np; p++) {
     if (strcmp(g->pname[p], nm) != 0) continue;
-    if (g->v[p]) {
+    if (g->given[p]) {
       diag_error(c->diags, nsp, "argument `%s` of %s given twice", nm, g->opname);
       diag_note(c->diags, where[p], "first given here");
       return false;
     }
     g->v[p] = c->args[k];
+    g->given[p] = true;
+    g->src[p] = k;
     where[p] = arg_span(c, k);
     return true;
   }
@@ -261,9 +216,13 @@ bool bi_bind(BuiltinCall *c, int op, Args *g) {
   g->a = c->arena;
   g->op = op;
   g->opname = op_table[op].name;
-  bool req[BI_MAXP];
-  g->np = parse_sig(c->arena, op_info[op].sig, g->pname, req);
-  MLC_ASSERT(g->np == op_table[op].max_args);
+  SigParam ps[BI_MAXP];
+  g->np = parse_sig(c->arena, op_table[op].sig, ps);
+  int nreq = count_required(ps, g->np);
+  for (int p = 0; p < g->np; p++) {
+    g->pname[p] = ps[p].name;
+    g->src[p] = -1;
+  }
   Span where[BI_MAXP] = {{0}};
   int npos = 0;
   bool seen_named = false;
@@ -280,23 +239,24 @@ bool bi_bind(BuiltinCall *c, int op, Args *g) {
       return false;
     }
     if (npos >= g->np) {
-      report_count(c, op, arg_span(c, k));
+      report_count(c, op, nreq, g->np, arg_span(c, k));
       note_sig(g);
       return false;
     }
-    if (g->v[npos]) { // cannot happen: named ones come after
-      diag_error(c->diags, arg_span(c, k), "argument `%s` of %s given twice",
-                 g->pname[npos], g->opname);
-      return false;
-    }
     g->v[npos] = c->args[k];
+    g->given[npos] = true;
+    g->src[npos] = k;
     where[npos] = arg_span(c, k);
     npos++;
   }
   for (int p = 0; p < g->np; p++) {
-    if (!req[p] || g->v[p]) continue;
-    if (c->nargs < op_table[op].min_args)
-      report_count(c, op, c->span);
+    if (g->given[p]) continue;
+    if (ps[p].deflt) { // the default, as a value the rule and the emitter read
+      g->v[p] = default_value(c->arena, ps[p].deflt);
+      continue;
+    }
+    if (c->nargs < nreq)
+      report_count(c, op, nreq, g->np, c->span);
     else
       diag_error(c->diags, c->span, "missing argument `%s` in a call to %s",
                  g->pname[p], g->opname);
@@ -306,8 +266,23 @@ bool bi_bind(BuiltinCall *c, int op, Args *g) {
   return true;
 }
 
+// The call's outputs for the emitter: the op the rule resolved, the value
+// bound to each parameter and where it came from.
+static void record_binding(BuiltinCall *c, const Args *g) {
+  c->op = g->op;
+  c->nparams = g->np;
+  c->bound = arena_alloc(c->arena, sizeof(Value *) * (size_t)(g->np ? g->np : 1));
+  c->source = arena_alloc(c->arena, sizeof(int) * (size_t)(g->np ? g->np : 1));
+  for (int p = 0; p < g->np; p++) {
+    c->bound[p] = g->v[p];
+    c->source[p] = g->src[p];
+  }
+}
+
 Value *builtin_check(BuiltinCall *c) {
   c->flops = NULL;
+  c->attrs = (IrAttrs){0};
+  c->slice_start = NULL;
   int op = builtin_lookup(c->name);
   if (op < 0) {
     diag_error(c->diags, c->name_span.file ? c->name_span : c->span,
@@ -318,7 +293,9 @@ Value *builtin_check(BuiltinCall *c) {
     if (!c->args[k]) return NULL; // an argument already reported an error
   Args g;
   if (!bi_bind(c, op, &g)) return NULL;
-  return op_info[op].rule(&g);
+  Value *v = op_table[op].rule(&g);
+  if (v) record_binding(c, &g);
+  return v;
 }
 
 // ---- argument helpers ----------------------------------------------------------------------------
@@ -380,23 +357,19 @@ Type *bi_operand(Args *g, int i) {
   return t;
 }
 
-bool bi_int(Args *g, int i, int64_t deflt, int64_t *out) {
+bool bi_int(Args *g, int i, int64_t *out) {
   Value *v = g->v[i];
-  if (!v) {
-    *out = deflt;
-    return true;
-  }
+  MLC_ASSERT(v); // given, or a number default in ops.def
   if (v->kind == V_DIM && dim_is_const(v->dim, out)) return true;
   bad_kind(g, i, v->kind == V_DIM ? "a constant integer" : "an integer");
   return false;
 }
 
-bool bi_float(Args *g, int i, double deflt, double *out) {
+bool bi_float(Args *g, int i, double *out) {
   Value *v = g->v[i];
   int64_t k;
-  if (!v)
-    *out = deflt;
-  else if (v->kind == V_FLOAT)
+  MLC_ASSERT(v);
+  if (v->kind == V_FLOAT)
     *out = v->f;
   else if (v->kind == V_DIM && dim_is_const(v->dim, &k))
     *out = (double)k;
@@ -407,29 +380,25 @@ bool bi_float(Args *g, int i, double deflt, double *out) {
   return true;
 }
 
-bool bi_bool(Args *g, int i, bool deflt, bool *out) {
+// Argument i when it is of `kind`; else reported as not `what`.
+static Value *of_kind(Args *g, int i, ValKind kind, const char *what) {
   Value *v = g->v[i];
-  if (!v)
-    *out = deflt;
-  else if (v->kind == V_BOOL)
-    *out = v->b;
-  else {
-    bad_kind(g, i, "true or false");
-    return false;
-  }
-  return true;
+  MLC_ASSERT(v);
+  if (v->kind == kind) return v;
+  bad_kind(g, i, what);
+  return NULL;
 }
 
-bool bi_dtype(Args *g, int i, DType deflt, DType *out) {
-  Value *v = g->v[i];
-  if (!v)
-    *out = deflt;
-  else if (v->kind == V_DTYPE)
-    *out = (DType)v->dtype;
-  else {
-    bad_kind(g, i, "a dtype (f32, f16, bf16, f64, i32, i64, bool)");
-    return false;
-  }
+bool bi_bool(Args *g, int i, bool *out) {
+  Value *v = of_kind(g, i, V_BOOL, "true or false");
+  if (v) *out = v->b;
+  return v != NULL;
+}
+
+bool bi_dtype(Args *g, int i, DType *out) {
+  Value *v = of_kind(g, i, V_DTYPE, "a dtype (f32, f16, bf16, f64, i32, i64, bool)");
+  if (!v) return false;
+  *out = (DType)v->dtype;
   if (*out == DT_U8) {
     diag_error(g->c->diags, bi_span(g, i),
                "u8 is a data-file dtype, not a model dtype; use i32 or f32");
@@ -452,12 +421,9 @@ static bool pair_item(Args *g, int i, Value *v, int64_t min, int64_t *out) {
   return true;
 }
 
-bool bi_pair(Args *g, int i, int64_t deflt, int64_t min, int64_t out[2]) {
+bool bi_pair(Args *g, int i, int64_t min, int64_t out[2]) {
   Value *v = g->v[i];
-  if (!v) {
-    out[0] = out[1] = deflt;
-    return true;
-  }
+  MLC_ASSERT(v);
   if (v->kind == V_LIST) {
     if (v->items.len != 2) {
       bad_kind(g, i, "an integer or a list of two integers");
@@ -573,6 +539,12 @@ const char *bi_list_str(Args *g, const Value *l) {
 
 static void set_flops(Args *g, Dim *d) { g->c->flops = d; }
 
+void bi_attr_int(Args *g, IrAttrKey k, int64_t v) { ir_attr_set_int(g->a, &g->c->attrs, k, v); }
+void bi_attr_ints(Args *g, IrAttrKey k, const int64_t *v, int n) {
+  ir_attr_set_ints(g->a, &g->c->attrs, k, v, n);
+}
+void bi_attr_float(Args *g, IrAttrKey k, double v) { ir_attr_set_float(g->a, &g->c->attrs, k, v); }
+
 // ---- constants ---------------------------------------------------------------------------------------
 static bool num_const(const Value *v, double *f, int64_t *iv, bool *isint) {
   if (v->kind == V_FLOAT) {
@@ -601,54 +573,50 @@ static Value *const_bool(Args *g, bool b) {
   return v;
 }
 
-static double fold_unary(int op, double x) {
-  switch (op) {
-  case BI_EXP: return exp(x);
-  case BI_LOG: return x > 0 ? log(x) : NAN;
-  case BI_SQRT: return x >= 0 ? sqrt(x) : NAN;
-  case BI_RSQRT: return x > 0 ? 1.0 / sqrt(x) : NAN;
-  case BI_ABS: return fabs(x);
-  case BI_NEG: return -x;
-  case BI_RELU: return x > 0 ? x : 0;
-  case BI_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-  case BI_SIGMOID: return 1.0 / (1.0 + exp(-x));
-  case BI_TANH: return tanh(x);
-  case BI_SILU: return x / (1.0 + exp(-x));
-  default: MLC_UNREACHABLE();
-  }
+// ---- folding with the graph op's formula (graph/scalar.h) ------------------------------------
+static IrOp ir_of(const Args *g) { return (IrOp)builtin_ir_op(g->op); }
+
+// An integer whose double is exact (|k| <= 2^53).
+static bool exact_int(int64_t k) { return k >= -(INT64_C(1) << 53) && k <= (INT64_C(1) << 53); }
+
+// The constant result of an elementwise op of the table on numbers x[]: an
+// integer when the op keeps integers (its row says `ints`) and every operand
+// is one (abs(-3) = 3, maximum(2, 5) = 5), else a float (sqrt(64) = 8.0).
+static Value *fold_elementwise(Args *g, const double *x, const bool *isint, int n, const double *p) {
+  const ScOp *o = sc_op(ir_of(g));
+  double r = sc_eval(ir_of(g), x, p);
+  bool ints = o->ints;
+  for (int i = 0; i < n; i++) ints = ints && isint[i] && exact_int((int64_t)x[i]);
+  if (ints && r == floor(r) && exact_int((int64_t)r)) return value_dim(g->a, g->c->span, bi_k(g, (int64_t)r));
+  if (ints) return bi_ok(g, NULL), NULL; // an integer out of exact range
+  return const_float(g, r);
 }
 
-// Unary ops on a constant fold at compile time: sqrt(64) = 8.0. abs, neg
-// and relu keep integers integers. The caller has checked num_const.
-static Value *fold_unary_const(Args *g, const Value *v) {
+// The scalar parameters of an elementwise op (the arguments after its
+// operands: compile-time numbers) into p and the IR attributes a, b.
+static bool scalar_params(Args *g, double *p) {
+  const ScOp *o = sc_op(ir_of(g));
+  MLC_ASSERT(o && g->np == o->nin + o->nparams);
+  for (int i = 0; i < o->nparams; i++)
+    if (!bi_float(g, o->nin + i, &p[i])) return false;
+  if (o->nparams) sc_set_params(g->a, &g->c->attrs, ir_of(g), p);
+  return true;
+}
+
+// Unary ops on a constant fold at compile time. The caller has checked
+// num_const.
+static Value *fold_unary_const(Args *g, const Value *v, const double *p) {
   double f;
   int64_t k;
   bool isint;
   MLC_ASSERT(num_const(v, &f, &k, &isint));
-  if (isint && (g->op == BI_ABS || g->op == BI_NEG || g->op == BI_RELU)) {
-    int64_t r = g->op == BI_RELU ? (k > 0 ? k : 0) : (g->op == BI_ABS && k >= 0) ? k : -k;
-    if (k == INT64_MIN && g->op != BI_RELU) return bi_ok(g, NULL), NULL;
-    return value_dim(g->a, g->c->span, bi_k(g, r));
-  }
-  return const_float(g, fold_unary(g->op, f));
-}
-
-static double fold_binary(int op, double x, double y) {
-  switch (op) {
-  case BI_ADD: return x + y;
-  case BI_SUB: return x - y;
-  case BI_MUL: return x * y;
-  case BI_DIV: return x / y;
-  case BI_POW: return pow(x, y);
-  case BI_MAXIMUM: return x > y ? x : y;
-  case BI_MINIMUM: return x < y ? x : y;
-  default: MLC_UNREACHABLE();
-  }
+  return fold_elementwise(g, &f, &isint, 1, p);
 }
 
 // Two constants fold: integers stay integers (also symbolic ones) for
-// + - * maximum minimum; / and pow give floats (pow(2, 3) = 8.0). Returns
-// NULL with *folded false when the operands are not both constants.
+// + - *, and maximum/minimum of integers; / and pow give floats (pow(2, 3)
+// = 8.0). Returns NULL with *folded false when the operands are not both
+// constants.
 static Value *fold_binary_const(Args *g, const Value *x, const Value *y, bool *folded) {
   int op = g->op;
   *folded = true;
@@ -659,17 +627,15 @@ static Value *fold_binary_const(Args *g, const Value *x, const Value *y, bool *f
                             : dim_mul(g->a, x->dim, y->dim);
     return bi_ok(g, d) ? value_dim(g->a, g->c->span, d) : NULL;
   }
-  double fx, fy;
-  int64_t kx, ky;
-  bool ix, iy;
-  if (!num_const(x, &fx, &kx, &ix) || !num_const(y, &fy, &ky, &iy)) {
+  double f[2];
+  int64_t k[2];
+  bool isint[2];
+  if (!num_const(x, &f[0], &k[0], &isint[0]) || !num_const(y, &f[1], &k[1], &isint[1])) {
     *folded = false;
     return NULL;
   }
-  if (ix && iy && (op == BI_MAXIMUM || op == BI_MINIMUM))
-    return value_dim(g->a, g->c->span,
-                     bi_k(g, (op == BI_MAXIMUM) == (kx > ky) ? kx : ky));
-  return const_float(g, fold_binary(op, fx, fy));
+  isint[0] = isint[0] && op != BI_DIV && op != BI_POW; // / and pow give floats
+  return fold_elementwise(g, f, isint, 2, NULL);
 }
 
 static bool is_const_value(const Value *v) {
@@ -781,19 +747,20 @@ static Type *bcast(Args *g, Type *x, Type *y, int xi, int yi, Span sp) {
 }
 
 // ---- elementwise ------------------------------------------------------------------------------------
-static bool float_only(int op) {
-  return op != BI_ABS && op != BI_NEG && op != BI_RELU && op != BI_ADD &&
-         op != BI_SUB && op != BI_MUL && op != BI_MAXIMUM && op != BI_MINIMUM;
-}
+// Ops the scalar table defines on floats only (its row lacks `ints`).
+static bool float_only(const Args *g) { return !sc_op(ir_of(g))->ints; }
 
-// unary: x[..] -> x[..]; float-only except abs, neg, relu (numeric).
-// On a constant it folds: sqrt(64) -> 8.0.
-static Value *rule_unary(Args *g) {
-  if (is_const_value(g->v[0]) && g->v[0]->kind != V_BOOL) return fold_unary_const(g, g->v[0]);
+// unary: x[..] -> x[..], then its scalar parameters (numbers); float-only
+// unless the op's row keeps integers (abs, neg, relu). On a constant it
+// folds: sqrt(64) -> 8.0.
+Value *bi_rule_unary(Args *g) {
+  double p[SC_MAX_PARAMS];
+  if (!scalar_params(g, p)) return NULL;
+  if (is_const_value(g->v[0]) && g->v[0]->kind != V_BOOL) return fold_unary_const(g, g->v[0], p);
   Type *x = bi_operand(g, 0);
   if (!x) return NULL;
-  if (float_only(g->op) ? !bi_need_float(g, 0, x) : x->dtype == DT_BOOL) {
-    if (!float_only(g->op))
+  if (float_only(g) ? !bi_need_float(g, 0, x) : x->dtype == DT_BOOL) {
+    if (!float_only(g))
       diag_error(g->c->diags, bi_span(g, 0), "%s expects a numeric tensor, got %s",
                  g->opname, type_str(g->a, x));
     return NULL;
@@ -803,8 +770,10 @@ static Value *rule_unary(Args *g) {
 }
 
 // binary: x[..] (+) y[..] -> broadcast2(x, y); equal dtypes (literals adopt).
-// div and pow need floats; bool is not a number. Constants fold.
-static Value *rule_binary(Args *g) {
+// div and pow need floats (the graph's integer div floors, where PyTorch's /
+// divides exactly, so the language refuses it); bool is not a number.
+// Constants fold.
+Value *bi_rule_binary(Args *g) {
   if (g->v[0]->kind != V_TENSOR && g->v[1]->kind != V_TENSOR) {
     bool folded;
     Value *f = fold_binary_const(g, g->v[0], g->v[1], &folded);
@@ -820,7 +789,7 @@ static Value *rule_binary(Args *g) {
                g->opname, type_str(g->a, ts[strong]));
     return NULL;
   }
-  if (float_only(g->op) && !dtype_is_float((DType)dt)) {
+  if ((float_only(g) || g->op == BI_DIV) && !dtype_is_float((DType)dt)) {
     Type *t = type_copy(g->a, ts[strong]);
     t->dtype = (DType)dt;
     return bi_need_float(g, strong, t), NULL;
@@ -834,14 +803,13 @@ static Value *rule_binary(Args *g) {
 
 // compare: x[..] < y[..] -> bool[broadcast2(x, y)]; lt le gt ge need
 // numbers, eq ne also take bools.
-static Value *rule_compare(Args *g) {
-  double fx, fy;
+Value *bi_rule_compare(Args *g) {
+  double f[2];
   int64_t kx, ky;
   bool ix, iy;
-  if (num_const(g->v[0], &fx, &kx, &ix) && num_const(g->v[1], &fy, &ky, &iy)) {
-    bool b = g->op == BI_LT ? fx < fy : g->op == BI_LE ? fx <= fy : g->op == BI_GT ? fx > fy
-           : g->op == BI_GE ? fx >= fy : g->op == BI_EQ ? fx == fy : fx != fy;
-    if (ix && iy) // exact for large integers
+  if (num_const(g->v[0], &f[0], &kx, &ix) && num_const(g->v[1], &f[1], &ky, &iy)) {
+    bool b = sc_eval(ir_of(g), f, NULL) != 0;
+    if (ix && iy) // sizes compare exactly, however large
       b = g->op == BI_LT ? kx < ky : g->op == BI_LE ? kx <= ky : g->op == BI_GT ? kx > ky
         : g->op == BI_GE ? kx >= ky : g->op == BI_EQ ? kx == ky : kx != ky;
     return const_bool(g, b);
@@ -864,12 +832,12 @@ static Value *rule_compare(Args *g) {
 }
 
 // logical: bool[..] and bool[..] -> bool[broadcast2]; not: bool[..] -> bool[..]
-static Value *rule_logical(Args *g) {
+Value *bi_rule_logical(Args *g) {
   int n = g->op == BI_LOGICAL_NOT ? 1 : 2;
-  if (g->v[0]->kind == V_BOOL && (n == 1 || g->v[1]->kind == V_BOOL))
-    return const_bool(g, g->op == BI_LOGICAL_NOT ? !g->v[0]->b
-                         : g->op == BI_LOGICAL_AND ? g->v[0]->b && g->v[1]->b
-                                                   : g->v[0]->b || g->v[1]->b);
+  if (g->v[0]->kind == V_BOOL && (n == 1 || g->v[1]->kind == V_BOOL)) {
+    double b[2] = {g->v[0]->b, n == 2 && g->v[1]->b};
+    return const_bool(g, sc_eval(ir_of(g), b, NULL) != 0);
+  }
   Type *ts[2] = {NULL, NULL};
   for (int k = 0; k < n; k++) {
     if (!(ts[k] = bi_operand(g, k))) return NULL;
@@ -888,7 +856,7 @@ static Value *rule_logical(Args *g) {
 }
 
 // where: cond bool[..], x[..], y[..] -> broadcast of all three, dtype of x/y
-static Value *rule_where(Args *g) {
+Value *bi_rule_where(Args *g) {
   Type *ts[3] = {bi_operand(g, 0), bi_operand(g, 1), bi_operand(g, 2)};
   if (!ts[0] || !ts[1] || !ts[2]) return NULL;
   if (ts[0]->dtype != DT_BOOL) {
@@ -946,22 +914,22 @@ static bool reduce_mask(Args *g, int pi, const Type *t, bool *mask, bool single)
 // sum mean max min argmax: x[d0, .., dn] -> the reduced dims dropped (or
 // kept as 1 with keepdim); argmax -> i64; mean needs floats; max(a, b) with
 // two tensors is maximum(a, b).
-static Value *rule_reduce(Args *g) {
+Value *bi_rule_reduce(Args *g) {
   Value *d = g->v[1];
   if ((g->op == BI_MAX || g->op == BI_MIN) && d &&
       (d->kind == V_TENSOR || d->kind == V_FLOAT)) {
-    if (g->v[2]) {
+    if (g->given[2]) {
       diag_error(g->c->diags, bi_span(g, 2),
                  "keepdim applies to %s over a dim; %s(a, b) is elementwise", g->opname,
                  g->opname);
       return NULL;
     }
     g->op = g->op == BI_MAX ? BI_MAXIMUM : BI_MINIMUM;
-    return rule_binary(g);
+    return bi_rule_binary(g);
   }
   Type *x = bi_tensor(g, 0);
   bool keep;
-  if (!x || !bi_bool(g, 2, false, &keep)) return NULL;
+  if (!x || !bi_bool(g, 2, &keep)) return NULL;
   if (g->op == BI_MEAN && !bi_need_float(g, 0, x)) return NULL;
   if (x->dtype == DT_BOOL) {
     diag_error(g->c->diags, bi_span(g, 0), "%s expects a numeric tensor, got %s",
@@ -979,17 +947,24 @@ static Value *rule_reduce(Args *g) {
     r->dims[j] = mask[k] ? bi_k(g, 1) : x->dims[k];
     r->origin[j++] = mask[k] ? g->c->span : x->origin[k];
   }
+  int64_t dims[BI_MAXRANK];
+  int nd = 0;
+  for (int k = 0; k < x->rank; k++)
+    if (mask[k]) dims[nd++] = k; // ascending, as the graph IR wants them
+  bi_attr_ints(g, IRA_DIMS, dims, nd);
+  bi_attr_int(g, IRA_KEEPDIM, keep);
   set_flops(g, type_numel(g->a, x));
   return bi_result(g, r);
 }
 
 // softmax, log_softmax: x[..] -> x[..] along `dim` (default -1); floats
-static Value *rule_softmax(Args *g) {
+Value *bi_rule_softmax(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t d;
   int nd;
-  if (!x || !bi_int(g, 1, -1, &d) || !bi_need_float(g, 0, x)) return NULL;
+  if (!x || !bi_int(g, 1, &d) || !bi_need_float(g, 0, x)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
+  bi_attr_int(g, IRA_DIM, nd);
   set_flops(g, dim_mul(g->a, bi_k(g, 5), type_numel(g->a, x)));
   return bi_result(g, type_copy(g->a, x));
 }
@@ -997,7 +972,7 @@ static Value *rule_softmax(Args *g) {
 // ---- views ----------------------------------------------------------------------------------------------
 // reshape: x[d..] -> [s..] with prod(s) == prod(d); one -1 is inferred by
 // exact division.
-static Value *rule_reshape(Args *g) {
+Value *bi_rule_reshape(Args *g) {
   Type *x = bi_tensor(g, 0);
   Value *l = x ? bi_shape(g, 1, true) : NULL;
   if (!l) return NULL;
@@ -1037,11 +1012,11 @@ static Value *rule_reshape(Args *g) {
 }
 
 // flatten: x[d0, .., dn] -> dims start_dim..end_dim multiplied into one
-static Value *rule_flatten(Args *g) {
+Value *bi_rule_flatten(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t s, e;
   int ns, ne;
-  if (!x || !bi_int(g, 1, 1, &s) || !bi_int(g, 2, -1, &e)) return NULL;
+  if (!x || !bi_int(g, 1, &s) || !bi_int(g, 2, &e)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), s, x, x->rank, &ns) ||
       !bi_norm_dim(g, bi_span(g, 2), e, x, x->rank, &ne))
     return NULL;
@@ -1063,11 +1038,11 @@ static Value *rule_flatten(Args *g) {
 }
 
 // unsqueeze: x[d0, .., dn] -> a 1 inserted at `dim` (-rank-1 .. rank)
-static Value *rule_unsqueeze(Args *g) {
+Value *bi_rule_unsqueeze(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t d;
   int nd;
-  if (!x || !bi_int(g, 1, 0, &d)) return NULL;
+  if (!x || !bi_int(g, 1, &d)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank + 1, &nd)) return NULL;
   Type *r = type_new(g->a, x->dtype, x->rank + 1);
   for (int k = 0, j = 0; k < r->rank; k++) {
@@ -1078,11 +1053,11 @@ static Value *rule_unsqueeze(Args *g) {
 }
 
 // squeeze: x[.., 1, ..] -> that 1 removed; the dim must be the literal 1
-static Value *rule_squeeze(Args *g) {
+Value *bi_rule_squeeze(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t d, one;
   int nd;
-  if (!x || !bi_int(g, 1, 0, &d)) return NULL;
+  if (!x || !bi_int(g, 1, &d)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
   if (!dim_is_const(x->dims[nd], &one) || one != 1) {
     diag_error(g->c->diags, bi_span(g, 1), "squeeze needs dim %d of %s to be 1, but it is %s",
@@ -1099,14 +1074,17 @@ static Value *rule_squeeze(Args *g) {
 }
 
 // transpose: x[.., a, .., b, ..] -> dims dim0 and dim1 swapped
-static Value *rule_transpose(Args *g) {
+Value *bi_rule_transpose(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t d0, d1;
   int n0, n1;
-  if (!x || !bi_int(g, 1, 0, &d0) || !bi_int(g, 2, 0, &d1)) return NULL;
+  if (!x || !bi_int(g, 1, &d0) || !bi_int(g, 2, &d1)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), d0, x, x->rank, &n0) ||
       !bi_norm_dim(g, bi_span(g, 2), d1, x, x->rank, &n1))
     return NULL;
+  int64_t perm[BI_MAXRANK];
+  for (int k = 0; k < x->rank; k++) perm[k] = k == n0 ? n1 : k == n1 ? n0 : k;
+  bi_attr_ints(g, IRA_PERM, perm, x->rank);
   Type *r = type_copy(g->a, x);
   r->dims[n0] = x->dims[n1], r->origin[n0] = x->origin[n1];
   r->dims[n1] = x->dims[n0], r->origin[n1] = x->origin[n0];
@@ -1114,7 +1092,7 @@ static Value *rule_transpose(Args *g) {
 }
 
 // permute: x[d0, .., dn] -> [d_p0, .., d_pn]; p a permutation of 0..n
-static Value *rule_permute(Args *g) {
+Value *bi_rule_permute(Args *g) {
   Type *x = bi_tensor(g, 0);
   if (!x) return NULL;
   Value *l = g->v[1];
@@ -1126,6 +1104,7 @@ static Value *rule_permute(Args *g) {
   }
   Type *r = type_new(g->a, x->dtype, x->rank);
   bool seen[BI_MAXRANK] = {false};
+  int64_t perm[BI_MAXRANK];
   for (int k = 0; k < x->rank; k++) {
     Value *it = VEC_AT(l->items, Value, k);
     Span sp = it->span.file ? it->span : bi_span(g, 1);
@@ -1141,9 +1120,11 @@ static Value *rule_permute(Args *g) {
       return NULL;
     }
     seen[nd] = true;
+    perm[k] = nd;
     r->dims[k] = x->dims[nd];
     r->origin[k] = x->origin[nd];
   }
+  bi_attr_ints(g, IRA_PERM, perm, x->rank);
   return bi_result(g, r);
 }
 
@@ -1160,11 +1141,11 @@ static Dim *slice_bound(Args *g, int i, Dim *size) {
 // slice: x[.., n, ..] -> x[.., ceil((end - start)/step), ..] along `dim`.
 // On a constant dim, bounds must lie in 0..n after counting negatives from
 // the end; a symbolic dim's bounds are checked when the data is bound.
-static Value *rule_slice(Args *g) {
+Value *bi_rule_slice(Args *g) {
   Type *x = bi_tensor(g, 0);
   int64_t d, step, n, s, e;
   int nd;
-  if (!x || !bi_int(g, 1, 0, &d) || !bi_int(g, 4, 1, &step)) return NULL;
+  if (!x || !bi_int(g, 1, &d) || !bi_int(g, 4, &step)) return NULL;
   if (!bi_norm_dim(g, bi_span(g, 1), d, x, x->rank, &nd)) return NULL;
   if (step < 1) {
     diag_error(g->c->diags, bi_span(g, 4), "slice step must be positive, got %lld",
@@ -1202,12 +1183,15 @@ static Value *rule_slice(Args *g) {
   Type *r = type_copy(g->a, x);
   r->dims[nd] = out;
   r->origin[nd] = g->c->span;
+  bi_attr_int(g, IRA_DIM, nd);
+  bi_attr_int(g, IRA_STEP, step);
+  g->c->slice_start = start;
   return bi_result(g, r);
 }
 
 // concat: [a[.., n1, ..], b[.., n2, ..], ..] -> [.., n1 + n2 + .., ..] along
 // `dim`; every other dim and the dtypes equal
-static Value *rule_concat(Args *g) {
+Value *bi_rule_concat(Args *g) {
   Value *l = g->v[0];
   if (l->kind != V_LIST || l->items.len == 0)
     return bad_kind(g, 0, "a non-empty list of tensors such as [a, b]"), NULL;
@@ -1224,8 +1208,9 @@ static Value *rule_concat(Args *g) {
   }
   int64_t d;
   int nd;
-  if (!bi_int(g, 1, 0, &d) || !bi_norm_dim(g, bi_span(g, 1), d, ts[0], ts[0]->rank, &nd))
+  if (!bi_int(g, 1, &d) || !bi_norm_dim(g, bi_span(g, 1), d, ts[0], ts[0]->rank, &nd))
     return NULL;
+  bi_attr_int(g, IRA_DIM, nd);
   Type *r = type_copy(g->a, ts[0]);
   r->origin[nd] = g->c->span;
   for (int k = 1; k < n; k++) {
@@ -1252,7 +1237,7 @@ static Value *rule_concat(Args *g) {
 // broadcast_to: x[..] -> shape, NumPy rules without mlc's restrictions (the
 // expansion is explicit): aligned from the right, each dim of x equals the
 // target's or is 1.
-static Value *rule_broadcast_to(Args *g) {
+Value *bi_rule_broadcast_to(Args *g) {
   Type *x = bi_tensor(g, 0);
   Value *l = x ? bi_shape(g, 1, false) : NULL;
   if (!l) return NULL;
@@ -1289,7 +1274,7 @@ static Type *batch_part(Args *g, const Type *t) {
 
 // matmul: [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast
 // (broadcast2 rules); [K] @ [K, N] -> [N]; [M, K] @ [K] -> [M]; [K] @ [K] -> scalar
-static Value *rule_matmul(Args *g) {
+Value *bi_rule_matmul(Args *g) {
   Type *a = bi_tensor(g, 0), *b = a ? bi_tensor(g, 1) : NULL;
   if (!b) return NULL;
   for (int k = 0; k < 2; k++) {

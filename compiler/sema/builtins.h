@@ -1,6 +1,7 @@
 // builtins.h — the built-in operators: their signatures, shape rules and
 // FLOP counts. The op list itself lives in ops.def (the single source of
-// truth for names and arity; the graph IR expands the same table).
+// truth for names, parameters, the IR op each becomes, its rule and its
+// emitter).
 //
 // Sema resolves a call to a builtin, evaluates its arguments to Values and
 // hands them here; this module binds positional and named arguments to the
@@ -9,6 +10,7 @@
 #ifndef MLC_BUILTINS_H
 #define MLC_BUILTINS_H
 
+#include "graph/ir.h"
 #include "value.h"
 
 typedef struct BuiltinCall {
@@ -24,8 +26,15 @@ typedef struct BuiltinCall {
   // Fresh opaque symbol for a size the compiler cannot know statically.
   Sym *(*fresh_sym)(void *env, const char *display, Span sp);
   void *env;
-  // Outputs:
+  // Outputs (what sema records for lowering, checked.h's CK_OP):
   Dim *flops;   // forward FLOPs of this call (NULL: 0); polynomial in symbols
+  int op;       // the BuiltinOp the call resolved to (max(a, b) with a tensor b: maximum)
+  int nparams;  // its parameters, in signature order:
+  Value **bound; //  the value bound to each (the default's, when it is a
+                 //  number, bool or dtype; NULL for all/none/kernel)
+  int *source;  //  the index of the argument bound to it, -1 for a default
+  IrAttrs attrs; // the graph IR attributes the rule resolved (dims, perm, eps, ...)
+  Dim *slice_start; // slice: the first element, negative starts counted from the end
 } BuiltinCall;
 
 bool builtin_exists(const char *name);
@@ -39,7 +48,7 @@ bool builtin_is_data_source(const char *name);
 
 // ---- additions: op ids and classes, expanded from ops.def ---------------------
 typedef enum {
-#define OP(id, name, min_args, max_args, cls) BI_##id,
+#define OP(id, name, sig, cls, ir, rule, emit) BI_##id,
 #include "ops.def"
   BI_COUNT
 } BuiltinOp;
@@ -67,6 +76,8 @@ typedef enum {
 int builtin_lookup(const char *name);
 const char *builtin_name(int op);
 OpClass builtin_class(int op);
+// The graph IR op (IrOp) a call becomes; -1 for data sources.
+int builtin_ir_op(int op);
 // "sum(x, dim = all, keepdim = false)": the signature, for notes and docs.
 const char *builtin_signature(Arena *a, int op);
 

@@ -268,7 +268,7 @@ static bool csv_cols(Args *g, const char *file, bool header, DataSource *ds) {
 
 static bool check_csv(Args *g, const char *file, DataSource *ds) {
   DType dt;
-  if (!bi_bool(g, 2, true, &ds->header) || !bi_dtype(g, 3, DT_F32, &dt)) return false;
+  if (!bi_bool(g, 2, &ds->header) || !bi_dtype(g, 3, &dt)) return false;
   if (dt == DT_BOOL) {
     diag_error(g->c->diags, bi_span(g, 3), "csv reads numbers; dtype bool is not supported");
     return false;
@@ -308,7 +308,7 @@ bool bi_data_source(Args *g, DataSource *out) {
   if (bad) return false;
   switch (out->kind) {
   case DS_IDX:
-    if (!bi_float(g, 1, 1.0, &out->scale)) return false;
+    if (!bi_float(g, 1, &out->scale)) return false;
     if (!isfinite(out->scale) || out->scale == 0) {
       diag_error(g->c->diags, bi_span(g, 1), "idx scale must be finite and non-zero, got %g",
                  out->scale);

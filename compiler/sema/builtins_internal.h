@@ -1,7 +1,7 @@
 // builtins_internal.h — what the builtin op files share: the bound argument
 // list and the argument helpers (builtins.c), and the shape rules that live
 // in builtins_nn.c (layers, losses, constructors) and builtins_data.c (data
-// sources). Nothing outside compiler/builtins*.c includes this.
+// sources). Nothing outside compiler/sema/builtins*.c includes this.
 //
 // Every helper that can fail reports one error at the most specific span
 // (the offending argument, else the call) and returns false/NULL; a rule
@@ -17,7 +17,10 @@ enum {
 };
 
 // A call after argument binding: v[i] is the argument bound to parameter i
-// (positional or named), NULL when absent (the rule applies the default).
+// (positional or named), or its default from the signature when that is a
+// number, bool or dtype; NULL for the defaults a rule applies (all, none,
+// kernel). A rule that resolves the call to another op (max(a, b) ->
+// maximum) sets op; the IR attributes it computes go to c->attrs.
 typedef struct Args {
   BuiltinCall *c;
   Arena *a;
@@ -26,6 +29,8 @@ typedef struct Args {
   int np;             // number of parameters
   const char *pname[BI_MAXP];
   Value *v[BI_MAXP];
+  bool given[BI_MAXP]; // the call wrote the argument
+  int src[BI_MAXP];    // its index among the call's arguments (-1: a default)
 } Args;
 
 // ---- argument helpers (builtins.c) -------------------------------------------------
@@ -38,16 +43,21 @@ const char *bi_text(const Args *g, int i, const char *fallback);
 Type *bi_tensor(Args *g, int i);
 // A tensor operand: tensors as they are, constants as weak rank-0 tensors.
 Type *bi_operand(Args *g, int i);
-// A constant integer; `deflt` when absent.
-bool bi_int(Args *g, int i, int64_t deflt, int64_t *out);
-// A constant number (float, or integer); `deflt` when absent.
-bool bi_float(Args *g, int i, double deflt, double *out);
-bool bi_bool(Args *g, int i, bool deflt, bool *out);
-// A dtype keyword; `deflt` when absent.
-bool bi_dtype(Args *g, int i, DType deflt, DType *out);
-// An int or a list of two ints (stride = 2, padding = [1, 0]); `deflt` for
-// both when absent. Values below `min` are refused.
-bool bi_pair(Args *g, int i, int64_t deflt, int64_t min, int64_t out[2]);
+// Constant arguments (the parameter is given or has a signature default).
+// A constant integer.
+bool bi_int(Args *g, int i, int64_t *out);
+// A constant number (float, or integer).
+bool bi_float(Args *g, int i, double *out);
+bool bi_bool(Args *g, int i, bool *out);
+// A dtype keyword.
+bool bi_dtype(Args *g, int i, DType *out);
+// An int or a list of two ints (stride = 2, padding = [1, 0]). Values below
+// `min` are refused.
+bool bi_pair(Args *g, int i, int64_t min, int64_t out[2]);
+// Records the rule's IR attributes for the emitter (c->attrs).
+void bi_attr_int(Args *g, IrAttrKey k, int64_t v);
+void bi_attr_ints(Args *g, IrAttrKey k, const int64_t *v, int n);
+void bi_attr_float(Args *g, IrAttrKey k, double v);
 // A list of sizes ([B, 28, 28]): each item an integer (symbolic allowed);
 // -1 is accepted only when `allow_infer`. Returns the list value.
 Value *bi_shape(Args *g, int i, bool allow_infer);
@@ -70,23 +80,12 @@ Dim *bi_k(Args *g, int64_t v); // dim_const in the call's arena
 // "[B, 700]": a list value without its "list " prefix.
 const char *bi_list_str(Args *g, const Value *l);
 
-// ---- shape rules in builtins_nn.c ----------------------------------------------------------
-Value *bi_rule_conv2d(Args *g);
-Value *bi_rule_pool2d(Args *g);
-Value *bi_rule_batch_norm(Args *g);
-Value *bi_rule_layer_norm(Args *g);
-Value *bi_rule_dropout(Args *g);
-Value *bi_rule_embedding(Args *g);
-Value *bi_rule_cross_entropy(Args *g);
-Value *bi_rule_pair_loss(Args *g); // mse, bce_with_logits
-Value *bi_rule_cast(Args *g);
-Value *bi_rule_stop_gradient(Args *g);
-Value *bi_rule_arange(Args *g);
-Value *bi_rule_causal_mask(Args *g);
-Value *bi_rule_fill(Args *g); // zeros, ones, full
+// ---- the rules: bi_rule_RULE of every ops.def row (builtins.c, builtins_nn.c,
+// builtins_data.c) ---------------------------------------------------------------------------
+#define OP(id, name, sig, cls, ir, rule, emit) Value *bi_rule_##rule(Args *g);
+#include "ops.def"
 
 // ---- data sources in builtins_data.c ---------------------------------------------------------
-Value *bi_rule_data(Args *g);
 bool bi_data_source(Args *g, DataSource *out);
 // Binds a call's arguments to the op's parameters (builtins.c); false after
 // reporting an error.

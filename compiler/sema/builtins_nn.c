@@ -95,9 +95,15 @@ Value *bi_rule_conv2d(Args *g) {
     return NULL;
   }
   if (!bi_same_dtype(g, 0, x, 1, w)) return NULL;
+  if (!dim_is_const(w->dims[2], NULL) || !dim_is_const(w->dims[3], NULL)) {
+    diag_error(g->c->diags, bi_span(g, 1),
+               "conv2d's kernel size must be known when the model is compiled; the weight is %s",
+               ts(g, w));
+    return NULL;
+  }
   int64_t st[2], pad[2], dil[2], groups;
-  if (!bi_pair(g, 3, 1, 1, st) || !bi_pair(g, 4, 0, 0, pad) || !bi_pair(g, 5, 1, 1, dil) ||
-      !bi_int(g, 6, 1, &groups))
+  if (!bi_pair(g, 3, 1, st) || !bi_pair(g, 4, 0, pad) || !bi_pair(g, 5, 1, dil) ||
+      !bi_int(g, 6, &groups))
     return NULL;
   if (groups < 1) {
     diag_error(g->c->diags, bi_span(g, 6), "conv2d groups must be at least 1, got %lld",
@@ -134,6 +140,10 @@ Value *bi_rule_conv2d(Args *g) {
   Dim *per = dim_mul(g->a, dim_mul(g->a, w->dims[1], w->dims[2]), w->dims[3]);
   Dim *f = dim_mul(g->a, dim_mul(g->a, bi_k(g, 2), out), per);
   g->c->flops = bias ? dim_add(g->a, f, out) : f;
+  bi_attr_ints(g, IRA_STRIDE, st, 2);
+  bi_attr_ints(g, IRA_PADDING, pad, 2);
+  bi_attr_ints(g, IRA_DILATION, dil, 2);
+  bi_attr_int(g, IRA_GROUPS, groups);
   return bi_result(g, r);
 }
 
@@ -151,9 +161,10 @@ Value *bi_rule_pool2d(Args *g) {
     return NULL;
   }
   int64_t k[2], st[2], pad[2];
-  if (!bi_pair(g, 1, 1, 1, k)) return NULL;
-  if (!bi_pair(g, 2, 1, 1, st) || !bi_pair(g, 3, 0, 0, pad)) return NULL;
-  if (!g->v[2]) st[0] = k[0], st[1] = k[1];
+  if (!bi_pair(g, 1, 1, k)) return NULL;
+  if (g->v[2] && !bi_pair(g, 2, 1, st)) return NULL;
+  if (!g->v[2]) st[0] = k[0], st[1] = k[1]; // stride = kernel
+  if (!bi_pair(g, 3, 0, pad)) return NULL;
   for (int i = 0; i < 2; i++)
     if (pad[i] > k[i] / 2) {
       diag_error(g->c->diags, bi_span(g, 3),
@@ -168,6 +179,9 @@ Value *bi_rule_pool2d(Args *g) {
   r->dims[2] = ho, r->dims[3] = wo;
   r->origin[2] = r->origin[3] = g->c->span;
   g->c->flops = dim_mul(g->a, type_numel(g->a, r), dim_mul(g->a, bi_k(g, k[0]), bi_k(g, k[1])));
+  bi_attr_ints(g, IRA_KERNEL, k, 2);
+  bi_attr_ints(g, IRA_STRIDE, st, 2);
+  bi_attr_ints(g, IRA_PADDING, pad, 2);
   return bi_result(g, r);
 }
 
@@ -199,12 +213,13 @@ Value *bi_rule_batch_norm(Args *g) {
     if (!v || !need_vec(g, i, v, x->dims[1], x, "input")) return NULL;
   }
   double mom, eps;
-  if (!bi_float(g, 5, 0.1, &mom) || !need_range(g, 5, mom, 0, 1, false)) return NULL;
-  if (!bi_float(g, 6, 1e-5, &eps)) return NULL;
+  if (!bi_float(g, 5, &mom) || !need_range(g, 5, mom, 0, 1, false)) return NULL;
+  if (!bi_float(g, 6, &eps)) return NULL;
   if (!(eps > 0) || !isfinite(eps)) {
     diag_error(g->c->diags, bi_span(g, 6), "batch_norm eps must be positive, got %g", eps);
     return NULL;
   }
+  bi_attr_float(g, IRA_EPS, eps);
   g->c->flops = flops_per_elem(g, x, 8);
   return bi_result(g, type_copy(g->a, x));
 }
@@ -232,11 +247,13 @@ Value *bi_rule_layer_norm(Args *g) {
     if (!bi_same_dtype(g, 0, x, i, w)) return NULL;
   }
   double eps;
-  if (!bi_float(g, 3, 1e-5, &eps)) return NULL;
+  if (!bi_float(g, 3, &eps)) return NULL;
   if (!(eps > 0) || !isfinite(eps)) {
     diag_error(g->c->diags, bi_span(g, 3), "layer_norm eps must be positive, got %g", eps);
     return NULL;
   }
+  bi_attr_float(g, IRA_EPS, eps);
+  bi_attr_int(g, IRA_NDIMS, g->v[1]->type->rank);
   g->c->flops = flops_per_elem(g, x, 8);
   return bi_result(g, type_copy(g->a, x));
 }
@@ -245,8 +262,9 @@ Value *bi_rule_layer_norm(Args *g) {
 Value *bi_rule_dropout(Args *g) {
   Type *x = bi_tensor(g, 0);
   double p;
-  if (!x || !bi_need_float(g, 0, x) || !bi_float(g, 1, 0.5, &p)) return NULL;
+  if (!x || !bi_need_float(g, 0, x) || !bi_float(g, 1, &p)) return NULL;
   if (!need_range(g, 1, p, 0, 1, true)) return NULL;
+  bi_attr_float(g, IRA_P, p);
   g->c->flops = type_numel(g->a, x);
   return bi_result(g, type_copy(g->a, x));
 }
@@ -312,7 +330,7 @@ Value *bi_rule_cross_entropy(Args *g) {
     return NULL;
   }
   double ls;
-  if (!bi_float(g, 2, 0.0, &ls) || !need_range(g, 2, ls, 0, 1, true)) return NULL;
+  if (!bi_float(g, 2, &ls) || !need_range(g, 2, ls, 0, 1, true)) return NULL;
   g->c->flops = dim_mul(g->a, bi_k(g, 5), dim_mul(g->a, x->dims[0], x->dims[1]));
   return bi_result(g, type_scalar(g->a, x->dtype));
 }
@@ -359,7 +377,7 @@ Value *bi_rule_pair_loss(Args *g) {
 Value *bi_rule_cast(Args *g) {
   Type *x = bi_operand(g, 0);
   DType dt;
-  if (!x || !g->v[1] || !bi_dtype(g, 1, DT_F32, &dt)) return NULL;
+  if (!x || !bi_dtype(g, 1, &dt)) return NULL;
   Type *r = type_copy(g->a, x);
   r->dtype = dt;
   r->weak = false;
@@ -416,7 +434,7 @@ Value *bi_rule_fill(Args *g) {
   bool full = g->op == BI_FULL;
   Value *l = bi_shape(g, 0, false);
   DType dt;
-  if (!l || !bi_dtype(g, full ? 2 : 1, DT_F32, &dt)) return NULL;
+  if (!l || !bi_dtype(g, full ? 2 : 1, &dt)) return NULL;
   if (full) {
     Value *v = g->v[1];
     bool ok = v->kind == V_BOOL    ? dt == DT_BOOL
@@ -440,5 +458,12 @@ Value *bi_rule_fill(Args *g) {
     r->dims[k] = it->dim;
     r->origin[k] = it->span;
   }
+  double value = g->op == BI_ONES;
+  if (full) {
+    Value *v = g->v[1];
+    int64_t k = 0;
+    value = v->kind == V_BOOL ? v->b : v->kind == V_FLOAT ? v->f : (dim_is_const(v->dim, &k), (double)k);
+  }
+  bi_attr_float(g, IRA_VALUE, value);
   return bi_result(g, r);
 }

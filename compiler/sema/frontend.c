@@ -54,7 +54,7 @@ Sema *frontend_load_model(Arena *a, DiagSink *d, const char *path, const char **
   const char *err = NULL;
   SrcFile *f = src_read(a, path, &err);
   if (!f) {
-    fprintf(stderr, "mlc: error: cannot read '%s': %s\n", path, err);
+    diag_error(d, (Span){0}, "cannot read '%s': %s", path, err);
     return NULL;
   }
   Sema *S = NULL;

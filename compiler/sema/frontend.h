@@ -19,7 +19,7 @@ int frontend_analyze(Arena *a, DiagSink *d, const SrcFile *f,
 
 // Reads `path`, runs the front end, and picks the model to compile: *model
 // if set, else the file's first model (written back to *model). NULL after
-// reporting (to stderr for an unreadable file, else to `d`).
+// reporting to `d` (an unreadable file, errors in it, no model).
 Sema *frontend_load_model(Arena *a, DiagSink *d, const char *path, const char **model);
 
 // All of the above on an in-memory buffer; diagnostics are printed to

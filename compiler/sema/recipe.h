@@ -2,13 +2,12 @@
 // recipe for optim_build_step, and the run settings and data bindings the
 // generated program starts from (its command line may override them).
 //
-// Sema has already checked the block (names, ranges, units, data mapping),
-// so reading it cannot fail on user input; defaults are those of
+// Sema produces it while it checks the block (sema_train.c; checked.h's
+// sema_recipe), so every number in it is in range; defaults are those of
 // docs/language.md, "The train block".
 #ifndef MLC_RECIPE_H
 #define MLC_RECIPE_H
 
-#include "front/ast.h"
 #include "types/types.h"
 
 typedef enum { OPT_SGD, OPT_ADAM, OPT_ADAMW } OptimKind;
@@ -23,7 +22,10 @@ typedef enum {
   SCHED_PLATEAU,     // lr * scale, scale updated by plateau_update(metric)
 } SchedKind;
 
-enum { OPTIM_MAX_MILESTONES = 16 };
+// Limits sema enforces with a located error (sema_train.c): milestones of a
+// multistep schedule, and micro-batches per step (each is a copy of the
+// gradient graph in train_step).
+enum { OPTIM_MAX_MILESTONES = 16, OPTIM_MAX_ACCUMULATE = 64 };
 
 // A checked training recipe (docs/language.md, "The train block"); the
 // defaults there are the caller's to fill in.
@@ -81,9 +83,5 @@ typedef struct Recipe {
   Vec train_data, test_data;        // RecipeSource*
   Vec freeze;                       // const char*: paths
 } Recipe;
-
-// Reads the train block for `model` in prog (the defaults when there is
-// none: r->present is false then).
-void recipe_read(Arena *a, const Program *prog, const char *model, Recipe *r);
 
 #endif

@@ -18,6 +18,7 @@
 // same span with the same text (a block body checked for several
 // instantiations) is dropped with its notes, and an error inside a block
 // with parameters ends with "in Linear(784, 256), instantiated here".
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,57 @@ static bool const_arg_ok(const Value *v, bool lenient) {
   return false;
 }
 
+// ---- argument binding ------------------------------------------------------------------------
+static int param_index(const ArgBind *b, const char *name) {
+  for (int k = 0; k < b->n; k++)
+    if (!strcmp(b->names[k], name)) return k;
+  return -1;
+}
+
+bool sema_bind_args(Sema *S, Vec *args, ArgBind *b) {
+  b->arg = arena_alloc(S->arena, sizeof(Arg *) * (size_t)(b->n ? b->n : 1));
+  b->npos = 0;
+  b->extra = NULL;
+  bool ok = true, named = false;
+  for (int i = 0; i < args->len; i++) {
+    Arg *a = VEC_AT(*args, Arg, i);
+    int idx;
+    if (!a->name) {
+      if (named) {
+        sema_error(S, a->span, "positional argument after a named argument");
+        ok = false;
+        continue;
+      }
+      if ((idx = b->npos++) >= b->n) {
+        if (!b->extra) b->extra = a;
+        continue;
+      }
+    } else {
+      named = true;
+      if ((idx = param_index(b, a->name)) < 0) {
+        Vec c = {0};
+        for (int k = 0; k < b->n; k++) vec_push(S->arena, &c, (void *)b->names[k]);
+        sema_error(S, a->name_span, "%s has no parameter '%s'%s", b->owner, a->name,
+                   sema_suggest(S, a->name, &c));
+        ok = false;
+        continue;
+      }
+    }
+    if (b->arg[idx]) {
+      sema_error(S, a->name ? a->name_span : a->span, "parameter '%s' of %s is given twice",
+                 b->names[idx], b->owner);
+      ok = false;
+      continue;
+    }
+    b->arg[idx] = a;
+  }
+  if (b->extra && b->report_extra) {
+    sema_error(S, b->extra->span, "too many arguments: %s takes %d", b->owner, b->n);
+    ok = false;
+  }
+  return ok;
+}
+
 // ---- block arguments ---------------------------------------------------------------------
 // "(in, out)" or "(cin, cout, k, stride = 1, padding = 0)".
 static const char *bparam_list(Sema *S, Item *blk) {
@@ -316,16 +368,8 @@ static int bparam_index(Item *blk, const char *name) {
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
-// Binds one argument of an instance to its block parameter.
-static bool bind_one_arg(Sema *S, Scope *sc, Item *blk, Arg *a, int idx,
-                         Value **vals, bool *given) {
-  if (given[idx]) {
-    sema_error(S, a->name ? a->name_span : a->span,
-               "parameter '%s' of block '%s' is given twice",
-               VEC_AT(blk->bparams, BlockParam, idx)->name, blk->name);
-    return false;
-  }
-  given[idx] = true;
+// Evaluates the argument of block parameter idx; false after an error.
+static bool block_arg(Sema *S, Scope *sc, Arg *a, int idx, Value **vals) {
   Value *v = sema_eval(sc, a->value);
   if (!v) return false;
   if (!const_arg_ok(v, sc->lenient)) {
@@ -382,50 +426,28 @@ Value **sema_bind_block_args(Sema *S, Scope *sc, Item *blk, Vec *args,
   int n = blk->bparams.len;
   Value **vals = arena_alloc(S->arena, sizeof(Value *) * (n ? n : 1));
   bool *given = arena_alloc(S->arena, sizeof(bool) * (n ? n : 1));
-  bool ok = true, named = false;
-  int pos = 0, npos = 0;
-  for (int i = 0; i < args->len; i++)
-    if (!VEC_AT(*args, Arg, i)->name) npos++;
+  const char **names = arena_alloc(S->arena, sizeof(char *) * (n ? n : 1));
+  for (int k = 0; k < n; k++) names[k] = VEC_AT(blk->bparams, BlockParam, k)->name;
+  ArgBind b = {.owner = arena_printf(S->arena, "block '%s'", blk->name), .n = n, .names = names};
+  bool ok = true;
   for (int i = 0; i < args->len; i++) {
     Arg *a = VEC_AT(*args, Arg, i);
-    if (a->unit) {
-      sema_error(S, a->unit_span, "unexpected unit '%s' in a block argument",
-                 a->unit);
-      ok = false;
-    }
-    int idx;
-    if (!a->name) {
-      if (named) {
-        sema_error(S, a->span, "positional argument after a named argument");
-        ok = false;
-        continue;
-      }
-      idx = pos++;
-      if (idx >= n) {
-        if (idx == n) {
-          sema_error(S, a->span,
-                     "too many arguments: block '%s' takes %d parameter%s %s, "
-                     "got %d",
-                     blk->name, n, plural(n), bparam_list(S, blk), npos);
-          sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
-        }
-        ok = false;
-        continue;
-      }
-    } else {
-      named = true;
-      idx = bparam_index(blk, a->name);
-      if (idx < 0) {
-        Vec c = {0};
-        for (int k = 0; k < n; k++)
-          vec_push(S->arena, &c, (void *)VEC_AT(blk->bparams, BlockParam, k)->name);
-        sema_error(S, a->name_span, "block '%s' has no parameter '%s'%s",
-                   blk->name, a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    }
-    if (!bind_one_arg(S, sc, blk, a, idx, vals, given)) ok = false;
+    if (!a->unit) continue;
+    sema_error(S, a->unit_span, "unexpected unit '%s' in a block argument", a->unit);
+    ok = false;
+  }
+  if (!sema_bind_args(S, args, &b)) ok = false;
+  if (b.extra) {
+    sema_error(S, b.extra->span,
+               "too many arguments: block '%s' takes %d parameter%s %s, got %d",
+               blk->name, n, plural(n), bparam_list(S, blk), b.npos);
+    sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
+    ok = false;
+  }
+  for (int k = 0; k < n; k++) {
+    if (!b.arg[k]) continue;
+    given[k] = true;
+    if (!block_arg(S, sc, b.arg[k], k, vals)) ok = false;
   }
   if (!apply_defaults(S, blk, vals, given, call)) ok = false;
   return ok ? vals : NULL;
@@ -561,45 +583,13 @@ static const InitSpec *find_init(Sema *S, const char *name, Span sp) {
 // expression of parameter i (NULL: default).
 static bool bind_init_args(Sema *S, const InitSpec *sp, Vec *args, Expr **src,
                            bool *named_arg) {
-  bool ok = true, named = false;
-  int pos = 0;
-  for (int i = 0; i < args->len; i++) {
-    Arg *a = VEC_AT(*args, Arg, i);
-    int idx = -1;
-    if (!a->name) {
-      if (named) {
-        sema_error(S, a->span, "positional argument after a named argument");
-        ok = false;
-        continue;
-      }
-      idx = pos++;
-      if (idx >= sp->nparams) {
-        sema_error(S, a->span, "too many arguments: %s takes %d", sp->name,
-                   sp->nparams);
-        ok = false;
-        break;
-      }
-    } else {
-      named = true;
-      Vec c = {0};
-      for (int k = 0; k < sp->nparams; k++) {
-        vec_push(S->arena, &c, (void *)sp->params[k].name);
-        if (!strcmp(sp->params[k].name, a->name)) idx = k;
-      }
-      if (idx < 0) {
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
-                   a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    }
-    if (src[idx]) {
-      sema_error(S, a->span, "'%s' is given twice", sp->params[idx].name);
-      ok = false;
-      continue;
-    }
-    src[idx] = a->value;
-    named_arg[idx] = a->name != NULL;
+  const char *names[4];
+  for (int k = 0; k < sp->nparams; k++) names[k] = sp->params[k].name;
+  ArgBind b = {.owner = sp->name, .n = sp->nparams, .names = names, .report_extra = true};
+  bool ok = sema_bind_args(S, args, &b);
+  for (int k = 0; k < sp->nparams; k++) {
+    src[k] = b.arg[k] ? b.arg[k]->value : NULL;
+    named_arg[k] = b.arg[k] && b.arg[k]->name;
   }
   return ok;
 }
@@ -643,6 +633,7 @@ typedef struct InitArgs {
   double v[4];   // numbers (defaults where absent)
   bool known;    // every number is known (false in signature-only checks)
   bool fan_out;  // kaiming mode = fan_out
+  const char *mode, *nonlin; // kaiming's words, NULL where absent
   StrBuf text;   // "normal(0, 0.02)"
   int shown;
 } InitArgs;
@@ -664,6 +655,8 @@ static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
                         : init_enum(S, src, init_nonlins, "nonlinearity");
     if (!w) return false;
     if (p->kind == IA_MODE) ia->fan_out = !strcmp(w, "fan_out");
+    if (p->kind == IA_MODE) ia->mode = w;
+    else ia->nonlin = w;
     init_show(ia, named, p->name, w);
     return true;
   }
@@ -691,11 +684,61 @@ static bool init_arg(Sema *S, Scope *sc, const InitParam *p, Expr *src,
   return false;
 }
 
+// fan_in = shape[1] * prod(shape[2:]), fan_out = shape[0] * prod(shape[2:]),
+// as torch.nn.init computes them (0 below rank 2 or for symbolic shapes).
+static void fans(const Type *t, IrInit *in) {
+  int64_t d0, d1, rest = 1, k;
+  if (!t || t->rank < 2 || !dim_is_const(t->dims[0], &d0) || !dim_is_const(t->dims[1], &d1)) return;
+  for (int i = 2; i < t->rank; i++) {
+    if (!dim_is_const(t->dims[i], &k)) return;
+    rest *= k;
+  }
+  in->fan_in = d1 * rest;
+  in->fan_out = d0 * rest;
+}
+
+static_assert(N_INITS == IRI_TRUNC_NORMAL + 1, "init_specs out of step with IrInitKind");
+
+// The initialiser lowering hands the runtime (graph/ir.h IrInit), from the
+// spec (its index is the IrInitKind) and its arguments' values.
+static IrInit resolve_init(const InitSpec *sp, const InitArgs *ia, const Type *t) {
+  IrInit in = {.kind = (IrInitKind)(sp - init_specs), .std = 1, .high = 1, .gain = 1,
+               .mode = ia->mode ? ia->mode : "fan_in",
+               .nonlinearity = ia->nonlin ? ia->nonlin : "leaky_relu"};
+  const double *v = ia->v;
+  switch (in.kind) {
+  case IRI_NORMAL: in.mean = v[0], in.std = v[1]; break;
+  case IRI_UNIFORM: in.low = v[0], in.high = v[1]; break;
+  case IRI_CONSTANT: in.value = v[0]; break;
+  case IRI_KAIMING_UNIFORM: case IRI_KAIMING_NORMAL: in.a = v[0]; break;
+  case IRI_XAVIER_UNIFORM: case IRI_XAVIER_NORMAL: in.gain = v[0]; break;
+  case IRI_TRUNC_NORMAL: in.std = v[0], in.mean = v[1], in.low = v[2], in.high = v[3]; break;
+  default: break;
+  }
+  fans(t, &in);
+  return in;
+}
+
+// The default initialiser: zeros, and for params of rank >= 2
+// kaiming_uniform(a = sqrt(5)), as torch.nn.Linear does.
+static IrInit default_init(const Member *m, const Type *t) {
+  IrInit in = {.kind = IRI_ZEROS, .std = 1, .high = 1, .gain = 1, .mode = "fan_in",
+               .nonlinearity = "leaky_relu"};
+  if (m->kind == MB_PARAM && t && t->rank >= 2) {
+    in.kind = IRI_KAIMING_UNIFORM;
+    in.a = sqrt(5.0);
+  }
+  fans(t, &in);
+  return in;
+}
+
 // Checks `init` of a param/buffer of type t and returns the resolved form
-// for --explain, or NULL after an error. Without an init: zeros, and for
-// params of rank >= 2 kaiming_uniform(a = sqrt(5)) as torch.nn.Linear does.
-static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t) {
+// for --explain, or NULL after an error; *out gets the initialiser itself.
+// Without an init: zeros, and for params of rank >= 2
+// kaiming_uniform(a = sqrt(5)) as torch.nn.Linear does.
+static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t, IrInit *out) {
   Expr *e = m->init;
+  *out = default_init(m, t);
   if (!e) {
     if (m->kind == MB_PARAM && t && t->rank >= 2)
       return arena_printf(S->arena, "kaiming_uniform(a = 2.23607)%s",
@@ -731,6 +774,7 @@ static const char *check_init(Sema *S, Scope *sc, Member *m, Type *t) {
     sb_puts(&ia.text, fan_text(S, t, !strncmp(sp->name, "xavier", 6), ia.fan_out));
   char *res = ok ? arena_strdup(S->arena, ia.text.data) : NULL;
   sb_free(&ia.text);
+  *out = resolve_init(sp, &ia, t);
   return res;
 }
 
@@ -749,7 +793,7 @@ static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
     t = NULL;
   }
   mi->type = t;
-  mi->init = check_init(S, &sc, m, t);
+  mi->init = check_init(S, &sc, m, t, &mi->init_ir);
   mi->init_default = m->init == NULL;
   if (!t) mi->failed = true;
 }
@@ -849,6 +893,9 @@ static Body *body_new(Sema *S, Func *fn, Sig *sig) {
   Body *b = arena_alloc(S->arena, sizeof(Body));
   b->fn = fn;
   b->sig = sig;
+  b->ck = arena_alloc(S->arena, sizeof(CkFunc));
+  b->ck->fn = fn;
+  b->ck->sig = sig;
   vec_push(S->arena, &S->bodies, b);
   return b;
 }
@@ -858,6 +905,7 @@ Body *sema_fn_body(Sema *S, ItemInfo *ii) {
   Body *b = body_new(S, ii->item->fn, sema_fn_sig(S, ii));
   b->item = ii;
   b->label = b->short_label = ii->item->name;
+  b->ck->label = b->label;
   ii->fn_body = b;
   return b;
 }
@@ -869,6 +917,7 @@ static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
   b->member = mi;
   b->label = arena_printf(S->arena, "%s.%s", I->label, mi->m->name);
   b->short_label = arena_printf(S->arena, "%s.%s", I->item->name, mi->m->name);
+  b->ck->label = b->label;
   mi->body = b;
   return b;
 }
@@ -998,6 +1047,7 @@ Inst *sema_instantiate(Sema *S, Item *blk, Value **args, Span site,
 static Inst *instantiate_model(Sema *S, ItemInfo *ii) {
   if (ii->model) return ii->model;
   Item *it = ii->item;
+  sema_recipe_defaults(&ii->recipe, it->name); // a train block, checked later, fills it
   Inst *I = sema_instantiate(S, it, NULL, it->name_span, it->name_span);
   ii->model = I;
   if (I && !it->from_prelude) vec_push(S->arena, &S->models, I);
@@ -1082,9 +1132,19 @@ static void report_cycle(Sema *S, Frame *st, int top, int from,
   }
 }
 
+// A call edge from a body whose chain of calls below is now `h` long: user
+// code is inlined where it is called, so a chain longer than
+// SEMA_MAX_CALL_DEPTH is refused at the call that makes it so.
+static void note_height(Sema *S, Body *caller, const CallEdge *e, int h) {
+  if (h + 1 > caller->height) caller->height = h + 1;
+  if (h == SEMA_MAX_CALL_DEPTH)
+    sema_error(S, e->span, "calls nested more than %d deep (user code is inlined where it is "
+               "called)", SEMA_MAX_CALL_DEPTH);
+}
+
 // Depth-first over call edges with an explicit stack (call chains can be
 // long). A back edge is recursion; finishing a body adds its total FLOPs,
-// with the call's symbol substitution, into its caller.
+// with the call's symbol substitution, into its caller, and its height.
 static void walk_calls(Sema *S, Body *root) {
   int cap = 16, top = 0;
   Frame *st = malloc(sizeof(Frame) * cap);
@@ -1092,6 +1152,7 @@ static void walk_calls(Sema *S, Body *root) {
   st[0] = (Frame){root, 0};
   root->color = 1;
   root->flops = root->own_flops;
+  root->height = 1;
   while (top >= 0) {
     Frame *f = &st[top];
     if (f->next < f->b->calls.len) {
@@ -1105,6 +1166,7 @@ static void walk_calls(Sema *S, Body *root) {
         if (c->flops)
           f->b->flops = add_flops(S->arena, f->b->flops,
                                   dim_subst(S->arena, c->flops, &e->subst));
+        note_height(S, f->b, e, c->height);
       } else {
         if (top + 1 == cap) {
           cap *= 2;
@@ -1113,6 +1175,7 @@ static void walk_calls(Sema *S, Body *root) {
         }
         c->color = 1;
         c->flops = c->own_flops;
+        c->height = 1;
         st[++top] = (Frame){c, 0};
       }
       continue;
@@ -1120,11 +1183,13 @@ static void walk_calls(Sema *S, Body *root) {
     Body *done = f->b;
     done->color = 2;
     top--;
-    if (top >= 0 && done->flops) {
+    if (top >= 0) {
       Frame *p = &st[top];
       CallEdge *e = VEC_AT(p->b->calls, CallEdge, p->next - 1);
-      p->b->flops = add_flops(S->arena, p->b->flops,
-                              dim_subst(S->arena, done->flops, &e->subst));
+      if (done->flops)
+        p->b->flops = add_flops(S->arena, p->b->flops,
+                                dim_subst(S->arena, done->flops, &e->subst));
+      note_height(S, p->b, e, done->height);
     }
   }
   free(st);
@@ -1157,7 +1222,7 @@ static void check_items(Sema *S) {
         Scope sc;
         sema_scope_init(&sc, S, NULL, 0);
         sc.const_only = true;
-        b->sig = compute_sig(S, &sc, it->fn);
+        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn);
       }
       sema_check_body(S, b);
       break;
@@ -1195,7 +1260,12 @@ Sema *sema_analyze(Arena *a, DiagSink *diags, Program *prog,
   check_items(S);
   check_leftovers(S);
   finish_calls(S);
+  for (int i = 0; i < S->models.len; i++) {
+    sema_check_entries(S, VEC_AT(S->models, Inst, i));
+    if (!S->nerrors) sema_check_inlined(S, VEC_AT(S->models, Inst, i)); // needs checked bodies
+  }
   sema_flush_context(S);
+  sema_product(S);
   if (opt && opt->explain && opt->explain_out) sema_explain(S, opt->explain_out);
   return S;
 }

@@ -3,11 +3,13 @@
 // summary.
 //
 // Input: a parsed Program (plus the prelude's). Output: diagnostics in the
-// sink, types on every Expr, and a Checked description of each model that
-// later stages (IR lowering) consume.
+// sink, and, for a program without errors, what sema resolved for later
+// stages (checked.h: each model's instance tree, its resolved bodies and
+// its train recipe), which lowering walks without evaluating anything again.
 #ifndef MLC_SEMA_H
 #define MLC_SEMA_H
 
+#include "checked.h"
 #include "front/ast.h"
 #include "value.h"
 

@@ -193,12 +193,22 @@ static void check_let(Scope *sc, Stmt *st) {
                  type_str(S->arena, T), value_str(S->arena, v));
       sema_note(S, st->type->span, "'%s' is declared here", st->name);
     }
-    // The declared type is what later statements see, even after an error.
-    if (T && (!v || v->kind == V_TENSOR || !fits(v, T)))
+    // The declared type is what later statements see, even after an error;
+    // the value is still computed by its expression.
+    if (T && (!v || v->kind == V_TENSOR || !fits(v, T))) {
+      CkExpr *ck = v && fits(v, T) ? v->ck : NULL;
       v = value_tensor(S->arena, st->name_span, T);
+      v->ck = ck;
+    }
   }
   sema_bind_local(sc, st->name, st->name_span, v);
   record(sc, st->name, st->name_span, v, false);
+  if (v && sc->lets && (v->ck || v->kind == V_TENSOR)) { // constants fold into their uses
+    CkLet *let = arena_alloc(S->arena, sizeof *let);
+    let->slot = sema_find_local(sc, st->name)->slot;
+    let->value = sema_ck_of(S, v);
+    vec_push(S->arena, sc->lets, let);
+  }
 }
 
 static void check_return(Scope *sc, Stmt *st, Body *b) {
@@ -211,6 +221,7 @@ static void check_return(Scope *sc, Stmt *st, Body *b) {
   }
   Value *v = sema_eval(sc, st->value);
   record(sc, "return", st->span, v, true);
+  if (v) b->ck->ret = sema_ck_of(S, v);
   Type *R = b->sig->ret;
   if (!v || !R || fits(v, R)) return;
   sema_error(S, st->value->span, "'%s' is declared to return %s, but this is %s",
@@ -231,9 +242,11 @@ static void check_grad_return(Scope *sc, Stmt *st, Body *b) {
                g->nparams, g->nparams == 1 ? "" : "s", n);
     return;
   }
+  b->ck->grad_rets = arena_alloc(S->arena, sizeof(CkExpr *) * (size_t)(n + 1));
   for (int i = 0; i < n; i++) {
     Expr *x = e->kind == EX_LIST ? VEC_AT(e->args, Arg, i)->value : e;
     Value *v = sema_eval(sc, x);
+    if (v) b->ck->grad_rets[i] = sema_ck_of(S, v);
     Type *P = g->params[i];
     if (!v || !P || fits(v, P)) continue;
     sema_error(S, x->span, "the gradient for parameter '%s' must be %s, got %s",
@@ -274,6 +287,7 @@ static void check_grad(Sema *S, Body *b) {
   sc.body = b;
   sc.sig = b->sig;
   sc.in_grad = true;
+  sc.lets = &b->ck->grad_lets;
   bind_params(&sc, b);
   Type *R = b->sig->ret;
   sema_bind_local(&sc, b->fn->grad_name, b->fn->grad_name_span,
@@ -281,6 +295,7 @@ static void check_grad(Sema *S, Body *b) {
   if (!check_stmts(&sc, &b->fn->grad_body, b, true))
     sema_error(S, b->fn->grad_span, "missing return: the gradient of '%s' must "
                "return one tensor per parameter", b->fn->name);
+  b->ck->grad_nslots = sc.nslots;
 }
 
 void sema_check_body(Sema *S, Body *b) {
@@ -290,10 +305,13 @@ void sema_check_body(Sema *S, Body *b) {
   sema_scope_init(&sc, S, b->inst, b->member ? b->member->idx : 0);
   sc.body = b;
   sc.sig = b->sig;
+  sc.lets = &b->ck->lets;
   bind_params(&sc, b);
   if (!check_stmts(&sc, &b->fn->body, b, false) && b->sig->ret)
     sema_error(S, b->fn->name_span, "missing return: '%s' must return %s",
                b->fn->name, type_str(S->arena, b->sig->ret));
+  b->ck->nslots = sc.nslots;
   if (b->fn->has_grad) check_grad(S, b);
+  b->ck->checked = true;
   b->state = BODY_DONE;
 }

@@ -117,6 +117,17 @@ ParamCount sema_count_params(Sema *S, Inst *I, const char *path,
   return pc;
 }
 
+// How often an instance member is used by its Inst's bodies: each call,
+// plus the reads of the one of its params read most (reading w and b once
+// each, to inline the layer by hand, is one use; reading w again elsewhere,
+// to tie weights, is a second).
+static int instance_uses(const MInfo *mi) {
+  int most = 0;
+  for (int i = 0; i < mi->reads.cap; i++)
+    if (mi->reads.keys[i] && *(int *)mi->reads.vals[i] > most) most = *(int *)mi->reads.vals[i];
+  return mi->calls + most;
+}
+
 // ---- the member table ----------------------------------------------------------------------
 enum { C_NAME, C_KIND, C_SHAPE, C_TRAIN, C_FROZEN, C_BUF, C_NOTE, C_N };
 
@@ -140,9 +151,10 @@ static void member_rows(Sema *S, Table *t, Inst *I, const char *path,
       r[C_TRAIN] = grouped(S, c.trainable);
       r[C_FROZEN] = grouped(S, c.frozen);
       r[C_BUF] = grouped(S, c.buffers);
-      if (mi->uses > 1)
-        r[C_NOTE] = arena_printf(S->arena, "shared: used %d times", mi->uses);
-      else if (mi->uses == 0)
+      int uses = instance_uses(mi);
+      if (uses > 1)
+        r[C_NOTE] = arena_printf(S->arena, "shared: used %d times", uses);
+      else if (uses == 0)
         r[C_NOTE] = "unused";
       if (sema_path_frozen(frozen, p) && !sema_path_frozen(frozen, path))
         r[C_NOTE] = r[C_NOTE] ? arena_printf(S->arena, "%s; frozen by train",

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "graph/scalar.h"
 #include "sema_internal.h"
 
 static Value *eval_expr(Scope *sc, Expr *e);
@@ -84,6 +85,7 @@ void sema_bind_local(Scope *sc, const char *name, Span sp, Value *v) {
   l->name = name;
   l->span = sp;
   l->value = v;
+  l->slot = sc->nslots++;
   sema_map_put(sc->S->arena, &sc->locals, name, l);
 }
 
@@ -166,6 +168,25 @@ static void used_before(Scope *sc, MInfo *mi, Span at) {
 }
 
 // ---- names ---------------------------------------------------------------------------
+// A read of a param or buffer at `path` below the body's instance.
+static Value *state_value(Sema *S, Expr *e, const char *path, bool buffer, Type *t) {
+  CkExpr *ck = sema_ck_new(S, CK_STATE, e->span, t);
+  ck->path = path;
+  ck->buffer = buffer;
+  return sema_with_ck(S, value_tensor(S->arena, e->span, t), ck);
+}
+
+// A local as its uses see it: a tensor (or a list holding one) by its slot,
+// a constant as itself.
+static Value *local_value(Sema *S, Local *l, Span sp) {
+  Value *v = value_at(S, l->value, sp);
+  if (!v->ck && v->kind != V_TENSOR) return v;
+  CkExpr *ck = sema_ck_new(S, CK_LOCAL, sp, v->kind == V_TENSOR ? v->type : NULL);
+  ck->slot = l->slot;
+  v->ck = ck;
+  return v;
+}
+
 static Value *member_value(Scope *sc, MInfo *mi, Expr *e) {
   Sema *S = sc->S;
   Member *m = mi->m;
@@ -181,7 +202,7 @@ static Value *member_value(Scope *sc, MInfo *mi, Expr *e) {
                  m->name, member_kind_name(m));
       return NULL;
     }
-    return mi->type ? value_tensor(S->arena, e->span, mi->type) : NULL;
+    return mi->type ? state_value(S, e, e->name, m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_INSTANCE:
     if (!mi->failed)
       sema_error(S, e->span,
@@ -212,7 +233,7 @@ static Value *eval_name(Scope *sc, Expr *e) {
   Sema *S = sc->S;
   const char *n = e->name;
   Local *l = sema_find_local(sc, n);
-  if (l) return l->value ? value_at(S, l->value, e->span) : NULL;
+  if (l) return l->value ? local_value(S, l, e->span) : NULL;
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
   if (mi) return member_value(sc, mi, e);
   int bp = sema_scope_bparam(sc, n);
@@ -292,6 +313,7 @@ static Value *call_builtin(Scope *sc, const char *name, Span span,
   Value *v = builtin_check(&c);
   replay(S, &tmp);
   if (v) add_flops(sc, c.flops);
+  if (v && v->kind == V_TENSOR) v->ck = sema_ck_op(S, &c, args, v->type);
   return v;
 }
 
@@ -380,34 +402,26 @@ static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
   return value_dim(a, e->span, d);
 }
 
+static const char *binop_builtin(int op);
+
+// Operators on numbers fold with the graph op's formula (graph/scalar.h);
+// x // y is the floor of x / y.
 static Value *fold_floats(Scope *sc, Expr *e, double x, double y) {
   Sema *S = sc->S;
-  double r;
-  switch (e->op) {
-  case OP_ADD: r = x + y; break;
-  case OP_SUB: r = x - y; break;
-  case OP_MUL: r = x * y; break;
-  case OP_DIV:
-    if (y == 0) {
-      sema_error(S, e->span, "division by zero");
-      return NULL;
-    }
-    r = x / y;
-    break;
-  case OP_FLOORDIV:
-    if (y == 0) {
-      sema_error(S, e->span, "division by zero");
-      return NULL;
-    }
-    r = floor(x / y);
-    break;
-  case OP_POW: r = pow(x, y); break;
-  default:
-    if (binop_is_compare(e->op)) return bool_value(S, e->span, binop_compare(e->op, x, y));
-    sema_error(S, e->span, "operator '%s' cannot be applied to numbers",
-               op_text(e->op));
+  int bi = e->op == OP_FLOORDIV ? BI_DIV : binop_builtin(e->op) ? builtin_lookup(binop_builtin(e->op)) : -1;
+  OpClass cls = bi >= 0 ? builtin_class(bi) : OC_DATA;
+  if (cls != OC_ELEMWISE_BINARY && cls != OC_COMPARE) {
+    sema_error(S, e->span, "operator '%s' cannot be applied to numbers", op_text(e->op));
     return NULL;
   }
+  if (bi == BI_DIV && y == 0) {
+    sema_error(S, e->span, "division by zero");
+    return NULL;
+  }
+  double xy[2] = {x, y};
+  double r = sc_eval((IrOp)builtin_ir_op(bi), xy, NULL);
+  if (cls == OC_COMPARE) return bool_value(S, e->span, r != 0);
+  if (e->op == OP_FLOORDIV) r = floor(r);
   if (r != r) {
     sema_error(S, e->span, "%g %s %g is not a number", x, op_text(e->op), y);
     return NULL;
@@ -474,7 +488,11 @@ static Value *eval_binary(Scope *sc, Expr *e) {
   if (!l || !r) return NULL;
   if (l->kind != V_TENSOR && r->kind != V_TENSOR) return fold_binary(sc, e, l, r);
   const char *name = binop_builtin(e->op);
-  MLC_ASSERT(name);
+  if (!name) { // //: sizes and numbers only
+    sema_error(sc->S, e->span, "operator '%s' applies to sizes and numbers, not to tensors "
+               "(%s)", op_text(e->op), value_str(sc->S->arena, l->kind == V_TENSOR ? l : r));
+    return NULL;
+  }
   return builtin2(sc, name, e->span, l, r);
 }
 
@@ -532,8 +550,20 @@ static InstRef resolve_instance(Scope *sc, Expr *e, int depth) {
   return o;
 }
 
-static void count_use(Scope *sc, InstRef *r) {
-  if (sc->body && r->top) r->top->uses++;
+// Uses of an instance member, for --explain: a call, or a read of one of
+// its params (`path`, so that reading w and b once each is one use).
+static void count_call(Scope *sc, InstRef *r) {
+  if (sc->body && r->top) r->top->calls++;
+}
+
+static void count_read(Scope *sc, InstRef *r, const char *path) {
+  if (!sc->body || !r->top) return;
+  int *n = sema_map_get(&r->top->reads, path);
+  if (!n) {
+    n = arena_alloc(sc->S->arena, sizeof *n);
+    sema_map_put(sc->S->arena, &r->top->reads, path, n);
+  }
+  ++*n;
 }
 
 static const char *inst_desc(Sema *S, Expr *obj, Inst *I) {
@@ -554,7 +584,8 @@ static Vec member_names(Sema *S, Inst *I, bool methods) {
 // inst.w: a param or buffer of an instance (how weight tying is written).
 static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
   Sema *S = sc->S;
-  count_use(sc, r);
+  const char *path = sema_path_of(S, e);
+  count_read(sc, r, path);
   MInfo *mi = sema_member(r->inst, e->name);
   if (!mi) {
     Vec c = member_names(S, r->inst, false);
@@ -570,7 +601,7 @@ static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
                  e->name, member_kind_name(mi->m));
       return NULL;
     }
-    return mi->type ? value_tensor(S->arena, e->span, mi->type) : NULL;
+    return mi->type ? state_value(S, e, path, mi->m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_METHOD:
     sema_error(S, e->span, "'%s' is a method of %s: call it", e->name,
                inst_desc(S, e->lhs, r->inst));
@@ -583,7 +614,8 @@ static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
   return NULL;
 }
 
-// x.T: the transpose of the last two dims.
+// x.T: the transpose of the last two dims, transpose(x, -2, -1).
+
 static Value *tensor_member(Scope *sc, Expr *e, Value *x) {
   Sema *S = sc->S;
   if (x->kind == V_TENSOR && !strcmp(e->name, "T")) {
@@ -595,16 +627,11 @@ static Value *tensor_member(Scope *sc, Expr *e, Value *x) {
                  type_str(S->arena, t));
       return NULL;
     }
-    Type *u = type_copy(S->arena, t);
-    u->weak = false;
-    int r = t->rank;
-    u->dims[r - 1] = t->dims[r - 2];
-    u->dims[r - 2] = t->dims[r - 1];
-    if (u->origin) {
-      u->origin[r - 1] = t->origin ? t->origin[r - 2] : e->span;
-      u->origin[r - 2] = t->origin ? t->origin[r - 1] : e->span;
-    }
-    return value_tensor(S->arena, e->span, u);
+    Value *args[3] = {x, value_dim(S->arena, e->span, dim_const(S->arena, -2)),
+                      value_dim(S->arena, e->span, dim_const(S->arena, -1))};
+    const char *names[3] = {NULL, NULL, NULL};
+    Span nsp[3] = {{0}, {0}, {0}};
+    return call_builtin(sc, "transpose", e->span, e->span, 3, args, names, nsp);
   }
   if (x->kind == V_TENSOR && builtin_exists(e->name))
     sema_error(S, e->span, "tensors have no methods: write %s(x, ...) instead "
@@ -652,8 +679,9 @@ static Dim *from_end(Arena *a, Dim *i, Dim *n) {
   return i;
 }
 
-// a:b:c over a dim of size n -> the number of elements selected.
-static Dim *slice_len(Scope *sc, Expr *x, Dim *n) {
+// a:b:c over a dim of size n -> the number of elements selected; *first and
+// *stride get the first index (negative ones counted from the end) and c.
+static Dim *slice_len(Scope *sc, Expr *x, Dim *n, Dim **first, int64_t *stride) {
   Sema *S = sc->S;
   Arena *a = S->arena;
   Dim *start = dim_const(a, 0), *stop = n;
@@ -671,6 +699,8 @@ static Dim *slice_len(Scope *sc, Expr *x, Dim *n) {
   if (x->rhs && !index_int(sc, x->rhs, &stop)) return NULL;
   start = from_end(a, start, n);
   stop = from_end(a, stop, n);
+  *first = start;
+  *stride = step;
   bool cn = dim_is_const(n, &kn);
   if (dim_is_const(start, &k0) && dim_is_const(stop, &k1) &&
       (k0 < 0 || k1 <= k0 || (cn && k1 > kn))) {
@@ -695,7 +725,12 @@ static Dim *slice_len(Scope *sc, Expr *x, Dim *n) {
   if (q) return q;
   const char *disp = arena_printf(a, "ceil((%s)/%lld)", dim_str(a, len),
                                   (long long)step);
-  return dim_sym(a, sym_new(a, disp, x->span, true));
+  Sym *s = sym_new(a, disp, x->span, true);
+  Dim *up = dim_add(a, len, dim_const(a, step - 1));
+  Dim *ceil = up ? dim_floordiv(a, up, step) : NULL;
+  if (sc->body && ceil) // what it is, for lowering: floor((len + step - 1) / step)
+    subst_bind(a, &sc->body->ck->defs, s, ceil);
+  return dim_sym(a, s);
 }
 
 // x[i, a:b, :, ::2]: an integer removes its dim, a slice keeps it; dims
@@ -719,6 +754,12 @@ static Value *eval_index(Scope *sc, Expr *e) {
   }
   Dim **dims = arena_alloc(a, sizeof(Dim *) * (t->rank + 1));
   Span *orig = arena_alloc(a, sizeof(Span) * (t->rank + 1));
+  CkExpr *ck = sema_ck_new(S, CK_INDEX, e->span, NULL);
+  ck->nargs = 1;
+  ck->args = arena_alloc(a, sizeof(CkExpr *));
+  ck->args[0] = sema_ck_of(S, v);
+  ck->slices = arena_alloc(a, sizeof(CkSlice) * (size_t)(n + 1));
+  ck->drop = arena_alloc(a, sizeof(bool) * (size_t)(t->rank + 1));
   int r = 0;
   bool ok = true;
   for (int i = 0; i < t->rank; i++) {
@@ -734,8 +775,11 @@ static Value *eval_index(Scope *sc, Expr *e) {
       sema_error(S, arg->name_span, "an index cannot be named");
       ok = false;
     } else if (x->kind == EX_SLICE) {
-      Dim *len = slice_len(sc, x, t->dims[i]);
+      Dim *first = NULL;
+      int64_t step = 1;
+      Dim *len = slice_len(sc, x, t->dims[i], &first, &step);
       if (!len) ok = false;
+      ck->slices[ck->nslices++] = (CkSlice){i, first, len, step, t->dims[i]};
       dims[r] = len;
       orig[r++] = x->span;
     } else {
@@ -751,6 +795,8 @@ static Value *eval_index(Scope *sc, Expr *e) {
                    "%lld", (long long)ki, i, (long long)kn);
         ok = false;
       }
+      ck->slices[ck->nslices++] = (CkSlice){i, from_end(a, k, t->dims[i]), dim_const(a, 1), 1, t->dims[i]};
+      ck->drop[i] = true;
     }
   }
   if (!ok) return NULL;
@@ -758,7 +804,8 @@ static Value *eval_index(Scope *sc, Expr *e) {
   for (int i = 0; i < r; i++) u->dims[i] = dims[i];
   if (!u->origin) u->origin = orig;
   else memcpy(u->origin, orig, sizeof(Span) * r);
-  return value_tensor(a, e->span, u);
+  ck->type = u;
+  return sema_with_ck(S, value_tensor(a, e->span, u), ck);
 }
 
 // ---- calls of user code ------------------------------------------------------------------------
@@ -769,6 +816,7 @@ typedef struct Callee {
   const char *label;       // "Linear(784, 256).forward"
   const char *short_label; // "Linear.forward"
   MInfo *via;              // the instance member called through, or NULL
+  const char *path;        // the callee's instance below the caller's ("" for its own)
 } Callee;
 
 typedef struct Unify {
@@ -942,37 +990,19 @@ static bool check_dims(Unify *u, int pi, Value *v, Span at) {
 static Expr **match_args(Scope *sc, Expr *call, Callee *ce) {
   Sema *S = sc->S;
   Func *fn = ce->sig->fn;
-  int np = fn->params.len, n = call->args.len;
+  int np = fn->params.len;
+  const char **names = arena_alloc(S->arena, sizeof(char *) * (size_t)(np + 1));
+  for (int k = 0; k < np; k++) names[k] = VEC_AT(fn->params, Param, k)->name;
+  ArgBind b = {.owner = ce->short_label, .n = np, .names = names};
+  bool ok = sema_bind_args(S, &call->args, &b);
   Expr **out = arena_alloc(S->arena, sizeof(Expr *) * (np + 1));
-  bool ok = true;
-  int pos = 0;
-  for (int i = 0; i < n; i++) {
-    Arg *a = VEC_AT(call->args, Arg, i);
-    int idx = -1;
-    if (a->name) {
-      for (int k = 0; k < np; k++)
-        if (!strcmp(VEC_AT(fn->params, Param, k)->name, a->name)) idx = k;
-      if (idx < 0) {
-        Vec c = {0};
-        for (int k = 0; k < np; k++)
-          vec_push(S->arena, &c, (void *)VEC_AT(fn->params, Param, k)->name);
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s",
-                   ce->short_label, a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    } else idx = pos++;
-    if (idx >= np) continue;
-    if (out[idx]) {
-      sema_error(S, a->span, "parameter '%s' of %s is given twice",
-                 VEC_AT(fn->params, Param, idx)->name, ce->short_label);
-      ok = false;
-    }
-    out[idx] = a->value;
-  }
   int given = 0;
-  for (int k = 0; k < np; k++) given += out[k] != NULL;
-  if (ok && (pos > np || given < np)) {
+  for (int k = 0; k < np; k++) {
+    out[k] = b.arg[k] ? b.arg[k]->value : NULL;
+    given += out[k] != NULL;
+  }
+  if (ok && (b.extra || given < np)) {
+    int n = call->args.len;
     sema_error(S, call->span, "wrong number of arguments: %s takes %d "
                "argument%s, got %d", ce->short_label, np, np == 1 ? "" : "s", n);
     sema_note(S, fn->name_span, "'%s' is defined here", ce->short_label);
@@ -1026,14 +1056,29 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
     vec_push(a, &sc->body->calls, edge);
   }
   Type *t = type_subst(a, g->ret, &u.subst);
-  return value_tensor(a, call->span, t);
+  for (int j = 0; j < t->rank; j++) {
+    if (!dim_nonpositive(t->dims[j])) continue;
+    sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
+               ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
+    sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
+              type_str(a, g->ret));
+    return NULL;
+  }
+  CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, t);
+  ck->callee = ce->body ? ce->body->ck : NULL;
+  ck->path = ce->path;
+  ck->subst = u.subst;
+  ck->nargs = g->nparams;
+  ck->args = arena_alloc(a, sizeof(CkExpr *) * (size_t)(g->nparams + 1));
+  for (int i = 0; i < g->nparams; i++) ck->args[i] = sema_ck_of(S, pv[i]);
+  return sema_with_ck(S, value_tensor(a, call->span, t), ck);
 }
 
 // inst(x) and inst.m(x).
 static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
                             const char *mname, Span mspan) {
   Sema *S = sc->S;
-  count_use(sc, r);
+  count_call(sc, r);
   MInfo *mm = sema_member(r->inst, mname);
   if (!mm || mm->m->kind != MB_METHOD) {
     Vec c = member_names(S, r->inst, true);
@@ -1047,7 +1092,7 @@ static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
   }
   Callee ce = {mm->body, sema_method_sig(S, r->inst, mm),
                mm->body ? mm->body->label : r->inst->label,
-               mm->body ? mm->body->short_label : mname, r->top};
+               mm->body ? mm->body->short_label : mname, r->top, sema_path_of(S, obj)};
   return call_user(sc, call, &ce);
 }
 
@@ -1056,13 +1101,13 @@ static Value *call_own(Scope *sc, Expr *call, MInfo *mm) {
   Sema *S = sc->S;
   Callee ce = {mm->body, sema_method_sig(S, sc->inst, mm),
                mm->body ? mm->body->label : mm->m->name,
-               mm->body ? mm->body->short_label : mm->m->name, NULL};
+               mm->body ? mm->body->short_label : mm->m->name, NULL, ""};
   return call_user(sc, call, &ce);
 }
 
 static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   Body *b = sema_fn_body(sc->S, ii);
-  Callee ce = {b, b->sig, b->label, b->short_label, NULL};
+  Callee ce = {b, b->sig, b->label, b->short_label, NULL, ""};
   return call_user(sc, call, &ce);
 }
 
@@ -1209,15 +1254,25 @@ static Value *eval_call(Scope *sc, Expr *call) {
 }
 
 // ---- the evaluator ---------------------------------------------------------------------------
+// [a, b]: a constant list, or, when an item is computed (a tensor), a
+// CK_LIST of the items (concat's argument).
 static Value *eval_list(Scope *sc, Expr *e) {
-  Value *v = sema_new_value(sc->S, V_LIST, e->span);
-  bool ok = true;
+  Sema *S = sc->S;
+  Value *v = sema_new_value(S, V_LIST, e->span);
+  bool ok = true, computed = false;
   for (int i = 0; i < e->args.len; i++) {
     Value *x = sema_eval(sc, VEC_AT(e->args, Arg, i)->value);
     if (!x) ok = false;
-    else vec_push(sc->S->arena, &v->items, x);
+    else vec_push(S->arena, &v->items, x);
+    computed = computed || (x && (x->ck || x->kind == V_TENSOR));
   }
-  return ok ? v : NULL;
+  if (!ok) return NULL;
+  if (!computed) return v;
+  v->ck = sema_ck_new(S, CK_LIST, e->span, NULL);
+  v->ck->nargs = v->items.len;
+  v->ck->args = arena_alloc(S->arena, sizeof(CkExpr *) * (size_t)(v->items.len + 1));
+  for (int i = 0; i < v->items.len; i++) v->ck->args[i] = sema_ck_of(S, VEC_AT(v->items, Value, i));
+  return v;
 }
 
 static Value *eval_expr(Scope *sc, Expr *e) {

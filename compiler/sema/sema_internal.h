@@ -22,19 +22,21 @@
 #define MLC_SEMA_INTERNAL_H
 
 #include "builtins.h"
+#include "checked.h"
 #include "sema.h"
 
 typedef struct Inst Inst;
 typedef struct MInfo MInfo;
-typedef struct Sig Sig;
 typedef struct Body Body;
 typedef struct ItemInfo ItemInfo;
 typedef struct Scope Scope;
 
 // Deepest expression nesting sema evaluates before reporting an error (the
-// evaluator recurses on the C stack) and deepest block nesting.
+// evaluator recurses on the C stack), deepest block nesting, and the longest
+// chain of calls of user code (lowering inlines each call on the C stack).
 #define SEMA_MAX_DEPTH 500
 #define SEMA_MAX_INST_DEPTH 64
+#define SEMA_MAX_CALL_DEPTH 200
 
 // ---- a small string map (open addressing, arena-backed) ----------------------------
 typedef struct SMap {
@@ -47,16 +49,7 @@ void *sema_map_get(const SMap *m, const char *key);
 void *sema_map_put(Arena *a, SMap *m, const char *key, void *val);
 
 // ---- signatures and bodies ------------------------------------------------------------
-// A function's signature in one context: parameter types with fresh symbols
-// for the free dim names (B, T, ...), and the return type over them.
-struct Sig {
-  Func *fn;
-  int nparams;
-  Type **params; // one per parameter; NULL where that type had an error
-  Type *ret;     // NULL after an error
-  Vec syms;      // Sym*: the symbols the parameter types introduced
-  bool ok;       // every type evaluated
-};
+// Sig (a signature in one context) is in checked.h: lowering reads it too.
 
 // One call of user code inside a body.
 typedef struct CallEdge {
@@ -89,6 +82,8 @@ struct Body {
   Vec bindings;      // Binding*
   Dim *flops;        // own + callees', after sema_finish_calls
   int color;         // call-graph walk: 0 new, 1 on the stack, 2 finished
+  int height;        // after the walk: the longest chain of calls from here (1: none)
+  CkFunc *ck;        // what lowering inlines: filled as the body is checked
 };
 
 // ---- instantiations and their members -------------------------------------------------
@@ -98,10 +93,15 @@ struct MInfo {
   Type *type;       // MB_PARAM/MB_BUFFER: constant type; NULL after an error
   const char *init; // MB_PARAM/MB_BUFFER: resolved init, for --explain
   bool init_default; // the init was not written (zeros, or kaiming for rank >= 2)
+  IrInit init_ir;   // MB_PARAM/MB_BUFFER: the resolved init, for lowering
   Inst *child;      // MB_INSTANCE: the instantiation; NULL after an error
   Sig *sig;         // MB_METHOD: computed on first need
   Body *body;       // MB_METHOD
-  int uses;         // MB_INSTANCE: references from this Inst's bodies
+  // MB_INSTANCE, for --explain: calls of it from this Inst's bodies, and
+  // reads of each of its params/buffers (path below it -> count). It is
+  // used calls + (the most any one param is read) times.
+  int calls;
+  SMap reads;
   bool failed;      // the member had an error (uses are silent)
 };
 
@@ -119,6 +119,7 @@ struct Inst {
   MInfo **members;  // parallel to item->members
   SMap by_name;     // member name -> MInfo*
   Vec frozen;       // model only: paths ("fc1", "fc1.w") a train recipe freezes
+  CkInst *ck;       // the product for lowering (sema_product, after the checks)
 };
 
 // Per global item (block, model, fn, train).
@@ -127,6 +128,8 @@ struct ItemInfo {
   Vec insts;        // Inst*: instantiations of a block
   SMap by_args;     // argument key -> Inst* (sema.c inst_key)
   Inst *model;      // IT_MODEL: its one instantiation
+  CkModel *ck;      // IT_MODEL of the user: the product for lowering
+  Recipe recipe;    // IT_MODEL: its train block as data (the defaults without one)
   Sig *fn_sig;      // IT_FN
   Body *fn_body;    // IT_FN
   bool checked;
@@ -170,6 +173,28 @@ bool sema_quiet(const Sema *S);
 // "; did you mean 'x'?" or "" (arena string).
 const char *sema_suggest(Sema *S, const char *name, Vec *cands);
 
+// ---- argument binding (sema.c) ---------------------------------------------------------
+// Call arguments bound to named parameters, as blocks, initialisers,
+// hyperparameters and user functions all bind them: positional ones in
+// order, then named ones, each parameter at most once. (Builtins bind their
+// evaluated Values the same way in builtins.c's bi_bind.)
+typedef struct ArgBind {
+  const char *owner;        // names the callee in messages: "block 'Linear'", "sgd"
+  int n;                    // its parameters
+  const char *const *names;
+  bool report_extra;        // report too many positional arguments ("too many
+                            // arguments: sgd takes 5"); else the caller does
+  Arg **arg;                // out, n of them: the argument of each (NULL: not given)
+  int npos;                 // out: positional arguments in the call
+  Arg *extra;               // out: the first positional argument past n (not bound)
+} ArgBind;
+
+// Fills b->arg; false after reporting an unknown parameter name (with a
+// suggestion), a parameter given twice, or a positional argument after a
+// named one. Too many positional arguments are reported when report_extra
+// is set, else left to the caller (extra), whose message can say more.
+bool sema_bind_args(Sema *S, Vec *args, ArgBind *b);
+
 // ---- items and instantiation (sema.c) -------------------------------------------------
 ItemInfo *sema_find_item(Sema *S, const char *name);
 // Binds `args` (Arg*) to the block's parameters, evaluating them in `sc`.
@@ -192,6 +217,7 @@ typedef struct Local {
   const char *name;
   Span span;
   Value *value; // NULL: poisoned by an earlier error (uses stay silent)
+  int slot;     // inside a body: its slot (CK_LOCAL)
 } Local;
 
 typedef enum {
@@ -216,6 +242,8 @@ struct Scope {
   bool const_only;  // member types/inits/instance arguments
   bool lenient;     // signature-only check of a block without arguments
   bool in_grad;     // checking a grad body (calls are not recorded)
+  int nslots;       // inside a body: slots handed out (parameters first)
+  Vec *lets;        // inside a body: where non-constant bindings go (CkLet*)
 };
 
 void sema_scope_init(Scope *sc, Sema *S, Inst *I, int visible);
@@ -239,8 +267,30 @@ const char *sema_dim_operand(Arena *a, const Dim *d);
 // True if v is a compile-time number (an integer constant or a float).
 bool sema_const_num(const Value *v, double *out);
 
-// ---- train recipes and the report -------------------------------------------------------
+// ---- the product for lowering (sema_ck.c) ------------------------------------------------
+// How a value is computed, for CkExpr args: v->ck, or a CK_CONST of v.
+CkExpr *sema_ck_of(Sema *S, Value *v);
+CkExpr *sema_ck_new(Sema *S, CkKind k, Span sp, Type *t);
+// v (a copy) computed by ck.
+Value *sema_with_ck(Sema *S, Value *v, CkExpr *ck);
+// A builtin call's CK_OP from the call's recorded binding (builtins.h):
+// args are the values given, in source order.
+CkExpr *sema_ck_op(Sema *S, const BuiltinCall *c, Value **args, Type *t);
+// The instance path of a member chain: fc1, enc.fc1 ("" for NULL).
+const char *sema_path_of(Sema *S, const Expr *e);
+// After every check: CkInst trees, CkModels. Only without errors.
+void sema_product(Sema *S);
+
+// ---- train recipes, entry points and the report ---------------------------------------
 void sema_check_train(Sema *S, Item *it);
+// The documented defaults of a train block (docs/language.md).
+void sema_recipe_defaults(Recipe *r, const char *model);
+// What a compiled program needs of a model with forward and loss (the ABI
+// of runtime/include/mlc_model.h), checked at the signatures (sema_entry.c).
+void sema_check_entries(Sema *S, Inst *model);
+// Once forward's and loss's calls are inlined: every slice start is a
+// constant, every slice in range and no value empty (sema_entry.c).
+void sema_check_inlined(Sema *S, Inst *model);
 void sema_explain(Sema *S, FILE *out);
 // Parameter element counts of an instantiation (recursively).
 typedef struct ParamCount {
@@ -250,7 +300,5 @@ typedef struct ParamCount {
 // frozen paths, so a shared instantiation counts per use site.
 ParamCount sema_count_params(Sema *S, Inst *I, const char *path,
                              const Vec *frozen);
-// True if `path` or one of its prefixes ("fc1" of "fc1.w") is in `frozen`.
-bool sema_path_frozen(const Vec *frozen, const char *path);
 
 #endif

@@ -1,8 +1,11 @@
 // sema_train.c — train recipes: `train Model { settings }`.
 //
 // Input: a train Item and the checked model it names. Output: diagnostics,
-// and the model's frozen paths (Inst.frozen) that --explain counts as
-// frozen. Everything a recipe says is checked here, before anything runs:
+// the model's frozen paths (Inst.frozen) that --explain counts as frozen,
+// and the recipe as data (recipe.h) in the model's ItemInfo: sema's product
+// for the train block, which the optimizer step and the program's defaults
+// read (no later stage evaluates the block again). Everything a recipe says
+// is checked here, before anything runs:
 // each setting's name (with a suggestion when misspelt), the optimizer and
 // schedule and their hyperparameters (the ranges torch.optim would refuse at
 // run time), freeze paths against the model's instance tree, and each data
@@ -26,6 +29,7 @@ typedef struct HParam {
   const char *name;
   HKind kind;
   bool required;
+  double deflt; // the value when absent (docs/language.md, "The train block")
 } HParam;
 
 typedef struct HSpec {
@@ -36,25 +40,27 @@ typedef struct HSpec {
 
 static const HSpec optimizers[] = {
     {"sgd", 5,
-     {{"lr", HK_NUM, true}, {"momentum", HK_NUM, false},
-      {"dampening", HK_NUM, false}, {"nesterov", HK_BOOL, false},
-      {"weight_decay", HK_NUM, false}}},
+     {{"lr", HK_NUM, true, 0.01}, {"momentum", HK_NUM, false, 0},
+      {"dampening", HK_NUM, false, 0}, {"nesterov", HK_BOOL, false, 0},
+      {"weight_decay", HK_NUM, false, 0}}},
     {"adam", 5,
-     {{"lr", HK_NUM, false}, {"beta1", HK_NUM, false}, {"beta2", HK_NUM, false},
-      {"eps", HK_NUM, false}, {"weight_decay", HK_NUM, false}}},
+     {{"lr", HK_NUM, false, 1e-3}, {"beta1", HK_NUM, false, 0.9},
+      {"beta2", HK_NUM, false, 0.999}, {"eps", HK_NUM, false, 1e-8},
+      {"weight_decay", HK_NUM, false, 0}}},
     {"adamw", 5,
-     {{"lr", HK_NUM, false}, {"beta1", HK_NUM, false}, {"beta2", HK_NUM, false},
-      {"eps", HK_NUM, false}, {"weight_decay", HK_NUM, false}}},
+     {{"lr", HK_NUM, false, 1e-3}, {"beta1", HK_NUM, false, 0.9},
+      {"beta2", HK_NUM, false, 0.999}, {"eps", HK_NUM, false, 1e-8},
+      {"weight_decay", HK_NUM, false, 0.01}}},
 };
 
 static const HSpec schedules[] = {
     {"constant", 0, {{0}}},
-    {"step", 2, {{"step_size", HK_INT, true}, {"gamma", HK_NUM, false}}},
-    {"multistep", 2, {{"milestones", HK_INTLIST, true}, {"gamma", HK_NUM, false}}},
-    {"exponential", 1, {{"gamma", HK_NUM, true}}},
-    {"cosine", 2, {{"warmup", HK_DURATION, false}, {"min_lr", HK_NUM, false}}},
-    {"linear", 2, {{"warmup", HK_DURATION, false}, {"end_lr", HK_NUM, false}}},
-    {"plateau", 2, {{"factor", HK_NUM, false}, {"patience", HK_INT, false}}},
+    {"step", 2, {{"step_size", HK_INT, true, 1}, {"gamma", HK_NUM, false, 0.1}}},
+    {"multistep", 2, {{"milestones", HK_INTLIST, true, 0}, {"gamma", HK_NUM, false, 0.1}}},
+    {"exponential", 1, {{"gamma", HK_NUM, true, 0.1}}},
+    {"cosine", 2, {{"warmup", HK_DURATION, false, 0}, {"min_lr", HK_NUM, false, 0}}},
+    {"linear", 2, {{"warmup", HK_DURATION, false, 0}, {"end_lr", HK_NUM, false, 0}}},
+    {"plateau", 2, {{"factor", HK_NUM, false, 0.1}, {"patience", HK_INT, false, 10}}},
 };
 
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -64,9 +70,16 @@ typedef struct HVal {
   bool given;
   double num;
   bool b;
+  const char *unit; // HK_DURATION: as written (NULL for 0)
   Expr *src;
   Value *v;
 } HVal;
+
+// Parameter i of a spec as the recipe records it: the value given, or the
+// spec's default.
+static double hnum(const HSpec *sp, const HVal *h, int i) {
+  return h[i].given ? (sp->p[i].kind == HK_BOOL ? h[i].b : h[i].num) : sp->p[i].deflt;
+}
 
 typedef struct Train {
   Sema *S;
@@ -75,6 +88,7 @@ typedef struct Train {
   MInfo *loss;
   Sig *loss_sig;
   SMap seen; // setting key -> Setting* (settings that may appear once)
+  Recipe *r; // the model's recipe being filled (a scratch one without a model)
 } Train;
 
 // ---- small helpers --------------------------------------------------------------------
@@ -165,6 +179,7 @@ static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
       return false;
     }
     h->num = (double)k;
+    h->unit = a->unit;
     return true;
   case HK_NUM:
     if (sema_const_num(h->v, &h->num)) return true;
@@ -179,47 +194,20 @@ static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
 static bool bind_hparams(Train *t, const HSpec *sp, Vec *args, Span call,
                          HVal *h) {
   Sema *S = t->S;
-  bool ok = true, named = false;
-  int pos = 0;
-  for (int i = 0; i < args->len; i++) {
-    Arg *a = VEC_AT(*args, Arg, i);
-    int idx = -1;
-    if (a->name) {
-      named = true;
-      Vec c = {0};
-      for (int k = 0; k < sp->n; k++) {
-        vec_push(S->arena, &c, (void *)sp->p[k].name);
-        if (!strcmp(sp->p[k].name, a->name)) idx = k;
-      }
-      if (idx < 0) {
-        sema_error(S, a->name_span, "%s has no parameter '%s'%s", sp->name,
-                   a->name, sema_suggest(S, a->name, &c));
-        ok = false;
-        continue;
-      }
-    } else if (named) {
-      sema_error(S, a->span, "positional argument after a named argument");
-      ok = false;
-      continue;
-    } else if ((idx = pos++) >= sp->n) {
-      sema_error(S, a->span, "too many arguments: %s takes %d", sp->name, sp->n);
-      ok = false;
-      continue;
-    }
-    if (h[idx].given) {
-      sema_error(S, a->span, "'%s' is given twice", sp->p[idx].name);
-      ok = false;
-      continue;
-    }
-    h[idx].given = true;
-    h[idx].src = a->value;
-    if (!hval_kind(t, &sp->p[idx], a, &h[idx])) ok = false;
-  }
-  for (int k = 0; k < sp->n; k++)
-    if (sp->p[k].required && !h[k].given) {
+  const char *names[5];
+  for (int k = 0; k < sp->n; k++) names[k] = sp->p[k].name;
+  ArgBind b = {.owner = sp->name, .n = sp->n, .names = names, .report_extra = true};
+  bool ok = sema_bind_args(S, args, &b);
+  for (int k = 0; k < sp->n; k++) {
+    if (b.arg[k]) {
+      h[k].given = true;
+      h[k].src = b.arg[k]->value;
+      if (!hval_kind(t, &sp->p[k], b.arg[k], &h[k])) ok = false;
+    } else if (sp->p[k].required) {
       sema_error(S, call, "%s needs '%s'", sp->name, sp->p[k].name);
       ok = false;
     }
+  }
   return ok;
 }
 
@@ -250,6 +238,58 @@ static bool hcheck(Train *t, HVal *h, const char *name, bool ok,
 }
 
 // ---- optimizer and schedule -------------------------------------------------------------
+// The optimizer's numbers into the recipe (parameter order: optimizers[]).
+static void record_optimizer(Recipe *r, const HSpec *sp, const HVal *h) {
+  OptimRecipe *o = &r->opt;
+  r->optimizer = sp->name;
+  o->opt = !strcmp(sp->name, "sgd") ? OPT_SGD : !strcmp(sp->name, "adamw") ? OPT_ADAMW : OPT_ADAM;
+  o->lr = hnum(sp, h, 0);
+  o->weight_decay = hnum(sp, h, 4);
+  if (o->opt == OPT_SGD) {
+    o->momentum = hnum(sp, h, 1);
+    o->dampening = hnum(sp, h, 2);
+    o->nesterov = hnum(sp, h, 3) != 0;
+    return;
+  }
+  o->beta1 = hnum(sp, h, 1);
+  o->beta2 = hnum(sp, h, 2);
+  o->eps = hnum(sp, h, 3);
+}
+
+// The schedule's numbers into the recipe (parameter order: schedules[]).
+static void record_schedule(Recipe *r, const HSpec *sp, const HVal *h) {
+  static const struct {
+    const char *name;
+    SchedKind kind;
+  } kinds[] = {{"constant", SCHED_CONSTANT}, {"step", SCHED_STEP},     {"multistep", SCHED_MULTISTEP},
+               {"exponential", SCHED_EXPONENTIAL}, {"cosine", SCHED_COSINE}, {"linear", SCHED_LINEAR},
+               {"plateau", SCHED_PLATEAU}};
+  OptimRecipe *o = &r->opt;
+  r->schedule = sp->name;
+  for (int i = 0; i < NELEM(kinds); i++)
+    if (!strcmp(kinds[i].name, sp->name)) o->sched = kinds[i].kind;
+  switch (o->sched) {
+  case SCHED_STEP: o->step_size = (int64_t)hnum(sp, h, 0), o->gamma = hnum(sp, h, 1); break;
+  case SCHED_MULTISTEP:
+    o->gamma = hnum(sp, h, 1);
+    for (int i = 0; i < h[0].v->items.len && i < OPTIM_MAX_MILESTONES; i++) {
+      int64_t k = 0; // checked by check_milestones
+      Value *m = VEC_AT(h[0].v->items, Value, i);
+      if (m->kind == V_DIM) dim_is_const(m->dim, &k);
+      o->milestones[o->nmilestones++] = k;
+    }
+    break;
+  case SCHED_EXPONENTIAL: o->gamma = hnum(sp, h, 0); break;
+  case SCHED_COSINE: case SCHED_LINEAR:
+    o->warmup = (int64_t)hnum(sp, h, 0);
+    o->warmup_epochs = h[0].unit && !strncmp(h[0].unit, "epoch", 5);
+    o->min_lr = hnum(sp, h, 1);
+    break;
+  case SCHED_PLATEAU: o->factor = hnum(sp, h, 0), o->patience = (int64_t)hnum(sp, h, 1); break;
+  case SCHED_CONSTANT: break;
+  }
+}
+
 // The ranges torch.optim checks when the optimizer is built.
 static void check_optimizer(Train *t, Setting *st) {
   Sema *S = t->S;
@@ -266,6 +306,7 @@ static void check_optimizer(Train *t, Setting *st) {
   if (!spec) return;
   HVal h[5] = {{0}};
   if (!bind_hparams(t, spec, args, st->value->span, h)) return;
+  record_optimizer(t->r, spec, h);
   hcheck(t, &h[0], "lr", h[0].num > 0, "positive");
   if (!strcmp(name, "sgd")) {
     hcheck(t, &h[1], "momentum", h[1].num >= 0, "non-negative");
@@ -284,6 +325,11 @@ static void check_optimizer(Train *t, Setting *st) {
 
 static void check_milestones(Train *t, HVal *h) {
   int64_t prev = 0, k;
+  if (h->v->items.len > OPTIM_MAX_MILESTONES) {
+    sema_error(t->S, h->src->span, "a multistep schedule takes at most %d milestones, got %d",
+               OPTIM_MAX_MILESTONES, h->v->items.len);
+    return;
+  }
   for (int i = 0; i < h->v->items.len; i++) {
     Value *m = VEC_AT(h->v->items, Value, i);
     if (!const_int(m, &k) || k <= prev) {
@@ -309,6 +355,7 @@ static void check_schedule(Train *t, Setting *st) {
   if (!spec) return;
   HVal h[5] = {{0}};
   if (!bind_hparams(t, spec, args, st->value->span, h)) return;
+  record_schedule(t->r, spec, h);
   if (!strcmp(name, "step")) {
     hcheck(t, &h[0], "step_size", h[0].num >= 1, "a positive number of epochs");
     hcheck(t, &h[1], "gamma", h[1].num > 0, "positive");
@@ -326,26 +373,50 @@ static void check_schedule(Train *t, Setting *st) {
 }
 
 // ---- simple settings ----------------------------------------------------------------------
-static void check_count(Train *t, Setting *st, int64_t min) {
+// An integer setting in [min, max]; false after an error.
+static bool check_count(Train *t, Setting *st, int64_t min, int64_t max, int64_t *out) {
   Sema *S = t->S;
   Value *v = eval_const(t, st->value);
   int64_t k;
-  if (!v) return;
+  if (!v) return false;
   if (!const_int(v, &k))
     sema_error(S, st->value->span, "%s takes an integer, got %s", st->key,
                value_str(S->arena, v));
   else if (k < min)
     sema_error(S, st->value->span, "%s must be %s, got %lld", st->key,
                min > 0 ? "positive" : "non-negative", (long long)k);
+  else if (k > max)
+    sema_error(S, st->value->span, "%s is at most %lld, got %lld%s", st->key, (long long)max,
+               (long long)k,
+               !strcmp(st->key, "accumulate") ? " (each micro-batch is a copy of the gradient "
+                                                "graph in the training step)"
+                                              : "");
+  else {
+    *out = k;
+    return true;
+  }
+  return false;
 }
 
-static void check_word(Train *t, Setting *st, const char *const *words,
-                       int n) {
+static void record_count(Train *t, Setting *st) {
+  int64_t k = 0, min = strcmp(st->key, "seed") ? 1 : 0;
+  int64_t max = !strcmp(st->key, "accumulate") ? OPTIM_MAX_ACCUMULATE : INT64_MAX;
+  if (!check_count(t, st, min, max, &k)) return;
+  Recipe *r = t->r;
+  if (!strcmp(st->key, "batch")) r->batch = k;
+  else if (!strcmp(st->key, "epochs")) r->epochs = r->opt.epochs = k;
+  else if (!strcmp(st->key, "seed")) r->seed = k;
+  else r->opt.accumulate = (int)k;
+}
+
+// One of `words`; returns it (NULL after an error).
+static const char *check_word(Train *t, Setting *st, const char *const *words,
+                              int n) {
   Sema *S = t->S;
   Expr *e = st->value;
   if (e->kind == EX_NAME)
     for (int i = 0; i < n; i++)
-      if (!strcmp(e->name, words[i])) return;
+      if (!strcmp(e->name, words[i])) return words[i];
   Vec c = names_of(S, words, n);
   StrBuf b = {0};
   for (int i = 0; i < n; i++) sb_printf(&b, "%s%s", i ? ", " : "", words[i]);
@@ -355,13 +426,16 @@ static void check_word(Train *t, Setting *st, const char *const *words,
   else
     sema_error(S, e->span, "%s takes one of %s", st->key, b.data);
   sb_free(&b);
+  return NULL;
 }
 
 static void check_precision(Train *t, Setting *st) {
   Expr *e = st->value;
   if (e->kind == EX_DTYPE &&
-      (e->dtype == DT_F32 || e->dtype == DT_BF16 || e->dtype == DT_F16))
+      (e->dtype == DT_F32 || e->dtype == DT_BF16 || e->dtype == DT_F16)) {
+    t->r->precision = e->dtype;
     return;
+  }
   sema_error(t->S, e->span, "precision must be f32, bf16 or f16");
 }
 
@@ -383,6 +457,7 @@ static void check_clip(Train *t, Setting *st) {
   if (!sema_const_num(v, &x) || !(x > 0))
     sema_error(S, st->value->span, "grad_norm must be a positive number, got %s",
                value_str(S->arena, v));
+  else t->r->opt.clip = x;
 }
 
 // checkpoint every = N (epochs), checkpoint keep = N, checkpoint path = "..."
@@ -411,6 +486,9 @@ static void check_checkpoint(Train *t, Setting *st) {
   else if (k < 2 && (!const_int(v, &n) || n < 1))
     sema_error(S, st->value->span, "checkpoint %s must be a positive integer, "
                "got %s", keys[k], value_str(S->arena, v));
+  else if (k == 2) t->r->ckpt_path = v->str;
+  else if (k == 1) t->r->ckpt_keep = n;
+  else t->r->ckpt_every = n;
 }
 
 // ---- freeze --------------------------------------------------------------------------------
@@ -470,7 +548,9 @@ static void check_freeze(Train *t, Setting *st) {
       }
     }
   }
-  vec_push(S->arena, &t->model->frozen, arena_strdup(S->arena, path.data));
+  const char *p = arena_strdup(S->arena, path.data);
+  vec_push(S->arena, &t->model->frozen, (void *)p);
+  vec_push(S->arena, &t->r->freeze, (void *)p);
   sb_free(&path);
 }
 
@@ -644,6 +724,30 @@ static const char *unbound_list(Train *t, Split *sp) {
   return s;
 }
 
+// One `input = source(...)` into the recipe's train_data / test_data.
+static void record_source(Train *t, Split *sp, Stmt *bd, const DataSource *ds) {
+  Sema *S = t->S;
+  if (ds->ncols > RECIPE_MAX_COLS) {
+    sema_error(S, ds->span, "csv selects %d columns; a program reads at most %d", ds->ncols,
+               RECIPE_MAX_COLS);
+    return;
+  }
+  RecipeSource *s = arena_alloc(S->arena, sizeof *s);
+  static const char *const kinds[] = {[DS_IDX] = "idx", [DS_CSV] = "csv", [DS_NPY] = "npy"};
+  s->input = bd->name;
+  s->kind = kinds[ds->kind];
+  s->path = ds->path;
+  s->scale = ds->scale;
+  s->header = ds->kind != DS_CSV || ds->header;
+  s->dtype = ds->kind == DS_CSV ? (int)ds->dtype : DT_F32;
+  s->ncols = ds->ncols;
+  for (int i = 0; i < ds->ncols; i++) {
+    s->cols[i] = ds->col_index[i] >= 0 ? ds->col_index[i] : 0;
+    s->colnames[i] = ds->col_name ? ds->col_name[i] : NULL;
+  }
+  vec_push(S->arena, !strcmp(sp->key, "train_data") ? &t->r->train_data : &t->r->test_data, s);
+}
+
 static void check_binding(Train *t, Split *sp, Stmt *bd, bool *unknown) {
   Sema *S = t->S;
   Func *fn = t->loss->m->method;
@@ -667,6 +771,7 @@ static void check_binding(Train *t, Split *sp, Stmt *bd, bool *unknown) {
   sp->bound[pi] = bd->value;
   DataSource ds;
   if (!eval_source(t, bd->value, &ds)) return;
+  record_source(t, sp, bd, &ds);
   Type *P = t->loss_sig->params[pi];
   if (!P) return;
   Span at = bd->value->span;
@@ -742,9 +847,9 @@ static void check_setting(Train *t, Setting *st) {
     return;
   }
   if (!check_once(t, st) || !check_form(t, st)) return;
-  if (!strcmp(k, "batch") || !strcmp(k, "epochs") || !strcmp(k, "accumulate"))
-    check_count(t, st, 1);
-  else if (!strcmp(k, "seed")) check_count(t, st, 0);
+  if (!strcmp(k, "batch") || !strcmp(k, "epochs") || !strcmp(k, "accumulate") ||
+      !strcmp(k, "seed"))
+    record_count(t, st);
   else if (!strcmp(k, "optimizer")) check_optimizer(t, st);
   else if (!strcmp(k, "schedule")) check_schedule(t, st);
   else if (!strcmp(k, "clip")) check_clip(t, st);
@@ -752,7 +857,9 @@ static void check_setting(Train *t, Setting *st) {
   else if (!strcmp(k, "precision")) check_precision(t, st);
   else if (!strcmp(k, "metric")) {
     const char *const m[] = {"accuracy", "loss"};
-    check_word(t, st, m, 2);
+    const char *w = check_word(t, st, m, 2);
+    if (w) t->r->metric = w;
+    t->r->opt.plateau_max = w && !strcmp(w, "accuracy");
   } else if (!strcmp(k, "freeze")) {
     if (t->model) check_freeze(t, st);
   } else check_data(t, st);
@@ -796,12 +903,34 @@ static bool find_model(Train *t) {
   return true;
 }
 
+void sema_recipe_defaults(Recipe *r, const char *model) {
+  memset(r, 0, sizeof *r);
+  r->model = model;
+  r->batch = 32;
+  r->epochs = 1;
+  r->optimizer = "sgd";
+  r->schedule = "constant";
+  r->metric = "loss";
+  r->precision = DT_F32;
+  r->opt.opt = OPT_SGD;
+  r->opt.lr = 0.01;
+  r->opt.sched = SCHED_CONSTANT;
+  r->opt.accumulate = 1;
+  r->opt.epochs = 1;
+  r->opt.steps_per_epoch = 1; // the runtime sets the real count from the data
+}
+
 void sema_check_train(Sema *S, Item *it) {
   Train t = {0};
   t.S = S;
   t.item = it;
   if (!strcmp(it->name, "<error>")) return;
   bool model = find_model(&t);
+  Recipe scratch;
+  ItemInfo *mi = model && t.model ? sema_find_item(S, it->name) : NULL;
+  t.r = mi && mi->model == t.model ? &mi->recipe : &scratch;
+  if (t.r == &scratch) sema_recipe_defaults(&scratch, it->name);
+  t.r->present = true;
   for (int i = 0; i < it->settings.len; i++) {
     Setting *st = VEC_AT(it->settings, Setting, i);
     if (!model && (!strcmp(st->key, "freeze") ||

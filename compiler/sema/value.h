@@ -31,6 +31,10 @@ typedef struct Value {
   int dtype;
   Vec items;
   const char *str;
+  // Inside a body: how the value is computed (sema/checked.h), for tensors
+  // and lists holding tensors; NULL for constants (the value is its own
+  // recipe).
+  struct CkExpr *ck;
 } Value;
 
 const char *valkind_name(ValKind k); // "tensor", "integer", "float", ...

@@ -149,11 +149,12 @@ static void check_step_output_value(void) {
   }
   IrFunc *step = ok ? r.P.u.train_step : NULL;
   for (int i = 0; ok && i < 2; i++) args[i] = random_tensor(VEC_AT(step->params, IrNode, i)->type, 5, 10, &s);
-  char err[256] = "";
+  DiagSink d;
+  diag_init(&d, r.a);
   InterpParams ip = {n, paths, st, 3};
-  ok = ok && interp_run(m, r.P.u.eval, INTERP_F32, args, 2, &ip, eo, NULL, err, sizeof err) == 0 &&
-       interp_run(m, step, INTERP_F32, args, 2, &ip, so, NULL, err, sizeof err) == 0;
-  if (err[0]) printf("  interp: %s\n", err);
+  ok = ok && interp_run(m, r.P.u.eval, INTERP_F32, args, 2, &ip, eo, &d) == 0 &&
+       interp_run(m, step, INTERP_F32, args, 2, &ip, so, &d) == 0;
+  if (d.nerrors) diag_print(&d, stdout);
   for (int64_t e = 0; ok && e < eo[1]->numel; e++) ok = fabs(so[3]->data[e] - eo[1]->data[e]) <= 1e-6;
   check("fashion_mlp: train_step's result 3 equals eval's forward output (interpreter)",
         ok && so[3]->numel == eo[1]->numel && so[3]->numel == 50);

@@ -116,7 +116,10 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   Tensor *ist[256], *outs[16] = {0};
   for (int i = 0; i < m->nstate; i++) ist[i] = interp_tensor_clone(m->state[i]);
   InterpParams ip = {m->nstate, m->paths, ist, 777};
-  bool ok = interp_run(m->u.lr.module, f, INTERP_F32, args, f->params.len, &ip, outs, NULL, why, sizeof why) == 0;
+  DiagSink d;
+  diag_init(&d, m->u.arena);
+  bool ok = interp_run(m->u.lr.module, f, INTERP_F32, args, f->params.len, &ip, outs, &d) == 0;
+  if (!ok) snprintf(why, sizeof why, "%s", VEC_AT(d.diags, Diag, 0)->msg);
   snprintf(sym, sizeof sym, "mlc_t_%s", p->name);
   KirEntryFn run = ok ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, sizeof why) : NULL;
   snprintf(sym, sizeof sym, "mlc_t_%s_scratch_bytes", p->name);

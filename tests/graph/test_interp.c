@@ -19,6 +19,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name" per check and "N passed, N failed";
 // exits 1 on any failure.
+#include "unit.h"
 #include "graph/interp.h"
 
 #include <dirent.h>
@@ -27,17 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail;
 static Arena *A;
-
-static bool check(const char *name, bool ok) {
-  printf("[%s] %s\n", ok ? "PASS" : "FAIL", name);
-  if (ok)
-    npass++;
-  else
-    nfail++;
-  return ok;
-}
 
 // ---- cases: IR text + values ---------------------------------------------------------------
 typedef struct Case {
@@ -48,17 +39,10 @@ typedef struct Case {
   const char *ppath[16];
 } Case;
 
+// The file's text, NUL-terminated, in the test's arena (NULL: unreadable).
 static char *read_all(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *s = arena_alloc(A, (size_t)n + 1);
-  size_t got = fread(s, 1, (size_t)n, fp);
-  s[got] = 0;
-  fclose(fp);
-  return s;
+  SrcFile *f = src_read(A, path, NULL);
+  return f ? arena_strndup(A, f->text, f->len) : NULL;
 }
 
 // One "KIND [PATH] DTYPE RANK DIM.. : V.." line; returns the tensor.
@@ -129,9 +113,26 @@ static bool load_case(Case *c, const char *name, const char *ir, const char *val
   return true;
 }
 
-static int run_case(Case *c, InterpMode mode, Tensor **got, uint64_t rng, char *err, size_t errlen) {
+// The first error a run reported, or "".
+static const char *first_error(const DiagSink *d) {
+  for (int i = 0; i < d->diags.len; i++)
+    if (VEC_AT(d->diags, Diag, i)->level == DIAG_ERROR) return VEC_AT(d->diags, Diag, i)->msg;
+  return "";
+}
+
+// Runs f of the case; on failure err holds the interpreter's message.
+static int run_func(Case *c, IrFunc *f, InterpMode mode, int nin, Tensor **got, uint64_t rng, char *err,
+                    size_t errlen) {
   InterpParams ps = {c->nparam, c->ppath, c->pval, rng};
-  return interp_run(c->m, c->f, mode, c->in, c->nin, &ps, got, NULL, err, errlen);
+  DiagSink d;
+  diag_init(&d, A);
+  int rc = interp_run(c->m, f, mode, c->in, nin, &ps, got, &d);
+  snprintf(err, errlen, "%s", first_error(&d));
+  return rc;
+}
+
+static int run_case(Case *c, InterpMode mode, Tensor **got, uint64_t rng, char *err, size_t errlen) {
+  return run_func(c, c->f, mode, c->nin, got, rng, err, errlen);
 }
 
 static bool close_to(double got, double want, double rel, double abs_tol) {
@@ -430,10 +431,9 @@ static void test_dropout(void) {
   bool ok = load_case(&c, "dropout", ir, vals) && run_case(&c, INTERP_F64, got, 42, err, sizeof err) == 0 &&
             run_case(&c, INTERP_F64, again, 42, err, sizeof err) == 0 &&
             run_case(&c, INTERP_F64, other, 43, err, sizeof err) == 0;
-  InterpParams ps = {0, NULL, NULL, 42};
-  ok = ok && interp_run(c.m, ir_module_find_func(c.m, "g"), INTERP_F64, c.in, 1, &ps, drop, NULL, err,
-                        sizeof err) == 0;
-  if (!check("dropout runs", ok)) {
+  ok = ok && run_func(&c, ir_module_find_func(c.m, "g"), INTERP_F64, 1, drop, 42, err, sizeof err) == 0;
+  check("dropout runs", ok);
+  if (!ok) {
     printf("  %s\n", err);
     return;
   }
@@ -573,7 +573,7 @@ static void test_diag_sink(void) {
   bool ok = load_case(&c, "diag.ir", F1("%t: f64[2, 1], %i: i64[1]", "f64[1, 1]",
                                         "%0 = embedding(%t, %i) : f64[1, 1]\nreturn %0"),
                       "in f64 2 2 1 : 1 2\nin i64 1 1 : 5\n");
-  ok = ok && interp_run(c.m, c.f, INTERP_F64, c.in, c.nin, NULL, got, &ds, NULL, 0) != 0 && ds.nerrors == 1;
+  ok = ok && interp_run(c.m, c.f, INTERP_F64, c.in, c.nin, NULL, got, &ds) != 0 && ds.nerrors == 1;
   int line = 0, col = 0;
   if (ok) span_linecol(VEC_AT(ds.diags, Diag, 0)->span, &line, &col);
   check("errors reach the DiagSink at the node", ok && line == 3);
@@ -587,7 +587,8 @@ static void test_torch_cases(const char *root) {
   char dir[1024];
   snprintf(dir, sizeof dir, "%s/tests/graph/interp", root);
   DIR *d = opendir(dir);
-  if (!check("tests/graph/interp exists", d != NULL)) return;
+  check("tests/graph/interp exists", d != NULL);
+  if (!d) return;
   char *names[256];
   int n = 0;
   for (struct dirent *e; (e = readdir(d)) && n < 256;) {

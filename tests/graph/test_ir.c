@@ -1,6 +1,7 @@
 // test_ir.c — unit tests for the graph IR: the op table, construction and
-// hash-consing (ir.c), shape rules (ir_shape.c), the text form both ways
-// (ir_print.c, ir_parse.c), the verifier (ir_verify.c) and the DOT dump.
+// hash-consing (ir.c), the builder's error policy (builder.c), shape rules
+// (ir_shape.c), the text form both ways (ir_print.c, ir_parse.c), the
+// verifier (ir_verify.c) and the DOT dump.
 //
 // Usage: test_ir [DIR]   (DIR defaults to tests/graph/ir, relative to the repo root)
 // Every DIR/*.ir file is parsed and verified: a valid file must pass, print
@@ -13,6 +14,7 @@
 // Prints one "[PASS] name" / "[FAIL] name" line per check and a last line
 // "N passed, N failed"; exits 1 on any failure.
 #include "unit.h"
+#include "graph/builder.h"
 #include "graph/ir.h"
 
 #include <dirent.h>
@@ -194,6 +196,19 @@ static void test_rules(void) {
   char err[256];
   IrNode *bad = ir_build(f, IR_MATMUL, (IrNode *[]){x, w}, 2, NULL, NULL, (Span){0}, err, sizeof err);
   check("matmul inner-dim mismatch refused", !bad && strcmp(err, "inner dims 784 and 256 differ") == 0);
+  // A builder with a DiagSink (lowering's) reports a refused node as a
+  // located user error, records it, and goes on with an unchecked node.
+  DiagSink ds;
+  diag_init(&ds, A);
+  bool failed = false;
+  IrBuilder bl = ir_builder(f, "test");
+  bl.diags = &ds;
+  bl.failed = &failed;
+  IrNode *kept = ir_mk(&bl, IR_MATMUL, (IrNode *[]){x, w}, 2, NULL, NULL);
+  check("a builder with diags reports a refused node and goes on",
+        kept && failed && ds.nerrors == 1 &&
+            diags_contain(&ds, "matmul does not fit the sizes it is given here: inner dims 784 "
+                               "and 256 differ"));
   IrNode *img = ir_input(f, "img", ty(DT_F32, 4, (Dim *[]){B, K(1), K(28), K(28)}), (Span){0});
   IrNode *k = ir_input(f, "k", ty(DT_F32, 4, (Dim *[]){K(8), K(1), K(3), K(3)}), (Span){0});
   IrAttrs ca = {0};

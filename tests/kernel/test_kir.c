@@ -166,12 +166,14 @@ static bool run_mode(IrModule *m, IrFunc *f, KirProgram *p, Tensor **args, const
   state_clone(&s2, st);
   InterpParams p1 = {s1.n, s1.paths, s1.v, 12345}, p2 = {s2.n, s2.paths, s2.v, 12345};
   Tensor *o1[64] = {0}, *o2[64] = {0};
-  char e1[512], e2[512];
+  char e2[512];
+  DiagSink d1;
+  diag_init(&d1, A);
   int nout = f->outputs.len;
-  int r1 = interp_run(m, f, mode, args, f->params.len, &p1, o1, NULL, e1, sizeof e1);
+  int r1 = interp_run(m, f, mode, args, f->params.len, &p1, o1, &d1);
   int r2 = kir_run(p, mode, args, f->params.len, &p2, o2, e2, sizeof e2);
   bool ok = r1 == r2;
-  if (!ok) printf("  interp: %s\n  kir: %s\n", r1 ? e1 : "ok", r2 ? e2 : "ok");
+  if (!ok) printf("  interp: %s\n  kir: %s\n", r1 ? VEC_AT(d1.diags, Diag, 0)->msg : "ok", r2 ? e2 : "ok");
   for (int i = 0; ok && r1 == 0 && i < nout; i++)
     ok = same_tensor(arena_printf(A, "output %d", i), o1[i], o2[i], tol);
   for (int i = 0; ok && r1 == 0 && i < s1.n; i++) ok = same_tensor(s1.paths[i], s1.v[i], s2.v[i], tol);
@@ -195,9 +197,10 @@ static bool interp_runs(IrModule *m, IrFunc *f, const char *text) {
   bool ok = f->params.len <= 64;
   for (int i = 0; ok && i < f->params.len; i++)
     ok = (args[i] = random_tensor(&s, VEC_AT(f->params, IrNode, i)->name, VEC_AT(f->params, IrNode, i)->type)) != NULL;
-  char err[256];
-  ok = ok && interp_run(m, f, INTERP_F64, args, f->params.len, NULL, outs, NULL, err, sizeof err) == 0;
-  if (!ok) printf("  interp refuses too: %s\n", err);
+  DiagSink d;
+  diag_init(&d, A);
+  ok = ok && interp_run(m, f, INTERP_F64, args, f->params.len, NULL, outs, &d) == 0;
+  if (!ok) printf("  interp refuses too: %s\n", d.diags.len ? VEC_AT(d.diags, Diag, 0)->msg : "");
   for (int i = 0; i < f->params.len; i++) interp_tensor_free(args[i]);
   for (int i = 0; ok && i < f->outputs.len; i++) interp_tensor_free(outs[i]);
   return ok;
@@ -321,8 +324,7 @@ static void run_file(const char *path, bool grads) {
     bool wrt[64] = {0};
     for (int j = 0; j < f->params.len && j < 64; j++)
       wrt[j] = dtype_is_float(VEC_AT(f->params, IrNode, j)->type->dtype);
-    char err[512];
-    AdOptions o = {.wrt_inputs = wrt, .err = err, .errlen = sizeof err};
+    AdOptions o = {.wrt_inputs = wrt, .diags = &ds};
     IrFunc *g = ad_grad(m, f, &o);
     if (g && ir_verify_func(g, &ds)) run_func(m, g, text, path);
   }

@@ -131,10 +131,9 @@ static bool compile(Run *r, const char *model) {
              r->ngrad_in < (int)(sizeof r->grad_inputs / sizeof r->grad_inputs[0]);
     if (wrt[i]) r->grad_inputs[r->ngrad_in++] = in->name;
   }
-  char aderr[512] = "";
-  AdOptions o = {.err = aderr, .errlen = sizeof aderr, .wrt_inputs = wrt};
+  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt};
   r->grad = ad_grad(r->lr.module, loss, &o);
-  if (!r->grad) return fail(r, "ad_grad: %s", aderr);
+  if (!r->grad) return fail(r, "ad_grad: %s", diag_text(r));
   if (!ir_verify(r->lr.module, &r->diags))
     return fail(r, "ir_verify after ad_grad: %s", diag_text(r));
   return true;
@@ -268,9 +267,8 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
                          Err *grad, Err *dx) {
   Tensor *outs[MAX_STATE + 1] = {0};
   InterpParams ip = {r->nstate, r->paths, r->state, 1};
-  char err[1024] = "";
-  if (interp_run(r->lr.module, r->grad, mode, r->inputs, r->nin, &ip, outs, NULL, err, sizeof err))
-    return fail(r, "interp (%s): %s", tag, err);
+  if (interp_run(r->lr.module, r->grad, mode, r->inputs, r->nin, &ip, outs, &r->diags))
+    return fail(r, "interp (%s): %s", tag, diag_text(r));
   char pre[64];
   snprintf(pre, sizeof pre, "%s/", tag);
   bool ok = true;

@@ -117,6 +117,23 @@ typedef struct Case {
   char err[512];
 } Case;
 
+// The first error in d, or "".
+static const char *first_error(const DiagSink *d) {
+  for (int i = 0; i < d->diags.len; i++)
+    if (VEC_AT(d->diags, Diag, i)->level == DIAG_ERROR) return VEC_AT(d->diags, Diag, i)->msg;
+  return "";
+}
+
+// interp_run with the failure's message in err.
+static int run(IrModule *m, IrFunc *f, Tensor **in, int nin, const InterpParams *p, Tensor **out,
+               char *err, size_t errlen) {
+  DiagSink d;
+  diag_init(&d, A);
+  int rc = interp_run(m, f, INTERP_F64, in, nin, p, out, &d);
+  snprintf(err, errlen, "%s", first_error(&d));
+  return rc;
+}
+
 static InterpParams params_of(Case *c) {
   InterpParams p = {c->nstate, c->paths, c->state, 12345};
   return p;
@@ -126,7 +143,7 @@ static InterpParams params_of(Case *c) {
 static bool objective(Case *c, double *out) {
   InterpParams p = params_of(c);
   Tensor *o[64] = {0};
-  if (interp_run(c->m, c->f, INTERP_F64, c->args, c->nargs, &p, o, NULL, c->err, sizeof c->err))
+  if (run(c->m, c->f, c->args, c->nargs, &p, o, c->err, sizeof c->err))
     return false;
   double s = 0;
   for (int64_t e = 0; e < o[0]->numel; e++) s += o[0]->data[e] * (c->dy ? c->dy->data[e] : 1);
@@ -218,7 +235,7 @@ static bool fd_check(Case *c, bool *skipped) {
   for (int i = 0; i < c->nargs; i++) in[i] = c->args[i];
   int nin = c->nargs;
   if (c->dy) in[nin++] = c->dy;
-  if (interp_run(c->m, c->g, INTERP_F64, in, nin, &p, out, NULL, c->err, sizeof c->err)) {
+  if (run(c->m, c->g, in, nin, &p, out, c->err, sizeof c->err)) {
     *skipped = interp_missing(c->err);
     printf("  interp: %s\n", c->err);
     return false;
@@ -283,8 +300,11 @@ static void run_case(IrModule *m, IrFunc *f, Directives *dir, const char *file) 
   for (int i = 0; i < f->params.len && i < 64; i++)
     wrt[i] = dtype_is_float(VEC_AT(f->params, IrNode, i)->type->dtype);
   int nfwd = 0;
-  AdOptions o = {.wrt_inputs = wrt, .err = c->err, .errlen = sizeof c->err, .forward_len = &nfwd};
+  DiagSink ad;
+  diag_init(&ad, A);
+  AdOptions o = {.wrt_inputs = wrt, .diags = &ad, .forward_len = &nfwd};
   c->g = ad_grad(m, f, &o);
+  snprintf(c->err, sizeof c->err, "%s", first_error(&ad));
   if (c->g) {
     int dead = count_dead(c->g, nfwd);
     if (dead) printf("  %d backward nodes are used by nothing\n", dead);
@@ -311,17 +331,10 @@ static void run_case(IrModule *m, IrFunc *f, Directives *dir, const char *file) 
   free(c);
 }
 
+// The file's text, NUL-terminated, in the test's arena (NULL: unreadable).
 static char *slurp(const char *path) {
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
-  fseek(fp, 0, SEEK_END);
-  long n = ftell(fp);
-  fseek(fp, 0, SEEK_SET);
-  char *s = arena_alloc(A, (size_t)n + 1);
-  if (fread(s, 1, (size_t)n, fp) != (size_t)n) n = 0;
-  s[n] = 0;
-  fclose(fp);
-  return s;
+  SrcFile *f = src_read(A, path, NULL);
+  return f ? arena_strndup(A, f->text, f->len) : NULL;
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -575,12 +588,15 @@ static void test_symbolic_concat(void) {
                       "  %1 = sum(%0) {dims = [0], keepdim = 0} : f64\n"
                       "  return %1\n"
                       "}\n");
-  char err[256] = "";
+  DiagSink ds;
+  diag_init(&ds, A);
   bool wrt[2] = {true, true};
-  AdOptions o = {.wrt_inputs = wrt, .err = err, .errlen = sizeof err};
+  AdOptions o = {.wrt_inputs = wrt, .diags = &ds};
   IrFunc *g = m ? ad_grad(m, VEC_AT(m->funcs, IrFunc, 0), &o) : NULL;
-  check("concat along a symbolic extent is refused with a reason",
-        m && !g && strstr(err, "concat") && m->funcs.len == 1);
+  const Diag *e = ds.diags.len ? VEC_AT(ds.diags, Diag, 0) : NULL;
+  check("concat along a symbolic extent is refused at the concat, with a reason",
+        m && !g && e && e->level == DIAG_ERROR && strstr(e->msg, "cannot differentiate concat") &&
+            e->span.file && m->funcs.len == 1);
 }
 
 // ---- ties, exactly ---------------------------------------------------------------------------------
@@ -599,7 +615,7 @@ static bool exact_grads(const char *text, int nin, int len, const double *vals,
   int64_t dims[1] = {len};
   for (int i = 0; i < nin; i++) in[i] = interp_tensor_from(DT_F64, 1, dims, vals + i * len);
   char err[256];
-  bool ok = interp_run(m, g, INTERP_F64, in, nin, NULL, out, NULL, err, sizeof err) == 0;
+  bool ok = run(m, g, in, nin, NULL, out, err, sizeof err) == 0;
   if (!ok) printf("  interp: %s\n", err);
   for (int i = 0; ok && i < nin; i++)
     for (int e = 0; e < len; e++)
@@ -649,12 +665,70 @@ static void test_ties(void) {
                     1, 3, r, dabs));
 }
 
+// ---- PyTorch's gradients ------------------------------------------------------------------------------
+// DIR/torch/NAME.{ir,vals} (written by DIR/torch/gen_torch.py): f(x) -> y,
+// with x, dy, y and torch's dy^T dy/dx. The gradient function ad_grad builds
+// (it takes dy: y is not a scalar) must give y and dx within 1e-9 relative.
+
+// The tensors of a .vals text, in order ("in|out f64 RANK DIMS.. : V.."):
+// inputs to in[], outputs to out[]; false if malformed.
+static bool read_vals(char *text, Tensor **in, int *nin, Tensor **out, int *nout) {
+  *nin = *nout = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    char kind[8];
+    int rank, used;
+    if (sscanf(line, "%7s f64 %d%n", kind, &rank, &used) != 2 || rank < 0 || rank > 8) return false;
+    char *p = line + used;
+    int64_t dims[8];
+    for (int i = 0; i < rank; i++) dims[i] = strtoll(p, &p, 10);
+    Tensor *t = interp_tensor_new(DT_F64, rank, dims);
+    p = strchr(p, ':');
+    for (int64_t e = 0; p && e < t->numel; e++) t->data[e] = strtod(p + 1, &p);
+    if (!p || (*nin + *nout) >= 8) return false;
+    if (!strcmp(kind, "in")) in[(*nin)++] = t;
+    else out[(*nout)++] = t;
+  }
+  return *nin == 2 && *nout == 2;
+}
+
+static void torch_case(const char *dir, const char *name) {
+  char *text = slurp(arena_printf(A, "%s/%s.ir", dir, name));
+  char *vals = slurp(arena_printf(A, "%s/%s.vals", dir, name));
+  Tensor *in[8] = {0}, *want[8] = {0}, *got[8] = {0};
+  int nin = 0, nout = 0;
+  IrModule *m = text ? parse(text) : NULL;
+  bool wrt[1] = {true}, ok = m && vals && read_vals(vals, in, &nin, want, &nout);
+  IrFunc *g = ok ? ad_grad(m, VEC_AT(m->funcs, IrFunc, 0), &(AdOptions){.wrt_inputs = wrt}) : NULL;
+  char err[256] = "";
+  ok = g && run(m, g, in, 2, NULL, got, err, sizeof err) == 0;
+  if (!ok && err[0]) printf("  %s\n", err);
+  for (int k = 0; ok && k < 2; k++)
+    for (int64_t e = 0; ok && e < want[k]->numel; e++)
+      if (fabs(got[k]->data[e] - want[k]->data[e]) > 1e-12 + 1e-9 * fabs(want[k]->data[e])) {
+        printf("  %s[%lld] is %.17g, torch %.17g\n", k ? "dx" : "y", (long long)e, got[k]->data[e],
+               want[k]->data[e]);
+        ok = false;
+      }
+  check(arena_printf(A, "torch gradient %s", name), ok);
+  for (int k = 0; k < 8; k++) {
+    interp_tensor_free(in[k]);
+    interp_tensor_free(want[k]);
+    interp_tensor_free(got[k]);
+  }
+}
+
+static void test_torch(const char *dir) {
+  const char *names[] = {"softplus", "leaky_relu", "elu", "hardtanh", "clamp", "log_sigmoid"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) torch_case(dir, names[i]);
+}
+
 int main(int argc, char **argv) {
   A = arena_new();
   const char *dir = argc > 1 ? argv[1] : "tests/passes/autodiff";
   test_structure();
   test_symbolic_concat();
   test_ties();
+  test_torch(arena_printf(A, "%s/torch", dir));
   run_dir(dir);
   check_coverage();
   printf("%d passed, %d failed", npass, nfail);

@@ -352,6 +352,24 @@ static void test_elementwise(void) {
   ok("neg(3) stays integer", call("neg", P, I(3), NULL), "integer -3");
   ok("abs(-3) stays integer", call("abs", P, I(-3), NULL), "integer 3");
   ok("relu(-2.5)", call("relu", P, F(-2.5), NULL), "float 0");
+
+  // activations with scalar parameters: numbers, defaults from ops.def, the
+  // IR op's attributes a and b; constants fold with the graph op's formula
+  ok("softplus", call("softplus", P, x, NULL), "f32[B, 10]");
+  ok("leaky_relu slope", call("leaky_relu", P, x, P, F(0.1), NULL), "f32[B, 10]");
+  ok("hardtanh named bounds", call("hardtanh", P, x, "hi", F(0.5), "lo", I(0), NULL), "f32[B, 10]");
+  ok("clamp", call("clamp", P, x, P, F(-1.0), P, I(3), NULL), "f32[B, 10]");
+  ok("elu, log_sigmoid", call("elu", P, call("log_sigmoid", P, x, NULL), NULL), "f32[B, 10]");
+  err("clamp needs both bounds", call("clamp", P, x, P, F(-1.0), NULL),
+      "wrong number of arguments: clamp takes 3 arguments, got 2", "clamp(x, lo, hi)");
+  err("leaky_relu slope is a number", call("leaky_relu", P, x, P, T("f32[B, 10]"), NULL),
+      "argument `slope` of leaky_relu must be a constant number, got f32[B, 10]", NULL);
+  err("elu on ints", call("elu", P, T("i64[B]"), NULL), "elu expects a float tensor, got i64[B]", NULL);
+  ok("leaky_relu(-2.0, 0.1) folds", call("leaky_relu", P, F(-2.0), P, F(0.1), NULL), "float -0.2");
+  ok("clamp(5, 0, 2) folds", call("clamp", P, F(5.0), P, I(0), P, I(2), NULL), "float 2");
+  ok("hardtanh(-3) folds to its default bound", call("hardtanh", P, F(-3.0), NULL), "float -1");
+  ok("softplus(0) folds", call("softplus", P, F(0.0), NULL), "float 0.693147");
+  ok("softplus above its threshold is x", call("softplus", P, F(30.0), NULL), "float 30");
   err("sqrt(-1)", call("sqrt", P, I(-1), NULL), "sqrt on these constants has no finite value",
       NULL);
   err("log(0)", call("log", P, F(0), NULL), "no finite value", NULL);

@@ -121,11 +121,12 @@ static int64_t sample_dims(Glue *g, const Type *t, Sym *batch, int64_t *dims, in
 static bool collect_inputs(Glue *g) {
   IrFunc *loss = g->u->lr.loss, *pred = g->u->predict;
   g->nin = loss->params.len, g->nfwd = pred->params.len;
-  if (g->nin > MLC_MAX_INPUTS) return fail(g, "the loss takes more than " MLC_STR(MLC_MAX_INPUTS) " arguments%s", "");
+  // Sema checked all of this at the signatures (sema/sema_entry.c).
+  MLC_ASSERT(g->nin <= MLC_MAX_INPUTS);
   Sym *batch = NULL;
   IrNode *x0 = VEC_AT(loss->params, IrNode, 0);
   if (x0->type->rank) batch = dim_as_sym(x0->type->dims[0]);
-  if (!batch) return fail(g, "the loss's first argument must be [B, ...] with a batch symbol B%s", "");
+  MLC_ASSERT(batch);
   // the forward inputs first: the symbols predict can bind
   for (int pass = 0; pass < 2; pass++)
     for (int i = pass ? g->nfwd : 0; i < (pass ? g->nin : g->nfwd); i++) {
@@ -133,28 +134,23 @@ static bool collect_inputs(Glue *g) {
       GlueInput *in = &g->in[i];
       in->name = x->name, in->dt = x->type->dtype;
       in->numel = sample_dims(g, x->type, batch, in->dims, in->sym, &in->rank, true);
-      if (in->numel < 0)
-        return fail(g, "loss argument '%s' must be [B, ...] with constant or symbolic dims after B", x->name);
-      if (!mlc_dtype(in->dt)) return fail(g, "loss argument '%s' has a dtype the runtime cannot feed", x->name);
+      MLC_ASSERT(in->numel >= 0 && mlc_dtype(in->dt));
     }
   Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
   int orank, osym[MLC_MAX_RANK], nfwd_syms = g->nsyms;
   int64_t odims[MLC_MAX_RANK];
   g->num_out = sample_dims(g, ot, batch, odims, osym, &orank, false);
-  if (g->num_out < 0)
-    return fail(g, "the forward output must be [B, ...] with constant dims after B, or symbols of %s",
-                "the forward inputs");
+  MLC_ASSERT(g->num_out >= 0);
   for (int d = 0; d < orank; d++) {
-    if (osym[d] >= nfwd_syms) return fail(g, "the forward output has a symbolic dim no forward input binds%s", "");
+    MLC_ASSERT(osym[d] < nfwd_syms);
     if (osym[d] >= 0) g->out_syms[g->nout_syms++] = osym[d];
   }
   for (int i = 0; i < g->u->lr.module->params.len; i++) {
     IrParam *p = VEC_AT(g->u->lr.module->params, IrParam, i);
     int64_t v;
-    if (!mlc_dtype(p->type->dtype)) return fail(g, "state '%s' has a dtype the runtime cannot hold", p->name);
-    if (p->type->rank > MLC_MAX_RANK) return fail(g, "state '%s' has too many dims", p->name);
+    MLC_ASSERT(mlc_dtype(p->type->dtype) && p->type->rank <= MLC_MAX_RANK);
     for (int d = 0; d < p->type->rank; d++)
-      if (!dim_is_const(p->type->dims[d], &v)) return fail(g, "state '%s' has a symbolic shape", p->name);
+      MLC_ASSERT(dim_is_const(p->type->dims[d], &v));
   }
   return true;
 }

@@ -330,8 +330,12 @@ static void run_case(Case *c, MlcPool *pool, const char *name) {
   Tensor *gst[128] = {0}, *kst[128] = {0}, *gout[64] = {0}, *kout[64] = {0};
   clone_state(c, gst), clone_state(c, kst);
   InterpParams gp = {c->nstate, c->paths, gst, 12345}, kp = {c->nstate, c->paths, kst, 12345};
-  char gerr[512] = "", kerr[512] = "";
-  int grc = interp_run(c->m, c->f, mode, c->args, c->nargs, &gp, gout, NULL, gerr, sizeof gerr);
+  char kerr[512] = "";
+  Arena *da = arena_new();
+  DiagSink gd;
+  diag_init(&gd, da);
+  int grc = interp_run(c->m, c->f, mode, c->args, c->nargs, &gp, gout, &gd);
+  const char *gerr = gd.diags.len ? VEC_AT(gd.diags, Diag, 0)->msg : "";
   int krc = kir_run(p, mode, c->args, c->nargs, &kp, kout, kerr, sizeof kerr);
   int nout = c->f->outputs.len;
   bool ok = true;
@@ -364,6 +368,7 @@ static void run_case(Case *c, MlcPool *pool, const char *name) {
   free_tensors(gst, c->nstate), free_tensors(kst, c->nstate);
   free_tensors(gout, grc == 0 ? nout : 0), free_tensors(kout, krc == 0 ? nout : 0);
   free_tensors(c->args, c->nargs), free_tensors(c->state, c->nstate);
+  arena_free(da);
 }
 
 static char *slurp(const char *path) {

@@ -168,6 +168,32 @@ def misc_cases():
     case("embedding_grad", "%%0 = embedding_grad(%%a0, %%a1) : %s\nreturn %%0" % ty(tab), [dy, idx], [dt])
 
 
+# The elementwise activations with scalar parameters (the IR's attributes a,
+# b), in the regions that matter: softplus on both sides of its threshold,
+# hardtanh and clamp with values on and beyond the bounds.
+ACTIVATIONS = [
+    ("softplus", "{a = 2, b = 5}", lambda x: F.softplus(x, beta=2, threshold=5)),
+    ("leaky_relu", "{a = 0.2}", lambda x: F.leaky_relu(x, 0.2)),
+    ("elu", "{a = 0.7}", lambda x: F.elu(x, 0.7)),
+    ("hardtanh", "{a = -1.5, b = 2}", lambda x: F.hardtanh(x, -1.5, 2.0)),
+    ("clamp", "{a = -1.5, b = 2}", lambda x: torch.clamp(x, -1.5, 2.0)),
+    ("log_sigmoid", "", F.logsigmoid),
+]
+
+
+def activation_input():
+    x = torch.randn(4, 6) * 3
+    x[0, :4] = torch.tensor([-1.5, 2.0, 0.0, 2.5])  # on the bounds, at 0, above softplus's threshold
+    return x
+
+
+def activation_cases():
+    for op, attrs, fn in ACTIVATIONS:
+        x = activation_input()
+        y = fn(x)
+        case(op, "%%0 = %s(%%a0) %s : %s\nreturn %%0" % (op, attrs, ty(y)), [x], [y])
+
+
 if __name__ == "__main__":
     conv_cases()
     pool_cases()
@@ -176,3 +202,4 @@ if __name__ == "__main__":
     unary_cases()
     loss_cases()
     misc_cases()
+    activation_cases()

@@ -1,0 +1,218 @@
+// emit.c — the emitters of ops.def's EMIT column: a resolved builtin call
+// (CK_OP, sema/checked.h) as graph IR nodes.
+//
+// Input: the call as sema's rule left it — the op it resolved to (max(a, b)
+// is maximum), each parameter's bound argument (tensor expressions, or
+// constants sema folded, defaults included) and the IR attributes the rule
+// computed (dims, perm, stride, eps, ...); the IR op is the row's IR column.
+// Output: nodes typed by the IR's shape rules (ops whose result the IR does
+// not compute — reshape, cast, const — take sema's type, substituted).
+//
+// What the generic emitters do not cover, each emitter says: conv2d's bias
+// is an add of it reshaped to [C, 1, 1]; embedding(idx, w) is
+// embedding(w, idx); a smoothed cross_entropy is (1 - ls) * cross_entropy +
+// ls * mean(-log_softmax); dropout in eval mode, or with p = 0, is the
+// identity; batch_norm in train mode uses the batch statistics (mean over
+// every dim but 1) and stores the running-stat updates.
+#include "lower_internal.h"
+
+static const struct {
+  IrNode *(*emit)(Env *e, const CkExpr *x, IrNode **v);
+} emitters[] = {
+#define OP(id, name, sig, cls, ir, rule, emit) {lw_emit_##emit},
+#include "sema/ops.def"
+};
+_Static_assert(sizeof emitters / sizeof emitters[0] == BI_COUNT, "emitters out of step with ops.def");
+
+// The tensor arguments are lowered first, in parameter order (v[i], NULL
+// for constants, lists and absent defaults), then the row's emitter runs.
+IrNode *lw_emit(Env *e, const CkExpr *x) {
+  MLC_ASSERT(x->op >= 0 && x->op < BI_COUNT && x->nargs <= 8);
+  IrNode *v[8] = {0};
+  for (int i = 0; i < x->nargs; i++) {
+    const CkExpr *a = x->args[i];
+    if (a && a->kind != CK_CONST && a->kind != CK_LIST && a->type) // lists have no type
+      v[i] = lw_node(e, a);
+  }
+  return emitters[x->op].emit(e, x, v);
+}
+
+static IrOp ir_op(const CkExpr *x) { return (IrOp)builtin_ir_op(x->op); }
+static IrBuilder *at(Env *e, const CkExpr *x) {
+  e->b.span = x->span;
+  return &e->b;
+}
+
+// ---- elementwise and generic ------------------------------------------------------------------
+// Operands of the scalar table's op; a constant operand (a weak literal)
+// takes the dtype of the other operands (where: of x and y).
+IrNode *lw_emit_elementwise(Env *e, const CkExpr *x, IrNode **v) {
+  IrOp op = ir_op(x);
+  const ScOp *o = sc_op(op);
+  int first = op == IR_WHERE ? 1 : 0;
+  DType dt = x->type->dtype;
+  for (int i = first; i < o->nin; i++)
+    if (x->args[i]->kind != CK_CONST) {
+      dt = x->args[i]->type->dtype;
+      break;
+    }
+  IrNode *in[SC_MAX_IN];
+  for (int i = 0; i < o->nin; i++) in[i] = v[i] ? v[i] : lw_operand(e, x->args[i], i < first ? DT_BOOL : dt);
+  return ir_mk(at(e, x), op, in, o->nin, &x->attrs, NULL);
+}
+
+// The op over its tensor arguments, in parameter order, with the rule's
+// attributes (reductions, softmax, transpose, matmul, pooling, layer_norm,
+// losses, stop_gradient).
+IrNode *lw_emit_generic(Env *e, const CkExpr *x, IrNode **v) {
+  IrNode *in[8];
+  int n = 0;
+  for (int i = 0; i < x->nargs; i++)
+    if (v[i]) in[n++] = v[i];
+  if (ir_op(x) == IR_TRANSPOSE) { // the identity permutation is no node
+    int np = 0;
+    return ir_transpose(at(e, x), in[0], ir_attr_ints(&x->attrs, IRA_PERM, &np));
+  }
+  return ir_mk(at(e, x), ir_op(x), in, n, &x->attrs, NULL);
+}
+
+// reshape, flatten, squeeze, unsqueeze, broadcast_to, cast: sema's type, no
+// node when it is the operand's.
+IrNode *lw_emit_retype(Env *e, const CkExpr *x, IrNode **v) {
+  Type *t = lw_type(e, x->type);
+  IrNode *y = v[0] ? v[0] : lw_operand(e, x->args[0], t->dtype);
+  return type_eq(y->type, t) ? y : ir_mk(at(e, x), ir_op(x), &y, 1, NULL, t);
+}
+
+// arange, causal_mask, zeros/ones/full: a node of sema's type.
+IrNode *lw_emit_construct(Env *e, const CkExpr *x, IrNode **v) {
+  (void)v;
+  return ir_mk(at(e, x), ir_op(x), NULL, 0, &x->attrs, lw_type(e, x->type));
+}
+
+IrNode *lw_emit_slice(Env *e, const CkExpr *x, IrNode **v) {
+  return lw_slice(e, v[0], &x->slices[0], x->span);
+}
+
+IrNode *lw_emit_concat(Env *e, const CkExpr *x, IrNode **v) {
+  (void)v;
+  LwVal l = lw_val(e, x->args[0]);
+  int64_t d = 0;
+  ir_attr_int(&x->attrs, IRA_DIM, &d);
+  return ir_concat(at(e, x), l.items, l.n, (int)d);
+}
+
+// matmul with a vector operand: [K] @ [K, N] is [1, K] @ [K, N], [M, K] @
+// [K] is [M, K] @ [K, 1], and the result reshaped to sema's type (the
+// graph's matmul is rank >= 2).
+IrNode *lw_emit_matmul(Env *e, const CkExpr *x, IrNode **v) {
+  IrBuilder *b = at(e, x);
+  IrNode *in[2] = {v[0], v[1]};
+  for (int i = 0; i < 2; i++) {
+    const Type *t = in[i]->type;
+    if (t->rank != 1) continue;
+    Type *m = type_new(b->a, t->dtype, 2);
+    m->dims[1 - i] = t->dims[0]; // a: [1, K]; b: [K, 1]
+    m->dims[i] = dim_const(b->a, 1);
+    in[i] = ir_reshape(b, in[i], m);
+  }
+  return ir_reshape(b, ir_mk(b, IR_MATMUL, in, 2, NULL, NULL), lw_type(e, x->type));
+}
+
+// ---- layers ------------------------------------------------------------------------------------------
+// conv2d(x, w) {stride, padding, dilation, groups}, then + bias[C] as [C, 1, 1]
+IrNode *lw_emit_conv2d(Env *e, const CkExpr *x, IrNode **v) {
+  IrNode *in[2] = {v[0], v[1]};
+  IrNode *y = ir_mk(at(e, x), IR_CONV2D, in, 2, &x->attrs, NULL);
+  if (!x->args[2]) return y;
+  IrNode *b = v[2];
+  Type *c11 = type_new(e->L->a, b->type->dtype, 3);
+  c11->dims[0] = b->type->dims[0];
+  c11->dims[1] = c11->dims[2] = dim_const(e->L->a, 1);
+  IrBuilder *ib = at(e, x);
+  return ir_add(ib, y, ir_reshape(ib, b, c11));
+}
+
+// torch's running-stat update, as a store of the buffer:
+//   running_mean = (1 - momentum) * running_mean + momentum * mean
+//   running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)
+// (the unbiased variance; M elements per channel, counted in the graph when
+// the batch size is symbolic).
+static void running_update(IrBuilder *b, IrNode *buf, IrNode *stat, double mom, bool unbias,
+                           IrNode *x, const int64_t *R, int nr) {
+  if (buf->op != IR_BUFFER) return;
+  Arena *a = b->a;
+  DType dt = buf->type->dtype;
+  if (unbias) {
+    Dim *M = dim_const(a, 1);
+    for (int i = 0; i < nr; i++) M = dim_mul(a, M, x->type->dims[R[i]]);
+    int64_t k;
+    if (dim_is_const(M, &k)) {
+      stat = ir_mul(b, stat, ir_scalar(b, k > 1 ? (double)k / (double)(k - 1) : 1, dt));
+    } else {
+      IrNode *cnt = ir_reduce(b, IR_SUM, ir_const(b, 1, x->type), R, nr, false);
+      IrNode *cm1 = ir_sub(b, cnt, ir_scalar(b, 1, dt));
+      stat = ir_div(b, ir_mul(b, stat, cnt), cm1);
+    }
+  }
+  IrNode *keep = ir_mul(b, buf, ir_scalar(b, 1 - mom, dt));
+  IrNode *move = ir_mul(b, ir_un(b, IR_STOP_GRADIENT, stat), ir_scalar(b, mom, dt));
+  ir_store(b->f, buf->name, ir_add(b, keep, move), b->span);
+}
+
+// batch_norm(x, w, b, running_mean, running_var, momentum, eps). Training:
+// the biased batch statistics over every dim but 1, in the form autodiff
+// recognises (mean(x) and mean(d * d) with d = x - mean(x, keepdim)), and
+// the running-stat updates as stores; evaluation: the running buffers.
+IrNode *lw_emit_batch_norm(Env *e, const CkExpr *x, IrNode **v) {
+  IrNode *in[5];
+  for (int i = 0; i < 5; i++) in[i] = v[i];
+  IrBuilder *b = at(e, x);
+  if (e->L->train) {
+    IrNode *xv = in[0];
+    int64_t R[16];
+    int nr = 0;
+    MLC_ASSERT(xv->type->rank <= 16);
+    for (int i = 0; i < xv->type->rank; i++)
+      if (i != 1) R[nr++] = i;
+    in[3] = ir_reduce(b, IR_MEAN, xv, R, nr, false);
+    IrNode *d = ir_sub(b, xv, ir_reduce(b, IR_MEAN, xv, R, nr, true));
+    in[4] = ir_reduce(b, IR_MEAN, ir_mul(b, d, d), R, nr, false);
+    double mom = lw_number(e, x->args[5]);
+    running_update(b, v[3], in[3], mom, false, xv, R, nr);
+    running_update(b, v[4], in[4], mom, true, xv, R, nr);
+  }
+  return ir_mk(b, IR_BATCH_NORM, in, 5, &x->attrs, NULL);
+}
+
+IrNode *lw_emit_dropout(Env *e, const CkExpr *x, IrNode **v) {
+  if (!e->L->train || lw_number(e, x->args[1]) == 0) return v[0];
+  return ir_mk(at(e, x), IR_DROPOUT, v, 1, &x->attrs, NULL);
+}
+
+// embedding(indices, weight) is the graph's embedding(table, indices)
+IrNode *lw_emit_embedding(Env *e, const CkExpr *x, IrNode **v) {
+  IrNode *in[2] = {v[1], v[0]};
+  return ir_mk(at(e, x), IR_EMBEDDING, in, 2, NULL, NULL);
+}
+
+// cross_entropy(x, t, label_smoothing = ls): with ls > 0,
+//   (1 - ls) * cross_entropy(x, t) + ls * mean(-log_softmax(x))
+IrNode *lw_emit_cross_entropy(Env *e, const CkExpr *x, IrNode **v) {
+  IrNode *lg = v[0];
+  IrBuilder *b = at(e, x);
+  IrNode *ce = ir_bin(b, IR_CROSS_ENTROPY, lg, v[1]);
+  double ls = lw_number(e, x->args[2]);
+  if (ls == 0) return ce;
+  DType dt = lg->type->dtype;
+  IrAttrs as = {0};
+  ir_attr_set_int(b->a, &as, IRA_DIM, lg->type->rank - 1);
+  IrNode *lsm = ir_mk(b, IR_LOG_SOFTMAX, &lg, 1, &as, NULL);
+  IrNode *sm = ir_reduce(b, IR_MEAN, ir_un(b, IR_NEG, lsm), (const int64_t[]){0, 1}, 2, false);
+  return ir_add(b, ir_mul(b, ir_scalar(b, 1 - ls, dt), ce), ir_mul(b, ir_scalar(b, ls, dt), sm));
+}
+
+IrNode *lw_emit_none(Env *e, const CkExpr *x, IrNode **v) {
+  (void)e, (void)x, (void)v;
+  MLC_UNREACHABLE(); // data sources belong to train blocks; sema refuses them in bodies
+}
