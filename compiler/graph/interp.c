@@ -722,8 +722,7 @@ static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
   IrFunc *f = c->f;
   for (int i = 0; i < f->nodes.len; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
-    Tensor *in[64];
-    if (n->nin > 64) return interp_fail(c, "more than 64 operands"), -1;
+    Tensor **in = arena_alloc(c->scratch, sizeof(Tensor *) * (size_t)(n->nin + 1)); // freed with the run
     c->cur = n;
     c->f32 = c->f32_mode && n->type->dtype != DT_F64; // f64 values are never rounded
     for (int k = 0; k < n->nin; k++) in[k] = vals[np + n->in[k]->order];

@@ -338,15 +338,22 @@ static int run_all(Run *r, Tensor **inputs, int nin, const InterpParams *ps, Ten
   }
   r->k = NULL;
   if (r->failed) return -1;
-  Tensor *outs[64] = {0};
-  if (p->noutputs > 64) return fail(r, "too many outputs"), -1;
-  for (int b = 0; b < p->bufs.len; b++)
-    if (kir_buf(p, b)->kind == KBUF_OUTPUT && !(outs[kir_buf(p, b)->index] = output_tensor(r, b))) {
+  Tensor **outs = calloc((size_t)p->noutputs + 1, sizeof(Tensor *));
+  if (!outs) return fail(r, "out of memory"), -1;
+  for (int b = 0; b < p->bufs.len; b++) {
+    KirBuf *kb = kir_buf(p, b);
+    if (kb->kind != KBUF_OUTPUT) continue;
+    bool placed = kb->index >= 0 && kb->index < p->noutputs && !outs[kb->index];
+    if (!placed) fail(r, "output %s is not one of the %d outputs", kb->name, p->noutputs);
+    if (!placed || !(outs[kb->index] = output_tensor(r, b))) {
       for (int i = 0; i < p->noutputs; i++) interp_tensor_free(outs[i]);
+      free(outs);
       return -1;
     }
+  }
   write_back(r, ps);
   for (int i = 0; i < p->noutputs; i++) outputs[i] = outs[i];
+  free(outs);
   return 0;
 }
 
