@@ -26,6 +26,7 @@
 //
 // Prints "[PASS] name" / "[FAIL] name: why" and "N passed, N failed".
 #include "backend/llvm/llvm.h"
+#include "jit.h"
 #include "kernel/kir_lower.h"
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
@@ -155,14 +156,8 @@ static double sequential_mean(const Tensor *x, int64_t inner, int64_t groups, in
 static double rel(double got, double want) { return fabs(got - want) / fmax(fabs(want), 1e-300); }
 
 // ---- compiling and running ----------------------------------------------------------------------
-typedef struct Compiled {
-  KirProgram *p;
-  LlvmGen *g;
-  LlvmJit *j;
-  KirEntryFn run;
-  KirScratchFn scratch;
-} Compiled;
-
+// f lowered, scheduled for the CPU, planned (each stage verified) and
+// compiled; false with the reason in why.
 static bool compile(Arena *a, IrModule *m, IrFunc *f, Compiled *out, char *why, size_t n) {
   memset(out, 0, sizeof *out);
   DiagSink ds;
@@ -171,23 +166,8 @@ static bool compile(Arena *a, IrModule *m, IrFunc *f, Compiled *out, char *why, 
   bool ok = p && kir_verify(p, &ds) && kir_schedule(p, &kir_target_cpu, &ds) && kir_verify(p, &ds) &&
             kir_plan_memory(p, &ds) && kir_verify(p, &ds);
   if (p && !ok) snprintf(why, n, "%s", ds.diags.len ? VEC_AT(ds.diags, Diag, 0)->msg : "kernel IR passes failed");
-  if (!ok) return false;
   BackendOptions o = backend_default_options();
-  char sym[300];
-  out->p = p;
-  if (!(out->g = llvm_gen_new(&o, why, n))) return false;
-  if (llvm_gen_add(out->g, p, why, n) || !(out->j = llvm_jit_new(out->g, (void (*)(void))mlc_parallel_for, why, n)))
-    return false;
-  snprintf(sym, sizeof sym, "mlc_%s", p->name);
-  out->run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  snprintf(sym, sizeof sym, "mlc_%s_scratch_bytes", p->name);
-  out->scratch = (KirScratchFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  return out->run && out->scratch;
-}
-
-static void release(Compiled *c) {
-  llvm_jit_free(c->j);
-  llvm_gen_free(c->g);
+  return ok && jit_compile(p, &o, out, why, n);
 }
 
 static void *to_bytes(const Tensor *t) {
@@ -276,7 +256,7 @@ static bool agree(IrModule *m, const char *fname, Tensor **args, int nargs, Tens
   char name[256];
   snprintf(name, sizeof name, "%s: kir_run = interp_run bit for bit (f32 and f64)", label);
   check(name, ok, why);
-  Compiled cc;
+  Compiled cc = {0};
   bool built = ok && compile(a, m, f, &cc, why, sizeof why);
   for (int threads = 0; built && threads <= 3; threads++) {
     MlcPool *pool = threads ? mlc_pool_new(threads) : NULL;
@@ -294,7 +274,7 @@ static bool agree(IrModule *m, const char *fname, Tensor **args, int nargs, Tens
   }
   free_all(serial, nout);
   if (ok && !built) check(label, false, why);
-  if (built) release(&cc);
+  release(&cc);
   free_all(g64, nout), free_all(k32, nout), free_all(k64, nout);
   arena_free(a);
   return ok && built;
