@@ -51,6 +51,7 @@ static void operands_new(const Case *t, Operands *o) {
   o->c0 = rand_buf(t->m * o->ldc);
   o->bias = rand_buf(t->m > t->n ? t->m : t->n);
   o->aux = rand_buf(t->m * o->ldaux);
+  for (int64_t i = 0; i < t->m * o->ldaux; i += 7) o->aux[i] = i % 2 ? -0.0f : 0.0f; // mask edges
   if (t->beta == 0) // beta == 0 must not read C
     for (int64_t i = 0; i < t->m * o->ldc; i++) o->c0[i] = NAN;
 }
