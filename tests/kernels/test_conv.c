@@ -12,20 +12,8 @@
 
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
+#include "rand_data.h"
 #include "unit.h"
-
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-
-static float frand(void) {
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return (float)((rng_state >> 40) * (2.0 / 16777216.0) - 1.0);
-}
-
-static float *rand_buf(int64_t n) {
-  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-  for (int64_t i = 0; i < n; i++) p[i] = frand();
-  return p;
-}
 
 typedef struct Shape {
   int64_t g[MLC_CONV_GEOM];

@@ -15,20 +15,8 @@
 
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
+#include "rand_data.h"
 #include "unit.h"
-
-static uint64_t rng_state = 88172645463325252ull;
-
-static float frand(void) { // uniform in [-1, 1)
-  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
-  return (float)((rng_state >> 40) * (2.0 / 16777216.0) - 1.0);
-}
-
-static float *rand_buf(int64_t n) {
-  float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-  for (int64_t i = 0; i < n; i++) p[i] = frand();
-  return p;
-}
 
 typedef struct Case {
   uint32_t flags;
