@@ -121,20 +121,33 @@ GEMM_SHAPES = [  # name, M, N, K, trans A, trans B
 
 
 def part_gemm(args):
-    say("\n## sgemm GFLOP/s: mlc_sgemm vs OpenBLAS (numpy.matmul), median of 7")
+    rounds = 1 if args.quick else 3
+    say("\n## sgemm GFLOP/s: mlc_sgemm vs OpenBLAS (numpy.matmul); each side the median of %d rounds "
+        "(mlc, then OpenBLAS, shape by shape), each round a median of 7" % rounds)
     say("| shape (M x N x K, op) | threads | mlc | OpenBLAS | mlc / OpenBLAS |")
     say("|---|---|---|---|---|")
+    specs = ["%d,%d,%d,%d,%d" % s[1:] for s in GEMM_SHAPES]
     res = []
     for t in (1, 2):
-        for name, m, n, k, ta, tb in GEMM_SHAPES:
-            p = run([os.path.join(ROOT, "build", "bench_kernels"), "gemm", str(t), str(m), str(n), str(k),
-                     str(ta), str(tb)])
-            ours = float(re.search(r": ([\d.]+) GFLOP/s", p.stdout).group(1))
-            theirs = torch_run(1, t, "gemm", "%d,%d,%d,%d,%d" % (m, n, k, ta, tb))["gemm"][0]["gflops"]
+        ours = {spec: [] for spec in specs}
+        theirs = {spec: [] for spec in specs}
+        for _ in range(rounds):
+            for spec in specs:
+                p = run([os.path.join(ROOT, "build", "bench_kernels"), "gemm", str(t)] + spec.split(","))
+                ours[spec].append(float(re.search(r": ([\d.]+) GFLOP/s", p.stdout).group(1)))
+                theirs[spec].append(torch_run(1, t, "gemm", spec)["gemm"][0]["gflops"])
+        for (name, m, n, k, ta, tb), spec in zip(GEMM_SHAPES, specs):
+            o, b = median(ours[spec]), median(theirs[spec])
             say("| %s %dx%dx%d %s%s | %d | %.1f | %.1f | %.2f |" % (
-                name, m, n, k, "T" if ta else "N", "T" if tb else "N", t, ours, theirs, ours / theirs))
-            res.append({"name": name, "m": m, "n": n, "k": k, "threads": t, "mlc": ours, "openblas": theirs})
+                name, m, n, k, "T" if ta else "N", "T" if tb else "N", t, o, b, o / b))
+            res.append({"name": name, "m": m, "n": n, "k": k, "threads": t, "mlc": ours[spec],
+                        "openblas": theirs[spec]})
     raw["gemm"] = res
+
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else 0.5 * (xs[len(xs) // 2 - 1] + xs[len(xs) // 2])
 
 
 # ---- train ------------------------------------------------------------------------------------

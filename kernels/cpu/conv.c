@@ -69,37 +69,88 @@ static bool pointwise(const Conv *k) {
 }
 
 // ---- im2col / col2im -----------------------------------------------------------------------------
-// Output columns [j, j+len) of one output row read input columns w =
-// jj*sw + off; [*lo, *hi) is the part with 0 <= w < W.
-static void in_range(const Conv *k, int64_t off, int64_t j, int64_t len, int64_t *lo, int64_t *hi) {
-  int64_t jlo = off >= 0 ? 0 : (-off + k->sw - 1) / k->sw;
-  int64_t jhi = k->w - off > 0 ? (k->w - off + k->sw - 1) / k->sw : 0;
-  *lo = min64(max64(jlo, j), j + len);
-  *hi = max64(min64(jhi, j + len), *lo);
+// Tap (a, b) reads input column j*sw + off of output column j, off =
+// b*dw - pw; [*vlo, *vhi) are the output columns where that is inside x
+// (independent of the output row, so computed once per col row).
+static void valid_cols(const Conv *k, int64_t off, int64_t *vlo, int64_t *vhi) {
+  int64_t lo = off >= 0 ? 0 : (-off + k->sw - 1) / k->sw;
+  int64_t hi = k->w - off > 0 ? (k->w - off + k->sw - 1) / k->sw : 0;
+  *vhi = min64(hi, k->wo);
+  *vlo = min64(lo, *vhi);
+}
+
+// The loops below are written out (no memcpy/memset): their runs are one
+// output row long (14 floats for fashion_cnn), where a libc call per run
+// cost more than the copy. GCC would turn them back into calls.
+// The copies are the bulk of im2col: cloned for AVX-512 and AVX2 (wider
+// stores), chosen by the loader (ifunc) for the CPU.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define NO_LIBC_LOOPS                                                                    \
+  __attribute__((optimize("no-tree-loop-distribute-patterns"),                           \
+                 target_clones("avx512f", "avx2", "default")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBC_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBC_LOOPS
+#endif
+
+// col_row when both strides are 1 and WO == W (a "same" convolution): then
+// col[r, q] = x[q + shift] for every valid q, so one long loop per row of
+// col replaces one per output row. Gather: copy, then zero the positions
+// outside the input (rows above/below, |off| columns at each side). col2im:
+// zero those positions of the row first (it is scratch), then add the whole
+// run (the zeros land on neighbouring columns and change nothing but the
+// sign of a zero). The run is clipped to the plane; what the clip skips is
+// exactly such a position.
+NO_LIBC_LOOPS static void col_row_same(const Conv *k, int64_t a, int64_t b, int64_t q0, int64_t nq,
+                                       float *xc, float *row, bool add) {
+  int64_t w = k->w, off = b * k->dw - k->pw, dh = a * k->dh - k->ph, vlo, vhi;
+  valid_cols(k, off, &vlo, &vhi);
+  int64_t shift = dh * w + off, q1 = q0 + nq;
+  int64_t ilo = max64(0, -dh), ihi = min64(k->ho, k->h - dh); // output rows inside x
+  int64_t qa = max64(q0, ilo * w), qb = max64(min64(q1, ihi * w), qa);
+  int64_t ca = min64(max64(qa, -shift), qb), cb = max64(min64(qb, k->h * w - shift), ca);
+  if (!add) {
+    for (int64_t q = q0; q < ca; q++) row[q - q0] = 0;
+    for (int64_t q = ca; q < cb; q++) row[q - q0] = xc[q + shift];
+    for (int64_t q = cb; q < q1; q++) row[q - q0] = 0;
+  }
+  for (int64_t i = qa / w; i * w < qb; i++) { // the columns outside x in each row of the run
+    for (int64_t j = max64(0, qa - i * w); j < vlo && i * w + j < qb; j++) row[i * w + j - q0] = 0;
+    for (int64_t j = max64(vhi, qa - i * w); j < w && i * w + j < qb; j++) row[i * w + j - q0] = 0;
+  }
+  if (add)
+    for (int64_t q = ca; q < cb; q++) xc[q + shift] += row[q - q0];
 }
 
 // One row of col (tap a, b of channel plane xc [H, W]) over pixels [q0, q0+nq):
 // gathered into row (add == false), or row added back into xc (col2im).
-static void col_row(const Conv *k, int64_t a, int64_t b, int64_t q0, int64_t nq, float *xc,
-                    float *row, bool add) {
-  int64_t i = q0 / k->wo, j = q0 % k->wo, off = b * k->dw - k->pw;
-  for (int64_t q = 0; q < nq; i++, j = 0) {
-    int64_t len = min64(k->wo - j, nq - q), h = i * k->sh - k->ph + a * k->dh, lo = j, hi = j;
-    if (h >= 0 && h < k->h) in_range(k, off, j, len, &lo, &hi);
-    // dst[jj]: output column jj of this output row; input (h, jj*sw + off)
-    float *dst = row + q - j;
-    int64_t base = h * k->w + off;
+NO_LIBC_LOOPS static void col_row(const Conv *k, int64_t a, int64_t b, int64_t q0, int64_t nq,
+                                  float *xc, float *row, bool add) {
+  if (k->sw == 1 && k->sh == 1 && k->wo == k->w) {
+    col_row_same(k, a, b, q0, nq, xc, row, add);
+    return;
+  }
+  int64_t off = b * k->dw - k->pw, vlo, vhi;
+  valid_cols(k, off, &vlo, &vhi);
+  // output row i, columns [j0, j1) of it; one division for the whole row of col
+  int64_t i = q0 / k->wo, j0 = q0 - i * k->wo, left = nq;
+  for (float *dst = row - j0; left > 0; i++, dst += k->wo, j0 = 0) {
+    int64_t j1 = min64(k->wo, j0 + left), h = i * k->sh - k->ph + a * k->dh;
+    int64_t lo = min64(max64(j0, vlo), j1), hi = max64(min64(j1, vhi), lo);
+    if (h < 0 || h >= k->h) lo = hi = j1;
+    const int64_t base = h * k->w + off, sw = k->sw; // dst[j]: output column j of row i
     if (add) {
-      for (int64_t jj = lo; jj < hi; jj++) xc[base + jj * k->sw] += dst[jj];
+      for (int64_t j = lo; j < hi; j++) xc[base + j * sw] += dst[j];
     } else {
-      memset(dst + j, 0, (size_t)(lo - j) * sizeof(float));
-      if (k->sw == 1 && hi > lo)
-        memcpy(dst + lo, xc + base + lo, (size_t)(hi - lo) * sizeof(float));
+      for (int64_t j = j0; j < lo; j++) dst[j] = 0;
+      if (sw == 1)
+        for (int64_t j = lo; j < hi; j++) dst[j] = xc[base + j];
       else
-        for (int64_t jj = lo; jj < hi; jj++) dst[jj] = xc[base + jj * k->sw];
-      memset(dst + hi, 0, (size_t)(j + len - hi) * sizeof(float));
+        for (int64_t j = lo; j < hi; j++) dst[j] = xc[base + j * sw];
+      for (int64_t j = hi; j < j1; j++) dst[j] = 0;
     }
-    q += len;
+    left -= j1 - j0;
   }
 }
 
