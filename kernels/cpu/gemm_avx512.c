@@ -43,13 +43,16 @@ static inline void store_tile(__m512 acc[MR][2], int mr, __mmask16 m0, __mmask16
 // The k loop. k-major A (rsa == 1, all MR rows present: packed panels and
 // transposed operands) uses immediate row offsets; any other A keeps one
 // pointer per row (rows past mr repeat row mr-1 and are never stored).
-#define KLOOP(AROW)                                                                           \
+// NV: vectors of B per k step; a tile of at most 16 columns (N tails, N=10
+// heads) runs with NV = 1 and does half the FMAs.
+#define KLOOP(AROW, NV)                                                                       \
   for (int64_t p = 0; p < kc; p++) {                                                         \
-    __m512 b0 = _mm512_maskz_loadu_ps(m0, b), b1 = _mm512_maskz_loadu_ps(m1, b + 16);        \
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                                \
+    __m512 b1 = NV > 1 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;                             \
     _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                   \
       __m512 av = _mm512_set1_ps(AROW);                                                      \
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);                                        \
-      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                                        \
+      if (NV > 1) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                            \
     }                                                                                        \
     b += rsb;                                                                                \
     ADVANCE;                                                                                 \
@@ -66,14 +69,20 @@ static void kernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, const f
   _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   if (rsa == 1 && mr == MR) {
 #define ADVANCE a += csa
-    KLOOP(a[r])
+    if (nr > 16)
+      KLOOP(a[r], 2)
+    else
+      KLOOP(a[r], 1)
 #undef ADVANCE
   } else {
     const float *ar[MR];
     for (int r = 0; r < MR; r++) ar[r] = a + (r < mr ? r : mr - 1) * rsa;
     int64_t o = 0;
 #define ADVANCE o += csa
-    KLOOP(ar[r][o])
+    if (nr > 16)
+      KLOOP(ar[r][o], 2)
+    else
+      KLOOP(ar[r][o], 1)
 #undef ADVANCE
   }
   _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) out[r][0] = acc[r][0], out[r][1] = acc[r][1];
