@@ -204,51 +204,51 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 }
 
 // ---- threads ---------------------------------------------------------------------------------
-// C is cut into `parts` strips of whole micro-tiles, across N when there
-// are enough NR panels (each thread then packs only its own B columns),
-// else across M. Every element is still computed by exactly one thread in
-// the same order, so the split is free to follow the thread count.
+// Each product's C is cut into `per` strips of whole micro-tiles, across N
+// when there are enough NR panels (each thread then packs only its own B
+// columns), else across M; a batch of products gives batch * per tasks.
+// Every element is still computed by exactly one task in the same order,
+// so the split is free to follow the thread count.
 typedef struct Split {
   const Gemm *g;
+  int64_t per;  // strips per product
+  int64_t step; // columns (or rows) per strip
   bool by_cols;
-  int64_t step; // columns (or rows) per part
+  int64_t sa, sb, sc, saux; // element strides between the products of a batch
   atomic_int failed;
 } Split;
 
 static void split_run(void *vs, int64_t b, int64_t e) {
   Split *s = vs;
-  for (int64_t part = b; part < e; part++) {
-    int64_t lo = part * s->step, hi;
-    int rc;
-    if (s->by_cols) {
-      hi = min64(lo + s->step, s->g->n);
-      rc = gemm_region(s->g, 0, s->g->m, lo, hi);
-    } else {
-      hi = min64(lo + s->step, s->g->m);
-      rc = gemm_region(s->g, lo, hi, 0, s->g->n);
-    }
+  for (int64_t t = b; t < e; t++) {
+    int64_t bi = t / s->per, lo = t % s->per * s->step;
+    Gemm g = *s->g;
+    g.a += bi * s->sa, g.b += bi * s->sb, g.c += bi * s->sc;
+    if (g.aux) g.aux += bi * s->saux;
+    int rc = s->by_cols ? gemm_region(&g, 0, g.m, lo, min64(lo + s->step, g.n))
+                        : gemm_region(&g, lo, min64(lo + s->step, g.m), 0, g.n);
     if (rc) atomic_store(&s->failed, 1);
   }
 }
 
-static int gemm_parallel(MlcPool *pool, const Gemm *g) {
+static int gemm_parallel(MlcPool *pool, const Gemm *g, int64_t batch, const int64_t strides[4]) {
   const GemmVariant *v = gemm_current();
   int64_t t = mlc_pool_threads(pool);
   int64_t pn = (g->n + v->nr - 1) / v->nr, pm = (g->m + v->mr - 1) / v->mr;
-  if (t <= 1 || 2.0 * g->m * g->n * g->k < PAR_MIN_FLOPS || (pn < 2 && pm < 2))
-    return gemm_region(g, 0, g->m, 0, g->n);
-  Split s = {.g = g, .by_cols = pn >= t || pn >= pm};
-  int64_t panels = s.by_cols ? pn : pm, parts = min64(t, panels);
+  Split s = {.g = g, .by_cols = pn >= t || pn >= pm, .sa = strides[0], .sb = strides[1],
+             .sc = strides[2], .saux = strides[3]};
+  int64_t panels = s.by_cols ? pn : pm, want = (t + batch - 1) / batch; // strips per product
+  if (t <= 1 || 2.0 * (double)batch * g->m * g->n * g->k < PAR_MIN_FLOPS) want = 1;
+  int64_t parts = min64(want, panels);
   s.step = (panels + parts - 1) / parts * (s.by_cols ? v->nr : v->mr);
-  int64_t total = s.by_cols ? g->n : g->m;
-  mlc_parallel_for(pool, (total + s.step - 1) / s.step, 1, split_run, &s);
+  s.per = ((s.by_cols ? g->n : g->m) + s.step - 1) / s.step;
+  mlc_parallel_for(parts * batch > 1 ? pool : NULL, batch * s.per, 1, split_run, &s);
   return atomic_load(&s.failed) ? -1 : 0;
 }
 
-int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha,
-              const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
-              int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
-  if (m <= 0 || n <= 0) return 0;
+static Gemm gemm_of(uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                    const float *bias, const float *aux, int64_t ldaux) {
   Gemm g = {.flags = flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B),
             .m = m, .n = n, .k = k < 0 ? 0 : k, .alpha = alpha, .beta = beta,
             .a = a, .b = b, .c = c, .ldc = ldc, .bias = bias, .aux = aux, .ldaux = ldaux};
@@ -256,5 +256,25 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
   g.csa = flags & MLC_GEMM_TRANS_A ? lda : 1;
   g.rsb = flags & MLC_GEMM_TRANS_B ? 1 : ldb;
   g.csb = flags & MLC_GEMM_TRANS_B ? ldb : 1;
-  return gemm_parallel(pool, &g);
+  return g;
+}
+
+int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+              int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
+  if (m <= 0 || n <= 0) return 0;
+  Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+  static const int64_t none[4] = {0, 0, 0, 0};
+  return gemm_parallel(pool, &g, 1, none);
+}
+
+int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b,
+                      int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc,
+                      int64_t stride_c, const float *bias, const float *aux, int64_t ldaux,
+                      int64_t stride_aux) {
+  if (batch <= 0 || m <= 0 || n <= 0) return 0;
+  Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+  const int64_t strides[4] = {stride_a, stride_b, stride_c, stride_aux};
+  return gemm_parallel(pool, &g, batch, strides);
 }

@@ -51,6 +51,18 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
               int64_t ldc, const float *bias, const float *aux, int64_t ldaux);
 
+// `batch` independent products of the same shape (attention's
+// [B, H, T, T] @ [B, H, T, d]): product i reads a + i*stride_a,
+// b + i*stride_b, aux + i*stride_aux and writes c + i*stride_c (strides in
+// elements; 0 shares an operand, e.g. one weight for every product). bias
+// is shared. The products run in parallel with each other, each as
+// mlc_sgemm would compute it (the same bits).
+int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b,
+                      int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc,
+                      int64_t stride_c, const float *bias, const float *aux, int64_t ldaux,
+                      int64_t stride_aux);
+
 // The micro-kernel variant in use: "avx512", "avx2" or "generic". The first
 // call picks the best the CPU supports (__builtin_cpu_supports), unless
 // MLC_GEMM_VARIANT names one. mlc_gemm_select forces one (tests): 0, or -1

@@ -188,6 +188,38 @@ static void thread_counts(const char *variant) {
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
 }
 
+// mlc_sgemm_batched: each product has the bits of its own mlc_sgemm call
+// (which check_case validates), with a shared B (stride 0), a residual per
+// product, padded strides, and 1, 2, 3 threads.
+static void batched(const char *variant) {
+  enum { NB = 5, M = 37, N = 70, K = 129, LDA = K + 1, LDC = N + 3 };
+  uint32_t flags = MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RESIDUAL;
+  int64_t sa = M * LDA + 7, sc = M * LDC + 5;
+  float *a = rand_buf(NB * sa), *b = rand_buf(N * K), *bias = rand_buf(N), *aux = rand_buf(NB * sc);
+  float *want = rand_buf(NB * sc), *got = malloc((size_t)(NB * sc) * sizeof *got);
+  for (int i = 0; i < NB; i++)
+    mlc_sgemm(NULL, flags, M, N, K, 0.5f, a + i * sa, LDA, b, K, 0, want + i * sc, LDC, bias,
+              aux + i * sc, LDC);
+  int ok = 1;
+  for (int t = 1; t <= 3; t++) {
+    MlcPool *pool = mlc_pool_new(t);
+    memcpy(got, want, (size_t)(NB * sc) * sizeof *got); // the gaps between products stay as they are
+    for (int i = 0; i < NB; i++)
+      for (int64_t e = 0; e < M * LDC; e++) got[i * sc + e] = NAN;
+    for (int i = 0; i < NB; i++)
+      for (int64_t r = 0; r < M; r++)
+        for (int64_t j = N; j < LDC; j++) got[i * sc + r * LDC + j] = want[i * sc + r * LDC + j];
+    ok &= !mlc_sgemm_batched(pool, flags, NB, M, N, K, 0.5f, a, LDA, sa, b, K, 0, 0, got, LDC, sc,
+                             bias, aux, LDC, sc) &&
+          !memcmp(got, want, (size_t)(NB * sc) * sizeof *got);
+    mlc_pool_free(pool);
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: mlc_sgemm_batched (5 products, shared B) = 5 mlc_sgemm calls, 1-3 threads", variant);
+  check(msg, ok);
+  free(a), free(b), free(bias), free(aux), free(want), free(got);
+}
+
 int main(int argc, char **argv) {
   const char *variant = argc > 1 ? argv[1] : "avx512";
   if (mlc_gemm_select(variant)) {
@@ -198,6 +230,7 @@ int main(int argc, char **argv) {
   blocking_tails(variant);
   scalars_and_epilogues(variant);
   thread_counts(variant);
+  batched(variant);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
