@@ -40,7 +40,11 @@
 #define cpu_relax() ((void)0)
 #endif
 
-enum { SPIN_NS = 200 * 1000 }; // 0.2 ms of spinning before a worker sleeps
+// A worker polls for the next job for SPIN_NS before it sleeps: the first
+// HOT_NS on the CPU (a step's next kernel usually comes within that), the
+// rest yielding between polls, so that on a machine with no idle core the
+// poll costs the other runnable threads little.
+enum { HOT_NS = 20 * 1000, SPIN_NS = 200 * 1000 };
 
 static _Thread_local int in_job; // this thread is running a chunk
 
@@ -90,6 +94,16 @@ static void gen_wake(MlcPool *p) {
 #endif
 }
 
+// The caller's waits (for workers to leave a job, for the last chunks):
+// spin, then yield, in case the thread it waits for was descheduled (more
+// threads than CPUs, or the host took a vCPU away).
+static void backoff(int i) {
+  if (i < 1 << 12)
+    cpu_relax();
+  else
+    sched_yield();
+}
+
 // ---- running chunks -------------------------------------------------------------------------
 static void run_chunks(MlcPool *p) {
   int64_t ran = 0; // added to `done` once, at the end
@@ -113,7 +127,11 @@ static unsigned next_gen(MlcPool *p, unsigned seen) {
     cpu_relax();
     if (i % 64) continue;
     if (!t0) t0 = now_ns();
-    if (now_ns() - t0 < SPIN_NS) continue;
+    int64_t waited = now_ns() - t0;
+    if (waited < SPIN_NS) {
+      if (waited > HOT_NS) sched_yield(); // let a runnable thread have this CPU
+      continue;
+    }
     atomic_fetch_add(&p->sleepers, 1);
     if (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) gen_wait(p, seen);
     atomic_fetch_sub(&p->sleepers, 1);
@@ -189,18 +207,13 @@ void mlc_parallel_for(MlcPool *p, int64_t n, int64_t grain, MlcRangeFn fn, void 
   }
   unsigned g = atomic_load(&p->gen);
   atomic_store(&p->gen, g + 1); // odd: writing
-  while (atomic_load(&p->inside)) cpu_relax();
+  for (int i = 0; atomic_load(&p->inside); i++) backoff(i);
   p->fn = fn, p->arg = arg, p->n = n, p->grain = grain, p->nchunks = nchunks;
   atomic_store_explicit(&p->next, 0, memory_order_relaxed);
   atomic_store_explicit(&p->done, 0, memory_order_relaxed);
   atomic_store(&p->gen, g + 2); // even: published
   if (atomic_load(&p->sleepers)) gen_wake(p);
   run_chunks(p);
-  // The last chunks finish on other threads; yield when one of them seems
-  // descheduled (the host may take a vCPU away).
-  for (int i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < nchunks; i++)
-    if (i < 1 << 14)
-      cpu_relax();
-    else
-      sched_yield();
+  // The last chunks finish on other threads.
+  for (int i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < nchunks; i++) backoff(i);
 }
