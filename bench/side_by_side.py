@@ -122,7 +122,7 @@ GEMM_SHAPES = [  # name, M, N, K, trans A, trans B
 
 def part_gemm(args):
     rounds = 1 if args.quick else 3
-    say("\n## sgemm GFLOP/s: mlc_sgemm vs OpenBLAS (numpy.matmul); each side the median of %d rounds "
+    say("\n## sgemm GFLOP/s: mlc_sgemm vs OpenBLAS (numpy.matmul); each side the median of %d round(s) "
         "(mlc, then OpenBLAS, shape by shape), each round a median of 7" % rounds)
     say("| shape (M x N x K, op) | threads | mlc | OpenBLAS | mlc / OpenBLAS |")
     say("|---|---|---|---|---|")
