@@ -212,6 +212,10 @@ def init_same(ctx, prog, data, seed):
             why.append("%s: program %s%s, interpreter %s%s, bytes %s" % (
                 k, a[k].dtype, a[k].shape, b[k].dtype, b[k].shape,
                 "equal" if a[k].tobytes() == b[k].tobytes() else "differ"))
+    tn = a.get("mix.tn")
+    if tn is None or tn.min() < -0.5 or tn.max() > 0.5:
+        why.append("trunc_normal(std = 1.0, a = -0.5, b = 0.5) drew values outside [-0.5, 0.5]: %s"
+                   % (None if tn is None else (float(tn.min()), float(tn.max()))))
     if meta.get("mlc.seed") != (seed or "11"):
         why.append("the program's checkpoint has seed %s" % meta.get("mlc.seed"))
     if not any(k.startswith("opt.") and k.endswith("exp_avg") for k in a) or "mix.stat" not in a:

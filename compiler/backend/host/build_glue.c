@@ -180,7 +180,7 @@ void host_init_spec(const IrParam *p, const OptimRecipe *r, MlcInit *out) {
       [IRI_UNIFORM] = MLC_INIT_UNIFORM, [IRI_CONSTANT] = MLC_INIT_CONSTANT,
       [IRI_KAIMING_UNIFORM] = MLC_INIT_KAIMING_UNIFORM, [IRI_KAIMING_NORMAL] = MLC_INIT_KAIMING_NORMAL,
       [IRI_XAVIER_UNIFORM] = MLC_INIT_XAVIER_UNIFORM, [IRI_XAVIER_NORMAL] = MLC_INIT_XAVIER_NORMAL,
-      [IRI_TRUNC_NORMAL] = MLC_INIT_NORMAL, // the runtime has no bounds: drawn untruncated
+      [IRI_TRUNC_NORMAL] = MLC_INIT_TRUNC_NORMAL,
   };
   bool kaiming = in->kind == IRI_KAIMING_UNIFORM || in->kind == IRI_KAIMING_NORMAL;
   *out = (MlcInit){.kind = kinds[in->kind], .value = in->value, .mean = in->mean, .std = in->std,
@@ -197,6 +197,7 @@ static void init_spec(StrBuf *b, const IrParam *p, const OptimRecipe *r) {
       [MLC_INIT_NORMAL] = "NORMAL", [MLC_INIT_UNIFORM] = "UNIFORM",
       [MLC_INIT_KAIMING_UNIFORM] = "KAIMING_UNIFORM", [MLC_INIT_KAIMING_NORMAL] = "KAIMING_NORMAL",
       [MLC_INIT_XAVIER_UNIFORM] = "XAVIER_UNIFORM", [MLC_INIT_XAVIER_NORMAL] = "XAVIER_NORMAL",
+      [MLC_INIT_TRUNC_NORMAL] = "TRUNC_NORMAL",
   };
   MlcInit in;
   host_init_spec(p, r, &in);
