@@ -104,6 +104,8 @@ MLC_EMU_SHFL_TYPED(mlc_emu_shfl_i, int, i)
 MLC_EMU_SHFL_TYPED(mlc_emu_shfl_u, unsigned, u)
 MLC_EMU_SHFL_TYPED(mlc_emu_shfl_ll, long long, l)
 MLC_EMU_SHFL_TYPED(mlc_emu_shfl_l, long, l)
+MLC_EMU_SHFL_TYPED(mlc_emu_shfl_ull, unsigned long long, bits)
+MLC_EMU_SHFL_TYPED(mlc_emu_shfl_ul, unsigned long, bits)
 #undef MLC_EMU_SHFL_TYPED
 
 // (lane|delta [, width]) -> lane|delta, width (CUDA's default width is 32).
@@ -111,7 +113,8 @@ MLC_EMU_SHFL_TYPED(mlc_emu_shfl_l, long, l)
 #define MLC_EMU_SHFL(kind, mask, v, ...)                                       \
   _Generic((v), float: mlc_emu_shfl_f, double: mlc_emu_shfl_d,                 \
            int: mlc_emu_shfl_i, unsigned: mlc_emu_shfl_u,                      \
-           long long: mlc_emu_shfl_ll, long: mlc_emu_shfl_l)(                  \
+           long long: mlc_emu_shfl_ll, long: mlc_emu_shfl_l,                   \
+           unsigned long long: mlc_emu_shfl_ull, unsigned long: mlc_emu_shfl_ul)(  \
       kind, mask, v, MLC_EMU_ARG_WIDTH(__VA_ARGS__, 32, 0))
 
 #define __shfl_sync(mask, v, ...) MLC_EMU_SHFL(MLC_EMU_SHFL_IDX, mask, v, __VA_ARGS__)
@@ -132,6 +135,7 @@ MLC_EMU_ATOMIC(mlc_emu_add_d, double, old + v)
 MLC_EMU_ATOMIC(mlc_emu_add_i, int, (int)((unsigned)old + (unsigned)v))
 MLC_EMU_ATOMIC(mlc_emu_add_u, unsigned, old + v)
 MLC_EMU_ATOMIC(mlc_emu_add_ull, unsigned long long, old + v)
+MLC_EMU_ATOMIC(mlc_emu_add_ul, unsigned long, old + v) // uint64_t here, unsigned long long under NVRTC
 MLC_EMU_ATOMIC(mlc_emu_max_i, int, old > v ? old : v)
 MLC_EMU_ATOMIC(mlc_emu_min_i, int, old < v ? old : v)
 #undef MLC_EMU_ATOMIC
@@ -139,7 +143,7 @@ MLC_EMU_ATOMIC(mlc_emu_min_i, int, old < v ? old : v)
 #define atomicAdd(p, v)                                                        \
   _Generic((p), float *: mlc_emu_add_f, double *: mlc_emu_add_d,               \
            int *: mlc_emu_add_i, unsigned *: mlc_emu_add_u,                    \
-           unsigned long long *: mlc_emu_add_ull)(p, v)
+           unsigned long long *: mlc_emu_add_ull, unsigned long *: mlc_emu_add_ul)(p, v)
 #define atomicMax(p, v) mlc_emu_max_i(p, v)
 #define atomicMin(p, v) mlc_emu_min_i(p, v)
 

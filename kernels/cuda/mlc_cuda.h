@@ -24,7 +24,7 @@
 //                                  n parameters (nothing under NVRTC); no ';'
 //   threadIdx blockIdx blockDim gridDim warpSize (unsigned x, y, z)
 //   __shfl_sync __shfl_down_sync __shfl_up_sync __shfl_xor_sync (mask, v,
-//   lane|delta [, width]) for float, double, int, unsigned, long long;
+//   lane|delta [, width]) for float, double, int, unsigned, (unsigned) long long;
 //   __syncwarp(mask); atomicAdd on float, double, int, unsigned, unsigned
 //   long long; atomicMax/atomicMin on int
 //   int8_t .. uint64_t; INFINITY, NAN; float math as CUDA spells it (expf,

@@ -88,7 +88,7 @@ static bool nvrtc_name(const char *name) {
 }
 
 // The preferred libnvrtc file in dir ("libnvrtc.so" first, else the
-// longest versioned name), into out; false when there is none.
+// greatest versioned name), into out; false when there is none.
 static bool find_in_dir(const char *dir, char *out, size_t n) {
   DIR *d = opendir(dir);
   if (!d) return false;

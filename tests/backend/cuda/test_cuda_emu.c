@@ -250,6 +250,25 @@ static void test_dyn_shared(void) {
         ok && out[1] == 2016 && out[3] == 2016 && out[5] == 2016);
 }
 
+// 64-bit shuffles and atomics: out[t] = the xor-1 neighbour's t << 40;
+// every thread adds 2^33 to *acc
+MLC_KERNEL emu_wide(int64_t *out, uint64_t *acc) {
+  int64_t v = (int64_t)threadIdx.x << 40;
+  out[threadIdx.x] = __shfl_xor_sync(0xffffffffu, v, 1);
+  atomicAdd(acc, (uint64_t)1 << 33);
+}
+MLC_ENTRY2(emu_wide, int64_t *, uint64_t *)
+
+static void test_wide(void) {
+  int64_t out[64];
+  uint64_t acc = 0;
+  void *args[] = {&(int64_t *){out}, &(uint64_t *){&acc}};
+  bool ok = launch("emu_wide", emu_wide_entry, args, mlc_dim3(1, 1, 1), mlc_dim3(64, 1, 1), 0) == 0;
+  for (int t = 0; ok && t < 64; t++) ok = out[t] == (int64_t)(t ^ 1) << 40;
+  check("64-bit: int64_t shuffles keep all bits", ok);
+  check("64-bit: atomicAdd on uint64_t", acc == (uint64_t)64 << 33);
+}
+
 MLC_KERNEL emu_diverge(int *out) {
   if (threadIdx.x == 3) MLC_BARRIER();
   else MLC_BARRIER();
@@ -308,6 +327,7 @@ int main(void) {
   test_shfl(37, 32);
   test_partial_warp();
   test_dyn_shared();
+  test_wide();
   test_failures();
   mlc_emu_release();
   printf("%d passed, %d failed\n", npass, nfail);
