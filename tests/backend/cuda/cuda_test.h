@@ -55,6 +55,18 @@ static inline void fill_unit(float *v, int64_t n, uint64_t seed) {
   for (int64_t i = 0; i < n; i++) v[i] = (float)test_rng(&seed) / 1073741824.0f - 1.0f;
 }
 
+// The two operands of a matmul test: integers in [-4, 4] (every product and
+// sum exact) or uniform values, from fixed seeds.
+static inline void fill_operands(float *a, int64_t na, float *b, int64_t nb, bool ints) {
+  if (ints) {
+    fill_int(a, na, 4, 6);
+    fill_int(b, nb, 4, 7);
+  } else {
+    fill_unit(a, na, 6);
+    fill_unit(b, nb, 7);
+  }
+}
+
 static inline void ref_ew(const float *x, const float *b, float *y, float a, int64_t n) {
   for (int64_t i = 0; i < n; i++) y[i] = a * x[i] + fmaxf(b[i], 0.0f);
 }

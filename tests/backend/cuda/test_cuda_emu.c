@@ -123,13 +123,7 @@ static void test_sgemm(bool ints) {
   int64_t m = 67, n = 45, k = 83;
   float *a = malloc(m * k * sizeof *a), *b = malloc(k * n * sizeof *b), *c = malloc(m * n * sizeof *c),
         *want = malloc(m * n * sizeof *want);
-  if (ints) {
-    fill_int(a, m * k, 4, 6);
-    fill_int(b, k * n, 4, 7);
-  } else {
-    fill_unit(a, m * k, 6);
-    fill_unit(b, k * n, 7);
-  }
+  fill_operands(a, m * k, b, k * n, ints);
   ref_sgemm(a, b, want, m, n, k);
   void *args[] = {&a, &b, &c, &m, &n, &k};
   int rc = launch("sgemm16", sgemm16_entry, args, mlc_dim3((unsigned)(n + 15) / 16, (unsigned)(m + 15) / 16, 1),

@@ -173,13 +173,7 @@ static void test_softmax(MlcCudaModule *m) {
 static void test_sgemm(MlcCudaModule *m, bool ints) {
   int64_t M = 259, N = 131, K = 517;
   float *a = malloc(M * K * 4), *b = malloc(K * N * 4), *c = malloc(M * N * 4), *want = malloc(M * N * 4);
-  if (ints) {
-    fill_int(a, M * K, 4, 6);
-    fill_int(b, K * N, 4, 7);
-  } else {
-    fill_unit(a, M * K, 6);
-    fill_unit(b, K * N, 7);
-  }
+  fill_operands(a, M * K, b, K * N, ints);
   ref_sgemm(a, b, want, M, N, K);
   MlcDevPtr da = put(a, M * K), db = put(b, K * N), dc = carve(M * N * 4);
   void *params[] = {&da, &db, &dc, &M, &N, &K};
