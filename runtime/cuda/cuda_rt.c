@@ -131,6 +131,10 @@ void mlc_cuda_close(MlcCuda *c) {
 
 const MlcCudaInfo *mlc_cuda_info(const MlcCuda *c) { return &c->info; }
 
+int mlc_cuda_bind_thread(MlcCuda *c, char *err, size_t errlen) {
+  return MLC_CU(c, cuCtxSetCurrent, (c->ctx), err, errlen);
+}
+
 // ---- memory ------------------------------------------------------------------------------------
 int mlc_cuda_arena(MlcCuda *c, size_t bytes, MlcDevPtr *base, char *err, size_t errlen) {
   if (bytes == 0) bytes = 256;

@@ -18,7 +18,9 @@
 //
 // Errors never exit: functions return -1 (or NULL) with one line in err;
 // a failed driver call reads "cuda_rt.c:LINE: cuCALL: CUDA_ERROR_NAME
-// (the driver's description)". Not thread-safe: one MlcCuda per thread.
+// (the driver's description)". The context is current on the thread that
+// opened it; another thread (a loader's) calls mlc_cuda_bind_thread before
+// its first call. Calls on one MlcCuda must not overlap.
 #ifndef MLC_CUDA_RT_H
 #define MLC_CUDA_RT_H
 
@@ -52,6 +54,8 @@ MlcCuda *mlc_cuda_open(int ordinal, char *err, size_t errlen);
 // modules first); NULL is a no-op.
 void mlc_cuda_close(MlcCuda *c);
 const MlcCudaInfo *mlc_cuda_info(const MlcCuda *c);
+// Makes c's context current on the calling thread (cuCtxSetCurrent). 0 or -1.
+int mlc_cuda_bind_thread(MlcCuda *c, char *err, size_t errlen);
 
 // ---- the bundle and modules (cuda_module.c) -----------------------------------------------
 // The compiler's container of images (compiler/backend/cuda/nvrtc.h has

@@ -101,7 +101,7 @@ build_cc() {
   cmake -DINPUT="$root/kernels/cuda/mlc_cuda.h" -DOUTPUT="$bld/mlc_cuda_h_src.c" -DSYMBOL=mlc_cuda_h \
     -P "$root/scripts/embed.cmake" || return 1
   local be=("$root"/compiler/backend/cuda/*.c "$bld/mlc_cuda_h_src.c") rt=("$root"/runtime/cuda/*.c)
-  cc "${cflags[@]}" "${be[@]}" "${rt[@]}" "$root/tests/backend/cuda/test_cuda_gpu.c" -ldl -lm \
+  cc "${cflags[@]}" "${be[@]}" "${rt[@]}" "$root/tests/backend/cuda/test_cuda_gpu.c" -ldl -lm -pthread \
     -o "$bld/test_cuda_gpu" &&
     cc "${cflags[@]}" "${be[@]}" "$root/tests/backend/cuda/test_nvrtc.c" -ldl -lm -o "$bld/test_nvrtc" &&
     cc "${cflags[@]}" "${rt[@]}" "$root/tests/backend/cuda/cuda_probe.c" -ldl -o "$bld/cuda_probe"

@@ -3,7 +3,8 @@
 // sm_90 and the device's architecture, the bundle is loaded as a module, the
 // kernels run on buffers carved from the device arena and match the plain C
 // references; a PTX-only bundle is JIT-compiled by the driver and runs; four
-// batches go through the double-buffered upload stage.
+// batches go through the double-buffered upload stage; a second thread
+// binds the context and uploads.
 //
 // Without a driver or a device it prints why and exits 77 (skipped). ctest
 // runs it twice: as cuda_gpu with whatever driver the machine has (the real
@@ -14,6 +15,7 @@
 // its expf differs from glibc's by up to 2 ulp): exact on integer-valued
 // data, 1e-6 * sum |x| for row sums, 1e-6 relative for elementwise, 1e-5 for
 // softmax and sgemm.
+#include <pthread.h>
 #include <time.h>
 
 #include "backend/cuda/nvrtc.h"
@@ -218,6 +220,37 @@ static void test_stage(MlcCudaModule *m) {
   free(y), free(want), free(b);
 }
 
+// A second thread binds the context and uploads, as a loader thread would.
+typedef struct Uploader {
+  MlcDevPtr dst;
+  const float *src;
+  int64_t n;
+  int rc;
+  char err[512];
+} Uploader;
+
+static void *upload_thread(void *arg) {
+  Uploader *u = arg;
+  u->rc = mlc_cuda_bind_thread(gpu, u->err, sizeof u->err) ||
+          mlc_cuda_upload(gpu, u->dst, u->src, (size_t)u->n * 4, MLC_CUDA_COPY, u->err, sizeof u->err) ||
+          mlc_cuda_sync(gpu, MLC_CUDA_COPY, u->err, sizeof u->err);
+  return NULL;
+}
+
+static void test_thread(void) {
+  int64_t n = 4096;
+  float *x = malloc(n * 4), *back = malloc(n * 4);
+  fill_unit(x, n, 11);
+  Uploader u = {.dst = carve(n * 4), .src = x, .n = n};
+  pthread_t t;
+  bool ok = pthread_create(&t, NULL, upload_thread, &u) == 0 && pthread_join(t, NULL) == 0;
+  if (ok && u.rc) printf("  thread: %s\n", u.err);
+  ok = ok && !u.rc && get(back, u.dst, n);
+  if (ok) check_exact("thread: another thread binds the context and uploads", back, x, n);
+  else check("thread: another thread binds the context and uploads", false);
+  free(x), free(back);
+}
+
 static int skip(const char *why) {
   printf("[SKIP] the GPU tests: %s\n", why);
   printf("%d passed, %d failed\n", npass, nfail);
@@ -247,6 +280,7 @@ int main(void) {
   test_sgemm(mods[3], true);
   test_sgemm(mods[3], false);
   test_stage(mods[0]);
+  test_thread();
   MlcCudaModule *ptx = load("elementwise.cu", true);
   check("ptx: a PTX-only bundle loads as PTX",
         ptx && mlc_cuda_module_image(ptx)->kind == MLC_CUDA_PTX);
