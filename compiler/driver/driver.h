@@ -65,8 +65,11 @@ typedef struct DriverOpts {
   const char *entry;      // --entry
   const char *inputs[DRIVER_MAX_INPUTS]; // --input NAME=PATH, in order
   int ninputs;
+  const char *weights;    // --weights FILE
+  const char *save;       // --save OUT
   bool f64;               // --f64 (default --f32)
   uint64_t seed;          // --seed N
+  bool have_seed;         // --seed was given
 } DriverOpts;
 
 // ---- the command line (options.c) ---------------------------------------------------------

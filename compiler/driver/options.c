@@ -49,13 +49,18 @@
     "print the time of every stage (and of its verifier)")                                       \
   X(INTERP, "interp", 0, no_argument, B(RUN), "--interp",                                        \
     "run in the reference interpreter (required)")                                               \
-  X(ENTRY, "entry", 0, required_argument, B(RUN), "--entry ENTRY", "forward, loss, eval or predict") \
+  X(ENTRY, "entry", 0, required_argument, B(RUN), "--entry ENTRY",                              \
+    "forward, loss, eval, predict, loss_grad,\ntrain_step or init (below)")                      \
   X(INPUT, "input", 0, required_argument, B(RUN), "--input NAME=X.npy",                          \
     "the entry's argument NAME, from an .npy file\n(once per argument)")                         \
+  X(WEIGHTS, "weights", 0, required_argument, B(RUN), "--weights FILE",                          \
+    "parameters and buffers from a safetensors file:\nan mlc checkpoint or a PyTorch state_dict") \
+  X(SAVE, "save", 0, required_argument, B(RUN), "--save OUT",                                    \
+    "also write the results: OUT.safetensors, OUT.npy\n(one result) or a directory of NAME.npy") \
   X(F32, "f32", 0, no_argument, B(RUN), "--f32", "round every float op to f32 (default)")        \
   X(F64, "f64", 0, no_argument, B(RUN), "--f64", "compute in f64")                               \
   X(SEED, "seed", 0, required_argument, B(RUN), "--seed N",                                      \
-    "seed of the parameters' initialisation (default 0)")
+    "seed of the initial state (default: the train\nrecipe's, else 0)")
 
 typedef enum {
 #define X(id, ...) OPT_##id,
@@ -217,6 +222,8 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_VERBOSE: o->verbose = true; break;
   case OPT_INTERP: o->interp = true; break;
   case OPT_ENTRY: o->entry = arg; break;
+  case OPT_WEIGHTS: o->weights = arg; break;
+  case OPT_SAVE: o->save = arg; break;
   case OPT_INPUT:
     if (o->ninputs == DRIVER_MAX_INPUTS) return driver_usage_error(cmd, "more than %d --input options", DRIVER_MAX_INPUTS);
     if (!strchr(arg, '=') || arg[0] == '=')
@@ -227,6 +234,7 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_F64: o->f64 = true; break;
   case OPT_SEED:
     if (parse_uint(arg, &o->seed)) return driver_usage_error(cmd, "--seed takes a number, not '%s'", arg);
+    o->have_seed = true;
     break;
   case OPT_COUNT: MLC_UNREACHABLE();
   }

@@ -154,7 +154,7 @@ static bool verify_kir(Pipeline *P, DiagSink *d) {
 }
 
 // FNV-1a 64 of the graph module's text: the structural hash checkpoints carry.
-static void module_hash(IrModule *m, char out[17]) {
+void pipeline_module_hash(IrModule *m, char out[17]) {
   StrBuf b = {0};
   ir_print_module(&b, m, 0);
   uint64_t h = 0xcbf29ce484222325ull;
@@ -176,7 +176,7 @@ static bool run_kir(Pipeline *P) {
     diag_error(P->diags, (Span){0}, "model %s needs forward and loss to be built into a program", u->model);
     return false;
   }
-  module_hash(u->lr.module, u->hash);
+  pipeline_module_hash(u->lr.module, u->hash);
   if (!(u->k_train = lower_program(P, u->train_step, NULL))) return false;
   u->checked = (KirLowerOptions){.check_finite = true};
   if (!(u->k_train_checked = lower_program(P, u->train_step, &u->checked))) return false;

@@ -99,6 +99,10 @@ void pipeline_print_dot(Pipeline *P, FILE *out);
 // After codegen: the module as assembly (backend.emit was BE_EMIT_ASM), in
 // a file of the temporary directory; its path, or NULL after reporting.
 const char *pipeline_write_asm(Pipeline *P);
+// FNV-1a 64 of the graph module's text, hex: the structural hash that
+// checkpoints carry (kir records it in BuildUnit.hash; `mlc run` checks
+// mlc checkpoints against it).
+void pipeline_module_hash(IrModule *m, char out[17]);
 double pipeline_now(void); // CLOCK_MONOTONIC, seconds (for -v)
 // Frees the LLVM module and removes the temporary directory (unless kept).
 void pipeline_free(Pipeline *P);

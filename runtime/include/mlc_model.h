@@ -63,6 +63,7 @@ typedef enum MlcInitKind {
   MLC_INIT_KAIMING_NORMAL,  // N(0, (gain / sqrt(fan))^2), fan by mode
   MLC_INIT_XAVIER_UNIFORM,  // U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))
   MLC_INIT_XAVIER_NORMAL,   // N(0, gain^2 * 2 / (fan_in + fan_out))
+  MLC_INIT_TRUNC_NORMAL,    // N(mean, std^2) redrawn until in [low, high] (trunc_normal_'s a, b)
 } MlcInitKind;
 
 typedef enum MlcFanMode {
@@ -73,8 +74,8 @@ typedef enum MlcFanMode {
 typedef struct MlcInit {
   MlcInitKind kind;
   double value;          // CONSTANT
-  double mean, std;      // NORMAL
-  double low, high;      // UNIFORM
+  double mean, std;      // NORMAL, TRUNC_NORMAL
+  double low, high;      // UNIFORM; TRUNC_NORMAL: the bounds a, b
   double a;              // kaiming's negative slope (informational; gain has it)
   double gain;           // KAIMING_*, XAVIER_*; 0 means 1
   int64_t fan_in, fan_out;

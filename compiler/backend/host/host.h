@@ -47,4 +47,12 @@ bool host_write_runtime_headers(const char *dir, char *err, size_t errlen);
 // Removes what host_write_runtime_headers wrote.
 void host_remove_runtime_headers(const char *dir);
 
+// How the runtime initialises state p (runtime/include/mlc_model.h): p's
+// IrInit (kaiming's gain computed, trunc_normal as normal), or for optimizer
+// state optim_state_init's constant. The one mapping from IrInit to the
+// runtime's spec: the glue prints it into the model descriptor, and
+// `mlc run --interp` has the runtime draw from it (mlc_instance_new).
+struct MlcInit;
+void host_init_spec(const IrParam *p, const OptimRecipe *r, struct MlcInit *out);
+
 #endif
