@@ -2,7 +2,7 @@
 // batch in, the same loss and parameter gradients out.
 //
 // Usage: test_parity [-v] [EXAMPLE...]   (run from the repo root; default:
-// every example; -v prints every tensor's error)
+// every example and tests/parity/bn_cnn; -v prints every tensor's error)
 //
 // For each example model the reference is tests/parity/data/<example>.safetensors,
 // written by tests/parity/gen.py from the PyTorch twin in models.py (see that
@@ -37,8 +37,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+// examples/NAME.model, or tests/parity/NAME.model for the models that are
+// only here (bn_cnn: batch statistics over 50,176 values per channel).
 static const char *const all_examples[] = {
-    "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
+    "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste", "bn_cnn",
 };
 
 enum { MAX_STATE = 256 };
@@ -105,6 +107,9 @@ static const MlcStTensor *ref_tensor(Run *r, const char *prefix, const char *nam
 static bool compile(Run *r, const char *model) {
   char path[256];
   snprintf(path, sizeof path, "examples/%s.model", r->example);
+  FILE *probe = fopen(path, "rb");
+  if (probe) fclose(probe);
+  else snprintf(path, sizeof path, "tests/parity/%s.model", r->example);
   const char *err = NULL;
   SrcFile *f = src_read(r->arena, path, &err);
   if (!f) return fail(r, "%s: %s", path, err);
