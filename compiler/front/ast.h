@@ -12,11 +12,14 @@
 //   member    := ['frozen'] 'param' NAME ':' type ['init' expr]
 //              | 'buffer' NAME ':' type ['init' expr]
 //              | NAME '=' NAME '(' args ')'          (a block instance)
+//              | NAME '=' '[' inst {',' inst} ']'   (a list of block instances)
+//              | NAME '=' '[' inst 'for' NAME 'in' expr ']'
 //              | method
 //   method    := NAME '(' params ')' '->' type '{' stmt* '}' [grad]
 //   fn        := 'fn' method
 //   grad      := 'grad' '(' NAME ')' '{' stmt* '}'
 //   stmt      := NAME [':' type] '=' expr | 'return' expr
+//              | 'for' NAME 'in' expr '{' stmt* '}'
 //   train     := 'train' NAME '{' setting* '}'
 #ifndef MLC_AST_H
 #define MLC_AST_H
@@ -94,15 +97,17 @@ struct TypeExpr {
 typedef enum {
   ST_LET,    // name [: type] = value
   ST_RETURN, // return value
+  ST_FOR,    // for name in value { body }: unrolled at compile time
 } StmtKind;
 
 typedef struct Stmt {
   StmtKind kind;
   Span span;
-  const char *name; // ST_LET
+  const char *name; // ST_LET; ST_FOR: the loop variable
   Span name_span;
   TypeExpr *type; // ST_LET annotation, may be NULL
-  Expr *value;
+  Expr *value;    // ST_FOR: what is iterated (a list of instances, range(n))
+  Vec body;       // ST_FOR: Stmt*
 } Stmt;
 
 // ---- functions and methods -------------------------------------------------------------
@@ -135,6 +140,7 @@ typedef enum {
   MB_PARAM,    // [frozen] param name: type [init expr]
   MB_BUFFER,   // buffer name: type [init expr]   (state, not trained)
   MB_INSTANCE, // name = Block(args)
+  MB_INSTANCE_LIST, // name = [Block(a), Block(b)] or [Block(args) for i in range(n)]
   MB_METHOD,   // name(params) -> type { ... }
 } MemberKind;
 
@@ -149,6 +155,14 @@ typedef struct Member {
   const char *block_name; // MB_INSTANCE
   Span block_span;
   Vec args;        // MB_INSTANCE: Arg*
+  // MB_INSTANCE_LIST: the elements as written (Member*, each MB_INSTANCE
+  // named by its position "0", "1", ...). A comprehension has one element,
+  // the template, whose arguments may use the loop variable; `loop_iter`
+  // is what it runs over (range(n)); NULL for a written list.
+  Vec elems;
+  const char *loop_var;
+  Span loop_span;
+  Expr *loop_iter;
   Func *method;    // MB_METHOD
 } Member;
 

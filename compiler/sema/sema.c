@@ -81,6 +81,14 @@ static Vec pending_chain(Sema *S) {
 }
 
 void sema_flush_context(Sema *S) {
+  if (S->pending_loops) {
+    Vec *loops = S->pending_loops;
+    for (int i = loops->len - 1; i >= 0; i--) { // innermost first
+      LoopFrame *f = VEC_AT(*loops, LoopFrame, i);
+      diag_note(S->diags, f->at, "in the iteration with %s", f->what);
+    }
+    S->pending_loops = NULL;
+  }
   if (!S->pending_ctx) return;
   Vec *chain = S->pending_ctx;
   for (int i = 0; i < chain->len; i++) {
@@ -111,6 +119,11 @@ bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
   S->dropping = false;
   diag_error(S->diags, sp, "%s", msg);
   S->nerrors++;
+  if (S->loops.len) {
+    Vec *keep = arena_alloc(S->arena, sizeof(Vec));
+    for (int i = 0; i < S->loops.len; i++) vec_push(S->arena, keep, VEC_AT(S->loops, LoopFrame, i));
+    S->pending_loops = keep;
+  }
   Vec chain = pending_chain(S);
   if (chain.len) {
     Vec *keep = arena_alloc(S->arena, sizeof(Vec));
@@ -238,6 +251,7 @@ const char *sema_const_str(Sema *S, const Value *v) {
     return s;
   }
   case V_TENSOR: return type_str(S->arena, v->type);
+  case V_INST: return v->str;
   }
   return "?";
 }
@@ -284,7 +298,8 @@ static bool const_arg_ok(const Value *v, bool lenient) {
     for (int i = 0; i < v->items.len; i++)
       if (!const_arg_ok(VEC_AT(v->items, Value, i), lenient)) return false;
     return true;
-  case V_TENSOR: return false;
+  case V_TENSOR:
+  case V_INST: return false;
   }
   return false;
 }
@@ -799,9 +814,9 @@ static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
 }
 
 // ---- members: instances --------------------------------------------------------------
-static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
-  Member *m = mi->m;
-  mi->failed = true;
+// The block an instance member names; NULL after reporting an unknown name
+// or one that is not a block.
+static Item *instance_block(Sema *S, Member *m) {
   ItemInfo *ii = sema_find_item(S, m->block_name);
   if (!ii) {
     Vec c = {0};
@@ -817,23 +832,36 @@ static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
     else
       sema_error(S, m->block_span, "unknown block '%s'%s", m->block_name,
                  sema_suggest(S, m->block_name, &c));
-    return;
+    return NULL;
   }
   Item *blk = ii->item;
   if (blk->kind != IT_BLOCK) {
     sema_error(S, m->block_span, "'%s' is a %s, not a block; only blocks can be "
                "instantiated", blk->name, item_kind_name(blk->kind));
     sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
-    return;
+    return NULL;
   }
+  return blk;
+}
+
+Inst *sema_member_inst(Sema *S, Scope *sc, Member *m) {
+  Item *blk = instance_block(S, m);
+  if (!blk) return NULL;
+  Value **args = sema_bind_block_args(S, sc, blk, &m->args, m->span);
+  if (!args || sc->inst->sig_only) return NULL;
+  return sema_instantiate(S, blk, args, m->span, m->name_span);
+}
+
+void sema_member_scope(Scope *sc, Sema *S, Inst *I, int visible) {
+  sema_scope_init(sc, S, I, visible);
+  sc->const_only = true;
+  sc->lenient = I->sig_only;
+}
+
+static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
   Scope sc;
-  sema_scope_init(&sc, S, I, mi->idx);
-  sc.const_only = true;
-  sc.lenient = I->sig_only;
-  Value **args = sema_bind_block_args(S, &sc, blk, &m->args, m->span);
-  if (!args) return;
-  if (I->sig_only) return;
-  mi->child = sema_instantiate(S, blk, args, m->span, m->name_span);
+  sema_member_scope(&sc, S, I, mi->idx);
+  mi->child = sema_member_inst(S, &sc, mi->m);
   mi->failed = mi->child == NULL;
 }
 
@@ -967,6 +995,7 @@ static void check_members(Sema *S, Inst *I) {
     case MB_PARAM:
     case MB_BUFFER: check_tensor_member(S, I, mi); break;
     case MB_INSTANCE: check_instance_member(S, I, mi); break;
+    case MB_INSTANCE_LIST: sema_check_list_member(S, I, mi); break;
     case MB_METHOD:
       if (I->sig_only) sema_method_sig(S, I, mi);
       else method_body(S, I, mi);

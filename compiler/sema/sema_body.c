@@ -254,8 +254,38 @@ static void check_grad_return(Scope *sc, Stmt *st, Body *b) {
   }
 }
 
-// Checks statements in order; returns whether a return was seen.
-static bool check_stmts(Scope *sc, Vec *stmts, Body *b, bool grad) {
+static bool check_stmts(Scope *sc, Vec *stmts, Body *b, bool grad, int loops);
+
+// for x in ITER { body }: the body checked once per value, with x bound to
+// it; what the body binds stays visible after the loop (the last
+// iteration's), as in Python. After an error in ITER the body is checked
+// once with x poisoned, for its independent errors.
+static void check_for(Scope *sc, Stmt *st, Body *b, bool grad, int loops) {
+  Sema *S = sc->S;
+  Vec vals = {0};
+  Span head = span_join(st->span, st->value->span);
+  if (!sema_loop_values(sc, st->value, &vals)) {
+    sema_bind_local(sc, st->name, st->name_span, NULL);
+    check_stmts(sc, &st->body, b, grad, loops + 1);
+    return;
+  }
+  if ((sc->unrolled += vals.len) > SEMA_MAX_UNROLL) {
+    sema_error(S, head, "the loops of '%s' unroll to more than %d iterations (each is a "
+               "copy of the loop's body)", b->fn->name, SEMA_MAX_UNROLL);
+    return;
+  }
+  for (int k = 0; k < vals.len; k++) {
+    Value *v = VEC_AT(vals, Value, k);
+    sema_bind_local(sc, st->name, st->name_span, v);
+    sema_loop_enter(S, head, st->name, v);
+    check_stmts(sc, &st->body, b, grad, loops + 1);
+    sema_loop_leave(S);
+  }
+}
+
+// Checks statements in order; returns whether a return was seen. `loops`
+// counts the loops around them (a return cannot be inside one).
+static bool check_stmts(Scope *sc, Vec *stmts, Body *b, bool grad, int loops) {
   bool returned = false, warned = false;
   for (int i = 0; i < stmts->len; i++) {
     Stmt *st = VEC_AT(*stmts, Stmt, i);
@@ -264,9 +294,13 @@ static bool check_stmts(Scope *sc, Vec *stmts, Body *b, bool grad) {
       warned = true;
     }
     if (st->kind == ST_LET) check_let(sc, st);
+    else if (st->kind == ST_FOR) check_for(sc, st, b, grad, loops);
+    else if (loops)
+      sema_error(sc->S, st->span, "return inside a loop: a loop is unrolled and always runs to "
+                 "its end, so return after it");
     else if (grad) check_grad_return(sc, st, b);
     else check_return(sc, st, b);
-    if (st->kind == ST_RETURN) returned = true;
+    if (st->kind == ST_RETURN && !loops) returned = true;
   }
   return returned;
 }
@@ -292,7 +326,7 @@ static void check_grad(Sema *S, Body *b) {
   Type *R = b->sig->ret;
   sema_bind_local(&sc, b->fn->grad_name, b->fn->grad_name_span,
              R ? value_tensor(S->arena, b->fn->grad_name_span, R) : NULL);
-  if (!check_stmts(&sc, &b->fn->grad_body, b, true))
+  if (!check_stmts(&sc, &b->fn->grad_body, b, true, 0))
     sema_error(S, b->fn->grad_span, "missing return: the gradient of '%s' must "
                "return one tensor per parameter", b->fn->name);
   b->ck->grad_nslots = sc.nslots;
@@ -307,7 +341,7 @@ void sema_check_body(Sema *S, Body *b) {
   sc.sig = b->sig;
   sc.lets = &b->ck->lets;
   bind_params(&sc, b);
-  if (!check_stmts(&sc, &b->fn->body, b, false) && b->sig->ret)
+  if (!check_stmts(&sc, &b->fn->body, b, false, 0) && b->sig->ret)
     sema_error(S, b->fn->name_span, "missing return: '%s' must return %s",
                b->fn->name, type_str(S->arena, b->sig->ret));
   b->ck->nslots = sc.nslots;

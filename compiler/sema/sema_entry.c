@@ -164,7 +164,8 @@ static void check_state(Sema *S, Inst *I, int depth) {
   for (int i = 0; i < I->item->members.len; i++) {
     MInfo *mi = I->members[i];
     Member *m = mi->m;
-    if (m->kind == MB_INSTANCE && mi->child) check_state(S, mi->child, depth + 1);
+    if ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) && mi->child)
+      check_state(S, mi->child, depth + 1);
     if ((m->kind != MB_PARAM && m->kind != MB_BUFFER) || !mi->type) continue;
     if (!feedable(mi->type->dtype))
       sema_error(S, m->type->dtype_span, "%s '%s' is %s: a compiled program holds f32, f64, "

@@ -107,7 +107,7 @@ ParamCount sema_count_params(Sema *S, Inst *I, const char *path,
       else pc.trainable += n;
     } else if (m->kind == MB_BUFFER) {
       pc.buffers += type_count(S, mi->type);
-    } else if (m->kind == MB_INSTANCE && mi->child) {
+    } else if ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) && mi->child) {
       ParamCount c = sema_count_params(S, mi->child, p, frozen);
       pc.trainable += c.trainable;
       pc.frozen += c.frozen;
@@ -144,6 +144,18 @@ static void member_rows(Sema *S, Table *t, Inst *I, const char *path,
     const char *p = join_path(S, path, m->name);
     const char *r[C_N] = {0};
     r[C_NAME] = indent_name(S, depth, m->name);
+    if (m->kind == MB_INSTANCE_LIST) { // the list's row, then its elements 0, 1, ..
+      if (!mi->child) continue;
+      ParamCount c = sema_count_params(S, mi->child, p, frozen);
+      r[C_KIND] = mi->child->label;
+      r[C_TRAIN] = grouped(S, c.trainable);
+      r[C_FROZEN] = grouped(S, c.frozen);
+      r[C_BUF] = grouped(S, c.buffers);
+      if (sema_path_frozen(frozen, p) && !sema_path_frozen(frozen, path)) r[C_NOTE] = "frozen by train";
+      tbl_row(S, t, r);
+      member_rows(S, t, mi->child, p, frozen, depth + 1);
+      continue;
+    }
     if (m->kind == MB_INSTANCE) {
       if (!mi->child) continue;
       ParamCount c = sema_count_params(S, mi->child, p, frozen);

@@ -118,7 +118,8 @@ Vec sema_value_names(Scope *sc) {
   if (sc->inst && !sc->const_only)
     for (int i = 0; i < sc->inst->item->members.len && i < sc->visible; i++) {
       Member *m = sc->inst->members[i]->m;
-      if (m->kind == MB_PARAM || m->kind == MB_BUFFER || m->kind == MB_INSTANCE)
+      if (m->kind == MB_PARAM || m->kind == MB_BUFFER || m->kind == MB_INSTANCE ||
+          m->kind == MB_INSTANCE_LIST)
         vec_push(a, &c, (void *)m->name);
     }
   if (sc->bitem)
@@ -138,7 +139,8 @@ static Vec callable_names(Scope *sc) {
   if (sc->inst)
     for (int i = 0; i < sc->inst->item->members.len; i++) {
       Member *m = sc->inst->members[i]->m;
-      if (m->kind == MB_METHOD || (m->kind == MB_INSTANCE && i < sc->visible))
+      if (m->kind == MB_METHOD || ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) &&
+                                   i < sc->visible))
         vec_push(S->arena, &c, (void *)m->name);
     }
   for (int i = 0; i < S->item_infos.len; i++) {
@@ -157,6 +159,7 @@ static const char *member_kind_name(Member *m) {
   case MB_PARAM: return m->frozen ? "frozen param" : "param";
   case MB_BUFFER: return "buffer";
   case MB_INSTANCE: return "block instance";
+  case MB_INSTANCE_LIST: return "list of block instances";
   case MB_METHOD: return "method";
   }
   return "member";
@@ -210,6 +213,11 @@ static Value *member_value(Scope *sc, MInfo *mi, Expr *e) {
                  "use one of its params, %s.NAME",
                  m->name, m->name, m->name);
     return NULL;
+  case MB_INSTANCE_LIST:
+    if (!mi->failed)
+      sema_error(S, e->span, "'%s' is a list of block instances, not a value: loop over it, "
+                 "for b in %s { h = b(h) }, or index it, %s[0]", m->name, m->name, m->name);
+    return NULL;
   case MB_METHOD:
     sema_error(S, e->span, "'%s' is a method, not a value: call it, %s(...)",
                m->name, m->name);
@@ -233,6 +241,11 @@ static Value *eval_name(Scope *sc, Expr *e) {
   Sema *S = sc->S;
   const char *n = e->name;
   Local *l = sema_find_local(sc, n);
+  if (l && l->value && l->value->kind == V_INST) {
+    sema_error(S, e->span, "'%s' is a block instance, not a value: call it, %s(...), or use "
+               "one of its params, %s.NAME", n, n, n);
+    return NULL;
+  }
   if (l) return l->value ? local_value(S, l, e->span) : NULL;
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
   if (mi) return member_value(sc, mi, e);
@@ -514,40 +527,90 @@ static Value *eval_unary(Scope *sc, Expr *e) {
 }
 
 // ---- instance paths ------------------------------------------------------------------------
-// What `fc1` or `enc.fc1` names when it is a block instance: the member of
-// the current instantiation it starts from (uses are counted there) and the
-// instantiation it reaches. `err` is set after a reported error.
-typedef struct InstRef {
-  MInfo *top;
-  Inst *inst;
-  bool err;
-} InstRef;
+const char *sema_join_path(Sema *S, const char *base, const char *name) {
+  return base && *base ? arena_printf(S->arena, "%s.%s", base, name) : name;
+}
+
+static InstRef resolve_instance(Scope *sc, Expr *e, int depth);
+
+static bool is_instance_member(const MInfo *mi) {
+  return mi && (mi->m->kind == MB_INSTANCE || mi->m->kind == MB_INSTANCE_LIST);
+}
+
+// fc1, blocks, or a loop variable bound to an instance.
+static InstRef resolve_name(Scope *sc, Expr *e) {
+  InstRef r = {0};
+  Local *l = sema_find_local(sc, e->name);
+  if (l) {
+    if (l->value && l->value->kind == V_INST)
+      r = (InstRef){l->value->top, l->value->inst, l->value->path, false};
+    return r;
+  }
+  MInfo *mi = sc->inst ? sema_member(sc->inst, e->name) : NULL;
+  if (!is_instance_member(mi)) return r;
+  if (mi->idx >= sc->visible) {
+    used_before(sc, mi, e->span);
+    r.err = true;
+    return r;
+  }
+  return (InstRef){mi, mi->child, e->name, mi->child == NULL};
+}
+
+// blocks[k]: element k of a list (negative k counts from the end). The
+// uses of an element of the scope's own list are counted on the element.
+static InstRef resolve_elem(Scope *sc, Expr *e, int depth) {
+  Sema *S = sc->S;
+  InstRef o = resolve_instance(sc, e->lhs, depth + 1), r = {0};
+  if (o.err || !o.inst || !o.inst->is_list) return o.err ? o : r;
+  r.err = true;
+  int n = o.inst->item->members.len;
+  Arg *a = e->args.len == 1 ? VEC_AT(e->args, Arg, 0) : NULL;
+  if (!a || a->name || a->value->kind == EX_SLICE) {
+    sema_error(S, e->span, "a list of instances takes one index, an integer: %s[0]", o.path);
+    return r;
+  }
+  Value *v = sema_eval(sc, a->value);
+  int64_t k;
+  if (!v) return r;
+  if (v->kind != V_DIM || !dim_is_const(v->dim, &k)) {
+    sema_error(S, a->value->span, "the index of a list of instances must be an integer known "
+               "when the model is compiled, got %s", value_str(S->arena, v));
+    return r;
+  }
+  if (k < -n || k >= n) {
+    sema_error(S, a->value->span, "index %lld is out of range for %s, a list of %d instances",
+               (long long)k, o.path, n);
+    return r;
+  }
+  MInfo *em = o.inst->members[k < 0 ? k + n : k];
+  bool own = o.top && o.top->child == o.inst;
+  return (InstRef){own ? em : o.top, em->child, sema_join_path(S, o.path, em->m->name),
+                   em->child == NULL};
+}
 
 static InstRef resolve_instance(Scope *sc, Expr *e, int depth) {
   InstRef r = {0};
   if (depth > SEMA_MAX_DEPTH) return r;
-  if (e->kind == EX_NAME) {
-    if (sema_find_local(sc, e->name) || !sc->inst) return r;
-    MInfo *mi = sema_member(sc->inst, e->name);
-    if (!mi || mi->m->kind != MB_INSTANCE) return r;
-    if (mi->idx >= sc->visible) {
-      used_before(sc, mi, e->span);
-      r.err = true;
-      return r;
-    }
-    r.top = mi;
-    r.inst = mi->child;
-    r.err = mi->child == NULL;
-    return r;
-  }
+  if (e->kind == EX_NAME) return resolve_name(sc, e);
+  if (e->kind == EX_INDEX) return resolve_elem(sc, e, depth);
   if (e->kind != EX_MEMBER) return r;
   InstRef o = resolve_instance(sc, e->lhs, depth + 1);
   if (o.err || !o.inst) return o;
   MInfo *mi = sema_member(o.inst, e->name);
-  if (!mi || mi->m->kind != MB_INSTANCE) return r;
+  if (!is_instance_member(mi)) return r;
+  if (o.inst->is_list && o.top && o.top->child == o.inst) o.top = mi; // blocks.0: the element's use
   o.inst = mi->child;
+  o.path = sema_join_path(sc->S, o.path, e->name);
   o.err = mi->child == NULL;
   return o;
+}
+
+InstRef sema_resolve_instance(Scope *sc, Expr *e) { return resolve_instance(sc, e, 0); }
+
+// "'blocks' is a list of 6 instances ...": what to do with a list instead.
+static void not_a_list_use(Scope *sc, Span at, const char *path, Inst *list) {
+  sema_error(sc->S, at, "'%s' is a list of block instances (%s): loop over it, for b in %s "
+             "{ h = b(h) }, or index it, %s[0]", path, list->label, path, path);
 }
 
 // Uses of an instance member, for --explain: a call, or a read of one of
@@ -584,7 +647,11 @@ static Vec member_names(Sema *S, Inst *I, bool methods) {
 // inst.w: a param or buffer of an instance (how weight tying is written).
 static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
   Sema *S = sc->S;
-  const char *path = sema_path_of(S, e);
+  const char *path = sema_join_path(S, r->path, e->name);
+  if (r->inst->is_list) {
+    not_a_list_use(sc, e->span, r->path, r->inst);
+    return NULL;
+  }
   count_read(sc, r, path);
   MInfo *mi = sema_member(r->inst, e->name);
   if (!mi) {
@@ -607,6 +674,7 @@ static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
                inst_desc(S, e->lhs, r->inst));
     return NULL;
   case MB_INSTANCE:
+  case MB_INSTANCE_LIST:
     sema_error(S, e->span, "'%s' is a block instance, not a value: call it or "
                "use one of its params", e->name);
     return NULL;
@@ -817,6 +885,7 @@ typedef struct Callee {
   const char *short_label; // "Linear.forward"
   MInfo *via;              // the instance member called through, or NULL
   const char *path;        // the callee's instance below the caller's ("" for its own)
+  Inst *inst;              // the callee's instantiation (NULL: the caller's own, a fn)
 } Callee;
 
 typedef struct Unify {
@@ -870,7 +939,7 @@ static void note_instantiation(Unify *u) {
   MInfo *via = u->ce->via;
   if (via && via->child)
     sema_note(u->sc->S, via->m->span, "'%s' is %s, instantiated here",
-              via->m->name, via->child->label);
+              via->child == u->ce->inst ? u->ce->path : via->m->name, via->child->label);
 }
 
 static void dim_mismatch(Unify *u, int pi, int j, Dim *exp, Dim *act, Span at) {
@@ -1078,6 +1147,10 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
 static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
                             const char *mname, Span mspan) {
   Sema *S = sc->S;
+  if (r->inst->is_list) {
+    not_a_list_use(sc, obj->span, r->path, r->inst);
+    return NULL;
+  }
   count_call(sc, r);
   MInfo *mm = sema_member(r->inst, mname);
   if (!mm || mm->m->kind != MB_METHOD) {
@@ -1092,7 +1165,7 @@ static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
   }
   Callee ce = {mm->body, sema_method_sig(S, r->inst, mm),
                mm->body ? mm->body->label : r->inst->label,
-               mm->body ? mm->body->short_label : mname, r->top, sema_path_of(S, obj)};
+               mm->body ? mm->body->short_label : mname, r->top, r->path, r->inst};
   return call_user(sc, call, &ce);
 }
 
@@ -1101,13 +1174,13 @@ static Value *call_own(Scope *sc, Expr *call, MInfo *mm) {
   Sema *S = sc->S;
   Callee ce = {mm->body, sema_method_sig(S, sc->inst, mm),
                mm->body ? mm->body->label : mm->m->name,
-               mm->body ? mm->body->short_label : mm->m->name, NULL, ""};
+               mm->body ? mm->body->short_label : mm->m->name, NULL, "", NULL};
   return call_user(sc, call, &ce);
 }
 
 static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   Body *b = sema_fn_body(sc->S, ii);
-  Callee ce = {b, b->sig, b->label, b->short_label, NULL, ""};
+  Callee ce = {b, b->sig, b->label, b->short_label, NULL, "", NULL};
   return call_user(sc, call, &ce);
 }
 
@@ -1202,11 +1275,12 @@ static Value *call_name(Scope *sc, Expr *call) {
   Sema *S = sc->S;
   Expr *f = call->lhs;
   const char *n = f->name;
+  Local *l = sema_find_local(sc, n);
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
-  if (mi && mi->m->kind == MB_INSTANCE) {
+  if ((l && l->value && l->value->kind == V_INST) || (mi && is_instance_member(mi))) {
     InstRef r = resolve_instance(sc, f, 0);
-    if (r.err || !r.inst) return NULL;
-    return call_instance(sc, call, &r, f, "forward", f->span);
+    if (r.err) return NULL;
+    if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
   }
   if (mi && mi->m->kind == MB_METHOD) return call_own(sc, call, mi);
   if (mi) {
@@ -1224,8 +1298,8 @@ static Value *call_name(Scope *sc, Expr *call) {
                n, ii->item->kind == IT_BLOCK ? "block" : "model", n);
     return NULL;
   }
-  if (sema_find_local(sc, n)) {
-    sema_error(S, f->span, "'%s' is a value, not a function", n);
+  if (l) { // silent when poisoned by an earlier error
+    if (l->value) sema_error(S, f->span, "'%s' is a value, not a function", n);
     return NULL;
   }
   Vec c = callable_names(sc);
@@ -1248,6 +1322,11 @@ static Value *eval_call(Scope *sc, Expr *call) {
     Value *x = sema_eval(sc, f->lhs);
     if (!x) return NULL;
     return tensor_member(sc, f, x);
+  }
+  if (f->kind == EX_INDEX) { // blocks[0](x)
+    InstRef r = resolve_instance(sc, f, 0);
+    if (r.err) return NULL;
+    if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
   }
   sema_error(S, f->span, "this expression cannot be called");
   return NULL;

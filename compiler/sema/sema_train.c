@@ -492,14 +492,45 @@ static void check_checkpoint(Train *t, Setting *st) {
 }
 
 // ---- freeze --------------------------------------------------------------------------------
-// freeze fc1, freeze enc.layer1, freeze fc1.w: an instance (all of its
-// params) or one param of the model's instance tree.
+// The member one segment of a freeze path names in `cur`: `.name`, or
+// `[k]` of a list of instances (negative k counts from the end); its name
+// in the path ("attn", "2"). NULL after an error.
+static MInfo *freeze_seg(Train *t, Expr *s, Inst *cur, const char **name) {
+  Sema *S = t->S;
+  if (s->kind != EX_INDEX) {
+    *name = s->name;
+    return sema_member(cur, s->name);
+  }
+  Arg *a = s->args.len == 1 ? VEC_AT(s->args, Arg, 0) : NULL;
+  Expr *x = a && !a->name ? a->value : NULL;
+  bool neg = x && x->kind == EX_UNARY && x->op == OP_NEG;
+  if (neg) x = x->lhs;
+  int n = cur->item->members.len;
+  if (!cur->is_list || !x || x->kind != EX_INT) {
+    sema_error(S, s->span, cur->is_list ? "an element of a list is written with an integer, "
+               "like blocks[0]" : "only a list of instances can be indexed in a freeze path");
+    return NULL;
+  }
+  int64_t k = neg ? -x->ival : x->ival;
+  if (k < -n || k >= n) {
+    sema_error(S, x->span, "index %lld is out of range for a list of %d instances",
+               (long long)k, n);
+    return NULL;
+  }
+  MInfo *mi = cur->members[k < 0 ? k + n : k];
+  *name = mi->m->name;
+  return mi;
+}
+
+// freeze fc1, freeze enc.layer1, freeze fc1.w, freeze blocks[0]: an
+// instance (all of its params), a list of them, or one param of the
+// model's instance tree.
 static void check_freeze(Train *t, Setting *st) {
   Sema *S = t->S;
   Expr *segs[64];
   int n = 0;
   Expr *e = st->value;
-  while (e->kind == EX_MEMBER && n < 63) {
+  while ((e->kind == EX_MEMBER || e->kind == EX_INDEX) && n < 63) {
     segs[n++] = e;
     e = e->lhs;
   }
@@ -513,34 +544,38 @@ static void check_freeze(Train *t, Setting *st) {
   StrBuf path = {0};
   for (int i = n - 1; i >= 0; i--) {
     Expr *s = segs[i];
-    MInfo *mi = sema_member(cur, s->name);
+    const char *name = NULL;
+    MInfo *mi = freeze_seg(t, s, cur, &name);
     Member *m = mi ? mi->m : NULL;
     if (!m || m->kind == MB_METHOD) {
       Vec c = {0};
       for (int k = 0; k < cur->item->members.len; k++) {
         Member *o = cur->members[k]->m;
-        if (o->kind == MB_INSTANCE || o->kind == MB_PARAM)
+        if (o->kind == MB_INSTANCE || o->kind == MB_INSTANCE_LIST || o->kind == MB_PARAM)
           vec_push(S->arena, &c, (void *)o->name);
       }
-      sema_error(S, s->span, "%s has no instance or param '%s'%s", cur->label,
-                 s->name, sema_suggest(S, s->name, &c));
+      if (name && cur->is_list)
+        sema_error(S, s->span, "%s has no element '%s': its elements are 0 to %d",
+                   cur->label, name, cur->item->members.len - 1);
+      else if (name)
+        sema_error(S, s->span, "%s has no instance or param '%s'%s", cur->label,
+                   name, sema_suggest(S, name, &c));
       sb_free(&path);
       return;
     }
-    sb_printf(&path, "%s%s", path.len ? "." : "", s->name);
+    sb_printf(&path, "%s%s", path.len ? "." : "", name);
     if (m->kind == MB_BUFFER) {
       sema_error(S, s->span, "'%s' is a buffer: buffers are never trained, so "
-                 "there is nothing to freeze", s->name);
+                 "there is nothing to freeze", name);
       sb_free(&path);
       return;
     }
     if (m->kind == MB_PARAM && i > 0) {
-      sema_error(S, segs[i - 1]->span, "'%s' is a param and has no members",
-                 s->name);
+      sema_error(S, segs[i - 1]->span, "'%s' is a param and has no members", name);
       sb_free(&path);
       return;
     }
-    if (m->kind == MB_INSTANCE) {
+    if (m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) {
       cur = mi->child;
       if (!cur) {
         sb_free(&path);

@@ -19,6 +19,8 @@ typedef enum {
   V_DTYPE,  // .dtype
   V_LIST,   // .items (Value*)
   V_STR,    // .str
+  V_INST,   // a block instance: .inst, .top, .path, .str (its label); what a
+            // loop over a list of instances binds (for b in blocks)
 } ValKind;
 
 typedef struct Value {
@@ -35,6 +37,12 @@ typedef struct Value {
   // and lists holding tensors; NULL for constants (the value is its own
   // recipe).
   struct CkExpr *ck;
+  // V_INST: the instantiation, the member of the scope's instance that
+  // reaches it (its uses are counted there), and its path below the
+  // scope's instance ("blocks.2").
+  struct Inst *inst;
+  struct MInfo *top;
+  const char *path;
 } Value;
 
 const char *valkind_name(ValKind k); // "tensor", "integer", "float", ...
