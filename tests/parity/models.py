@@ -174,14 +174,17 @@ class CharGPT(nn.Module):
         super().__init__()
         self.tok = Embedding(65, 64)
         self.pos = Embedding(64, 64)
-        self.layer1 = TransformerLayer(64, 4)
-        self.layer2 = TransformerLayer(64, 4)
+        # blocks = [TransformerLayer(64, 4) for i in range(3)]: the state
+        # dict keys blocks.0.ln1.weight, ... are mlc's paths.
+        self.blocks = nn.ModuleList([TransformerLayer(64, 4) for _ in range(3)])
         self.ln_f = LayerNorm(64)
 
     def forward(self, idx):
         B, T = idx.shape
         h = self.tok(idx) + F.embedding(torch.arange(T), self.pos.w)
-        h = self.ln_f(self.layer2(self.layer1(h)))
+        for b in self.blocks:
+            h = b(h)
+        h = self.ln_f(h)
         logits = h.reshape(B * T, 64) @ self.tok.w.T
         return logits.reshape(B, T, 65)
 
