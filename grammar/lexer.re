@@ -213,6 +213,7 @@ static int lex_raw(Lexer *lx, MLC_STYPE *val) {
       ["] ([^"\\\n] | "\\" [^\n])* ["]  { return lex_string(lx, val, true); }
       ["] ([^"\\\n] | "\\" [^\n])*      { return lex_string(lx, val, false); }
 
+      "..." { return ELLIPSIS; }
       "->"  { return ARROW; }
       "<="  { return LE; }
       ">="  { return GE; }

@@ -116,7 +116,7 @@ static Vec vec1(Lexer *lx, void *x) {
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_AND "'and'" KW_OR "'or'"
 %token KW_NOT "'not'" KW_FOR "'for'"
 %token ARROW "'->'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='" POW "'**'"
-%token FLOORDIV "'//'"
+%token FLOORDIV "'//'" ELLIPSIS "'...'"
 
 %type <item> item block model fnitem train
 %type <vec> members bparams bparams_opt params params_opt stmts args args_opt
@@ -125,7 +125,7 @@ static Vec vec1(Lexer *lx, void *x) {
 %type <func> method
 %type <stmt> stmt binding
 %type <type> type
-%type <expr> expr postfix primary index sopt init_opt
+%type <expr> expr postfix primary index sopt init_opt dim
 %type <arg> arg
 %type <setting> setting
 %type <bparam> bparam
@@ -268,8 +268,13 @@ type
                             $$->dtype = $1; $$->dtype_span = SP(@1); $$->has_dims = true; $$->dims = $3; }
   ;
 dims
-  : expr                  { $$ = vec1(lx, $1); }
-  | dims ',' expr         { $$ = $1; vec_push(A, &$$, $3); }
+  : dim                   { $$ = vec1(lx, $1); }
+  | dims ',' dim          { $$ = $1; vec_push(A, &$$, $3); }
+  ;
+// `...`: any number of leading dims (sema allows it first, in signatures)
+dim
+  : expr
+  | ELLIPSIS              { $$ = ast_expr(A, EX_ELLIPSIS, SP(@$)); }
   ;
 
 stmts

@@ -171,6 +171,7 @@ static void print_expr(Printer *p, const Expr *e) {
     print_args(p, &e->args);
     fputc(')', o);
     break;
+  case EX_ELLIPSIS: fputs("...", o); break;
   }
   print_span(p, e->span);
   p->depth--;

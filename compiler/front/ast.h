@@ -45,6 +45,7 @@ typedef enum {
   EX_INDEX,  // x[i, a:b]    .lhs, .args (Arg*, each value an expr or EX_SLICE)
   EX_SLICE,  // a:b:c        .lhs = start, .rhs = stop, .step (each may be NULL)
   EX_LIST,   // [a, b, c]    .args (Arg*, positional)
+  EX_ELLIPSIS, // ...        (a dim of a type only: any number of leading dims)
 } ExprKind;
 
 typedef enum {
@@ -90,7 +91,8 @@ struct TypeExpr {
   int dtype;     // DType
   Span dtype_span;
   bool has_dims; // false for scalars
-  Vec dims;      // Expr*: EX_INT, EX_NAME, EX_BINARY(+,-,*,/), EX_UNARY(-)
+  Vec dims;      // Expr*: EX_INT, EX_NAME, EX_BINARY(+,-,*,/), EX_UNARY(-),
+                 // EX_ELLIPSIS (f32[..., d])
 };
 
 // ---- statements ------------------------------------------------------------------

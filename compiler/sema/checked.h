@@ -37,6 +37,11 @@ typedef struct CkInst CkInst;
 
 // A function's signature in one context: parameter types with fresh symbols
 // for the free dim names (B, T, ...), and the return type over them.
+// A signature whose types start with `...` (f32[..., in]) is generic: its
+// form with `...` standing for no dims is what callers see first
+// (`ellipsis`, `lead`), and each call is checked against, and inlines, the
+// specialisation for the number of dims the argument has there (`nlead`
+// fresh symbols, first in `syms`, shown as `...`).
 typedef struct Sig {
   Func *fn;
   int nparams;
@@ -44,6 +49,9 @@ typedef struct Sig {
   Type *ret;     // NULL after an error
   Vec syms;      // Sym*: the symbols the parameter types introduced
   bool ok;       // every type evaluated
+  bool ellipsis; // some parameter type starts with `...`
+  bool *lead;    // per parameter: its type starts with `...`
+  int nlead;     // a specialisation: the dims `...` stands for (the leading syms)
 } Sig;
 
 // ---- expressions -------------------------------------------------------------------------

@@ -855,7 +855,7 @@ Inst *sema_member_inst(Sema *S, Scope *sc, Member *m) {
 void sema_member_scope(Scope *sc, Sema *S, Inst *I, int visible) {
   sema_scope_init(sc, S, I, visible);
   sc->const_only = true;
-  sc->lenient = I->sig_only;
+  sc->lenient = I && I->sig_only;
 }
 
 static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
@@ -866,13 +866,81 @@ static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
 }
 
 // ---- signatures and bodies ---------------------------------------------------------------
-static Sig *compute_sig(Sema *S, Scope *sc, Func *fn) {
+static bool starts_with_ellipsis(const TypeExpr *te) {
+  return te && te->has_dims && te->dims.len && VEC_AT(te->dims, Expr, 0)->kind == EX_ELLIPSIS;
+}
+
+// Which parameters start with `...`, and what a generic signature may not
+// do: `...` in the result with no parameter to bind it, a user-declared
+// gradient (its function in the graph has fixed ranks), a model's methods
+// (the program feeds them [B, ...] batches).
+static void mark_lead(Sema *S, Scope *sc, Func *fn, Sig *g) {
+  g->lead = arena_alloc(S->arena, sizeof(bool) * (size_t)(g->nparams + 1));
+  Span at = {0};
+  for (int i = 0; i < g->nparams; i++) {
+    TypeExpr *te = VEC_AT(fn->params, Param, i)->type;
+    if (!(g->lead[i] = starts_with_ellipsis(te))) continue;
+    if (!g->ellipsis) at = te->span;
+    g->ellipsis = true;
+  }
+  const char *why = NULL;
+  if (!g->ellipsis && starts_with_ellipsis(fn->ret)) {
+    at = fn->ret->span;
+    why = "the result's '...' needs a parameter whose type starts with '...' (it stands for "
+          "the dims that parameter has)";
+  } else if (g->ellipsis && fn->has_grad) {
+    why = "a function with a user-declared gradient takes fixed ranks: write its dims instead "
+          "of '...'";
+  } else if (g->ellipsis && sc->inst && sc->inst->item->kind == IT_MODEL) {
+    why = "a model's methods take fixed ranks (a compiled program feeds them [B, ...] "
+          "batches): '...' is for blocks and fn items";
+  }
+  if (!why) return;
+  sema_error(S, at, "%s", why);
+  g->ok = false;
+}
+
+// Does the signature of fn name `name` in a dim of one of its parameters?
+static bool sig_names(Func *fn, const char *name) {
+  for (int i = 0; i < fn->params.len; i++) {
+    TypeExpr *te = VEC_AT(fn->params, Param, i)->type;
+    for (int d = 0; te && te->has_dims && d < te->dims.len; d++) {
+      Expr *x = VEC_AT(te->dims, Expr, d);
+      if (x->kind == EX_NAME && !strcmp(x->name, name)) return true;
+    }
+  }
+  return false;
+}
+
+// The name leading symbol j of k is shown with (display only: the symbols
+// are objects): the dim the first call gives it when that is a plain
+// symbol (B, T: the body then reads as it would if written for them), else
+// D1, D2, ..; `...` when it is the only one; `...1`, `...2` where those
+// names are taken.
+static const char *lead_name(Sema *S, Func *fn, int k, int j, Dim *const *dims) {
+  Sym *s = dims ? dim_as_sym(dims[j]) : NULL;
+  const char *name = s && !s->opaque ? s->name : k == 1 ? "..." : arena_printf(S->arena, "D%d", j + 1);
+  bool taken = sig_names(fn, name);
+  for (int i = 0; dims && i < j && !taken; i++) { // two leading dims, one name
+    Sym *o = dim_as_sym(dims[i]);
+    taken = o && !strcmp(o->name, name);
+  }
+  return taken ? arena_printf(S->arena, "...%d", j + 1) : name;
+}
+
+// The signature of fn; with `...` in its types, the form where `...` is k
+// dims (k fresh symbols, first in g->syms, named after `lead` when given).
+static Sig *compute_sig(Sema *S, Scope *sc, Func *fn, int k, Dim *const *lead) {
   Sig *g = arena_alloc(S->arena, sizeof(Sig));
   g->fn = fn;
   g->nparams = fn->params.len;
   g->params = arena_alloc(S->arena, sizeof(Type *) * (g->nparams + 1));
   sc->sig = g;
   g->ok = true;
+  g->nlead = k;
+  for (int j = 0; j < k; j++)
+    vec_push(S->arena, &g->syms, sym_new(S->arena, lead_name(S, fn, k, j, lead), fn->name_span, false));
+  mark_lead(S, sc, fn, g);
   SMap names = {0};
   for (int i = 0; i < g->nparams; i++) {
     Param *p = VEC_AT(fn->params, Param, i);
@@ -886,6 +954,7 @@ static Sig *compute_sig(Sema *S, Scope *sc, Func *fn) {
     if (!g->params[i]) g->ok = false;
   }
   g->ret = sema_eval_type(sc, fn->ret, TM_SIG_RET);
+  if (!g->ellipsis && starts_with_ellipsis(fn->ret)) g->ret = NULL; // reported by mark_lead
   if (!g->ret) g->ok = false;
   if (fn->has_grad && fn->grad_name && sema_map_get(&names, fn->grad_name)) {
     sema_error(S, fn->grad_name_span,
@@ -903,7 +972,7 @@ Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi) {
   sc.const_only = true;
   sc.lenient = I->sig_only;
   Inst *saved = S->ctx;
-  mi->sig = compute_sig(S, &sc, mi->m->method);
+  mi->sig = compute_sig(S, &sc, mi->m->method, 0, NULL);
   S->ctx = saved;
   return mi->sig;
 }
@@ -913,7 +982,7 @@ Sig *sema_fn_sig(Sema *S, ItemInfo *ii) {
   Scope sc;
   sema_scope_init(&sc, S, NULL, 0);
   sc.const_only = true;
-  ii->fn_sig = compute_sig(S, &sc, ii->item->fn);
+  ii->fn_sig = compute_sig(S, &sc, ii->item->fn, 0, NULL);
   return ii->fn_sig;
 }
 
@@ -929,7 +998,7 @@ static Body *body_new(Sema *S, Func *fn, Sig *sig) {
 }
 
 Body *sema_fn_body(Sema *S, ItemInfo *ii) {
-  if (ii->fn_body) return ii->fn_body;
+  if (ii->fn_body || sema_fn_sig(S, ii)->ellipsis) return ii->fn_body;
   Body *b = body_new(S, ii->item->fn, sema_fn_sig(S, ii));
   b->item = ii;
   b->label = b->short_label = ii->item->name;
@@ -938,15 +1007,37 @@ Body *sema_fn_body(Sema *S, ItemInfo *ii) {
   return b;
 }
 
-static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
-  if (mi->body) return mi->body;
-  Body *b = body_new(S, mi->m->method, sema_method_sig(S, I, mi));
+static void method_labels(Sema *S, Body *b, Inst *I, MInfo *mi) {
   b->inst = I;
   b->member = mi;
   b->label = arena_printf(S->arena, "%s.%s", I->label, mi->m->name);
   b->short_label = arena_printf(S->arena, "%s.%s", I->item->name, mi->m->name);
   b->ck->label = b->label;
+}
+
+static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
+  if (mi->body || sema_method_sig(S, I, mi)->ellipsis) return mi->body;
+  Body *b = body_new(S, mi->m->method, sema_method_sig(S, I, mi));
+  method_labels(S, b, I, mi);
   mi->body = b;
+  return b;
+}
+
+Body *sema_generic_body(Sema *S, Inst *I, MInfo *mi, ItemInfo *ii, int k, Dim *const *lead) {
+  Vec *specs = mi ? &mi->specs : &ii->specs;
+  while (specs->len <= k) vec_push(S->arena, specs, NULL);
+  if (specs->data[k]) return specs->data[k];
+  Scope sc;
+  if (mi) sema_member_scope(&sc, S, I, mi->idx);
+  else sema_member_scope(&sc, S, NULL, 0);
+  Func *fn = mi ? mi->m->method : ii->item->fn;
+  Body *b = body_new(S, fn, compute_sig(S, &sc, fn, k, lead));
+  if (mi) method_labels(S, b, I, mi);
+  else {
+    b->item = ii;
+    b->label = b->short_label = b->ck->label = ii->item->name;
+  }
+  specs->data[k] = b;
   return b;
 }
 
@@ -1004,7 +1095,7 @@ static void check_members(Sema *S, Inst *I) {
   }
   if (I->sig_only) return;
   for (int i = 0; i < I->item->members.len; i++)
-    if (I->members[i]->m->kind == MB_METHOD)
+    if (I->members[i]->m->kind == MB_METHOD && I->members[i]->body) // generic ones: per call
       sema_check_body(S, I->members[i]->body);
 }
 
@@ -1251,7 +1342,7 @@ static void check_items(Sema *S) {
         Scope sc;
         sema_scope_init(&sc, S, NULL, 0);
         sc.const_only = true;
-        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn);
+        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn, 0, NULL);
       }
       sema_check_body(S, b);
       break;
@@ -1262,8 +1353,28 @@ static void check_items(Sema *S) {
   }
 }
 
+// A generic method or fn nobody called is checked with `...` standing for
+// one dim, the common case (as a block nobody instantiates is checked with
+// its defaults).
+static void check_uncalled_generic(Sema *S, ItemInfo *ii) {
+  if (ii->item->kind == IT_FN && !ii->item->from_prelude && sema_find_item(S, ii->item->name) == ii &&
+      sema_fn_sig(S, ii)->ellipsis && !ii->specs.len)
+    sema_generic_body(S, NULL, NULL, ii, 1, NULL);
+  if (ii->item->kind != IT_BLOCK) return;
+  for (int i = 0; i < ii->insts.len; i++) {
+    Inst *I = VEC_AT(ii->insts, Inst, i);
+    for (int k = 0; !I->sig_only && k < ii->item->members.len; k++) {
+      MInfo *mi = I->members[k];
+      if (mi->m->kind == MB_METHOD && sema_method_sig(S, I, mi)->ellipsis && !mi->specs.len)
+        sema_generic_body(S, I, mi, NULL, 1, NULL);
+    }
+  }
+}
+
 // Blocks checked only through instantiation get their turn at the end;
-// prelude fns are checked when something called them.
+// prelude fns are checked when something called them, and the bodies of
+// generic methods and fns for each number of leading dims they were called
+// with (in their instantiation's context, for its notes).
 static void check_leftovers(Sema *S) {
   for (int i = 0; i < S->item_infos.len; i++) {
     ItemInfo *ii = VEC_AT(S->item_infos, ItemInfo, i);
@@ -1271,9 +1382,13 @@ static void check_leftovers(Sema *S) {
         ii->insts.len == 0)
       check_unused_block(S, ii);
   }
+  for (int i = 0; i < S->item_infos.len; i++) check_uncalled_generic(S, VEC_AT(S->item_infos, ItemInfo, i));
   for (int i = 0; i < S->bodies.len; i++) {
     Body *b = VEC_AT(S->bodies, Body, i);
-    if (b->state == BODY_NEW) sema_check_body(S, b);
+    if (b->state != BODY_NEW) continue;
+    if (b->inst) push_inst(S, b->inst);
+    sema_check_body(S, b);
+    if (b->inst) pop_inst(S);
   }
 }
 

@@ -127,6 +127,30 @@ static Dim *eval_dim(Scope *sc, Expr *x, TypeMode mode, int depth) {
   return NULL;
 }
 
+// `...` as the first dim of a signature's type stands for the leading
+// symbols of the signature being computed (sc->sig->nlead of them);
+// anywhere else it is an error. Returns how many dims it stands for, or -1.
+static int ellipsis_dims(Scope *sc, TypeExpr *te, TypeMode mode) {
+  Sema *S = sc->S;
+  int at = -1;
+  for (int i = 0; i < te->dims.len; i++)
+    if (VEC_AT(te->dims, Expr, i)->kind == EX_ELLIPSIS) {
+      if (at >= 0 || i > 0) {
+        sema_error(S, VEC_AT(te->dims, Expr, i)->span, "'...' stands for the leading dims: it "
+                   "comes first, once (f32[..., d])");
+        return -1;
+      }
+      at = i;
+    }
+  if (at < 0) return 0;
+  if (mode != TM_SIG_PARAM && mode != TM_SIG_RET) {
+    sema_error(S, VEC_AT(te->dims, Expr, 0)->span, "'...' is only for the types of a "
+               "signature (forward(x: f32[..., d]) -> f32[..., d])");
+    return -1;
+  }
+  return sc->sig->nlead;
+}
+
 Type *sema_eval_type(Scope *sc, TypeExpr *te, TypeMode mode) {
   Sema *S = sc->S;
   Arena *a = S->arena;
@@ -136,12 +160,20 @@ Type *sema_eval_type(Scope *sc, TypeExpr *te, TypeMode mode) {
                "input as f32 (or i32) and it is converted when loaded");
     return NULL;
   }
-  int r = te->has_dims ? te->dims.len : 0;
+  int lead = te->has_dims ? ellipsis_dims(sc, te, mode) : 0;
+  if (lead < 0) return NULL;
+  int skip = lead || (te->has_dims && te->dims.len &&
+                      VEC_AT(te->dims, Expr, 0)->kind == EX_ELLIPSIS);
+  int r = te->has_dims ? te->dims.len - skip + lead : 0;
   Type *t = type_new(a, (DType)te->dtype, r);
   if (!t->origin && r) t->origin = arena_alloc(a, sizeof(Span) * r);
   bool ok = true;
-  for (int i = 0; i < r; i++) {
-    Expr *x = VEC_AT(te->dims, Expr, i);
+  for (int i = 0; i < lead; i++) {
+    t->dims[i] = dim_sym(a, VEC_AT(sc->sig->syms, Sym, i));
+    t->origin[i] = VEC_AT(te->dims, Expr, 0)->span;
+  }
+  for (int i = lead; i < r; i++) {
+    Expr *x = VEC_AT(te->dims, Expr, i - lead + skip);
     Dim *d = eval_dim(sc, x, mode, 0);
     if (d && dim_nonpositive(d)) {
       sema_error(S, x->span, "a dim must be positive, got %s", dim_str(a, d));

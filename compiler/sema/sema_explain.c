@@ -225,7 +225,8 @@ static const char *sig_str(Sema *S, Body *b) {
 }
 
 // "FLOPs per sample (B = 1): 470,016", or the polynomial when other
-// symbols remain ("FLOPs per sample (B = 1): 8448*T + 512*T^2").
+// symbols remain ("FLOPs per sample (B = 1): 8448*T + 512*T^2"); "per row
+// (... = 1)" for a generic body whose leading dims are one `...`.
 static const char *flops_str(Sema *S, Body *b) {
   Dim *f = b->flops ? b->flops : dim_const(S->arena, 0);
   Type *p0 = b->sig && b->sig->nparams ? b->sig->params[0] : NULL;
@@ -233,7 +234,8 @@ static const char *flops_str(Sema *S, Body *b) {
   const char *what = "FLOPs";
   if (batch) {
     f = dim_set(S->arena, f, batch, 1);
-    what = arena_printf(S->arena, "FLOPs per sample (%s = 1)", batch->name);
+    what = arena_printf(S->arena, "FLOPs per %s (%s = 1)",
+                        strcmp(batch->name, "...") ? "sample" : "row", batch->name);
   }
   int64_t k;
   const char *v = dim_is_const(f, &k) ? grouped(S, k) : dim_str(S->arena, f);

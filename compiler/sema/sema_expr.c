@@ -885,7 +885,9 @@ typedef struct Callee {
   const char *short_label; // "Linear.forward"
   MInfo *via;              // the instance member called through, or NULL
   const char *path;        // the callee's instance below the caller's ("" for its own)
-  Inst *inst;              // the callee's instantiation (NULL: the caller's own, a fn)
+  Inst *inst;              // the callee's instantiation (NULL: a fn)
+  MInfo *method;           // the method member (NULL: a fn, see fn)
+  ItemInfo *fn;
 } Callee;
 
 typedef struct Unify {
@@ -894,6 +896,7 @@ typedef struct Unify {
   DimSubst subst;
   Span *bound_at; // per sig symbol: the argument that bound it
   int *bound_param;
+  Value **args;   // per parameter: its argument
 } Unify;
 
 static int sym_index(Sig *g, const Sym *s) {
@@ -942,6 +945,24 @@ static void note_instantiation(Unify *u) {
               via->child == u->ce->inst ? u->ce->path : via->m->name, via->child->label);
 }
 
+// [B, 8, 26, 26] into Linear(5408, ..)'s f32[..., 5408]: the last dims of
+// the argument multiply to the size expected, so it wants flattening.
+static void flatten_hint(Unify *u, int pi, int j, Dim *exp, Span at) {
+  Sema *S = u->sc->S;
+  Arena *a = S->arena;
+  const Value *v = u->args ? u->args[pi] : NULL;
+  if (!v || v->kind != V_TENSOR || j != v->type->rank - 1 || !u->ce->sig->nlead) return;
+  const Type *T = v->type;
+  for (int s = T->rank - 2; s >= 0; s--) {
+    if (!dim_eq(type_numel_from(a, T, s), exp)) continue;
+    const char *txt = span_text(S, at);
+    sema_note(S, (Span){0}, "its last %d dims hold %s values: flatten them first, flatten(%s%s)",
+              T->rank - s, dim_str(a, exp), txt ? txt : "x",
+              s == 1 ? "" : arena_printf(a, ", start_dim = %d", s));
+    return;
+  }
+}
+
 static void dim_mismatch(Unify *u, int pi, int j, Dim *exp, Dim *act, Span at) {
   Sema *S = u->sc->S;
   Arena *a = S->arena;
@@ -958,11 +979,36 @@ static void dim_mismatch(Unify *u, int pi, int j, Dim *exp, Dim *act, Span at) {
   }
   sema_error(S, at, "dim %d is %s but %s expects %s", j, dim_str(a, act),
              u->ce->label, dim_str(a, exp));
+  flatten_hint(u, pi, j, exp, at);
   const char *t = P->origin ? span_text(S, P->origin[j]) : NULL;
   if (t && P->origin[j].file)
     sema_note(S, P->origin[j], "dim %d of parameter '%s' is declared as '%s' "
               "here", j, sema_param_name(u->ce->sig, pi), t);
   note_instantiation(u);
+}
+
+// After a rank mismatch, what takes this rank: the builtin behind a prelude
+// block of fixed rank, or, for the user's own block or fn, `...`.
+static void rank_hint(Unify *u, int pi, const Type *T, const char *txt) {
+  Sema *S = u->sc->S;
+  Type *P = u->ce->sig->params[pi];
+  Inst *I = u->ce->inst;
+  const char *path = u->ce->path && *u->ce->path ? u->ce->path : "bn";
+  if (I && I->item->from_prelude && !strcmp(I->item->name, "BatchNorm2d") &&
+      (T->rank == 2 || T->rank == 3)) {
+    sema_note(S, (Span){0}, "BatchNorm2d normalises [B, C, H, W]; for [N, C] and [N, C, L] (as "
+              "BatchNorm1d) call the builtin: batch_norm(%s, %s.weight, %s.bias, "
+              "%s.running_mean, %s.running_var)", txt, path, path, path, path);
+  } else if (I && I->item->from_prelude && !strcmp(I->item->name, "Conv2d") && T->rank == 3) {
+    sema_note(S, (Span){0}, "Conv2d takes a batch of images [B, C, H, W]: add the channel dim "
+              "with unsqueeze(%s, 1) for [B, H, W], or the batch dim with unsqueeze(%s, 0) for "
+              "one image [C, H, W]", txt, txt);
+  } else if (I && !I->item->from_prelude && T->rank > P->rank && P->rank >= 1) {
+    const char *last = P->origin ? span_text(S, P->origin[P->rank - 1]) : NULL;
+    sema_note(S, u->ce->sig->fn->name_span, "to take any number of leading dims, as Linear does, "
+              "start the parameter's type with '...': %s[..., %s]", dtype_name(P->dtype),
+              last ? last : dim_str(S->arena, P->dims[P->rank - 1]));
+  }
 }
 
 // dtype and rank of one argument against its parameter type.
@@ -1006,6 +1052,7 @@ static bool unify_kind(Unify *u, int pi, Value *v, Span at) {
       sema_note(S, (Span){0}, "flatten it first: flatten(%s) or reshape(%s, "
                 "[%s, %s])", txt, txt, dim_str(a, T->dims[0]),
                 dim_str(a, type_numel_from(a, T, 1)));
+    rank_hint(u, pi, T, txt ? txt : "x");
     return false;
   }
   return true;
@@ -1080,6 +1127,30 @@ static Expr **match_args(Scope *sc, Expr *call, Callee *ce) {
   return ok ? out : NULL;
 }
 
+// A generic callee (`...` in its types): the specialisation for the dims
+// `...` stands for here, counted at the first tensor given for a `...`
+// parameter (unification then checks the others against it).
+static bool specialise(Scope *sc, Callee *ce, Value **pv, Expr **args) {
+  Sema *S = sc->S;
+  Sig *g = ce->sig;
+  int k = 0;
+  Dim *const *lead = NULL;
+  for (int i = 0; i < g->nparams; i++) {
+    if (!g->lead[i] || pv[i]->kind != V_TENSOR) continue;
+    k = pv[i]->type->rank - g->params[i]->rank;
+    lead = pv[i]->type->dims;
+    if (k >= 0) break;
+    sema_error(S, args[i]->span, "rank mismatch: %s expects %s, at least %d dim%s, got %s",
+               ce->label, type_str(S->arena, g->params[i]), g->params[i]->rank,
+               g->params[i]->rank == 1 ? "" : "s", type_str(S->arena, pv[i]->type));
+    return false;
+  }
+  Body *b = sema_generic_body(S, ce->inst, ce->method, ce->fn, k, lead);
+  ce->body = b;
+  ce->sig = b->sig;
+  return b->sig->ok;
+}
+
 static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
   Sema *S = sc->S;
   Arena *a = S->arena;
@@ -1098,15 +1169,16 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
   }
   Expr **args = match_args(sc, call, ce);
   if (!args || !ok || !ce->sig->ok) return NULL;
+  Value **pv = arena_alloc(a, sizeof(Value *) * (ce->sig->nparams + 1));
+  for (int i = 0; i < ce->sig->nparams; i++)
+    for (int k = 0; k < n; k++)
+      if (VEC_AT(call->args, Arg, k)->value == args[i]) pv[i] = vals[k];
+  if (ce->sig->ellipsis && !specialise(sc, ce, pv, args)) return NULL;
   Sig *g = ce->sig;
-  Unify u = {sc, ce, {0}, NULL, NULL};
+  Unify u = {sc, ce, {0}, NULL, NULL, pv};
   u.bound_at = arena_alloc(a, sizeof(Span) * (g->syms.len + 1));
   u.bound_param = arena_alloc(a, sizeof(int) * (g->syms.len + 1));
   for (int i = 0; i < g->syms.len; i++) u.bound_param[i] = -1;
-  Value **pv = arena_alloc(a, sizeof(Value *) * (g->nparams + 1));
-  for (int i = 0; i < g->nparams; i++)
-    for (int k = 0; k < n; k++)
-      if (VEC_AT(call->args, Arg, k)->value == args[i]) pv[i] = vals[k];
   bool *kind_ok = arena_alloc(a, sizeof(bool) * (g->nparams + 1));
   for (int i = 0; i < g->nparams; i++) {
     kind_ok[i] = unify_kind(&u, i, pv[i], args[i]->span);
@@ -1164,8 +1236,9 @@ static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
     return NULL;
   }
   Callee ce = {mm->body, sema_method_sig(S, r->inst, mm),
-               mm->body ? mm->body->label : r->inst->label,
-               mm->body ? mm->body->short_label : mname, r->top, r->path, r->inst};
+               arena_printf(S->arena, "%s.%s", r->inst->label, mname),
+               arena_printf(S->arena, "%s.%s", r->inst->item->name, mname),
+               r->top, r->path, r->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
@@ -1174,13 +1247,14 @@ static Value *call_own(Scope *sc, Expr *call, MInfo *mm) {
   Sema *S = sc->S;
   Callee ce = {mm->body, sema_method_sig(S, sc->inst, mm),
                mm->body ? mm->body->label : mm->m->name,
-               mm->body ? mm->body->short_label : mm->m->name, NULL, "", NULL};
+               mm->body ? mm->body->short_label : mm->m->name, NULL, "", sc->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
 static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   Body *b = sema_fn_body(sc->S, ii);
-  Callee ce = {b, b->sig, b->label, b->short_label, NULL, "", NULL};
+  const char *name = ii->item->name;
+  Callee ce = {b, sema_fn_sig(sc->S, ii), name, name, NULL, "", NULL, NULL, ii};
   return call_user(sc, call, &ce);
 }
 
@@ -1378,6 +1452,9 @@ static Value *eval_expr(Scope *sc, Expr *e) {
   case EX_LIST: return eval_list(sc, e);
   case EX_SLICE:
     sema_error(S, e->span, "a slice a:b is only allowed inside an index x[...]");
+    return NULL;
+  case EX_ELLIPSIS:
+    sema_error(S, e->span, "'...' is only for the types of a signature");
     return NULL;
   }
   MLC_UNREACHABLE();

@@ -101,7 +101,8 @@ struct MInfo {
   IrInit init_ir;   // MB_PARAM/MB_BUFFER: the resolved init, for lowering
   Inst *child;      // MB_INSTANCE: the instantiation; NULL after an error
   Sig *sig;         // MB_METHOD: computed on first need
-  Body *body;       // MB_METHOD
+  Body *body;       // MB_METHOD (NULL for a generic one: see specs)
+  Vec specs;        // MB_METHOD with `...`: Body* per number of leading dims
   // MB_INSTANCE, for --explain: calls of it from this Inst's bodies, and
   // reads of each of its params/buffers (path below it -> count). It is
   // used calls + (the most any one param is read) times.
@@ -137,7 +138,8 @@ struct ItemInfo {
   CkModel *ck;      // IT_MODEL of the user: the product for lowering
   Recipe recipe;    // IT_MODEL: its train block as data (the defaults without one)
   Sig *fn_sig;      // IT_FN
-  Body *fn_body;    // IT_FN
+  Body *fn_body;    // IT_FN (NULL for a generic one: see specs)
+  Vec specs;        // IT_FN with `...`: Body* per number of leading dims
   bool checked;
 };
 
@@ -222,6 +224,11 @@ Inst *sema_member_inst(Sema *S, Scope *sc, Member *m);
 Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi);
 Sig *sema_fn_sig(Sema *S, ItemInfo *ii);
 Body *sema_fn_body(Sema *S, ItemInfo *ii);
+// The body of a generic method of I (mi) or fn item (ii) with `...` standing
+// for k dims: made on first need (its leading symbols named after `lead`,
+// the first call's dims, where they are plain symbols), checked with the
+// leftovers.
+Body *sema_generic_body(Sema *S, Inst *I, MInfo *mi, ItemInfo *ii, int k, Dim *const *lead);
 MInfo *sema_member(Inst *I, const char *name);
 // The model's instantiation (instantiated on first need).
 Inst *sema_model_inst(Sema *S, ItemInfo *ii);

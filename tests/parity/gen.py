@@ -14,8 +14,9 @@ tests/parity/data/<example>.safetensors, holds
     f64/grad_input/<n>  F64, d loss / d input for every float input
     f32/...             the same in F32
 
-and metadata: example, model (the .model's model name), inputs (argument
-names of `loss`, comma-separated), seed, batch, torch (version).
+and metadata: example, model (the .model's model name), source (the .model
+file, relative to the repository root), inputs (argument names of `loss`,
+comma-separated), seed, batch, torch (version).
 
 Run with the Debian python (torch 1.13, numpy): /usr/bin/python3
 tests/parity/gen.py [EXAMPLE...]. The output is deterministic; the files
@@ -101,6 +102,7 @@ def generate(example):
             out[f"{tag}/grad_input/{n}"] = g
     meta = {
         "example": example, "model": model_name,
+        "source": models.SOURCES.get(example, f"examples/{example}.model"),
         "inputs": ",".join(n for n, _ in batch), "seed": str(seed),
         "batch": str(models.B), "torch": torch.__version__,
     }

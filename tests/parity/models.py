@@ -13,7 +13,9 @@ not train; gen.py writes no gradient for them.
 EXAMPLES maps each example file name to (model class name, constructor,
 make_batch), where make_batch(generator) returns the inputs of `loss` in
 signature order as a list of (name, tensor) with the dtypes the .model
-signature declares (f32 / i32 / i64).
+signature declares (f32 / i32 / i64). An example is examples/<name>.model
+unless SOURCES names another file (the parity cases of tests/parity/cases/,
+which exercise one language feature each).
 """
 import math
 
@@ -245,6 +247,41 @@ class BinaryCodes(nn.Module):
         return F.cross_entropy(self.forward(x), y.long())
 
 
+# ---- tests/parity/cases/rank_generic.model --------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up, self.down = Linear(d, 2 * d), Linear(2 * d, d)
+
+    def forward(self, x):  # Dropout(0.0) is the identity
+        return self.down(F.gelu(self.up(x)))
+
+
+def rms(x):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+class RankGeneric(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.ln = LayerNorm(8)
+        self.mlp = MLP(8)
+        self.head = Linear(8, 11)
+        self.bias = Linear(8, 11)
+
+    def forward(self, idx):
+        h = self.ln(self.tok(idx))
+        h = h + self.mlp(rms(h))
+        first = self.bias(h[0, 0])
+        return self.head(h) + first
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
@@ -272,4 +309,11 @@ EXAMPLES = {
                                     ("y", torch.randint(0, 65, (B, T), generator=g))]),
     "frozen_ste": ("BinaryCodes", BinaryCodes,
                    lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
+    "rank_generic": ("RankGeneric", RankGeneric,
+                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
+}
+
+SOURCES = {
+    "rank_generic": "tests/parity/cases/rank_generic.model",
 }

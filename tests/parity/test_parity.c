@@ -4,7 +4,8 @@
 // Usage: test_parity [-v] [EXAMPLE...]   (run from the repo root; default:
 // every example; -v prints every tensor's error)
 //
-// For each example model the reference is tests/parity/data/<example>.safetensors,
+// For each example model (or parity case, tests/parity/cases/) the reference
+// is tests/parity/data/<example>.safetensors,
 // written by tests/parity/gen.py from the PyTorch twin in models.py (see that
 // file for the tensor names). The mlc side runs the whole compiler path up
 // to the reference interpreter:
@@ -37,8 +38,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The examples, then the parity cases of tests/parity/cases/ (one language
+// feature each; the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
+    "rank_generic",
 };
 
 enum { MAX_STATE = 256 };
@@ -104,7 +108,9 @@ static const MlcStTensor *ref_tensor(Run *r, const char *prefix, const char *nam
 
 static bool compile(Run *r, const char *model) {
   char path[256];
-  snprintf(path, sizeof path, "examples/%s.model", r->example);
+  const char *source = mlc_st_metadata(r->ref, "source");
+  if (source) snprintf(path, sizeof path, "%s", source);
+  else snprintf(path, sizeof path, "examples/%s.model", r->example);
   const char *err = NULL;
   SrcFile *f = src_read(r->arena, path, &err);
   if (!f) return fail(r, "%s: %s", path, err);
