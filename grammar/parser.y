@@ -120,7 +120,7 @@ static Vec vec1(Lexer *lx, void *x) {
 
 %type <item> item block model fnitem train
 %type <vec> members bparams bparams_opt params params_opt stmts args args_opt
-%type <vec> exprs exprs_opt dims indices settings bindings insts
+%type <vec> exprs exprs_opt dims indices settings bindings insts results names
 %type <member> member inst
 %type <func> method
 %type <stmt> stmt binding
@@ -129,7 +129,7 @@ static Vec vec1(Lexer *lx, void *x) {
 %type <arg> arg
 %type <setting> setting
 %type <bparam> bparam
-%type <param> param
+%type <param> param result
 %type <flag> frozen_opt
 
 %left KW_OR
@@ -242,12 +242,28 @@ method
   : IDENT '(' params_opt ')' ARROW type '{' stmts '}'
       { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
         $$->name_span = SP(@1); $$->params = $3; $$->ret = $6; $$->body = $8; }
+  | IDENT '(' params_opt ')' ARROW '(' results ')' '{' stmts '}'
+      { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
+        $$->name_span = SP(@1); $$->params = $3; $$->body = $10;
+        $$->ret = ((Param *)$7.data[0])->type;
+        if ($7.len > 1) $$->results = $7; }
   | IDENT '(' error '{' { OK(); } stmts '}'
       { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
         $$->name_span = SP(@1); $$->body = $6; }
   | method KW_GRAD '(' IDENT ')' '{' stmts '}'
       { $$ = $1; $$->has_grad = true; $$->grad_span = span_join(SP(@2), SP(@8));
         $$->grad_name = $4; $$->grad_name_span = SP(@4); $$->grad_body = $7; }
+  ;
+
+// -> (f32[B, 10], aux: f32): several results, each optionally named
+results
+  : result                { $$ = vec1(lx, $1); }
+  | results ',' result    { $$ = $1; vec_push(A, &$$, $3); }
+  ;
+result
+  : type                  { $$ = arena_alloc(A, sizeof(Param)); $$->span = SP(@$); $$->type = $1; }
+  | IDENT ':' type        { $$ = arena_alloc(A, sizeof(Param)); $$->span = SP(@$);
+                            $$->name = $1; $$->name_span = SP(@1); $$->type = $3; }
   ;
 
 params_opt : %empty { $$ = (Vec){0}; } | params ;
@@ -286,6 +302,10 @@ stmts
 
 stmt
   : binding
+  | names '=' expr NL
+      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @3);
+        $$->names = $1; $$->name = ((Param *)$1.data[0])->name;
+        $$->name_span = ((Param *)$1.data[0])->name_span; $$->value = $3; }
   | IDENT ':' type '=' expr NL
       { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @5);
         $$->name = $1; $$->name_span = SP(@1); $$->type = $3; $$->value = $5; }
@@ -305,6 +325,17 @@ binding
   : IDENT '=' expr NL
       { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @3);
         $$->name = $1; $$->name_span = SP(@1); $$->value = $3; }
+  ;
+
+// logits, aux = forward(x): one name per result of a call
+names
+  : IDENT ',' IDENT
+      { Param *a = arena_alloc(A, sizeof(Param)), *b = arena_alloc(A, sizeof(Param));
+        a->name = $1; a->span = a->name_span = SP(@1); b->name = $3; b->span = b->name_span = SP(@3);
+        $$ = vec1(lx, a); vec_push(A, &$$, b); }
+  | names ',' IDENT
+      { Param *c = arena_alloc(A, sizeof(Param)); c->name = $3; c->span = c->name_span = SP(@3);
+        $$ = $1; vec_push(A, &$$, c); }
   ;
 
 // train FashionMLP { batch 64  epochs 5  optimizer sgd(lr = 0.05) ... }

@@ -213,6 +213,11 @@ static void print_stmts(Printer *p, const Vec *body, int ind) {
     }
     if (s->kind == ST_RETURN) {
       fputs("(return ", p->out);
+    } else if (s->names.len) {
+      fputs("(let (", p->out);
+      for (int k = 0; k < s->names.len; k++)
+        fprintf(p->out, "%s%s", k ? " " : "", VEC_AT(s->names, Param, k)->name);
+      fputs(") ", p->out);
     } else {
       fprintf(p->out, "(let %s ", s->name);
       if (s->type) {
@@ -236,7 +241,18 @@ static void print_func(Printer *p, const Func *f, const char *kw, int ind) {
     print_type(p, pm->type);
   }
   fputs(") -> ", p->out);
-  print_type(p, f->ret);
+  if (f->results.len) {
+    fputc('(', p->out);
+    for (int i = 0; i < f->results.len; i++) {
+      const Param *r = VEC_AT(f->results, Param, i);
+      if (i) fputs(", ", p->out);
+      if (r->name) fprintf(p->out, "%s: ", r->name);
+      print_type(p, r->type);
+    }
+    fputc(')', p->out);
+  } else {
+    print_type(p, f->ret);
+  }
   print_span(p, f->span);
   fputc('\n', p->out);
   print_stmts(p, &f->body, ind + 1);

@@ -15,7 +15,8 @@
 //              | NAME '=' '[' inst {',' inst} ']'   (a list of block instances)
 //              | NAME '=' '[' inst 'for' NAME 'in' expr ']'
 //              | method
-//   method    := NAME '(' params ')' '->' type '{' stmt* '}' [grad]
+//   method    := NAME '(' params ')' '->' result '{' stmt* '}' [grad]
+//   result    := type | '(' [NAME ':'] type {',' [NAME ':'] type} ')'
 //   fn        := 'fn' method
 //   grad      := 'grad' '(' NAME ')' '{' stmt* '}'
 //   stmt      := NAME [':' type] '=' expr | 'return' expr
@@ -97,8 +98,8 @@ struct TypeExpr {
 
 // ---- statements ------------------------------------------------------------------
 typedef enum {
-  ST_LET,    // name [: type] = value
-  ST_RETURN, // return value
+  ST_LET,    // name [: type] = value;  a, b = value (names: each result of a call)
+  ST_RETURN, // return value (an EX_LIST for return a, b)
   ST_FOR,    // for name in value { body }: unrolled at compile time
 } StmtKind;
 
@@ -110,6 +111,7 @@ typedef struct Stmt {
   TypeExpr *type; // ST_LET annotation, may be NULL
   Expr *value;    // ST_FOR: what is iterated (a list of instances, range(n))
   Vec body;       // ST_FOR: Stmt*
+  Vec names;      // ST_LET of several results (a, b = f(x)): Param* (name, name_span), in order
 } Stmt;
 
 // ---- functions and methods -------------------------------------------------------------
@@ -125,7 +127,10 @@ typedef struct Func {
   const char *name;
   Span name_span;
   Vec params;     // Param*
-  TypeExpr *ret;
+  TypeExpr *ret;  // the (first) result's type
+  // Several results, -> (f32[B, 10], aux: f32): Param* (name may be NULL,
+  // type); empty for one result.
+  Vec results;
   Vec body;       // Stmt*
   // Optional user-declared gradient: grad(dy) { ... return dx1, ... }
   // `grad_body` sees the forward parameters and `grad_name` (the upstream

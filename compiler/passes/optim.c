@@ -267,7 +267,9 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
     IrParam *p = VEC_AT(m->params, IrParam, i);
     if (p->kind == IRP_PARAM && p->trainable && reads_param(loss, p->name)) vec_push(m->arena, &params, p);
   }
-  MLC_ASSERT(grad->outputs.len == params.len + 1);
+  // the loss's other outputs follow the gradients (ad_grad's keep_outputs)
+  int naux = grad->outputs.len - params.len - 1;
+  MLC_ASSERT(naux >= 0 && naux == loss->outputs.len - 1);
   Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype};
   b.f = ir_func_new(m, "train_step");
   b.f->span = loss->span;
@@ -276,16 +278,17 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   int nk = r->accumulate, np = params.len;
   IrNode ***argv = arena_alloc(b.a, sizeof(IrNode **) * (size_t)nk);
   for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
-  IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + 1));
+  IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + naux + 1));
+  IrNode **aux = g + np; // the auxiliary values, averaged like the loss
   for (int k = 0; k < nk; k++) {
     IrNode **o = inline_grad(&b, grad, argv[k], k > 0);
     lsum = k ? bin(&b, IR_ADD, lsum, o[0]) : o[0];
-    for (int j = 0; j < np; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
+    for (int j = 0; j < np + naux; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
   }
   if (nk > 1) { // the average over micro-batches
     IrNode *inv = num(&b, 1.0 / nk);
     lsum = bin(&b, IR_MUL, lsum, inv);
-    for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
+    for (int j = 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
   }
   // clip_grad_norm_: total L2 norm, scale = min(max_norm / (norm + 1e-6), 1)
   IrNode *sq = num(&b, 0);
@@ -309,6 +312,7 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   ir_return(b.f, lsum, NULL);
   ir_return(b.f, norm, NULL);
   ir_return(b.f, lr, NULL);
+  for (int j = 0; j < naux; j++) ir_return(b.f, aux[j], NULL);
   ir_number(b.f);
   return b.f;
 }

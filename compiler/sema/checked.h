@@ -46,7 +46,10 @@ typedef struct Sig {
   Func *fn;
   int nparams;
   Type **params; // one per parameter; NULL where that type had an error
-  Type *ret;     // NULL after an error
+  Type *ret;     // the (first) result; NULL after an error
+  int nrets;     // results: 1, or the tuple's length (-> (f32[B, 2], aux: f32))
+  Type **rets;   // nrets of them (rets[0] is ret); NULL entries after errors
+  const char **ret_names; // nrets: each result's name, NULL where unnamed
   Vec syms;      // Sym*: the symbols the parameter types introduced
   bool ok;       // every type evaluated
   bool ellipsis; // some parameter type starts with `...`
@@ -65,6 +68,7 @@ typedef enum {
             // parameter (NULL: a default the rule applied), .attrs, .slices (slice)
   CK_INDEX, // x[...]: .args[0] the tensor, .slices one per index, .drop
   CK_LIST,  // [a, b] with tensor items: .args
+  CK_ITEM,  // result .slot of a call of several results: .args[0] (a CK_LOCAL of the call)
 } CkKind;
 
 // One narrowed dim of a slice or index: elements start, start + step, ...
@@ -112,7 +116,9 @@ struct CkFunc {
   bool checked;        // the body was checked (false: never reached, or errors)
   int nslots;          // slots 0..nparams-1 are the parameters
   Vec lets;            // CkLet*, in order
-  CkExpr *ret;
+  CkExpr *ret;         // the (first) result
+  int nrets;           // results (sig->nrets); rets[0] is ret
+  CkExpr **rets;
   // Sizes sema could only name with a fresh symbol (the length of a strided
   // slice of a symbolic extent, shown as ceil(...)), defined here over the
   // body's symbols.

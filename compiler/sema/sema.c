@@ -252,6 +252,7 @@ const char *sema_const_str(Sema *S, const Value *v) {
   }
   case V_TENSOR: return type_str(S->arena, v->type);
   case V_INST: return v->str;
+  case V_TUPLE: return value_str(S->arena, v);
   }
   return "?";
 }
@@ -299,7 +300,8 @@ static bool const_arg_ok(const Value *v, bool lenient) {
       if (!const_arg_ok(VEC_AT(v->items, Value, i), lenient)) return false;
     return true;
   case V_TENSOR:
-  case V_INST: return false;
+  case V_INST:
+  case V_TUPLE: return false;
   }
   return false;
 }
@@ -928,6 +930,36 @@ static const char *lead_name(Sema *S, Func *fn, int k, int j, Dim *const *dims) 
   return taken ? arena_printf(S->arena, "...%d", j + 1) : name;
 }
 
+// The result types: one, or a tuple (-> (f32[B, 2], aux: f32)) whose names
+// are distinct; a function with a grad block has one result.
+static void eval_results(Sema *S, Scope *sc, Func *fn, Sig *g) {
+  g->nrets = fn->results.len ? fn->results.len : 1;
+  g->rets = arena_alloc(S->arena, sizeof(Type *) * (size_t)g->nrets);
+  g->ret_names = arena_alloc(S->arena, sizeof(char *) * (size_t)g->nrets);
+  SMap names = {0};
+  for (int i = 0; i < g->nrets; i++) {
+    Param *r = fn->results.len ? VEC_AT(fn->results, Param, i) : NULL;
+    TypeExpr *te = r ? r->type : fn->ret;
+    g->rets[i] = sema_eval_type(sc, te, TM_SIG_RET);
+    if (!g->ellipsis && starts_with_ellipsis(te)) g->rets[i] = NULL; // reported by mark_lead
+    if (!g->rets[i]) g->ok = false;
+    g->ret_names[i] = r ? r->name : NULL;
+    Param *prev = r && r->name ? sema_map_put(S->arena, &names, r->name, r) : NULL;
+    if (prev) {
+      sema_error(S, r->name_span, "two results named '%s'", r->name);
+      g->ok = false;
+    }
+  }
+  g->ret = g->rets[0];
+  if (g->nrets > 1 && fn->has_grad) {
+    Span at = span_join(VEC_AT(fn->results, Param, 0)->span,
+                        VEC_AT(fn->results, Param, g->nrets - 1)->span);
+    sema_error(S, at, "a function with a grad block returns one value, '%s' returns %d",
+               fn->name, g->nrets);
+    g->ok = false;
+  }
+}
+
 // The signature of fn; with `...` in its types, the form where `...` is k
 // dims (k fresh symbols, first in g->syms, named after `lead` when given).
 static Sig *compute_sig(Sema *S, Scope *sc, Func *fn, int k, Dim *const *lead) {
@@ -953,9 +985,7 @@ static Sig *compute_sig(Sema *S, Scope *sc, Func *fn, int k, Dim *const *lead) {
     g->params[i] = sema_eval_type(sc, p->type, TM_SIG_PARAM);
     if (!g->params[i]) g->ok = false;
   }
-  g->ret = sema_eval_type(sc, fn->ret, TM_SIG_RET);
-  if (!g->ellipsis && starts_with_ellipsis(fn->ret)) g->ret = NULL; // reported by mark_lead
-  if (!g->ret) g->ok = false;
+  eval_results(S, sc, fn, g);
   if (fn->has_grad && fn->grad_name && sema_map_get(&names, fn->grad_name)) {
     sema_error(S, fn->grad_name_span,
                "the gradient '%s' has the same name as a parameter",

@@ -215,8 +215,62 @@ static void record(Scope *sc, const char *name, Span sp, Value *v, bool ret) {
   vec_push(sc->S->arena, &sc->body->bindings, b);
 }
 
+// Records `slot = value` for lowering (constants fold into their uses).
+static void add_let(Scope *sc, const char *name, Value *v) {
+  if (!v || !sc->lets || (!v->ck && v->kind != V_TENSOR)) return;
+  CkLet *let = arena_alloc(sc->S->arena, sizeof *let);
+  let->slot = sema_find_local(sc, name)->slot;
+  let->value = sema_ck_of(sc->S, v);
+  vec_push(sc->S->arena, sc->lets, let);
+}
+
+// a, b = f(x): the call's results, one per name (`_` drops one). The call
+// is bound to a slot of its own, each name to one of its results.
+static void check_destructure(Scope *sc, Stmt *st) {
+  Sema *S = sc->S;
+  int n = st->names.len;
+  sc->tuple_site = st->value;
+  Value *v = sema_eval(sc, st->value);
+  sc->tuple_site = NULL;
+  if (v && v->kind != V_TUPLE) {
+    sema_error(S, st->value->span, "%d names, but this is one value (%s): only a call of a "
+               "function of several results gives several", n, value_str(S->arena, v));
+    v = NULL;
+  } else if (v && v->items.len != n) {
+    sema_error(S, st->span, "%d names for %d results", n, v->items.len);
+    v = NULL;
+  }
+  const char *tuple = arena_printf(S->arena, "(%s)", st->name); // a name no source can write
+  if (v) {
+    sema_bind_local(sc, tuple, st->span, v);
+    add_let(sc, tuple, v);
+  }
+  Local *t = v ? sema_find_local(sc, tuple) : NULL;
+  for (int i = 0; i < n; i++) {
+    Param *nm = VEC_AT(st->names, Param, i);
+    if (!strcmp(nm->name, "_")) continue;
+    Value *item = v ? sema_with_ck(S, VEC_AT(v->items, Value, i), NULL) : NULL;
+    if (item) {
+      CkExpr *ck = sema_ck_new(S, CK_ITEM, nm->name_span, item->type);
+      ck->nargs = 1;
+      ck->args = arena_alloc(S->arena, sizeof(CkExpr *));
+      ck->args[0] = sema_ck_new(S, CK_LOCAL, st->value->span, NULL);
+      ck->args[0]->slot = t->slot;
+      ck->slot = i;
+      item->ck = ck;
+    }
+    sema_bind_local(sc, nm->name, nm->name_span, item);
+    record(sc, nm->name, nm->name_span, item, false);
+    add_let(sc, nm->name, item);
+  }
+}
+
 static void check_let(Scope *sc, Stmt *st) {
   Sema *S = sc->S;
+  if (st->names.len) {
+    check_destructure(sc, st);
+    return;
+  }
   Value *v = sema_eval(sc, st->value);
   if (st->type) {
     Type *T = sema_eval_type(sc, st->type, TM_LOCAL);
@@ -235,30 +289,48 @@ static void check_let(Scope *sc, Stmt *st) {
   }
   sema_bind_local(sc, st->name, st->name_span, v);
   record(sc, st->name, st->name_span, v, false);
-  if (v && sc->lets && (v->ck || v->kind == V_TENSOR)) { // constants fold into their uses
-    CkLet *let = arena_alloc(S->arena, sizeof *let);
-    let->slot = sema_find_local(sc, st->name)->slot;
-    let->value = sema_ck_of(S, v);
-    vec_push(S->arena, sc->lets, let);
-  }
+  add_let(sc, st->name, v);
 }
 
+// return x, or return a, b for a function of several results: each checked
+// against its declared type.
 static void check_return(Scope *sc, Stmt *st, Body *b) {
   Sema *S = sc->S;
   Func *fn = b->fn;
-  if (st->value->kind == EX_LIST && st->value->args.len > 1) {
-    sema_error(S, st->value->span, "this returns %d values, but '%s' returns "
-               "one", st->value->args.len, fn->name);
+  Sig *g = b->sig;
+  int n = st->value->kind == EX_LIST ? st->value->args.len : 1;
+  if (n != g->nrets) {
+    if (g->nrets == 1)
+      sema_error(S, st->value->span, "this returns %d values, but '%s' returns one", n, fn->name);
+    else
+      sema_error(S, st->value->span, "'%s' returns %d values, this returns %d", fn->name,
+                 g->nrets, n);
+    sema_note(S, fn->ret->span, "return type declared here");
     return;
   }
-  Value *v = sema_eval(sc, st->value);
-  record(sc, "return", st->span, v, true);
-  if (v) b->ck->ret = sema_ck_of(S, v);
-  Type *R = b->sig->ret;
-  if (!v || !R || fits(v, R)) return;
-  sema_error(S, st->value->span, "'%s' is declared to return %s, but this is %s",
-             fn->name, type_str(S->arena, R), value_str(S->arena, v));
-  sema_note(S, fn->ret->span, "return type declared here");
+  b->ck->nrets = n;
+  b->ck->rets = arena_alloc(S->arena, sizeof(CkExpr *) * (size_t)n);
+  Value *shown = n > 1 ? sema_new_value(S, V_TUPLE, st->value->span) : NULL;
+  for (int i = 0; i < n; i++) {
+    Expr *x = n > 1 ? VEC_AT(st->value->args, Arg, i)->value : st->value;
+    Value *v = sema_eval(sc, x);
+    if (n == 1) shown = v;
+    else if (v && shown) vec_push(S->arena, &shown->items, v);
+    else shown = NULL;
+    if (v) b->ck->rets[i] = sema_ck_of(S, v);
+    Type *R = g->rets[i];
+    if (!v || !R || fits(v, R)) continue;
+    TypeExpr *te = fn->results.len ? VEC_AT(fn->results, Param, i)->type : fn->ret;
+    if (n > 1)
+      sema_error(S, x->span, "result %d of '%s' is declared as %s, but this is %s", i + 1,
+                 fn->name, type_str(S->arena, R), value_str(S->arena, v));
+    else
+      sema_error(S, x->span, "'%s' is declared to return %s, but this is %s",
+                 fn->name, type_str(S->arena, R), value_str(S->arena, v));
+    sema_note(S, te->span, "return type declared here");
+  }
+  b->ck->ret = b->ck->rets[0];
+  record(sc, "return", st->span, shown, true);
 }
 
 // The gradient returns one tensor per forward parameter, each typed exactly

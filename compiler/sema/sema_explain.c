@@ -217,8 +217,15 @@ static const char *sig_str(Sema *S, Body *b) {
     sb_printf(&sb, "%s%s: %s", i ? ", " : "", p->name,
               t ? type_str(S->arena, t) : "?");
   }
-  Type *r = b->sig ? b->sig->ret : NULL;
-  sb_printf(&sb, ") -> %s", r ? type_str(S->arena, r) : "?");
+  int nr = b->sig ? b->sig->nrets : 1;
+  sb_puts(&sb, nr > 1 ? ") -> (" : ") -> ");
+  for (int i = 0; i < nr; i++) {
+    Type *r = b->sig ? b->sig->rets[i] : NULL;
+    const char *name = b->sig && nr > 1 ? b->sig->ret_names[i] : NULL;
+    sb_printf(&sb, "%s%s%s%s", i ? ", " : "", name ? name : "", name ? ": " : "",
+              r ? type_str(S->arena, r) : "?");
+  }
+  if (nr > 1) sb_putc(&sb, ')');
   char *s = arena_strdup(S->arena, sb.data);
   sb_free(&sb);
   return s;

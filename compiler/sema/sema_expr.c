@@ -1196,23 +1196,35 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
     edge->span = call->span;
     vec_push(a, &sc->body->calls, edge);
   }
-  Type *t = type_subst(a, g->ret, &u.subst);
-  for (int j = 0; j < t->rank; j++) {
-    if (!dim_nonpositive(t->dims[j])) continue;
-    sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
-               ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
-    sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
-              type_str(a, g->ret));
+  Type **ts = arena_alloc(a, sizeof(Type *) * (size_t)g->nrets);
+  for (int r = 0; r < g->nrets; r++) {
+    Type *t = ts[r] = type_subst(a, g->rets[r], &u.subst);
+    for (int j = 0; j < t->rank; j++) {
+      if (!dim_nonpositive(t->dims[j])) continue;
+      sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
+                 ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
+      sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
+                type_str(a, g->rets[r]));
+      return NULL;
+    }
+  }
+  if (g->nrets > 1 && call != sc->tuple_site) {
+    sema_error(S, call->span, "%s returns %d values: bind each of them, as in a, b = %s(...)",
+               ce->short_label, g->nrets, span_text(S, call->lhs->span) ? span_text(S, call->lhs->span) : "f");
     return NULL;
   }
-  CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, t);
+  CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, g->nrets > 1 ? NULL : ts[0]);
   ck->callee = ce->body ? ce->body->ck : NULL;
   ck->path = ce->path;
   ck->subst = u.subst;
   ck->nargs = g->nparams;
   ck->args = arena_alloc(a, sizeof(CkExpr *) * (size_t)(g->nparams + 1));
   for (int i = 0; i < g->nparams; i++) ck->args[i] = sema_ck_of(S, pv[i]);
-  return sema_with_ck(S, value_tensor(a, call->span, t), ck);
+  if (g->nrets == 1) return sema_with_ck(S, value_tensor(a, call->span, ts[0]), ck);
+  Value *v = sema_new_value(S, V_TUPLE, call->span);
+  for (int r = 0; r < g->nrets; r++) vec_push(a, &v->items, value_tensor(a, call->span, ts[r]));
+  v->ck = ck;
+  return v;
 }
 
 // inst(x) and inst.m(x).

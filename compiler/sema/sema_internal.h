@@ -267,6 +267,7 @@ struct Scope {
   bool in_grad;     // checking a grad body (calls are not recorded)
   int nslots;       // inside a body: slots handed out (parameters first)
   int unrolled;     // loop iterations unrolled so far in this body
+  Expr *tuple_site; // the call whose several results a, b = ... binds
   Vec *lets;        // inside a body: where non-constant bindings go (CkLet*)
 };
 

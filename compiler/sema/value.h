@@ -21,6 +21,7 @@ typedef enum {
   V_STR,    // .str
   V_INST,   // a block instance: .inst, .top, .path, .str (its label); what a
             // loop over a list of instances binds (for b in blocks)
+  V_TUPLE,  // the results of a call of several (a, b = f(x)): .items
 } ValKind;
 
 typedef struct Value {

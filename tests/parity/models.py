@@ -8,7 +8,9 @@ Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
 LayerNorm has weight/bias; Embedding.w is [n, d].
 
 A model's FROZEN names the parameter paths (or path prefixes) that mlc does
-not train; gen.py writes no gradient for them.
+not train; gen.py writes no gradient for them. A model whose loss returns
+(loss, aux, ..) names the auxiliary values in AUX, as the .model names its
+loss's other results; gen.py writes them as f64/aux/NAME and f32/aux/NAME.
 
 EXAMPLES maps each example file name to (model class name, constructor,
 make_batch), where make_batch(generator) returns the inputs of `loss` in
@@ -282,6 +284,38 @@ class RankGeneric(nn.Module):
         return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
 
 
+# ---- tests/parity/cases/two_heads.model -----------------------------------------
+
+class Body(nn.Module):
+    def __init__(self, d_in, d):
+        super().__init__()
+        self.fc1, self.fc2 = Linear(d_in, d), Linear(d, d)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        return self.fc2(h), h
+
+
+class TwoHeads(nn.Module):
+    # loss returns the total and these auxiliary values, in this order
+    AUX = ("ce", "mse")
+
+    def __init__(self):
+        super().__init__()
+        self.body = Body(8, 16)
+        self.cls, self.value = Linear(16, 3), Linear(16, 1)
+
+    def forward(self, x):
+        h, skip = self.body(x)
+        return self.cls(h), self.value(h + skip)
+
+    def loss(self, x, y, t):
+        logits, v = self.forward(x)
+        ce = F.cross_entropy(logits, y.long())
+        m = F.mse_loss(v, t)
+        return ce + 0.5 * m, ce, m
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
@@ -312,8 +346,12 @@ EXAMPLES = {
     "rank_generic": ("RankGeneric", RankGeneric,
                      lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                 ("y", torch.randint(0, 11, (B, T), generator=g))]),
+    "two_heads": ("TwoHeads", TwoHeads,
+                  lambda g: [("x", torch.randn(B, 8, generator=g)), ("y", _labels(g, 3)),
+                             ("t", torch.randn(B, 1, generator=g))]),
 }
 
 SOURCES = {
     "rank_generic": "tests/parity/cases/rank_generic.model",
+    "two_heads": "tests/parity/cases/two_heads.model",
 }

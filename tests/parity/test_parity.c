@@ -20,7 +20,9 @@
 // whole model, since a gradient that is zero in exact arithmetic holds only
 // rounding noise (see parity_err). The trained parameters must be the same
 // set on both sides, and the gradient of every float input PyTorch recorded
-// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs).
+// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs), and so are a
+// loss's auxiliary values (f64/aux/NAME, AdOptions.keep_outputs), with the
+// loss's norm (reported in the loss column).
 //
 // Any stage that fails (no lowering yet included) fails that model with the
 // stage's message. Prints "[PASS] example" / "[FAIL] example: reason" with
@@ -42,7 +44,7 @@
 // feature each; the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
-    "rank_generic",
+    "rank_generic", "two_heads",
 };
 
 enum { MAX_STATE = 256 };
@@ -137,7 +139,7 @@ static bool compile(Run *r, const char *model) {
              r->ngrad_in < (int)(sizeof r->grad_inputs / sizeof r->grad_inputs[0]);
     if (wrt[i]) r->grad_inputs[r->ngrad_in++] = in->name;
   }
-  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt};
+  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt, .keep_outputs = true};
   r->grad = ad_grad(r->lr.module, loss, &o);
   if (!r->grad) return fail(r, "ad_grad: %s", diag_text(r));
   if (!ir_verify(r->lr.module, &r->diags))
@@ -160,9 +162,10 @@ static bool grad_params(Run *r) {
     }
     if (read && r->ngrad < MAX_STATE) r->grad_paths[r->ngrad++] = p->name;
   }
-  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1)
+  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1 + r->lr.naux)
     return fail(r, "the gradient function returns %d values; expected the loss, %d parameter "
-                "and %d input gradients", r->grad->outputs.len, r->ngrad, r->ngrad_in);
+                "and %d input gradients and %d auxiliary values", r->grad->outputs.len, r->ngrad,
+                r->ngrad_in, r->lr.naux);
   // The same set of trained parameters on both sides.
   for (int i = 0; i < mlc_st_count(r->ref); i++) {
     const char *name = mlc_st_at(r->ref, i)->name;
@@ -315,6 +318,15 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
     if (ok && !(e >= 0 && e <= tol))
       ok = fail(r, "%s gradient of input %s: %s (error %.3g > %g)", tag, r->grad_inputs[i],
                 !gt ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+  }
+  snprintf(pre, sizeof pre, "%s/aux/", tag); // the loss's auxiliary values, like the loss
+  for (int i = 0; i < r->lr.naux; i++) {
+    const MlcStTensor *at = ref_tensor(r, pre, r->lr.aux_names[i]);
+    double e = at ? parity_err(r, outs[1 + r->ngrad + r->ngrad_in + i], at, 0) : -1;
+    if (ok && !(e >= 0 && e <= tol))
+      ok = fail(r, "%s auxiliary value %s: %s (error %.3g > %g)", tag, r->lr.aux_names[i],
+                !at ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+    if (e > loss->worst) loss->worst = e;
   }
   for (int i = 0; i < r->grad->outputs.len; i++) interp_tensor_free(outs[i]);
   if (ok && grad->worst > tol) ok = fail(r, "%s gradient of %s: error %.3g > %g", tag, grad->where, grad->worst, tol);
