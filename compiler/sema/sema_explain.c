@@ -6,7 +6,8 @@
 //      tree with each instance's block and parameter counts (trainable /
 //      frozen / buffer elements), every param and buffer with its type and
 //      resolved init, instances used more than once marked as shared, and a
-//      total row;
+//      total row; then, when the train recipe has parameter groups, each
+//      group's hyper-parameters and params (the default group first);
 //   2. each of the model's methods: signature, forward FLOPs per sample
 //      (the batch symbol, the first dim of the first parameter, set to 1)
 //      and the inferred type of every binding;
@@ -207,6 +208,93 @@ static void member_table(Sema *S, Inst *M, FILE *out) {
   tbl_print(&t, out, "  ");
 }
 
+// ---- parameter groups ------------------------------------------------------------------------
+// The trainable params of I below path, with their element counts, in order.
+static void trained(Sema *S, Inst *I, const char *path, const Vec *frozen, Vec *paths,
+                    Vec *counts, int depth) {
+  if (!I || !I->members || depth > SEMA_MAX_INST_DEPTH) return;
+  for (int i = 0; i < I->item->members.len; i++) {
+    MInfo *mi = I->members[i];
+    const char *p = join_path(S, path, mi->m->name);
+    if (mi->m->kind == MB_INSTANCE || mi->m->kind == MB_INSTANCE_LIST) {
+      trained(S, mi->child, p, frozen, paths, counts, depth + 1);
+    } else if (mi->m->kind == MB_PARAM && !mi->m->frozen && !sema_path_frozen(frozen, p)) {
+      int64_t *n = arena_alloc(S->arena, sizeof *n);
+      *n = type_count(S, mi->type);
+      vec_push(S->arena, paths, (void *)p);
+      vec_push(S->arena, counts, n);
+    }
+  }
+}
+
+static bool in_group(const OptimGroup *G, const char *path) {
+  for (int i = 0; i < G->npaths; i++)
+    if (!strcmp(G->paths[i], path)) return true;
+  return false;
+}
+
+static const char *num_str(Sema *S, double v) { return arena_printf(S->arena, "%g", v); }
+
+// One row of the groups table: its hyper-parameters, its params' count.
+static void group_row(Sema *S, Table *t, const OptimRecipe *o, const char *name,
+                      const OptimGroup *G, int nparams, int64_t elems) {
+  double lr = o->lr * (G ? G->lr_scale : 1);
+  const char *r[9] = {name, arena_printf(S->arena, "%d", nparams), grouped(S, elems), num_str(S, lr)};
+  if (o->opt == OPT_SGD) {
+    r[4] = num_str(S, G ? G->momentum : o->momentum);
+    r[5] = num_str(S, G ? G->dampening : o->dampening);
+    r[6] = (G ? G->nesterov : o->nesterov) ? "true" : "false";
+    r[7] = num_str(S, G ? G->weight_decay : o->weight_decay);
+  } else {
+    r[4] = num_str(S, G ? G->beta1 : o->beta1);
+    r[5] = num_str(S, G ? G->beta2 : o->beta2);
+    r[6] = num_str(S, G ? G->eps : o->eps);
+    r[7] = num_str(S, G ? G->weight_decay : o->weight_decay);
+  }
+  tbl_row(S, t, r);
+}
+
+// The recipe's parameter groups (torch.optim's param_groups): each group's
+// hyper-parameters and params, the default group (the optimizer's own) first.
+static void groups_report(Sema *S, Inst *M, FILE *out) {
+  ItemInfo *ii = sema_find_item(S, M->item->name);
+  const Recipe *rc = ii ? &ii->recipe : NULL;
+  if (!rc || !rc->opt.ngroups) return;
+  const OptimRecipe *o = &rc->opt;
+  Vec paths = {0}, counts = {0};
+  trained(S, M, "", &M->frozen, &paths, &counts, 0);
+  fprintf(out, "\n  optimizer %s, %d parameter groups\n", rc->optimizer, o->ngroups + 1);
+  Table t = {0};
+  t.ncol = 8;
+  t.right[1] = t.right[2] = true;
+  const char *sgd[8] = {"group", "params", "elements", "lr", "momentum", "dampening", "nesterov",
+                        "weight_decay"};
+  const char *adam[8] = {"group", "params", "elements", "lr", "beta1", "beta2", "eps",
+                         "weight_decay"};
+  tbl_row(S, &t, o->opt == OPT_SGD ? sgd : adam);
+  StrBuf lists = {0};
+  for (int g = -1; g < o->ngroups; g++) {
+    const OptimGroup *G = g < 0 ? NULL : &o->groups[g];
+    int n = 0;
+    int64_t elems = 0;
+    sb_printf(&lists, "    %s:", G ? G->name : "default");
+    for (int i = 0; i < paths.len; i++) {
+      const char *p = VEC_AT(paths, const char, i);
+      bool mine = G ? in_group(G, p) : true;
+      for (int k = 0; !G && k < o->ngroups; k++) mine = mine && !in_group(&o->groups[k], p);
+      if (!mine) continue;
+      sb_printf(&lists, "%s %s", n ? "," : "", p);
+      n++;
+      elems += *VEC_AT(counts, int64_t, i);
+    }
+    sb_putc(&lists, '\n');
+    group_row(S, &t, o, G ? G->name : "default", G, n, elems);
+  }
+  tbl_print(&t, out, "    ");
+  fputs(lists.data, out);
+  sb_free(&lists);
+}
+
 // ---- bodies ----------------------------------------------------------------------------------
 static const char *sig_str(Sema *S, Body *b) {
   StrBuf sb = {0};
@@ -295,6 +383,7 @@ static void reached(Sema *S, Body *root, SMap *seen, Vec *out) {
 static void model_report(Sema *S, Inst *M, FILE *out) {
   fprintf(out, "model %s (%s)\n\n", M->label, where(S, M->item->name_span));
   member_table(S, M, out);
+  groups_report(S, M, out);
   SMap seen = {0};
   Vec callees = {0};
   for (int i = 0; i < M->item->members.len; i++) {
