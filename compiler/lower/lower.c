@@ -25,6 +25,18 @@ static const char *join_path(Lower *L, const char *base, const char *name) {
   return *name ? arena_printf(L->a, "%s.%s", base, name) : base;
 }
 
+// base without its last `up` segments ("p1.head", 1 -> "p1"): where an
+// instance a block was given as an argument lives, seen from the block.
+static const char *up_path(Lower *L, const char *base, int up) {
+  size_t n = strlen(base);
+  for (; up > 0; up--) {
+    MLC_ASSERT(n > 0); // sema counted the segments
+    while (n > 0 && base[n - 1] != '.') n--;
+    n = n > 0 ? n - 1 : 0;
+  }
+  return arena_strndup(L->a, base, n);
+}
+
 // ---- constants and types ------------------------------------------------------------------
 Type *lw_type(Env *e, const Type *t) { return type_subst(e->L->a, t, &e->subst); }
 
@@ -70,7 +82,7 @@ IrNode *lw_operand(Env *e, const CkExpr *x, DType dt) {
 
 // ---- state ----------------------------------------------------------------------------------
 static IrNode *state_read(Env *e, const CkExpr *x) {
-  const char *path = join_path(e->L, e->path, x->path);
+  const char *path = join_path(e->L, up_path(e->L, e->path, x->up), x->path);
   IrParam *p = ir_module_find_param(e->L->m, path);
   MLC_ASSERT(p && (p->kind == IRP_BUFFER) == x->buffer);
   return ir_state_ref(e->b.f, x->buffer ? IR_BUFFER : IR_PARAM, path, p->type, x->span);
@@ -190,7 +202,7 @@ static LwVal inline_call(Env *e, const CkExpr *x) {
   Lower *L = e->L;
   const CkFunc *fn = x->callee;
   MLC_ASSERT(fn && fn->checked);
-  Env ce = env_new(L, e->b.f, join_path(L, e->path, x->path), fn->nslots);
+  Env ce = env_new(L, e->b.f, join_path(L, up_path(L, e->path, x->up), x->path), fn->nslots);
   ce.b.at_site = e->b.at_site;
   ce.b.site = e->b.site;
   if (!ce.b.at_site && fn->fn->span.file != L->model->name_span.file) {

@@ -61,7 +61,8 @@ typedef struct Sig {
 typedef enum {
   CK_CONST, // .value: a compile-time constant (integer dims over the body's symbols)
   CK_LOCAL, // .slot: a parameter or a let binding of the body
-  CK_STATE, // a param/buffer read: .path below the body's instance ("w", "enc.fc1.w")
+  CK_STATE, // a param/buffer read: .path below the body's instance ("w", "enc.fc1.w"),
+            // .up segments above it first
   CK_CALL,  // user code: .callee at .path below the body's instance ("" for its own
             // methods and fn items), .args one per callee parameter, .subst
   CK_OP,    // a builtin: .op (BuiltinOp, as the rule resolved it), .args one per op
@@ -88,6 +89,8 @@ struct CkExpr {
   Value *value;        // CK_CONST
   int slot;            // CK_LOCAL
   const char *path;    // CK_STATE, CK_CALL
+  int up;              // CK_STATE, CK_CALL: path segments to go up from the body's
+                       // instance before .path (an instance a block got as an argument)
   bool buffer;         // CK_STATE: a buffer (else a param)
   CkFunc *callee;      // CK_CALL
   DimSubst subst;      // CK_CALL: callee symbol -> dim over this body's symbols

@@ -251,7 +251,7 @@ const char *sema_const_str(Sema *S, const Value *v) {
     return s;
   }
   case V_TENSOR: return type_str(S->arena, v->type);
-  case V_INST: return v->str;
+  case V_INST: return v->path; // as the block's argument was written: Head(tok)
   case V_TUPLE: return value_str(S->arena, v);
   }
   return "?";
@@ -261,6 +261,8 @@ const char *sema_const_str(Sema *S, const Value *v) {
 // every digit), so two keys are equal exactly when the arguments are.
 static void put_key(Sema *S, StrBuf *b, const Value *v) {
   if (v->kind == V_FLOAT) sb_printf(b, "f%.17g", v->f);
+  else if (v->kind == V_INST) // which instance, and where from the instantiation
+    sb_printf(b, "i%p^%d:%s", (const void *)v->inst, v->up, v->path);
   else if (v->kind == V_LIST) {
     sb_putc(b, '[');
     for (int i = 0; i < v->items.len; i++) {
@@ -299,8 +301,8 @@ static bool const_arg_ok(const Value *v, bool lenient) {
     for (int i = 0; i < v->items.len; i++)
       if (!const_arg_ok(VEC_AT(v->items, Value, i), lenient)) return false;
     return true;
+  case V_INST: return true; // an instance passed to a block (Head(tok))
   case V_TENSOR:
-  case V_INST:
   case V_TUPLE: return false;
   }
   return false;
@@ -385,8 +387,36 @@ static int bparam_index(Item *blk, const char *name) {
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
+// An instance given as a block argument (head = Head(tok)): seen from the
+// new instantiation, it is sc->arg_depth segments further up.
+static Value *instance_arg(Sema *S, Scope *sc, Expr *e, InstRef *r) {
+  Value *v = sema_new_value(S, V_INST, e->span);
+  v->inst = r->inst;
+  v->top = r->top;
+  v->path = r->path;
+  v->up = r->up + sc->arg_depth;
+  v->str = r->inst->label;
+  return v;
+}
+
 // Evaluates the argument of block parameter idx; false after an error.
 static bool block_arg(Sema *S, Scope *sc, Arg *a, int idx, Value **vals) {
+  InstRef r = sc->inst ? sema_resolve_instance(sc, a->value) : (InstRef){0};
+  if (r.err) return false;
+  if (r.inst) {
+    vals[idx] = instance_arg(S, sc, a->value, &r);
+    return true;
+  }
+  InstRef owner = sc->inst && a->value->kind == EX_MEMBER ? sema_resolve_instance(sc, a->value->lhs)
+                                                         : (InstRef){0};
+  MInfo *pm = owner.inst && !owner.inst->is_list ? sema_member(owner.inst, a->value->name) : NULL;
+  if (pm && (pm->m->kind == MB_PARAM || pm->m->kind == MB_BUFFER)) {
+    sema_error(S, a->value->span, "a block argument is a compile-time constant or an instance; "
+               "%s.%s is a %s: pass the instance itself, %s, and read its %s in the block",
+               owner.path, a->value->name, pm->m->kind == MB_PARAM ? "param" : "buffer",
+               owner.path, a->value->name);
+    return false;
+  }
   Value *v = sema_eval(sc, a->value);
   if (!v) return false;
   if (!const_arg_ok(v, sc->lenient)) {
@@ -858,6 +888,7 @@ void sema_member_scope(Scope *sc, Sema *S, Inst *I, int visible) {
   sema_scope_init(sc, S, I, visible);
   sc->const_only = true;
   sc->lenient = I && I->sig_only;
+  sc->arg_depth = 1;
 }
 
 static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {

@@ -33,6 +33,10 @@ static Dim *dim_name(Scope *sc, Expr *x, TypeMode mode) {
     if (l) return l->value ? dim_from_value(sc, x, l->value, "local") : NULL;
   }
   int bp = sema_scope_bparam(sc, n);
+  if (bp >= 0 && sc->bargs[bp] && sc->bargs[bp]->kind == V_INST) {
+    sema_instance_as_value(sc, n, sc->bargs[bp], x->span);
+    return NULL;
+  }
   if (bp >= 0) return dim_from_value(sc, x, sc->bargs[bp], "block parameter");
   Sym *s = sema_sig_sym(sc, n);
   if (s) return dim_sym(S->arena, s);

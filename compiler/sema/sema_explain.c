@@ -129,6 +129,22 @@ static int instance_uses(const MInfo *mi) {
   return mi->calls + most;
 }
 
+// "shares tok": the instances an instantiation was given as arguments,
+// whose params it uses without holding them (weight tying across blocks).
+static const char *shared_args(Sema *S, const Inst *I) {
+  StrBuf b = {0};
+  for (int i = 0; i < I->nargs; i++)
+    if (I->args[i] && I->args[i]->kind == V_INST)
+      sb_printf(&b, "%s%s", b.len ? ", " : "shares ", I->args[i]->path);
+  const char *r = b.len ? arena_strdup(S->arena, b.data) : NULL;
+  sb_free(&b);
+  return r;
+}
+
+static const char *add_note(Sema *S, const char *a, const char *b) {
+  return !a ? b : !b ? a : arena_printf(S->arena, "%s; %s", a, b);
+}
+
 // ---- the member table ----------------------------------------------------------------------
 enum { C_NAME, C_KIND, C_SHAPE, C_TRAIN, C_FROZEN, C_BUF, C_NOTE, C_N };
 
@@ -170,9 +186,8 @@ static void member_rows(Sema *S, Table *t, Inst *I, const char *path,
       else if (uses == 0)
         r[C_NOTE] = "unused";
       if (sema_path_frozen(frozen, p) && !sema_path_frozen(frozen, path))
-        r[C_NOTE] = r[C_NOTE] ? arena_printf(S->arena, "%s; frozen by train",
-                                             r[C_NOTE])
-                              : "frozen by train";
+        r[C_NOTE] = add_note(S, r[C_NOTE], "frozen by train");
+      r[C_NOTE] = add_note(S, r[C_NOTE], shared_args(S, mi->child));
       tbl_row(S, t, r);
       member_rows(S, t, mi->child, p, frozen, depth + 1);
       continue;

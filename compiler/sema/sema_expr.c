@@ -172,9 +172,10 @@ static void used_before(Scope *sc, MInfo *mi, Span at) {
 
 // ---- names ---------------------------------------------------------------------------
 // A read of a param or buffer at `path` below the body's instance.
-static Value *state_value(Sema *S, Expr *e, const char *path, bool buffer, Type *t) {
+static Value *state_value(Sema *S, Expr *e, const char *path, int up, bool buffer, Type *t) {
   CkExpr *ck = sema_ck_new(S, CK_STATE, e->span, t);
   ck->path = path;
+  ck->up = up;
   ck->buffer = buffer;
   return sema_with_ck(S, value_tensor(S->arena, e->span, t), ck);
 }
@@ -205,7 +206,7 @@ static Value *member_value(Scope *sc, MInfo *mi, Expr *e) {
                  m->name, member_kind_name(m));
       return NULL;
     }
-    return mi->type ? state_value(S, e, e->name, m->kind == MB_BUFFER, mi->type) : NULL;
+    return mi->type ? state_value(S, e, e->name, 0, m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_INSTANCE:
     if (!mi->failed)
       sema_error(S, e->span,
@@ -250,6 +251,10 @@ static Value *eval_name(Scope *sc, Expr *e) {
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
   if (mi) return member_value(sc, mi, e);
   int bp = sema_scope_bparam(sc, n);
+  if (bp >= 0 && sc->bargs[bp] && sc->bargs[bp]->kind == V_INST) {
+    sema_instance_as_value(sc, n, sc->bargs[bp], e->span);
+    return NULL;
+  }
   if (bp >= 0) return sc->bargs[bp] ? value_at(S, sc->bargs[bp], e->span) : NULL;
   if (bp == -2) {
     sema_error(S, e->span,
@@ -537,23 +542,29 @@ static bool is_instance_member(const MInfo *mi) {
   return mi && (mi->m->kind == MB_INSTANCE || mi->m->kind == MB_INSTANCE_LIST);
 }
 
-// fc1, blocks, or a loop variable bound to an instance.
+static InstRef inst_value(const Value *v) {
+  return (InstRef){v->top, v->inst, v->path, false, v->up};
+}
+
+// fc1, blocks, a loop variable bound to an instance, or a block parameter
+// given one (head = Head(tok): `emb` inside Head).
 static InstRef resolve_name(Scope *sc, Expr *e) {
   InstRef r = {0};
   Local *l = sema_find_local(sc, e->name);
   if (l) {
-    if (l->value && l->value->kind == V_INST)
-      r = (InstRef){l->value->top, l->value->inst, l->value->path, false};
+    if (l->value && l->value->kind == V_INST) r = inst_value(l->value);
     return r;
   }
   MInfo *mi = sc->inst ? sema_member(sc->inst, e->name) : NULL;
+  int bp = mi ? -1 : sema_scope_bparam(sc, e->name);
+  if (bp >= 0 && sc->bargs[bp] && sc->bargs[bp]->kind == V_INST) return inst_value(sc->bargs[bp]);
   if (!is_instance_member(mi)) return r;
   if (mi->idx >= sc->visible) {
     used_before(sc, mi, e->span);
     r.err = true;
     return r;
   }
-  return (InstRef){mi, mi->child, e->name, mi->child == NULL};
+  return (InstRef){mi, mi->child, e->name, mi->child == NULL, 0};
 }
 
 // blocks[k]: element k of a list (negative k counts from the end). The
@@ -585,7 +596,7 @@ static InstRef resolve_elem(Scope *sc, Expr *e, int depth) {
   MInfo *em = o.inst->members[k < 0 ? k + n : k];
   bool own = o.top && o.top->child == o.inst;
   return (InstRef){own ? em : o.top, em->child, sema_join_path(S, o.path, em->m->name),
-                   em->child == NULL};
+                   em->child == NULL, o.up};
 }
 
 static InstRef resolve_instance(Scope *sc, Expr *e, int depth) {
@@ -606,6 +617,16 @@ static InstRef resolve_instance(Scope *sc, Expr *e, int depth) {
 }
 
 InstRef sema_resolve_instance(Scope *sc, Expr *e) { return resolve_instance(sc, e, 0); }
+
+void sema_instance_as_value(Scope *sc, const char *name, const Value *v, Span use) {
+  Sema *S = sc->S;
+  const char *blk = sc->bitem ? sc->bitem->name : "the block";
+  Span at = sc->inst && sc->inst->site.file ? sc->inst->site : use;
+  sema_error(S, at, "parameter '%s' of %s is given the instance %s (%s), but %s uses it as a "
+             "value: an instance argument is called or has its params read (%s.w)", name, blk,
+             v->path, v->str, blk, name);
+  sema_note(S, use, "'%s' is used as a value here", name);
+}
 
 // "'blocks' is a list of 6 instances ...": what to do with a list instead.
 static void not_a_list_use(Scope *sc, Span at, const char *path, Inst *list) {
@@ -668,7 +689,7 @@ static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
                  e->name, member_kind_name(mi->m));
       return NULL;
     }
-    return mi->type ? state_value(S, e, path, mi->m->kind == MB_BUFFER, mi->type) : NULL;
+    return mi->type ? state_value(S, e, path, r->up, mi->m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_METHOD:
     sema_error(S, e->span, "'%s' is a method of %s: call it", e->name,
                inst_desc(S, e->lhs, r->inst));
@@ -885,6 +906,7 @@ typedef struct Callee {
   const char *short_label; // "Linear.forward"
   MInfo *via;              // the instance member called through, or NULL
   const char *path;        // the callee's instance below the caller's ("" for its own)
+  int up;                  // .. after going up that many path segments (InstRef.up)
   Inst *inst;              // the callee's instantiation (NULL: a fn)
   MInfo *method;           // the method member (NULL: a fn, see fn)
   ItemInfo *fn;
@@ -1216,6 +1238,7 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
   CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, g->nrets > 1 ? NULL : ts[0]);
   ck->callee = ce->body ? ce->body->ck : NULL;
   ck->path = ce->path;
+  ck->up = ce->up;
   ck->subst = u.subst;
   ck->nargs = g->nparams;
   ck->args = arena_alloc(a, sizeof(CkExpr *) * (size_t)(g->nparams + 1));
@@ -1250,7 +1273,7 @@ static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
   Callee ce = {mm->body, sema_method_sig(S, r->inst, mm),
                arena_printf(S->arena, "%s.%s", r->inst->label, mname),
                arena_printf(S->arena, "%s.%s", r->inst->item->name, mname),
-               r->top, r->path, r->inst, mm, NULL};
+               r->top, r->path, r->up, r->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
@@ -1259,14 +1282,14 @@ static Value *call_own(Scope *sc, Expr *call, MInfo *mm) {
   Sema *S = sc->S;
   Callee ce = {mm->body, sema_method_sig(S, sc->inst, mm),
                mm->body ? mm->body->label : mm->m->name,
-               mm->body ? mm->body->short_label : mm->m->name, NULL, "", sc->inst, mm, NULL};
+               mm->body ? mm->body->short_label : mm->m->name, NULL, "", 0, sc->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
 static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   Body *b = sema_fn_body(sc->S, ii);
   const char *name = ii->item->name;
-  Callee ce = {b, sema_fn_sig(sc->S, ii), name, name, NULL, "", NULL, NULL, ii};
+  Callee ce = {b, sema_fn_sig(sc->S, ii), name, name, NULL, "", 0, NULL, NULL, ii};
   return call_user(sc, call, &ce);
 }
 
@@ -1363,11 +1386,9 @@ static Value *call_name(Scope *sc, Expr *call) {
   const char *n = f->name;
   Local *l = sema_find_local(sc, n);
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
-  if ((l && l->value && l->value->kind == V_INST) || (mi && is_instance_member(mi))) {
-    InstRef r = resolve_instance(sc, f, 0);
-    if (r.err) return NULL;
-    if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
-  }
+  InstRef r = resolve_instance(sc, f, 0); // a member, a loop variable, a block argument
+  if (r.err) return NULL;
+  if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
   if (mi && mi->m->kind == MB_METHOD) return call_own(sc, call, mi);
   if (mi) {
     sema_error(S, f->span, "'%s' is a %s, not a function", n,

@@ -267,24 +267,31 @@ struct Scope {
   bool in_grad;     // checking a grad body (calls are not recorded)
   int nslots;       // inside a body: slots handed out (parameters first)
   int unrolled;     // loop iterations unrolled so far in this body
+  int arg_depth;    // instance members' scopes: the path segments of the member
+                    // (blocks.3: 2), what an instance argument is seen from below
   Expr *tuple_site; // the call whose several results a, b = ... binds
   Vec *lets;        // inside a body: where non-constant bindings go (CkLet*)
 };
 
 void sema_scope_init(Scope *sc, Sema *S, Inst *I, int visible);
-// What `fc1`, `enc.fc1`, `blocks[2]` or a loop variable names when it is a
-// block instance: the member of the scope's instance that its uses are
-// counted on (the element, for a list member of its own), the
-// instantiation it reaches and its path below the scope's instance
-// ("blocks.2.attn"). Nothing is set when `e` names no instance; `err` after
-// a reported error.
+// What `fc1`, `enc.fc1`, `blocks[2]`, a loop variable or a block parameter
+// given an instance names when it is a block instance: the member its uses
+// are counted on (the element, for a list member of its own), the
+// instantiation it reaches and where it is (`up` segments above the
+// scope's instance, then `path`: "blocks.2.attn"). Nothing is set when `e`
+// names no instance; `err` after a reported error.
 typedef struct InstRef {
   MInfo *top;
   Inst *inst;
   const char *path;
   bool err;
+  int up;          // path segments above the scope's instance (a block argument)
 } InstRef;
 InstRef sema_resolve_instance(Scope *sc, Expr *e);
+// A block parameter given an instance (Head(tok)) used as a number or a
+// tensor: one error at the instantiation (however many uses), a note at
+// the use.
+void sema_instance_as_value(Scope *sc, const char *name, const Value *v, Span use);
 const char *sema_join_path(Sema *S, const char *base, const char *name);
 Local *sema_find_local(Scope *sc, const char *name);
 void sema_bind_local(Scope *sc, const char *name, Span sp, Value *v);

@@ -109,6 +109,7 @@ static MInfo *comprehension_elem(Sema *S, Inst *I, MInfo *mi, int k, Value *v) {
   e->name = arena_printf(S->arena, "%d", k);
   Scope sc;
   sema_member_scope(&sc, S, I, mi->idx);
+  sc.arg_depth = 2; // blocks.3
   sema_bind_local(&sc, m->loop_var, m->loop_span, v);
   sema_loop_enter(S, m->loop_span, m->loop_var, v);
   MInfo *em = arena_alloc(S->arena, sizeof *em);
@@ -157,6 +158,7 @@ void sema_check_list_member(Sema *S, Inst *I, MInfo *mi) {
     } else {
       Scope sc;
       sema_member_scope(&sc, S, I, mi->idx);
+      sc.arg_depth = 2; // heads.1
       kids[k] = arena_alloc(S->arena, sizeof(MInfo));
       kids[k]->m = VEC_AT(m->elems, Member, k);
       kids[k]->idx = k;
@@ -183,6 +185,7 @@ static void list_values(Scope *sc, InstRef *r, Span at, Vec *out) {
     v->inst = em->child;
     v->top = own ? em : r->top;
     v->path = sema_join_path(S, r->path, em->m->name);
+    v->up = r->up;
     v->str = em->child->label;
     vec_push(S->arena, out, v);
   }

@@ -661,6 +661,34 @@ static void check_lists(void) {
   arena_free(l.a);
 }
 
+// ---- instances given to blocks ---------------------------------------------------------------------
+// head = Head(tok) in a block instantiated twice: each Head reads its own
+// parent's tok (the path goes up from the head), passed on to an inner block
+// too.
+static void check_instance_args(void) {
+  const char *src = "block Inner(e) {\n  forward(h: f32[B, 4]) -> f32[B, 3] { return h @ e.w.T }\n}\n"
+                    "block Head(emb) {\n  inner = Inner(emb)\n"
+                    "  forward(h: f32[B, 4]) -> f32[B, 3] { return inner(h) + emb(h) }\n}\n"
+                    "block Pair() {\n  tok = Linear(4, 3)\n  head = Head(tok)\n"
+                    "  forward(h: f32[B, 4]) -> f32[B, 3] { return head(h) }\n}\n"
+                    "model M {\n  p1 = Pair()\n  p2 = Pair()\n"
+                    "  forward(x: f32[B, 4]) -> f32[B, 3] { return p1(x) - p2(x) }\n}\n";
+  Lowered l = lower_src("<instance args>", src, "M");
+  bool ok = l.ok && l.r.module->params.len == 4;
+  int w1 = 0, w2 = 0, other = 0;
+  for (int i = 0; ok && i < l.r.forward->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.forward->nodes, IrNode, i);
+    if (n->op != IR_PARAM) continue;
+    if (!strcmp(n->name, "p1.tok.w")) w1++;
+    else if (!strcmp(n->name, "p2.tok.w")) w2++;
+    else other += strcmp(n->name, "p1.tok.b") && strcmp(n->name, "p2.tok.b");
+  }
+  // (inner's h @ e.w.T and the Linear's product are one node: hash-consed)
+  check("instance arguments: no state of their own, each head reads its own pair's tok",
+        ok && w1 == 1 && w2 == 1 && other == 0 && count_op(l.r.forward, IR_MATMUL, 0) == 2);
+  arena_free(l.a);
+}
+
 int main(void) {
   DIR *dir = opendir("examples");
   if (!dir) {
@@ -694,6 +722,7 @@ int main(void) {
   check_shared_grads();
   check_vector_matmul();
   check_lists();
+  check_instance_args();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

@@ -316,6 +316,46 @@ class TwoHeads(nn.Module):
         return ce + 0.5 * m, ce, m
 
 
+# ---- tests/parity/cases/tied_blocks.model ---------------------------------------
+
+class TiedHead(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = [emb]  # shared, not a submodule: its params stay under tok.*
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def forward(self, h):
+        return (h @ self.emb[0].w.T) * self.scale
+
+
+class TiedDecoder(nn.Module):
+    def __init__(self, enc, d_in):
+        super().__init__()
+        self.enc = [enc]
+        self.b = nn.Parameter(torch.zeros(d_in))
+
+    def forward(self, z):
+        return z @ self.enc[0].w + self.b
+
+
+class TiedBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.enc = Linear(8, 4)
+        self.dec = TiedDecoder(self.enc, 8)
+        self.head = TiedHead(self.tok)
+
+    def forward(self, idx):
+        h = self.tok(idx)
+        h = h + self.dec(torch.tanh(self.enc(h)))
+        return self.head(h)
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
@@ -349,9 +389,13 @@ EXAMPLES = {
     "two_heads": ("TwoHeads", TwoHeads,
                   lambda g: [("x", torch.randn(B, 8, generator=g)), ("y", _labels(g, 3)),
                              ("t", torch.randn(B, 1, generator=g))]),
+    "tied_blocks": ("TiedBlocks", TiedBlocks,
+                    lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                               ("y", torch.randint(0, 11, (B, T), generator=g))]),
 }
 
 SOURCES = {
+    "tied_blocks": "tests/parity/cases/tied_blocks.model",
     "rank_generic": "tests/parity/cases/rank_generic.model",
     "two_heads": "tests/parity/cases/two_heads.model",
 }
