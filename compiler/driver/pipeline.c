@@ -52,7 +52,8 @@ static bool run_lower(Pipeline *P) {
 static bool run_autodiff(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!u->lr.loss) return true;
-  P->grad = ad_grad(u->lr.module, u->lr.loss, &(AdOptions){.name = "loss_grad", .diags = P->diags});
+  P->grad = ad_grad(u->lr.module, u->lr.loss,
+                    &(AdOptions){.name = "loss_grad", .diags = P->diags, .keep_outputs = true});
   return P->grad != NULL;
 }
 

@@ -221,7 +221,9 @@ enum {
 //              outputs: [0] f32 loss (mean over the batch), [1] f32 global
 //              gradient norm (before clipping), [2] f32 learning rate used,
 //              [3] f32 forward output [B, num_out] or NULL (for training
-//              accuracy; the model skips writing it when NULL).
+//              accuracy; the model skips writing it when NULL), [4 + i] f32
+//              auxiliary value i of the loss (model->naux of them, each the
+//              batch's like the loss; the caller passes 4 + naux slots).
 //              (Wherever a forward output is named it has num_out times
 //              the product of ctx->syms[out_syms[k]] floats per sample.)
 //              Updates parameters and optimizer state in place.
@@ -272,6 +274,8 @@ struct MlcModel {
   const int64_t *sym_max;   // per symbol, the largest value the model accepts
                             // (a position table's rows); 0: no limit. May be NULL
   const char *const *sym_max_what; // where sym_max comes from ("the rows of pos.w")
+  int naux;                 // the loss's auxiliary values (train_step's outputs[4..]),
+  const char *const *aux_names; // at most MLC_MAX_AUX, logged under these names ("ce")
 };
 
 #endif

@@ -9,12 +9,16 @@ Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
 LayerNorm has weight/bias; Embedding.w is [n, d].
 
 A model's FROZEN names the parameter paths (or path prefixes) that mlc does
-not train; gen.py writes no gradient for them.
+not train; gen.py writes no gradient for them. A model whose loss returns
+(loss, aux, ..) names the auxiliary values in AUX, as the .model names its
+loss's other results; gen.py writes them as f64/aux/NAME and f32/aux/NAME.
 
 EXAMPLES maps each example file name to (model class name, constructor,
 make_batch), where make_batch(generator) returns the inputs of `loss` in
 signature order as a list of (name, tensor) with the dtypes the .model
-signature declares (f32 / i32 / i64).
+signature declares (f32 / i32 / i64). An example is examples/<name>.model
+unless SOURCES names another file (the parity cases of tests/parity/cases/,
+which exercise one language feature each).
 """
 import math
 
@@ -124,7 +128,7 @@ class FashionCNN(nn.Module):
         return F.cross_entropy(self.forward(x), y.long())
 
 
-# ---- tests/parity/bn_cnn.model ---------------------------------------------------
+# ---- tests/parity/cases/bn_cnn.model ---------------------------------------------------
 
 class BnCNN(nn.Module):
     def __init__(self):
@@ -211,14 +215,17 @@ class CharGPT(nn.Module):
         super().__init__()
         self.tok = Embedding(65, 64)
         self.pos = Embedding(64, 64)
-        self.layer1 = TransformerLayer(64, 4)
-        self.layer2 = TransformerLayer(64, 4)
+        # blocks = [TransformerLayer(64, 4) for i in range(3)]: the state
+        # dict keys blocks.0.ln1.weight, ... are mlc's paths.
+        self.blocks = nn.ModuleList([TransformerLayer(64, 4) for _ in range(3)])
         self.ln_f = LayerNorm(64)
 
     def forward(self, idx):
         B, T = idx.shape
         h = self.tok(idx) + F.embedding(torch.arange(T), self.pos.w)
-        h = self.ln_f(self.layer2(self.layer1(h)))
+        for b in self.blocks:
+            h = b(h)
+        h = self.ln_f(h)
         logits = h.reshape(B * T, 64) @ self.tok.w.T
         return logits.reshape(B, T, 65)
 
@@ -279,6 +286,113 @@ class BinaryCodes(nn.Module):
         return F.cross_entropy(self.forward(x), y.long())
 
 
+# ---- tests/parity/cases/rank_generic.model --------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up, self.down = Linear(d, 2 * d), Linear(2 * d, d)
+
+    def forward(self, x):  # Dropout(0.0) is the identity
+        return self.down(F.gelu(self.up(x)))
+
+
+def rms(x):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+class RankGeneric(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.ln = LayerNorm(8)
+        self.mlp = MLP(8)
+        self.head = Linear(8, 11)
+        self.bias = Linear(8, 11)
+
+    def forward(self, idx):
+        h = self.ln(self.tok(idx))
+        h = h + self.mlp(rms(h))
+        first = self.bias(h[0, 0])
+        return self.head(h) + first
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
+# ---- tests/parity/cases/two_heads.model -----------------------------------------
+
+class Body(nn.Module):
+    def __init__(self, d_in, d):
+        super().__init__()
+        self.fc1, self.fc2 = Linear(d_in, d), Linear(d, d)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        return self.fc2(h), h
+
+
+class TwoHeads(nn.Module):
+    # loss returns the total and these auxiliary values, in this order
+    AUX = ("ce", "mse")
+
+    def __init__(self):
+        super().__init__()
+        self.body = Body(8, 16)
+        self.cls, self.value = Linear(16, 3), Linear(16, 1)
+
+    def forward(self, x):
+        h, skip = self.body(x)
+        return self.cls(h), self.value(h + skip)
+
+    def loss(self, x, y, t):
+        logits, v = self.forward(x)
+        ce = F.cross_entropy(logits, y.long())
+        m = F.mse_loss(v, t)
+        return ce + 0.5 * m, ce, m
+
+
+# ---- tests/parity/cases/tied_blocks.model ---------------------------------------
+
+class TiedHead(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = [emb]  # shared, not a submodule: its params stay under tok.*
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def forward(self, h):
+        return (h @ self.emb[0].w.T) * self.scale
+
+
+class TiedDecoder(nn.Module):
+    def __init__(self, enc, d_in):
+        super().__init__()
+        self.enc = [enc]
+        self.b = nn.Parameter(torch.zeros(d_in))
+
+    def forward(self, z):
+        return z @ self.enc[0].w + self.b
+
+
+class TiedBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.enc = Linear(8, 4)
+        self.dec = TiedDecoder(self.enc, 8)
+        self.head = TiedHead(self.tok)
+
+    def forward(self, idx):
+        h = self.tok(idx)
+        h = h + self.dec(torch.tanh(self.enc(h)))
+        return self.head(h)
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
@@ -320,4 +434,20 @@ EXAMPLES = {
                    lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
     "bn_cnn": ("BnCNN", BnCNN,
                lambda g: [("x", _objects(g, BN_B)), ("y", _labels(g, 10, batch=BN_B))]),
+    "rank_generic": ("RankGeneric", RankGeneric,
+                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
+    "two_heads": ("TwoHeads", TwoHeads,
+                  lambda g: [("x", torch.randn(B, 8, generator=g)), ("y", _labels(g, 3)),
+                             ("t", torch.randn(B, 1, generator=g))]),
+    "tied_blocks": ("TiedBlocks", TiedBlocks,
+                    lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                               ("y", torch.randint(0, 11, (B, T), generator=g))]),
+}
+
+SOURCES = {
+    "bn_cnn": "tests/parity/cases/bn_cnn.model",
+    "tied_blocks": "tests/parity/cases/tied_blocks.model",
+    "rank_generic": "tests/parity/cases/rank_generic.model",
+    "two_heads": "tests/parity/cases/two_heads.model",
 }

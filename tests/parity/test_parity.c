@@ -2,9 +2,10 @@
 // batch in, the same loss and parameter gradients out.
 //
 // Usage: test_parity [-v] [EXAMPLE...]   (run from the repo root; default:
-// every example and tests/parity/bn_cnn; -v prints every tensor's error)
+// every example and parity case; -v prints every tensor's error)
 //
-// For each example model the reference is tests/parity/data/<example>.safetensors,
+// For each example model (or parity case, tests/parity/cases/) the reference
+// is tests/parity/data/<example>.safetensors,
 // written by tests/parity/gen.py from the PyTorch twin in models.py (see that
 // file for the tensor names). The mlc side runs the whole compiler path up
 // to the reference interpreter:
@@ -19,7 +20,9 @@
 // whole model, since a gradient that is zero in exact arithmetic holds only
 // rounding noise (see parity_err). The trained parameters must be the same
 // set on both sides, and the gradient of every float input PyTorch recorded
-// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs).
+// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs), and so are a
+// loss's auxiliary values (f64/aux/NAME, AdOptions.keep_outputs), with the
+// loss's norm (reported in the loss column).
 //
 // Any stage that fails (no lowering yet included) fails that model with the
 // stage's message. Prints "[PASS] example" / "[FAIL] example: reason" with
@@ -37,10 +40,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-// examples/NAME.model, or tests/parity/NAME.model for the models that are
-// only here (bn_cnn: batch statistics over 50,176 values per channel).
+// The examples, then the parity cases of tests/parity/cases/ (one language
+// feature each, and bn_cnn: batch statistics over 50,176 values per channel;
+// the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
-    "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste", "bn_cnn",
+    "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
+    "bn_cnn", "rank_generic", "two_heads", "tied_blocks",
 };
 
 enum { MAX_STATE = 256 };
@@ -106,10 +111,16 @@ static const MlcStTensor *ref_tensor(Run *r, const char *prefix, const char *nam
 
 static bool compile(Run *r, const char *model) {
   char path[256];
-  snprintf(path, sizeof path, "examples/%s.model", r->example);
-  FILE *probe = fopen(path, "rb");
-  if (probe) fclose(probe);
-  else snprintf(path, sizeof path, "tests/parity/%s.model", r->example);
+  // The reference names its source; files written before it did are
+  // examples/NAME.model or tests/parity/cases/NAME.model.
+  const char *source = mlc_st_metadata(r->ref, "source");
+  if (source) snprintf(path, sizeof path, "%s", source);
+  else {
+    snprintf(path, sizeof path, "examples/%s.model", r->example);
+    FILE *probe = fopen(path, "rb");
+    if (probe) fclose(probe);
+    else snprintf(path, sizeof path, "tests/parity/cases/%s.model", r->example);
+  }
   const char *err = NULL;
   SrcFile *f = src_read(r->arena, path, &err);
   if (!f) return fail(r, "%s: %s", path, err);
@@ -136,7 +147,7 @@ static bool compile(Run *r, const char *model) {
              r->ngrad_in < (int)(sizeof r->grad_inputs / sizeof r->grad_inputs[0]);
     if (wrt[i]) r->grad_inputs[r->ngrad_in++] = in->name;
   }
-  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt};
+  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt, .keep_outputs = true};
   r->grad = ad_grad(r->lr.module, loss, &o);
   if (!r->grad) return fail(r, "ad_grad: %s", diag_text(r));
   if (!ir_verify(r->lr.module, &r->diags))
@@ -159,9 +170,10 @@ static bool grad_params(Run *r) {
     }
     if (read && r->ngrad < MAX_STATE) r->grad_paths[r->ngrad++] = p->name;
   }
-  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1)
+  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1 + r->lr.naux)
     return fail(r, "the gradient function returns %d values; expected the loss, %d parameter "
-                "and %d input gradients", r->grad->outputs.len, r->ngrad, r->ngrad_in);
+                "and %d input gradients and %d auxiliary values", r->grad->outputs.len, r->ngrad,
+                r->ngrad_in, r->lr.naux);
   // The same set of trained parameters on both sides.
   for (int i = 0; i < mlc_st_count(r->ref); i++) {
     const char *name = mlc_st_at(r->ref, i)->name;
@@ -314,6 +326,15 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
     if (ok && !(e >= 0 && e <= tol))
       ok = fail(r, "%s gradient of input %s: %s (error %.3g > %g)", tag, r->grad_inputs[i],
                 !gt ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+  }
+  snprintf(pre, sizeof pre, "%s/aux/", tag); // the loss's auxiliary values, like the loss
+  for (int i = 0; i < r->lr.naux; i++) {
+    const MlcStTensor *at = ref_tensor(r, pre, r->lr.aux_names[i]);
+    double e = at ? parity_err(r, outs[1 + r->ngrad + r->ngrad_in + i], at, 0) : -1;
+    if (ok && !(e >= 0 && e <= tol))
+      ok = fail(r, "%s auxiliary value %s: %s (error %.3g > %g)", tag, r->lr.aux_names[i],
+                !at ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+    if (e > loss->worst) loss->worst = e;
   }
   for (int i = 0; i < r->grad->outputs.len; i++) interp_tensor_free(outs[i]);
   if (ok && grad->worst > tol) ok = fail(r, "%s gradient of %s: error %.3g > %g", tag, grad->where, grad->worst, tol);
