@@ -56,6 +56,8 @@ typedef struct DriverOpts {
   const char *out;        // -o OUT; "-" is standard output
   const char *emit;       // --emit KIND; NULL: exe
   const char *dump_after; // --dump-after=STAGE[,STAGE...]
+  unsigned targets;       // --target: bit 0 cpu, bit 1 cuda; 0: cpu
+  const char *cuda_arch;  // --cuda-arch=LIST; NULL: sm_90
   const char *cpu;        // --cpu=CPU; NULL: native
   int opt_level;          // -O0..-O3; 3 unless given
   bool keep_temps;        // --keep-temps

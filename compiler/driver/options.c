@@ -40,6 +40,12 @@
   X(VERIFY_EACH, "verify-each", 0, no_argument, B(BUILD) | B(RUN), "--verify-each",              \
     "run each stage's verifier after it (always on\nin debug builds); a failure is an internal\n" \
     "compiler error naming the stage")                                                           \
+  X(TARGET, "target", 0, required_argument, B(BUILD), "--target=LIST",                           \
+    "cpu (default), cuda, or cpu,cuda: the kernels built\n(cuda: CUDA C through NVRTC; a program built\n" \
+    "with both takes --device cpu|cuda)")                                                        \
+  X(CUDA_ARCH, "cuda-arch", 0, required_argument, B(BUILD), "--cuda-arch=LIST",                  \
+    "GPU architectures for --target cuda: sm_90\n(default) or several, sm_80,sm_90; a cubin each\n" \
+    "and PTX of the lowest")                                                                     \
   X(CPU, "cpu", 0, required_argument, B(BUILD), "--cpu=CPU",                                     \
     "native (default: this machine's CPU and features)\nor an LLVM CPU name (x86-64-v3, znver4, ...)") \
   X(OPT, NULL, 'O', required_argument, B(BUILD), "-O0 .. -O3", "optimisation level (default -O3)") \
@@ -212,6 +218,18 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_EMIT: o->emit = arg; break;
   case OPT_DUMP_AFTER: o->dump_after = arg; break;
   case OPT_VERIFY_EACH: o->verify_each = true; break;
+  case OPT_TARGET:
+    o->targets = 0;
+    for (const char *p = arg; *p;) {
+      size_t n = strcspn(p, ",");
+      if (n == 3 && !strncmp(p, "cpu", 3)) o->targets |= 1;
+      else if (n == 4 && !strncmp(p, "cuda", 4)) o->targets |= 2;
+      else return driver_usage_error(cmd, "--target takes cpu, cuda or cpu,cuda, not '%s'", arg);
+      p += n + (p[n] == ',');
+    }
+    if (!o->targets) return driver_usage_error(cmd, "--target takes cpu, cuda or cpu,cuda, not '%s'", arg);
+    break;
+  case OPT_CUDA_ARCH: o->cuda_arch = arg; break;
   case OPT_CPU: o->cpu = arg; break;
   case OPT_OPT:
     if (strlen(arg) != 1 || arg[0] < '0' || arg[0] > '3')

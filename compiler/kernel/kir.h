@@ -109,6 +109,13 @@
 //     two has a non-serial, non-vector map. A backend that finishes every
 //     mapped loop before going on (the LLVM backend's fork/join) meets every
 //     barrier without code.
+//   - Inside a gpu-block loop, the block's threads run its body: each
+//     gpu-thread loop's iterations are spread over the threads (iteration t
+//     on thread t), the other statements (lets of values uniform over the
+//     block) run on every thread, and a barrier in the body waits for all
+//     threads of the block; statements between two such barriers may run at
+//     once on different threads. A shared buffer (KBUF_SHARED) is per block:
+//     what one thread stores another reads only after a barrier.
 //   - Temporaries live in the program's scratch block (at least `scratch`
 //     bytes, 64-byte aligned) at their planned byte offset (a multiple of
 //     64); temporaries whose lifetimes (first to last kernel using them)
@@ -294,6 +301,9 @@ typedef enum {
   KBUF_OUTPUT, // function result .index (written by the program)
   KBUF_STATE,  // model state slot .path (param/buffer/optstate); written by stores
   KBUF_TEMP,   // intermediate, program-private, in the scratch block
+  KBUF_SHARED, // GPU: per-block memory (constant size), used only inside gpu-block
+               // loops; each block iteration has its own, uninitialised; not in scratch
+  KBUF_KIND_COUNT
 } KirBufKind;
 
 typedef struct KirBuf {

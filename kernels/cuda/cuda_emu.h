@@ -152,6 +152,9 @@ static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 #define __expf(x) expf(x)
 #define __logf(x) logf(x)
 #define __fdividef(a, b) ((a) / (b))
+// Rounded products (compile with -ffp-contract=off: nothing is contracted).
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
 
 // ---- the subset's macros (mlc_cuda.h lists them) ------------------------------------------
 #define MLC_KERNEL static void
@@ -189,5 +192,21 @@ static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
   MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
                               *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5],           \
                               *(T7 *)a[6], *(T8 *)a[7]))
+#define MLC_ENTRY9(name, T1, T2, T3, T4, T5, T6, T7, T8, T9) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8]))
+#define MLC_ENTRY10(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9]))
+#define MLC_ENTRY11(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10]))
+#define MLC_ENTRY12(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11]))
+#define MLC_ENTRY13(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12]))
+#define MLC_ENTRY14(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13]))
+#define MLC_ENTRY15(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14]))
+#define MLC_ENTRY16(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14], *(T16 *)a[15]))
 
 #endif

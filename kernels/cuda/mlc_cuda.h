@@ -21,14 +21,16 @@
 //   MLC_RESTRICT                   __restrict__
 //   MLC_ENTRY<n>(name, T1, .., Tn) the emulation's unpacking entry
 //                                  name##_entry(void **args) for a kernel of
-//                                  n parameters (nothing under NVRTC); no ';'
+//                                  n parameters, n <= 16 (nothing under
+//                                  NVRTC); no ';'
 //   threadIdx blockIdx blockDim gridDim warpSize (unsigned x, y, z)
 //   __shfl_sync __shfl_down_sync __shfl_up_sync __shfl_xor_sync (mask, v,
 //   lane|delta [, width]) for float, double, int, unsigned, (unsigned) long long;
 //   __syncwarp(mask); atomicAdd on float, double, int, unsigned, unsigned
 //   long long; atomicMax/atomicMin on int
 //   int8_t .. uint64_t; INFINITY, NAN; float math as CUDA spells it (expf,
-//   fmaxf, rsqrtf, __expf, __logf, __fdividef)
+//   fmaxf, rsqrtf, __expf, __logf, __fdividef); __fmul_rn and __dmul_rn
+//   (a product that is never contracted into an FMA)
 #ifndef MLC_CUDA_H
 #define MLC_CUDA_H
 
@@ -64,6 +66,14 @@ typedef unsigned long long uint64_t;
 #define MLC_ENTRY6(name, T1, T2, T3, T4, T5, T6)
 #define MLC_ENTRY7(name, T1, T2, T3, T4, T5, T6, T7)
 #define MLC_ENTRY8(name, T1, T2, T3, T4, T5, T6, T7, T8)
+#define MLC_ENTRY9(name, ...)
+#define MLC_ENTRY10(name, ...)
+#define MLC_ENTRY11(name, ...)
+#define MLC_ENTRY12(name, ...)
+#define MLC_ENTRY13(name, ...)
+#define MLC_ENTRY14(name, ...)
+#define MLC_ENTRY15(name, ...)
+#define MLC_ENTRY16(name, ...)
 
 #else
 

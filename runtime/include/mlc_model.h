@@ -183,6 +183,23 @@ typedef struct MlcRng {
 
 typedef struct MlcModel MlcModel;
 
+// ---- the device path (a model built with --target cuda) -------------------------------------
+// What a program's generated host launchers (compiler/backend/cuda/cuda_gen.h)
+// call for each launch: kernel `kernel` of the model's kernel table over
+// `grid` blocks of `block` threads, params cuLaunchKernel's kernelParams.
+// 0, or -1 (the launcher keeps the reason).
+typedef struct MlcLauncher MlcLauncher;
+struct MlcLauncher {
+  int (*launch)(MlcLauncher *l, int kernel, int64_t grid, int64_t block, void **params);
+};
+// A program's launcher: dims as the CPU entry's, every pointer a device
+// address (scratch: the block the plan lays temporaries into; flag: a zeroed
+// uint32_t that a failed check sets to its message's number + 1). 0, or -1
+// when a launch failed.
+typedef int32_t (*MlcDeviceProgram)(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs,
+                                    const uint64_t *outputs, const uint64_t *state, uint64_t scratch,
+                                    uint64_t seed, uint64_t flag);
+
 // What each call sees. The runtime fills every field before the first call
 // and keeps them across calls; generated code may read all, and writes only
 // nonfinite_site / nonfinite_value / err.

@@ -28,6 +28,12 @@ typedef struct BuildUnit {
   KirProgram *k_train_checked;
   KirLowerOptions checked;
   KirProgram *k_plateau; // of plateau (symbol ..._k_plateau_update); NULL without
+  // The targets built (--target): CPU kernels (the k_ programs, LLVM) and
+  // CUDA kernels: the same functions lowered again, scheduled for the gpu
+  // target and planned (host launchers mlc_<cname>_cu_<program>, the
+  // kernels in the CUDA bundle); NULL without cuda.
+  bool cpu, cuda;
+  KirProgram *g_train, *g_train_checked, *g_eval, *g_predict, *g_plateau;
 } BuildUnit;
 
 // The glue C source (build_glue.c). with_main: define main() calling
