@@ -439,7 +439,23 @@ static void dump_stage(Pipeline *P, StageId s) {
   fflush(stderr);
 }
 
+// Whether stage s has work for the targets being built (-v times only
+// those; a skipped stage still runs and prints its "no ... target" note).
+static bool stage_applies(const Pipeline *P, StageId s) {
+  unsigned t = P->opt.targets ? P->opt.targets : PIPE_CPU;
+  switch (s) {
+  case STAGE_SCHEDULE_GPU:
+  case STAGE_MEMPLAN_GPU:
+  case STAGE_CUDA: return t & PIPE_CUDA;
+  case STAGE_SCHEDULE:
+  case STAGE_MEMPLAN:
+  case STAGE_CODEGEN: return t & PIPE_CPU;
+  default: return true;
+  }
+}
+
 static void report_time(Pipeline *P, StageId s, bool verified) {
+  if (!stage_applies(P, s)) return;
   fprintf(stderr, "mlc %s: %-9s %9.1f ms", P->opt.verbose_cmd ? P->opt.verbose_cmd : "build", stages[s].name,
           P->seconds[s] * 1e3);
   if (verified) fprintf(stderr, ", verify %.1f ms", P->verify_seconds[s] * 1e3);
