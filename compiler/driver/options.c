@@ -51,6 +51,8 @@
   X(OPT, NULL, 'O', required_argument, B(BUILD), "-O0 .. -O3", "optimisation level (default -O3)") \
   X(KEEP_TEMPS, "keep-temps", 0, no_argument, B(BUILD), "--keep-temps",                          \
     "keep the temporary directory (glue source, objects)")                                       \
+  X(NO_FUSE, "no-fuse", 0, no_argument, B(BUILD), "--no-fuse",                                 \
+    "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \
     "print the time of every stage (and of its verifier)")                                       \
   X(INTERP, "interp", 0, no_argument, B(RUN), "--interp",                                        \
@@ -237,6 +239,7 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
     o->opt_level = arg[0] - '0';
     break;
   case OPT_KEEP_TEMPS: o->keep_temps = true; break;
+  case OPT_NO_FUSE: o->no_fuse = true; break;
   case OPT_VERBOSE: o->verbose = true; break;
   case OPT_INTERP: o->interp = true; break;
   case OPT_ENTRY: o->entry = arg; break;

@@ -294,7 +294,16 @@ typedef struct KirKernel {
   Vec params;       // int (stored as intptr_t): buffer indices it reads/writes, ascending
   Vec vars;         // KirVar*
   Vec body;         // KStmt*
+  Vec covers;       // KirCover*: every graph op a fused kernel computes, in
+                    // order (empty: the one op of span)
 } KirKernel;
+
+// A graph op a fused kernel covers: its span and name.
+typedef struct KirCover {
+  Span span;
+  const char *op;   // "add"
+  int node;         // the graph op's printed id (%12)
+} KirCover;
 
 typedef enum {
   KBUF_INPUT,  // function argument .index (read only)

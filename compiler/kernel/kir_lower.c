@@ -741,6 +741,89 @@ static bool lower_dropout(KLower *c, IrNode *n) {
   return true;
 }
 
+// ---- fused groups (kir_fuse.c) ------------------------------------------------------------------------
+// One member's element value from its operands' values v[] at index iv
+// (flat: the row-major offset), as its own kernel computes it.
+static KExpr *member_value(KLower *c, Vec *blk, const IrNode *n, KExpr **v, KExpr **iv, KExpr *flat) {
+  const Type *t = n->type;
+  switch (ir_op_class(n->op)) {
+  case IRC_CONST:
+    if (n->op == IR_CONST) return kl_f(c, t->dtype, kl_attr_f(n, IRA_VALUE));
+    if (n->op == IR_ARANGE) return flat;
+    return t->rank == 2 ? kir_bin(c->p, KB_LE, iv[1], iv[0]) : kir_bin(c->p, KB_LE, flat, kl_i(c, 0));
+  case IRC_CAST: return v[0];
+  case IRC_RNG: {
+    double p = kl_attr_f(n, IRA_P);
+    KExpr *u = kir_rand(c->p, kl_i(c, kl_attr_i(n, IRA_SEED)), flat, kir_rngseed(c->p));
+    KExpr *m = kir_select(c->p, kir_bin(c->p, KB_GE, u, kir_float(c->p, DT_F64, p)),
+                          kir_float(c->p, DT_F64, 1 / (1 - p)), kir_float(c->p, DT_F64, 0));
+    m = kir_cast(c->p, t->dtype, m);
+    return n->op == IR_DROPOUT_MASK ? m : kl_mul(c, v[0], m);
+  }
+  default: {
+    KExpr *r = elementwise_expr(c, n, v);
+    if (!r) return kl_fail(c, n, "no elementwise form");
+    if (n->op == IR_DIV && dtype_is_int(v[0]->dtype))
+      kir_check(c->p, blk, kir_bin(c->p, KB_NE, v[1], kl_f(c, v[1]->dtype, 0)), "integer division by zero");
+    return r;
+  }
+  }
+}
+
+static void cover(KLower *c, KirKernel *k, const IrNode *n) {
+  KirCover *cv = arena_alloc(c->p->arena, sizeof *cv);
+  cv->span = n->span, cv->op = ir_op_name(n->op), cv->node = n->id;
+  vec_push(c->p->arena, &k->covers, cv);
+}
+
+// A group of elementwise ops of one shape: one loop nest; per element each
+// member in order is a local (operands: a member's local, a literal const,
+// or a broadcast load); then the members read outside the group are stored,
+// after every load of the element (a state slot written in place is read
+// only before).
+static bool lower_group(KLower *c, const int *mem, int nm) {
+  KlFuse *z = c->fz;
+  IrNode *last = VEC_AT(c->f->nodes, IrNode, mem[nm - 1]);
+  const char *name = nm == 1 ? arena_printf(c->p->arena, "k%d_%s", last->id, ir_op_name(last->op))
+                             : arena_printf(c->p->arena, "k%d_fused", last->id);
+  KirKernel *k = kir_kernel_new(c->p, name, last->span);
+  const Type *t = last->type;
+  KExpr *iv[KL_MAX_RANK], **val = arena_alloc(c->p->arena, sizeof(KExpr *) * (size_t)nm);
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *flat = kl_flat(c, t, iv);
+  for (int j = 0; j < nm; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, mem[j]);
+    KExpr *v[3] = {0};
+    for (int i = 0; i < n->nin && i < 3; i++) {
+      IrNode *x = n->in[i];
+      int o = x->order;
+      if (o >= 0 && z->reg[o] && kl_fuse_const(x)) {
+        v[i] = kl_f(c, x->type->dtype, kl_attr_f(x, IRA_VALUE));
+        continue;
+      }
+      if (o >= 0 && z->group[o] == z->group[mem[j]]) {
+        int at = 0;
+        while (mem[at] != o) at++;
+        v[i] = val[at];
+        continue;
+      }
+      kir_kernel_use(c->p, k, kl_buf(c, x));
+      v[i] = kl_ld(c, x, kl_bcast(c, x->type, t->rank, iv));
+    }
+    KExpr *r = member_value(c, blk, n, v, iv, flat);
+    if (!r) return false;
+    val[j] = let_local(c, k, blk, "v", kir_cast(c->p, n->type->dtype, r));
+    if (nm > 1) cover(c, k, n);
+  }
+  for (int j = 0; j < nm; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, mem[j]);
+    if (z->reg[mem[j]]) continue;
+    kir_kernel_use(c->p, k, kl_buf(c, n));
+    kir_store(c->p, blk, kl_buf(c, n), flat, val[j]);
+  }
+  return true;
+}
+
 // ---- driver -------------------------------------------------------------------------------------------------
 static int state_buf(KLower *c, const char *path, const Type *t) {
   for (int i = 0; i < c->p->bufs.len; i++) {
@@ -789,7 +872,9 @@ static bool lower_node(KLower *c, IrNode *n) {
 // fresh temporary.
 static void node_buffer(KLower *c, IrNode *n) {
   int *slot = &c->buf[n->order + c->nparams];
-  if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
+  if (c->fz && c->fz->reg[n->order]) *slot = -1;
+  else if (c->fz && c->fz->state[n->order]) *slot = state_buf(c, c->fz->state[n->order], n->type);
+  else if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
   else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
   else {
     *slot = kl_buf_new(c, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type);
@@ -848,6 +933,7 @@ static void lower_results(KLower *c) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     if (n->op != IR_STORE) continue;
     int dst = state_buf(c, n->name, n->type);
+    if (kl_buf(c, n) == dst) continue; // written in place (kir_fuse.c)
     copy_kernel(c, arena_printf(c->p->arena, "k%d_store", n->id), n->span, dst, kl_buf(c, n));
   }
 }
@@ -910,6 +996,18 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   bool checks = o && o->check_finite;
   bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
+  if (o && o->fuse && !checks) {
+    KlFuse *z = c.fz = kl_fuse_plan(&c);
+    for (int s = 0; s < z->ngroups && !c.failed; s++) {
+      int g = z->seq[s], *mem = z->members[g], nm = z->nmembers[g];
+      for (int j = 0; j < nm; j++) node_buffer(&c, VEC_AT(f->nodes, IrNode, mem[j]));
+      IrNode *n = VEC_AT(f->nodes, IrNode, mem[0]);
+      if (nm > 1 || (kl_fusable(n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
+      else if (nm == 1 && !z->reg[mem[0]] && !is_alias(n)) lower_node(&c, n);
+    }
+    if (!c.failed) lower_results(&c);
+    return c.failed ? NULL : c.p;
+  }
   for (int i = 0; i < f->nodes.len && !c.failed; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     node_buffer(&c, n);

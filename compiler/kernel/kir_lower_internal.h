@@ -18,7 +18,29 @@ typedef struct KLower {
   char *err;
   size_t errlen;
   bool failed;
+  struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
 } KLower;
+
+// The fusion plan (kir_fuse.c): groups of elementwise ops of one shape, each
+// lowered as one loop nest; values that stay in registers; the order groups
+// run in; values written straight into a state slot.
+typedef struct KlFuse {
+  int n;               // body nodes (by order)
+  int *group;          // per node: its group
+  bool *reg;           // per node: no buffer (a group-private value, or a
+                       // const its users take as a literal)
+  const char **state;  // per node: the state path it is written into, or NULL
+  int ngroups;
+  int **members;       // per group: its nodes' orders, ascending
+  int *nmembers;
+  int *seq;            // groups in run order
+  int *at;             // per group: its position in seq
+} KlFuse;
+KlFuse *kl_fuse_plan(KLower *c);
+// An op a group may hold (elementwise, of its result's shape).
+bool kl_fusable(const IrNode *n);
+// A const its elementwise users take as a literal.
+bool kl_fuse_const(const IrNode *n);
 
 // The buffer holding graph value n.
 int kl_buf(KLower *c, const IrNode *n);
