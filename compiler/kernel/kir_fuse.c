@@ -15,6 +15,11 @@
 // result, a state store) reads it. Nothing is recomputed: a value read by
 // two groups is materialised by its own.
 //
+// Prologues. A float sum, mean or reduce_to whose operand is the one value
+// a group hands out computes the group inside its terms: the operand is
+// never stored (sum(x * y), the mean of a squared difference, a gradient's
+// squared norm).
+//
 // Constants. A `const` whose every user is elementwise is not a kernel at
 // all: its users take the literal (the value the buffer would hold).
 //
@@ -244,11 +249,45 @@ KlFuse *kl_fuse_plan(KLower *c) {
     for (int u = 0; inner && u < f.nusers[i]; u++) inner = z->group[f.users[i][u]] == g;
     z->reg[i] = inner;
   }
+  // Prologues: a float sum, mean or reduce_to whose operand is the one
+  // value a group hands out takes the group into its kernel, each term
+  // computing the group at the term's offset (so every operand from outside
+  // must be of the operand's shape, or one element).
+  for (int i = 0; i < n; i++) {
+    IrNode *r = f.node[i], *x = r->nin ? r->in[0] : NULL;
+    bool red = r->op == IR_SUM || r->op == IR_MEAN || r->op == IR_REDUCE_TO;
+    if (!red || x->order < 0 || !dtype_is_float(x->type->dtype) || !dtype_is_float(r->type->dtype)) continue;
+    int o = x->order, g = z->group[o], gr = z->group[i];
+    if (!kl_fusable(x) || z->reg[o] || f.output[o] || f.nusers[o] != 1 || z->nmembers[gr] != 1) continue;
+    bool ok = true;
+    for (int j = 0; ok && j < z->nmembers[g]; j++) {
+      IrNode *m = f.node[z->members[g][j]];
+      ok = (m == x || z->reg[m->order]) && m->op != IR_CAUSAL_MASK;
+      for (int k = 0; ok && k < m->nin; k++) {
+        IrNode *e = m->in[k];
+        if (e->order >= 0 && (z->group[e->order] == g || kl_fuse_const(e))) continue;
+        bool one = true;
+        for (int d = 0; d < e->type->rank; d++) {
+          int64_t v;
+          one = one && dim_is_const(e->type->dims[d], &v) && v == 1;
+        }
+        ok = one || same_dims(e->type, x->type);
+      }
+    }
+    if (!ok) continue;
+    z->reg[o] = true;
+    int nm = z->nmembers[g], *mem;
+    ALLOC(mem, nm + 1);
+    memcpy(mem, z->members[g], sizeof(int) * (size_t)nm);
+    mem[nm] = i;
+    for (int j = 0; j < nm; j++) z->group[mem[j]] = gr;
+    z->members[gr] = mem, z->nmembers[gr] = nm + 1, z->nmembers[g] = 0;
+  }
   // Order.
   for (int g = 0; g < z->ngroups; g++) z->at[g] = -1;
   int pos = 0;
   for (int i = 0; i < n; i++) emit(&f, z->group[i], &pos);
-  MLC_ASSERT(pos == z->ngroups);
+  z->nseq = pos; // groups a reduction took in are not run
   // State written in place.
   for (int i = 0; i < n; i++) {
     IrNode *s = f.node[i];

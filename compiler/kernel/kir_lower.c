@@ -216,7 +216,8 @@ void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v) {
 KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what) {
   KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
   kir_kernel_use(c->p, k, kl_buf(c, n));
-  for (int i = 0; i < n->nin; i++) kir_kernel_use(c->p, k, kl_buf(c, n->in[i]));
+  for (int i = 0; i < n->nin; i++)
+    if (kl_buf(c, n->in[i]) >= 0) kir_kernel_use(c->p, k, kl_buf(c, n->in[i])); // < 0: a prologue's
   return k;
 }
 
@@ -454,10 +455,12 @@ typedef struct ReduceTerm {
   DType od;
 } ReduceTerm;
 
+static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *off);
+
 static void reduce_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
-  (void)k, (void)blk;
   ReduceTerm *r = ctx;
-  t[0] = kir_cast(c->p, r->od, kl_ld(c, r->x, kl_add(c, r->base, kl_mul(c, p, r->stride))));
+  KExpr *off = kl_add(c, r->base, kl_mul(c, p, r->stride));
+  t[0] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
 }
 
 // The float sum of x over the dims red[] marks, at the output element blk
@@ -797,7 +800,7 @@ static bool lower_group(KLower *c, const int *mem, int nm) {
     for (int i = 0; i < n->nin && i < 3; i++) {
       IrNode *x = n->in[i];
       int o = x->order;
-      if (o >= 0 && z->reg[o] && kl_fuse_const(x)) {
+      if (kl_fuse_const(x)) { // the value its buffer would hold
         v[i] = kl_f(c, x->type->dtype, kl_attr_f(x, IRA_VALUE));
         continue;
       }
@@ -822,6 +825,39 @@ static bool lower_group(KLower *c, const int *mem, int nm) {
     kir_store(c->p, blk, kl_buf(c, n), flat, val[j]);
   }
   return true;
+}
+
+// A reduction's prologue (c->pro) at flat offset off of its operand x:
+// each member a local, operands from outside loaded at off (x's shape) or
+// at 0 (one element); x's local.
+static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *off) {
+  KExpr **val = arena_alloc(c->p->arena, sizeof(KExpr *) * (size_t)c->npro), *res = NULL;
+  for (int j = 0; j < c->npro; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, c->pro[j]);
+    KExpr *v[3] = {0};
+    for (int i = 0; i < n->nin && i < 3; i++) {
+      IrNode *e = n->in[i];
+      int o = e->order, at = 0;
+      if (kl_fuse_const(e)) {
+        v[i] = kl_f(c, e->type->dtype, kl_attr_f(e, IRA_VALUE));
+        continue;
+      }
+      while (at < j && c->pro[at] != o) at++;
+      if (at < j) {
+        v[i] = val[at];
+        continue;
+      }
+      kir_kernel_use(c->p, k, kl_buf(c, e));
+      bool same = e->type->rank == x->type->rank;
+      for (int d = 0; same && d < e->type->rank; d++) same = dim_eq(e->type->dims[d], x->type->dims[d]);
+      v[i] = kl_ld(c, e, same ? off : kl_i(c, 0));
+    }
+    KExpr *r = member_value(c, blk, n, v, NULL, off);
+    if (!r) return kl_f(c, n->type->dtype, 0);
+    val[j] = let_local(c, k, blk, "v", kir_cast(c->p, n->type->dtype, r));
+    if (n == x) res = val[j];
+  }
+  return res;
 }
 
 // ---- driver -------------------------------------------------------------------------------------------------
@@ -998,11 +1034,18 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   lower_args(&c);
   if (o && o->fuse && !checks) {
     KlFuse *z = c.fz = kl_fuse_plan(&c);
-    for (int s = 0; s < z->ngroups && !c.failed; s++) {
+    for (int s = 0; s < z->nseq && !c.failed; s++) {
       int g = z->seq[s], *mem = z->members[g], nm = z->nmembers[g];
       for (int j = 0; j < nm; j++) node_buffer(&c, VEC_AT(f->nodes, IrNode, mem[j]));
-      IrNode *n = VEC_AT(f->nodes, IrNode, mem[0]);
-      if (nm > 1 || (kl_fusable(n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
+      IrNode *n = VEC_AT(f->nodes, IrNode, mem[0]), *last = VEC_AT(f->nodes, IrNode, mem[nm - 1]);
+      if (nm > 1 && !kl_fusable(last)) { // a reduction and its prologue
+        c.pro = mem, c.npro = nm - 1;
+        int k0 = c.p->kernels.len;
+        lower_node(&c, last);
+        for (int j = 0; j < nm && c.p->kernels.len > k0; j++)
+          cover(&c, VEC_AT(c.p->kernels, KirKernel, k0), VEC_AT(f->nodes, IrNode, mem[j]));
+        c.pro = NULL, c.npro = 0;
+      } else if (nm > 1 || (kl_fusable(n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
       else if (nm == 1 && !z->reg[mem[0]] && !is_alias(n)) lower_node(&c, n);
     }
     if (!c.failed) lower_results(&c);

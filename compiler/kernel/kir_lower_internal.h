@@ -19,6 +19,8 @@ typedef struct KLower {
   size_t errlen;
   bool failed;
   struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
+  const int *pro;     // the reduction being lowered: its prologue's members
+  int npro;           // (node orders), computed per term (kir_fuse.c)
 } KLower;
 
 // The fusion plan (kir_fuse.c): groups of elementwise ops of one shape, each
@@ -31,9 +33,10 @@ typedef struct KlFuse {
                        // const its users take as a literal)
   const char **state;  // per node: the state path it is written into, or NULL
   int ngroups;
-  int **members;       // per group: its nodes' orders, ascending
+  int **members;       // per group: its nodes' orders, ascending (a
+                       // reduction with a prologue: the prologue, then it)
   int *nmembers;
-  int *seq;            // groups in run order
+  int *seq, nseq;      // the groups in run order (the empty ones left out)
   int *at;             // per group: its position in seq
 } KlFuse;
 KlFuse *kl_fuse_plan(KLower *c);
