@@ -20,6 +20,9 @@
 // never stored (sum(x * y), the mean of a squared difference, a gradient's
 // squared norm).
 //
+// Size. A group takes at most KL_FUSE_MAX_BUFS buffers, so that a launch's
+// parameters (buffers, sizes, captures) fit the CUDA printer's entries (16).
+//
 // Constants. A `const` whose every user is elementwise is not a kernel at
 // all: its users take the literal (the value the buffer would hold).
 //
@@ -105,6 +108,34 @@ static bool path_into(Fz *f, int a, int b) {
       }
   }
   return false;
+}
+
+// The buffers a kernel of groups a and b together would take: operands
+// from outside (literal consts aside) and members read outside, counted
+// once each (an alias counts apart from its source: an upper bound).
+static int merged_bufs(Fz *f, int a, int b) {
+  int cnt = 0;
+  f->stamp++;
+  for (int pass = 0; pass < 2; pass++)
+    for (int m = f->head[pass ? b : a]; m >= 0; m = f->next[m]) {
+      IrNode *x = f->node[m];
+      for (int i = 0; i < x->nin; i++) {
+        IrNode *e = x->in[i];
+        int o = e->order;
+        if (kl_fuse_const(e)) continue;
+        if (o >= 0 && (find(f, o) == a || find(f, o) == b)) continue;
+        if (o >= 0 && f->mark[o] == f->stamp) continue;
+        if (o >= 0) f->mark[o] = f->stamp;
+        cnt++; // an argument may be counted twice: an upper bound too
+      }
+      bool out = f->output[m];
+      for (int u = 0; !out && u < f->nusers[m]; u++) {
+        int g = find(f, f->users[m][u]);
+        out = g != a && g != b;
+      }
+      cnt += out;
+    }
+  return cnt;
 }
 
 static void merge(Fz *f, int a, int b) {
@@ -220,7 +251,8 @@ KlFuse *kl_fuse_plan(KLower *c) {
       IrNode *p = x->in[j];
       if (p->order < 0 || z->reg[p->order] || !kl_fusable(p) || !same_dims(p->type, x->type)) continue;
       int ga = find(&f, i), gb = find(&f, p->order);
-      if (ga == gb || path_into(&f, ga, gb) || path_into(&f, gb, ga)) continue;
+      if (ga == gb || merged_bufs(&f, ga, gb) > KL_FUSE_MAX_BUFS || path_into(&f, ga, gb) || path_into(&f, gb, ga))
+        continue;
       merge(&f, ga, gb);
     }
   }

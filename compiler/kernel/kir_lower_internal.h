@@ -39,6 +39,7 @@ typedef struct KlFuse {
   int *seq, nseq;      // the groups in run order (the empty ones left out)
   int *at;             // per group: its position in seq
 } KlFuse;
+enum { KL_FUSE_MAX_BUFS = 12 }; // buffers a group's kernel takes at most
 KlFuse *kl_fuse_plan(KLower *c);
 // An op a group may hold (elementwise, of its result's shape).
 bool kl_fusable(const IrNode *n);
