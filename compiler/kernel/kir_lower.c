@@ -775,7 +775,9 @@ static KExpr *member_value(KLower *c, Vec *blk, const IrNode *n, KExpr **v, KExp
 
 static void cover(KLower *c, KirKernel *k, const IrNode *n) {
   KirCover *cv = arena_alloc(c->p->arena, sizeof *cv);
+  int col = 0;
   cv->span = n->span, cv->op = ir_op_name(n->op), cv->node = n->id;
+  if (n->span.file) span_linecol(n->span, &cv->line, &col);
   vec_push(c->p->arena, &k->covers, cv);
 }
 
