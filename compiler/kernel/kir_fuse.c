@@ -20,6 +20,9 @@
 // never stored (sum(x * y), the mean of a squared difference, a gradient's
 // squared norm).
 //
+// Scalars. Groups of one element and one shape merge even when no edge
+// joins them (the optimizer's step counter, learning rate and flags).
+//
 // Size. A group takes at most KL_FUSE_MAX_BUFS buffers, so that a launch's
 // parameters (buffers, sizes, captures) fit the CUDA printer's entries (16).
 //
@@ -60,6 +63,14 @@ static bool same_dims(const Type *a, const Type *b) {
   return true;
 }
 
+static bool one_element(const Type *t) {
+  for (int d = 0; d < t->rank; d++) {
+    int64_t v;
+    if (!dim_is_const(t->dims[d], &v) || v != 1) return false;
+  }
+  return true;
+}
+
 typedef struct Fz {
   KLower *c;
   KlFuse *z;
@@ -67,7 +78,6 @@ typedef struct Fz {
   IrNode **node;   // by order
   int *parent;     // union-find
   int *head, *next, *tail; // member lists per root, in merge order
-  int *maxo;       // per root: the largest member order
   int *mark, stamp;
   int *stack;
   int **users, *nusers;
@@ -80,11 +90,12 @@ static int find(Fz *f, int i) {
 }
 
 // A path from group b to group a through at least one op of neither
-// (a member of a reads, transitively, something computed from b).
+// (a member of a reads, transitively, something computed from b). Every
+// group on the way counts as a whole: it runs as one kernel, so each of
+// its members waits for all of its operands (no pruning by node order: a
+// group holding an early op may hold a late one too).
 static bool path_into(Fz *f, int a, int b) {
-  int sp = 0, minb = f->n;
-  for (int m = f->head[b]; m >= 0; m = f->next[m])
-    if (m < minb) minb = m;
+  int sp = 0;
   f->stamp++;
   for (int m = f->head[a]; m >= 0; m = f->next[m])
     for (int i = 0; i < f->node[m]->nin; i++) {
@@ -98,7 +109,6 @@ static bool path_into(Fz *f, int a, int b) {
   while (sp) {
     int y = f->stack[--sp], g = find(f, y);
     if (g == b) return true;
-    if (f->maxo[g] < minb) continue; // nothing in g can depend on b
     for (int m = f->head[g]; m >= 0; m = f->next[m])
       for (int i = 0; i < f->node[m]->nin; i++) {
         int o = f->node[m]->in[i]->order;
@@ -142,7 +152,6 @@ static void merge(Fz *f, int a, int b) {
   f->parent[b] = a;
   f->next[f->tail[a]] = f->head[b];
   f->tail[a] = f->tail[b];
-  if (f->maxo[b] > f->maxo[a]) f->maxo[a] = f->maxo[b];
 }
 
 static void emit(Fz *f, int g, int *pos) {
@@ -154,6 +163,7 @@ static void emit(Fz *f, int g, int *pos) {
     for (int i = 0; i < m->nin; i++)
       if (m->in[i]->order >= 0) {
         int h = z->group[m->in[i]->order];
+        MLC_ASSERT(h == g || z->at[h] != -2); // the group graph is acyclic
         if (h != g && z->at[h] == -1) emit(f, h, pos);
       }
   }
@@ -212,7 +222,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
   z->n = n;
 #define ALLOC(p, cnt) ((p) = arena_alloc(a, sizeof *(p) * (size_t)((cnt) + 1)))
   ALLOC(f.node, n), ALLOC(f.parent, n), ALLOC(f.head, n), ALLOC(f.next, n), ALLOC(f.tail, n);
-  ALLOC(f.maxo, n), ALLOC(f.mark, n), ALLOC(f.stack, n), ALLOC(f.users, n), ALLOC(f.nusers, n);
+  ALLOC(f.mark, n), ALLOC(f.stack, n), ALLOC(f.users, n), ALLOC(f.nusers, n);
   ALLOC(f.output, n);
   ALLOC(z->group, n), ALLOC(z->reg, n), ALLOC(z->state, n), ALLOC(z->members, n), ALLOC(z->nmembers, n);
   ALLOC(z->seq, n), ALLOC(z->at, n);
@@ -220,7 +230,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
     IrNode *x = VEC_AT(fn->nodes, IrNode, i);
     MLC_ASSERT(x->order == i);
     f.node[i] = x;
-    f.parent[i] = f.head[i] = f.tail[i] = f.maxo[i] = i;
+    f.parent[i] = f.head[i] = f.tail[i] = i;
     f.next[i] = -1;
   }
   for (int i = 0; i < n; i++)
@@ -255,6 +265,20 @@ KlFuse *kl_fuse_plan(KLower *c) {
         continue;
       merge(&f, ga, gb);
     }
+  }
+  // Scalar groups of one shape merge even without an edge between them
+  // (a step counter, a learning rate, a norm: one small kernel, not many).
+  for (int i = 0, first = -1; i < n; i++) {
+    IrNode *x = f.node[i];
+    if (!kl_fusable(x) || z->reg[i] || !one_element(x->type)) continue;
+    if (first < 0 || !same_dims(f.node[first]->type, x->type)) {
+      if (first < 0) first = i;
+      continue;
+    }
+    int ga = find(&f, first), gb = find(&f, i);
+    if (ga == gb || merged_bufs(&f, ga, gb) > KL_FUSE_MAX_BUFS || path_into(&f, ga, gb) || path_into(&f, gb, ga))
+      continue;
+    merge(&f, ga, gb);
   }
   // Groups numbered by their first member; members ascending.
   for (int i = 0; i < n; i++) z->group[i] = -1;
@@ -298,12 +322,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
       for (int k = 0; ok && k < m->nin; k++) {
         IrNode *e = m->in[k];
         if (e->order >= 0 && (z->group[e->order] == g || kl_fuse_const(e))) continue;
-        bool one = true;
-        for (int d = 0; d < e->type->rank; d++) {
-          int64_t v;
-          one = one && dim_is_const(e->type->dims[d], &v) && v == 1;
-        }
-        ok = one || same_dims(e->type, x->type);
+        ok = one_element(e->type) || same_dims(e->type, x->type);
       }
     }
     if (!ok) continue;
