@@ -1036,6 +1036,17 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   lower_args(&c);
   if (o && o->fuse && !checks) {
     KlFuse *z = c.fz = kl_fuse_plan(&c);
+    // State slots in the unfused program's order (reads in node order, then
+    // the slots only stored): the glue runs the checked, unfused train_step
+    // with the state table of this one.
+    for (int i = 0; i < f->nodes.len; i++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, i);
+      if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) state_buf(&c, n->name, n->type);
+    }
+    for (int i = 0; i < f->nodes.len; i++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, i);
+      if (n->op == IR_STORE) state_buf(&c, n->name, n->type);
+    }
     for (int s = 0; s < z->nseq && !c.failed; s++) {
       int g = z->seq[s], *mem = z->members[g], nm = z->nmembers[g];
       for (int j = 0; j < nm; j++) node_buffer(&c, VEC_AT(f->nodes, IrNode, mem[j]));
