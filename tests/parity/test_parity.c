@@ -44,7 +44,7 @@
 // feature each; the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
-    "rank_generic", "two_heads", "tied_blocks",
+    "rank_generic", "two_heads", "tied_blocks", "masked_losses",
 };
 
 enum { MAX_STATE = 256 };
