@@ -7,12 +7,14 @@
 #             libclang-rt-14-dev (libFuzzer) zlib1g-dev libcjson-dev python3
 #   optional  python3-numpy python3-torch (reference runs)
 #             dataset-fashion-mnist (the examples' data)
+#             libopenblas0-pthread python3-threadpoolctl time (bench/side_by_side.py:
+#             PyTorch's BLAS, its thread pool set explicitly, peak RSS)
 # A required package the archive does not offer stops the script; an
 # optional one is reported and skipped.
 set -euo pipefail
 
 required=(re2c bison cmake ninja-build gcc clang llvm-19-dev libclang-rt-14-dev zlib1g-dev libcjson-dev python3)
-optional=(python3-numpy python3-torch dataset-fashion-mnist)
+optional=(python3-numpy python3-torch dataset-fashion-mnist libopenblas0-pthread python3-threadpoolctl time)
 
 installed() {
   [[ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" == "install ok installed" ]]

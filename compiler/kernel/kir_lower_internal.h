@@ -63,6 +63,25 @@ void kl_zero(KLower *c, KirKernel *k, const IrNode *n);
 // x != x: true for NaN.
 KExpr *kl_isnan(KLower *c, KExpr *x);
 
+// Float sums in the defined order (kir.h, "Float sums"). One KlSum holds up
+// to KL_SUM_MAX sums over the same positions: kl_sum_begin declares their
+// f64 lanes in blk (outside every loop of the reduction); kl_sum_add, in
+// the block of the innermost group (inside the outer reduced loops), runs
+// the positions p < P of the group: blocks of 8 unrolled, then the tail,
+// each position's terms made by the callback, which may add lets to the
+// block it is given; kl_sum_value folds sum i in blk (after the loops)
+// into an f64 local.
+enum { KL_SUM_LANES = 8, KL_SUM_MAX = 2 };
+typedef struct KlSum {
+  int nsums, nlanes;  // nlanes < 8 only for a constant P < 8
+  KExpr *P;           // positions in the innermost group (i64)
+  int lane[KL_SUM_MAX][KL_SUM_LANES];
+} KlSum;
+typedef void (*KlTerms)(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **terms);
+void kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
+void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx);
+KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i);
+
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);
 double kl_attr_f(const IrNode *n, IrAttrKey k);

@@ -1,73 +1,179 @@
 // pool.c — the runtime's thread pool and mlc_parallel_for.
 //
-// One job at a time: the caller publishes (fn, arg, n, grain), bumps a
-// generation counter and wakes the workers; every thread, the caller
-// included, takes chunk numbers from an atomic counter until none are left.
-// Chunks are [k*grain, min(n, (k+1)*grain)), fixed by n and grain alone, so
-// results that are reduced per chunk do not depend on the thread count.
-// Workers sleep on a condition variable between jobs.
+// One job at a time, published without a lock. Chunks are [k*grain,
+// min(n, (k+1)*grain)), fixed by n and grain alone, so results that are
+// reduced per chunk do not depend on the thread count. Every thread, the
+// caller included, claims chunk numbers from an atomic counter; the caller
+// returns once `done` reaches the number of chunks. Nothing is allocated
+// per region.
+//
+// Publishing is a seqlock on `gen`: the caller makes gen odd, waits until no
+// worker is inside a job (`inside` == 0), writes the job, then makes gen
+// even and new. A worker increments `inside` before it reads gen and leaves
+// when gen is odd or already seen; both sides use sequentially consistent
+// operations, so either the caller sees the worker inside and waits, or the
+// worker sees the odd gen and backs off (the Dekker pattern). A worker that
+// slept through a job joins the current one, never a stale one.
+//
+// Between jobs a worker spins on gen for about SPIN_NS (a train step
+// issues its kernels back to back, so the next job usually arrives within
+// that), then sleeps on a futex (Linux; a condition variable elsewhere).
+// The caller wakes sleepers only when `sleepers` says there are some.
+// A chunk that calls mlc_parallel_for again runs the inner loop inline.
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mlc_rt.h"
 
+#if defined(__linux__)
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define cpu_relax() _mm_pause()
+#else
+#define cpu_relax() ((void)0)
+#endif
+
+// A worker polls for the next job for SPIN_NS before it sleeps: the first
+// HOT_NS on the CPU (a step's next kernel usually comes within that), the
+// rest yielding between polls, so that on a machine with no idle core the
+// poll costs the other runnable threads little.
+enum { HOT_NS = 20 * 1000, SPIN_NS = 200 * 1000 };
+
+static _Thread_local int in_job; // this thread is running a chunk
+
 struct MlcPool {
   int nthreads; // including the caller
   pthread_t *threads;
-  pthread_mutex_t mu;
-  pthread_cond_t wake, done;
-  uint64_t generation;
-  int busy;     // workers still in the current job
-  bool quit;
-  // the current job
+  // the job; written only while gen is odd and no worker is inside
   MlcRangeFn fn;
   void *arg;
   int64_t n, grain, nchunks;
-  atomic_int_fast64_t next;
+  _Alignas(64) atomic_int_fast64_t next; // next chunk to claim
+  _Alignas(64) atomic_int_fast64_t done; // chunks finished
+  _Alignas(64) atomic_uint gen;          // odd: a job is being written
+  atomic_int inside;                     // workers between entry and exit of a job
+  atomic_int sleepers;                   // workers asleep (or about to be) on gen
+  atomic_bool quit;
+#if !defined(__linux__)
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+#endif
 };
 
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// ---- sleeping on gen ----------------------------------------------------------------------------
+static void gen_wait(MlcPool *p, unsigned seen) {
+#if defined(__linux__)
+  syscall(SYS_futex, (unsigned *)&p->gen, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+#else
+  pthread_mutex_lock(&p->mu);
+  while (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+#endif
+}
+
+static void gen_wake(MlcPool *p) {
+#if defined(__linux__)
+  syscall(SYS_futex, (unsigned *)&p->gen, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+#else
+  pthread_mutex_lock(&p->mu);
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+#endif
+}
+
+// The caller's waits (for workers to leave a job, for the last chunks):
+// spin, then yield, in case the thread it waits for was descheduled (more
+// threads than CPUs, or the host took a vCPU away).
+static void backoff(int i) {
+  if (i < 1 << 12)
+    cpu_relax();
+  else
+    sched_yield();
+}
+
+// ---- running chunks -------------------------------------------------------------------------
 static void run_chunks(MlcPool *p) {
-  for (;;) {
+  int64_t ran = 0; // added to `done` once, at the end
+  for (;; ran++) {
     int64_t k = atomic_fetch_add(&p->next, 1);
-    if (k >= p->nchunks) return;
+    if (k >= p->nchunks) break;
     int64_t b = k * p->grain, e = b + p->grain < p->n ? b + p->grain : p->n;
+    in_job = 1;
     p->fn(p->arg, b, e);
+    in_job = 0;
+  }
+  if (ran) atomic_fetch_add_explicit(&p->done, ran, memory_order_release);
+}
+
+// Waits until gen differs from `seen` (spinning, then asleep); returns it.
+static unsigned next_gen(MlcPool *p, unsigned seen) {
+  int64_t t0 = 0;
+  for (int i = 0;; i++) {
+    unsigned g = atomic_load(&p->gen);
+    if (g != seen || atomic_load(&p->quit)) return g;
+    cpu_relax();
+    if (i % 64) continue;
+    if (!t0) t0 = now_ns();
+    int64_t waited = now_ns() - t0;
+    if (waited < SPIN_NS) {
+      if (waited > HOT_NS) sched_yield(); // let a runnable thread have this CPU
+      continue;
+    }
+    atomic_fetch_add(&p->sleepers, 1);
+    if (atomic_load(&p->gen) == seen && !atomic_load(&p->quit)) gen_wait(p, seen);
+    atomic_fetch_sub(&p->sleepers, 1);
+    t0 = 0;
   }
 }
 
 static void *worker(void *vp) {
   MlcPool *p = vp;
-  uint64_t seen = 0;
-  pthread_mutex_lock(&p->mu);
+  unsigned seen = atomic_load(&p->gen);
   for (;;) {
-    while (!p->quit && p->generation == seen) pthread_cond_wait(&p->wake, &p->mu);
-    if (p->quit) break;
-    seen = p->generation;
-    pthread_mutex_unlock(&p->mu);
-    run_chunks(p);
-    pthread_mutex_lock(&p->mu);
-    if (--p->busy == 0) pthread_cond_signal(&p->done);
+    unsigned g = next_gen(p, seen);
+    if (atomic_load(&p->quit)) return NULL;
+    atomic_fetch_add(&p->inside, 1);
+    g = atomic_load(&p->gen);
+    if (!(g & 1) && g != seen) { // a published job this worker has not run
+      run_chunks(p);
+      seen = g;
+    } else if (g & 1) {
+      seen = g; // being written: wait for the next change
+    }
+    atomic_fetch_sub(&p->inside, 1);
   }
-  pthread_mutex_unlock(&p->mu);
-  return NULL;
 }
 
+// ---- the pool -------------------------------------------------------------------------------------
 MlcPool *mlc_pool_new(int nthreads) {
   if (nthreads <= 0) {
     long c = sysconf(_SC_NPROCESSORS_ONLN);
     nthreads = c > 0 ? (int)c : 1;
   }
   if (nthreads > 256) nthreads = 256;
-  MlcPool *p = calloc(1, sizeof *p);
+  MlcPool *p = aligned_alloc(64, (sizeof(MlcPool) + 63) & ~(size_t)63);
   if (!p) return NULL;
-  p->nthreads = nthreads;
+  *p = (MlcPool){.nthreads = nthreads};
+#if !defined(__linux__)
   pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->wake, NULL);
-  pthread_cond_init(&p->done, NULL);
+  pthread_cond_init(&p->cv, NULL);
+#endif
   p->threads = calloc((size_t)nthreads, sizeof *p->threads);
-  for (int i = 1; p->threads && i < nthreads; i++)
+  if (!p->threads) p->nthreads = 1;
+  for (int i = 1; i < p->nthreads; i++)
     if (pthread_create(&p->threads[i], NULL, worker, p)) {
       p->nthreads = i; // run with what started
       break;
@@ -77,14 +183,14 @@ MlcPool *mlc_pool_new(int nthreads) {
 
 void mlc_pool_free(MlcPool *p) {
   if (!p) return;
-  pthread_mutex_lock(&p->mu);
-  p->quit = true;
-  pthread_cond_broadcast(&p->wake);
-  pthread_mutex_unlock(&p->mu);
+  atomic_store(&p->quit, true);
+  atomic_fetch_add(&p->gen, 2);
+  gen_wake(p);
   for (int i = 1; i < p->nthreads; i++) pthread_join(p->threads[i], NULL);
+#if !defined(__linux__)
   pthread_mutex_destroy(&p->mu);
-  pthread_cond_destroy(&p->wake);
-  pthread_cond_destroy(&p->done);
+  pthread_cond_destroy(&p->cv);
+#endif
   free(p->threads);
   free(p);
 }
@@ -95,23 +201,19 @@ void mlc_parallel_for(MlcPool *p, int64_t n, int64_t grain, MlcRangeFn fn, void 
   if (n <= 0) return;
   if (grain < 1) grain = 1;
   int64_t nchunks = (n + grain - 1) / grain;
-  if (!p || p->nthreads == 1 || nchunks == 1) {
+  if (!p || p->nthreads == 1 || nchunks == 1 || in_job) {
     for (int64_t b = 0; b < n; b += grain) fn(arg, b, b + grain < n ? b + grain : n);
     return;
   }
-  pthread_mutex_lock(&p->mu);
-  p->fn = fn;
-  p->arg = arg;
-  p->n = n;
-  p->grain = grain;
-  p->nchunks = nchunks;
-  atomic_store(&p->next, 0);
-  p->busy = p->nthreads - 1;
-  p->generation++;
-  pthread_cond_broadcast(&p->wake);
-  pthread_mutex_unlock(&p->mu);
+  unsigned g = atomic_load(&p->gen);
+  atomic_store(&p->gen, g + 1); // odd: writing
+  for (int i = 0; atomic_load(&p->inside); i++) backoff(i);
+  p->fn = fn, p->arg = arg, p->n = n, p->grain = grain, p->nchunks = nchunks;
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  atomic_store(&p->gen, g + 2); // even: published
+  if (atomic_load(&p->sleepers)) gen_wake(p);
   run_chunks(p);
-  pthread_mutex_lock(&p->mu);
-  while (p->busy) pthread_cond_wait(&p->done, &p->mu);
-  pthread_mutex_unlock(&p->mu);
+  // The last chunks finish on other threads.
+  for (int i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < nchunks; i++) backoff(i);
 }

@@ -329,6 +329,7 @@ static int train_run(Train *t, char *err, size_t errlen) {
   for (int64_t e = mlc_loader_epoch(t->loader); e < o->epochs && !t->stopped;
        e = mlc_loader_epoch(t->loader))
     if (train_epoch(t, e, err, errlen)) return -1;
+  if (!o->epochs && save_ckpt(t, err, errlen)) return -1; // the state training would start from
   return write_record(t, err, errlen);
 }
 

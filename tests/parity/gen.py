@@ -1,13 +1,15 @@
 #!/usr/bin/python3
 """gen.py — writes the PyTorch reference data of the whole-model parity test.
 
-For every example model (models.EXAMPLES) it builds the PyTorch twin with a
+For every example model (models.EXAMPLES, which also names the parity-only
+models of tests/parity/*.model) it builds the PyTorch twin with a
 fixed seed, draws one small batch, and computes the loss and the gradient
 of every trainable parameter twice: in float64 (the float32 initial weights
 and inputs widened exactly) and in float32. One file per example,
 tests/parity/data/<example>.safetensors, holds
 
-    param/<path>        the initial weights, F32 (every parameter, frozen too)
+    param/<path>        the initial weights, F32 (every parameter, frozen too,
+                        and every buffer: BatchNorm's running statistics)
     input/<name>        the arguments of `loss`, with the signature's dtypes
     f64/loss            F64 scalar
     f64/grad/<path>     F64, one per trainable parameter
@@ -93,6 +95,7 @@ def generate(example):
             if p == prefix or p.startswith(prefix + "."):
                 v.requires_grad_(False)
     out = {f"param/{p}": to_np(v) for p, v in model.named_parameters()}
+    out.update({f"param/{p}": to_np(v) for p, v in model.named_buffers()})
     for name, t in batch:
         out[f"input/{name}"] = to_np(t)
     for tag, dtype, npdt in (("f64", torch.float64, np.float64),
@@ -110,7 +113,7 @@ def generate(example):
         "example": example, "model": model_name,
         "source": models.SOURCES.get(example, f"examples/{example}.model"),
         "inputs": ",".join(n for n, _ in batch), "seed": str(seed),
-        "batch": str(models.B), "torch": torch.__version__,
+        "batch": str(batch[0][1].shape[0]), "torch": torch.__version__,
     }
     os.makedirs(os.path.join(HERE, "data"), exist_ok=True)
     path = os.path.join(HERE, "data", f"{example}.safetensors")

@@ -1,4 +1,5 @@
-"""models.py — PyTorch twins of the example models (examples/*.model).
+"""models.py — PyTorch twins of the example models (examples/*.model) and of
+the parity-only models in tests/parity/*.model.
 
 Each module is written with torch.nn.functional, step for step like the
 .model source, and its parameters carry the same paths as mlc's
@@ -42,14 +43,16 @@ class Linear(nn.Module):
 
 
 class Conv2d(nn.Module):
-    def __init__(self, cin, cout, k, stride=1, padding=0):
+    def __init__(self, cin, cout, k, stride=1, padding=0, bias=True):
         super().__init__()
         self.stride, self.padding = stride, padding
         self.w = nn.Parameter(torch.empty(cout, cin, k, k))
-        self.b = nn.Parameter(torch.empty(cout))
         nn.init.kaiming_uniform_(self.w, a=math.sqrt(5))
-        bound = 1 / math.sqrt(cin * k * k)
-        nn.init.uniform_(self.b, -bound, bound)
+        self.b = None
+        if bias:  # bias=False: bn_cnn's ConvNoBias block
+            self.b = nn.Parameter(torch.empty(cout))
+            bound = 1 / math.sqrt(cin * k * k)
+            nn.init.uniform_(self.b, -bound, bound)
 
     def forward(self, x):
         return F.conv2d(x, self.w, self.b, stride=self.stride, padding=self.padding)
@@ -64,6 +67,22 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         return F.layer_norm(x, (self.d,), self.weight, self.bias, self.eps)
+
+
+class BatchNorm2d(nn.Module):
+    """Training mode (batch statistics), as mlc's loss computes it."""
+
+    def __init__(self, c, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.weight = nn.Parameter(torch.ones(c))
+        self.bias = nn.Parameter(torch.zeros(c))
+        self.register_buffer("running_mean", torch.zeros(c))
+        self.register_buffer("running_var", torch.ones(c))
+
+    def forward(self, x):
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=True, momentum=self.momentum, eps=self.eps)
 
 
 class Embedding(nn.Module):
@@ -103,6 +122,24 @@ class FashionCNN(nn.Module):
     def forward(self, x):
         h = F.max_pool2d(F.relu(self.conv1(x)), 2)
         h = F.max_pool2d(F.relu(self.conv2(h)), 2)
+        return self.fc(h.reshape(h.shape[0], -1))
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- tests/parity/cases/bn_cnn.model ---------------------------------------------------
+
+class BnCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = Conv2d(1, 8, 3, padding=1, bias=False), BatchNorm2d(8)
+        self.conv2, self.bn2 = Conv2d(8, 16, 3, stride=2, padding=1, bias=False), BatchNorm2d(16)
+        self.fc = Linear(16 * 3 * 3, 10)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        h = F.avg_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
         return self.fc(h.reshape(h.shape[0], -1))
 
     def loss(self, x, y):
@@ -400,14 +437,26 @@ def _masked_batch(g):
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
 T = 8  # context length of the transformer batch
+BN_B = 64  # bn_cnn's batch: large enough that its batch statistics test the sums
 
 
 def _pixels(g, *shape):
     return torch.rand(*shape, generator=g)
 
 
-def _labels(g, n, dtype=torch.int32):
-    return torch.randint(0, n, (B,), generator=g).to(dtype)
+def _objects(g, n):
+    """Images like Fashion-MNIST's: an object (random pixels, 20x20) on a
+    uniform background (half of the image). The background is 0.25, not 0,
+    so that a convolution without bias gives one constant over it: a float32
+    sum that adds one element at a time rounds the same way again and again
+    on such runs, which is how real images made batch statistics drift."""
+    x = torch.full((n, 1, 28, 28), 0.25)
+    x[:, :, 4:24, 4:24] = torch.rand(n, 1, 20, 20, generator=g)
+    return x
+
+
+def _labels(g, n, dtype=torch.int32, batch=B):
+    return torch.randint(0, n, (batch,), generator=g).to(dtype)
 
 
 EXAMPLES = {
@@ -423,6 +472,8 @@ EXAMPLES = {
                                     ("y", torch.randint(0, 65, (B, T), generator=g))]),
     "frozen_ste": ("BinaryCodes", BinaryCodes,
                    lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
+    "bn_cnn": ("BnCNN", BnCNN,
+               lambda g: [("x", _objects(g, BN_B)), ("y", _labels(g, 10, batch=BN_B))]),
     "rank_generic": ("RankGeneric", RankGeneric,
                      lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                 ("y", torch.randint(0, 11, (B, T), generator=g))]),
@@ -437,6 +488,7 @@ EXAMPLES = {
 
 SOURCES = {
     "masked_losses": "tests/parity/cases/masked_losses.model",
+    "bn_cnn": "tests/parity/cases/bn_cnn.model",
     "tied_blocks": "tests/parity/cases/tied_blocks.model",
     "rank_generic": "tests/parity/cases/rank_generic.model",
     "two_heads": "tests/parity/cases/two_heads.model",

@@ -418,18 +418,20 @@ static void test_stores(void) {
     int64_t d2[1] = {2};
     double wv[2] = {0, 1}, xv[2] = {10, 20};
     Tensor *w = interp_tensor_from(DT_F64, 1, d2, wv), *n = interp_tensor_new(DT_I64, 0, NULL);
-    Tensor *x = interp_tensor_from(DT_F64, 1, d2, xv), *out[2] = {0};
+    Tensor *x = interp_tensor_from(DT_F64, 1, d2, xv), *first[2] = {0}, *second[2] = {0};
     const char *paths[2] = {"w", "opt.n"};
     Tensor *vals[2] = {w, n};
     InterpParams ip = {2, paths, vals, 0};
     IrFunc *f = ir_module_find_func(m, "f");
-    int rc = run_f64(m, f, &x, 1, &ip, out);
-    rc |= run_f64(m, f, &x, 1, &ip, out + 1) ? 1 : 0;
-    // reads see the old value (cos of the old w), stores land after the run
+    // f returns two values: each run gets its own array of two
+    int rc = run_f64(m, f, &x, 1, &ip, first);
+    rc |= run_f64(m, f, &x, 1, &ip, second) ? 1 : 0;
+    // reads see the old value (cos of the old w, the old opt.n), stores land after the run
     check("store: reads see the old value, writes land after the function",
-          rc == 0 && fabs(out[0]->data[1] - cos(1)) < 1e-15 && w->data[0] == 20 && w->data[1] == 41 &&
-              n->data[0] == 2);
-    for (int i = 0; i < 2; i++) interp_tensor_free(out[i]);
+          rc == 0 && fabs(first[0]->data[1] - cos(1)) < 1e-15 && first[1]->data[0] == 0 &&
+              fabs(second[0]->data[1] - cos(21)) < 1e-15 && second[1]->data[0] == 1 && w->data[0] == 20 &&
+              w->data[1] == 41 && n->data[0] == 2);
+    for (int i = 0; i < 2; i++) interp_tensor_free(first[i]), interp_tensor_free(second[i]);
     interp_tensor_free(w);
     interp_tensor_free(n);
     interp_tensor_free(x);

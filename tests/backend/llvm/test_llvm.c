@@ -39,6 +39,7 @@
 // backend failure) and a last line "N passed, N failed, N skipped"; exits 1
 // on any failure.
 #include "backend/llvm/llvm.h"
+#include "jit.h"
 #include "kernel/kir_lower.h"
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
@@ -207,30 +208,8 @@ static KirProgram *planned(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o,
   return ok ? p : NULL;
 }
 
-typedef struct Compiled {
-  LlvmGen *g;
-  LlvmJit *j;
-  KirEntryFn run;
-  KirScratchFn scratch;
-} Compiled;
-
 static bool compile(const KirProgram *p, Compiled *out, char *why, size_t n) {
-  BackendOptions o = opts;
-  memset(out, 0, sizeof *out);
-  char sym[300];
-  if (!(out->g = llvm_gen_new(&o, why, n))) return false;
-  if (llvm_gen_add(out->g, p, why, n) || !(out->j = llvm_jit_new(out->g, (void (*)(void))mlc_parallel_for, why, n)))
-    return false;
-  snprintf(sym, sizeof sym, "mlc_%s", p->name);
-  out->run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  snprintf(sym, sizeof sym, "mlc_%s_scratch_bytes", p->name);
-  out->scratch = (KirScratchFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  return out->run && out->scratch;
-}
-
-static void release(Compiled *c) {
-  llvm_jit_free(c->j);
-  llvm_gen_free(c->g);
+  return jit_compile(p, &opts, out, why, n);
 }
 
 static const Tensor *state_of(Case *c, Tensor **st, const char *path) {

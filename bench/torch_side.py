@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""torch_side.py — the PyTorch / OpenBLAS side of bench/side_by_side.py.
+
+Usage (each prints one JSON line):
+  torch_side.py TORCH BLAS gemm M,N,K,TA,TB [M,N,K,TA,TB ...]
+  torch_side.py TORCH BLAS train mlp|cnn [--steps S] [--batch B] [--width W]
+  torch_side.py TORCH BLAS infer mlp|cnn
+
+TORCH is the intra-op (OpenMP) thread count, BLAS OpenBLAS's own pool; both
+are set explicitly, through the environment before torch is imported and
+through torch.set_num_threads / threadpoolctl after, because
+torch.set_num_threads does not reach OpenBLAS (bench/RESULTS.md, "Fairness").
+The models and the recipe are those of examples/fashion_{mlp,cnn}.model:
+SGD lr 0.05 momentum 0.9, batch 64, seed 0, the data preloaded as tensors,
+only the training loop timed.
+"""
+import os
+import sys
+
+TORCH, BLAS = int(sys.argv[1]), int(sys.argv[2])
+os.environ["OMP_NUM_THREADS"] = str(TORCH)
+os.environ["OPENBLAS_NUM_THREADS"] = str(BLAS)
+
+import gzip  # noqa: E402
+import json  # noqa: E402
+import resource  # noqa: E402
+import struct  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from torch import nn  # noqa: E402
+
+try:
+    from threadpoolctl import threadpool_info, threadpool_limits
+except ImportError:  # Debian python3-threadpoolctl; the env variables above still apply
+    threadpool_info = threadpool_limits = None
+
+FASHION = "/usr/share/datasets/fashion-mnist/"
+
+
+def setup():
+    torch.set_num_threads(TORCH)
+    info = {"torch_threads": torch.get_num_threads(), "blas_threads": BLAS}
+    if threadpool_limits:
+        threadpool_limits(BLAS, user_api="blas")
+        blas = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        if blas:
+            info["blas"] = "%s %s (%s), %d threads" % (blas[0]["internal_api"], blas[0]["version"],
+                                                      blas[0].get("architecture"), blas[0]["num_threads"])
+    return info
+
+
+def median_time(fn, min_s=0.02, repeats=7):
+    fn()
+    calls, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < min_s:
+        fn()
+        calls += 1
+    ts = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        ts.append((time.perf_counter() - t) / calls)
+    return sorted(ts)[repeats // 2]
+
+
+def gemm(specs):
+    out = []
+    for spec in specs:
+        m, n, k, ta, tb = (int(v) for v in spec.split(","))
+        rng = np.random.default_rng(0)
+        a = rng.random((k, m) if ta else (m, k), dtype=np.float32)
+        b = rng.random((n, k) if tb else (k, n), dtype=np.float32)
+        a, b = (a.T if ta else a), (b.T if tb else b)  # views: sgemm with its transpose flags
+        t = median_time(lambda: np.matmul(a, b))
+        out.append({"m": m, "n": n, "k": k, "ta": ta, "tb": tb, "gflops": 2 * m * n * k / t * 1e-9})
+    return {"gemm": out}
+
+
+def idx(name):
+    with gzip.open(FASHION + name, "rb") as f:
+        magic = f.read(4)
+        dims = struct.unpack(">" + "I" * magic[3], f.read(4 * magic[3]))
+        return np.frombuffer(f.read(), dtype=np.uint8).reshape(dims)
+
+
+def model(kind, width=256):
+    if kind == "mlp":
+        return nn.Sequential(nn.Linear(784, width), nn.ReLU(), nn.Linear(width, 128), nn.ReLU(),
+                             nn.Linear(128, 10))
+    return nn.Sequential(
+        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
+
+
+def train(kind, steps, batch, width):
+    torch.manual_seed(0)
+    shape = (-1, 784) if kind == "mlp" else (-1, 1, 28, 28)
+    x = torch.tensor(idx("train-images-idx3-ubyte.gz"), dtype=torch.float32).reshape(shape) / 255
+    y = torch.tensor(idx("train-labels-idx1-ubyte.gz"), dtype=torch.int64)
+    net = model(kind, width)
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+    lossf = nn.CrossEntropyLoss()
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
+    nsteps = len(x) // batch if steps <= 0 else steps
+    t0 = time.perf_counter()
+    for s in range(nsteps):
+        i = perm[(s * batch) % (len(x) - batch + 1):][:batch]
+        opt.zero_grad(set_to_none=True)
+        loss = lossf(net(x[i]), y[i])
+        loss.backward()
+        opt.step()
+    sec = time.perf_counter() - t0
+    return {"kind": kind, "steps": nsteps, "batch": batch, "width": width, "seconds": sec,
+            "img_s": nsteps * batch / sec, "loss": float(loss),
+            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def infer(kind):
+    torch.manual_seed(0)
+    net = model(kind).eval()
+    shape = (784,) if kind == "mlp" else (1, 28, 28)
+    res = {"kind": kind}
+    with torch.no_grad():
+        frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(net)))
+        for name, f in (("eager", net), ("torchscript", frozen)):
+            x1, x256 = torch.rand((1,) + shape), torch.rand((256,) + shape)
+            res[name + "_b1_us"] = median_time(lambda: f(x1)) * 1e6
+            res[name + "_b256_img_s"] = 256 / median_time(lambda: f(x256))
+    return res
+
+
+def main():
+    info = setup()
+    what = sys.argv[3]
+    args = sys.argv[4:]
+    if what == "gemm":
+        info.update(gemm(args))
+    elif what in ("train", "infer"):
+        kind = args[0]
+        opts = dict(zip(args[1::2], args[2::2]))
+        if what == "train":
+            info.update(train(kind, int(opts.get("--steps", 0)), int(opts.get("--batch", 64)),
+                              int(opts.get("--width", 256))))
+        else:
+            info.update(infer(kind))
+    else:
+        sys.exit("torch_side.py: unknown part " + what)
+    print(json.dumps(info))
+
+
+if __name__ == "__main__":
+    main()

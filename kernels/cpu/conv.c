@@ -1,0 +1,317 @@
+// conv.c — NCHW convolution on top of the blocked GEMM (gemm_region):
+// forward, input gradient and weight gradient, for any stride, padding,
+// dilation and groups, with the reference interpreter's semantics
+// (compiler/graph/interp_nn.c; mlc_kernels.h repeats the formula).
+//
+// Per image n and group g, with Kc = C/G*KH*KW and P = HO*WO output pixels,
+// col [Kc, P] is the im2col matrix: col[(c*KH + a)*KW + b, i*WO + j] =
+// x[n, g*C/G + c, i*sh - ph + a*dh, j*sw - pw + b*dw] (zero outside x):
+//   forward      y[n,g]  [O/G, P]  = w[g] [O/G, Kc] @ col [Kc, P]       (+ bias, relu)
+//   grad_input   dcol    [Kc, P]   = w[g]^T [Kc, O/G] @ dy[n,g] [O/G, P]; dx += col2im(dcol)
+//   grad_weight  dw[g]^T [Kc, O/G] = sum over n of col [Kc, P] @ dy[n,g]^T [P, O/G]
+// col is built per thread in chunks of at most QCHUNK_FLOATS / Kc pixels
+// (a function of the geometry alone), so it stays in L2 and no call
+// allocates more than a chunk. A 1x1, stride-1, unpadded convolution reads
+// x in place (col == x[n, g]).
+//
+// Threads: forward splits (image, group, pixel chunk), grad_input (image,
+// group) (its col2im adds overlapping windows, in a fixed order within the
+// task), grad_weight the rows or columns of dw[g]^T; the batch sum of
+// grad_weight runs in image order inside every task. Nothing reduced is
+// split, so results do not depend on the thread count.
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "gemm_internal.h"
+#include "mlc_rt.h"
+
+enum { QCHUNK_FLOATS = 1 << 16 }; // 256 KiB of col per chunk
+
+typedef struct Conv {
+  int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
+  int64_t ho, wo, cg, og, kc, p; // derived: HO, WO, C/G, O/G, Kc, P
+  int64_t qchunk;                // pixels per col chunk
+} Conv;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  int64_t num = in + 2 * p - d * (k - 1) - 1;
+  return num < 0 || s < 1 ? -1 : num / s + 1;
+}
+
+int64_t mlc_conv_out_h(const int64_t *g) {
+  return out_extent(g[MLC_CONV_H], g[MLC_CONV_KH], g[MLC_CONV_SH], g[MLC_CONV_PH], g[MLC_CONV_DH]);
+}
+
+int64_t mlc_conv_out_w(const int64_t *g) {
+  return out_extent(g[MLC_CONV_W], g[MLC_CONV_KW], g[MLC_CONV_SW], g[MLC_CONV_PW], g[MLC_CONV_DW]);
+}
+
+static bool conv_of(const int64_t *g, Conv *k) {
+  *k = (Conv){.n = g[MLC_CONV_N], .c = g[MLC_CONV_C], .h = g[MLC_CONV_H], .w = g[MLC_CONV_W],
+              .o = g[MLC_CONV_O], .kh = g[MLC_CONV_KH], .kw = g[MLC_CONV_KW],
+              .sh = g[MLC_CONV_SH], .sw = g[MLC_CONV_SW], .ph = g[MLC_CONV_PH],
+              .pw = g[MLC_CONV_PW], .dh = g[MLC_CONV_DH], .dw = g[MLC_CONV_DW], .g = g[MLC_CONV_G]};
+  k->ho = mlc_conv_out_h(g), k->wo = mlc_conv_out_w(g);
+  if (k->ho < 0 || k->wo < 0 || k->g < 1 || k->c % k->g || k->o % k->g) return false;
+  k->cg = k->c / k->g, k->og = k->o / k->g, k->kc = k->cg * k->kh * k->kw, k->p = k->ho * k->wo;
+  int64_t q = max64(64, QCHUNK_FLOATS / max64(k->kc, 1)), nq = (k->p + q - 1) / max64(q, 1);
+  k->qchunk = nq ? (k->p + nq - 1) / nq : 1;
+  return true;
+}
+
+// col == x[n, g]: no window, no stride, no padding.
+static bool pointwise(const Conv *k) {
+  return k->kh == 1 && k->kw == 1 && k->sh == 1 && k->sw == 1 && k->ph == 0 && k->pw == 0;
+}
+
+// ---- im2col / col2im -----------------------------------------------------------------------------
+// Tap (a, b) reads input column j*sw + off of output column j, off =
+// b*dw - pw; [*vlo, *vhi) are the output columns where that is inside x
+// (independent of the output row, so computed once per col row).
+static void valid_cols(const Conv *k, int64_t off, int64_t *vlo, int64_t *vhi) {
+  int64_t lo = off >= 0 ? 0 : (-off + k->sw - 1) / k->sw;
+  int64_t hi = k->w - off > 0 ? (k->w - off + k->sw - 1) / k->sw : 0;
+  *vhi = min64(hi, k->wo);
+  *vlo = min64(lo, *vhi);
+}
+
+// The loops below are written out (no memcpy/memset): their runs are one
+// output row long (14 floats for fashion_cnn), where a libc call per run
+// cost more than the copy. GCC would turn them back into calls.
+// The copies are the bulk of im2col: cloned for AVX-512 and AVX2 (wider
+// stores), chosen by the loader (ifunc) for the CPU.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define NO_LIBC_LOOPS                                                                    \
+  __attribute__((optimize("no-tree-loop-distribute-patterns"),                           \
+                 target_clones("avx512f", "avx2", "default")))
+#elif defined(__GNUC__) && !defined(__clang__)
+#define NO_LIBC_LOOPS __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define NO_LIBC_LOOPS
+#endif
+
+// col_row when both strides are 1 and WO == W (a "same" convolution): then
+// col[r, q] = x[q + shift] for every valid q, so one long loop per row of
+// col replaces one per output row. Gather: copy, then zero the positions
+// outside the input (rows above/below, |off| columns at each side). col2im:
+// zero those positions of the row first (it is scratch), then add the whole
+// run (the zeros land on neighbouring columns and change nothing but the
+// sign of a zero). The run is clipped to the plane; what the clip skips is
+// exactly such a position.
+NO_LIBC_LOOPS static void col_row_same(const Conv *k, int64_t a, int64_t b, int64_t q0, int64_t nq,
+                                       float *xc, float *row, bool add) {
+  int64_t w = k->w, off = b * k->dw - k->pw, dh = a * k->dh - k->ph, vlo, vhi;
+  valid_cols(k, off, &vlo, &vhi);
+  int64_t shift = dh * w + off, q1 = q0 + nq;
+  int64_t ilo = max64(0, -dh), ihi = min64(k->ho, k->h - dh); // output rows inside x
+  int64_t qa = max64(q0, ilo * w), qb = max64(min64(q1, ihi * w), qa);
+  int64_t ca = min64(max64(qa, -shift), qb), cb = max64(min64(qb, k->h * w - shift), ca);
+  if (!add) {
+    for (int64_t q = q0; q < ca; q++) row[q - q0] = 0;
+    for (int64_t q = ca; q < cb; q++) row[q - q0] = xc[q + shift];
+    for (int64_t q = cb; q < q1; q++) row[q - q0] = 0;
+  }
+  for (int64_t i = qa / w; i * w < qb; i++) { // the columns outside x in each row of the run
+    for (int64_t j = max64(0, qa - i * w); j < vlo && i * w + j < qb; j++) row[i * w + j - q0] = 0;
+    for (int64_t j = max64(vhi, qa - i * w); j < w && i * w + j < qb; j++) row[i * w + j - q0] = 0;
+  }
+  if (add)
+    for (int64_t q = ca; q < cb; q++) xc[q + shift] += row[q - q0];
+}
+
+// One row of col (tap a, b of channel plane xc [H, W]) over pixels [q0, q0+nq):
+// gathered into row (add == false), or row added back into xc (col2im).
+NO_LIBC_LOOPS static void col_row(const Conv *k, int64_t a, int64_t b, int64_t q0, int64_t nq,
+                                  float *xc, float *row, bool add) {
+  if (k->sw == 1 && k->sh == 1 && k->wo == k->w) {
+    col_row_same(k, a, b, q0, nq, xc, row, add);
+    return;
+  }
+  int64_t off = b * k->dw - k->pw, vlo, vhi;
+  valid_cols(k, off, &vlo, &vhi);
+  // output row i, columns [j0, j1) of it; one division for the whole row of col
+  int64_t i = q0 / k->wo, j0 = q0 - i * k->wo, left = nq;
+  for (float *dst = row - j0; left > 0; i++, dst += k->wo, j0 = 0) {
+    int64_t j1 = min64(k->wo, j0 + left), h = i * k->sh - k->ph + a * k->dh;
+    int64_t lo = min64(max64(j0, vlo), j1), hi = max64(min64(j1, vhi), lo);
+    if (h < 0 || h >= k->h) lo = hi = j1;
+    const int64_t base = h * k->w + off, sw = k->sw; // dst[j]: output column j of row i
+    if (add) {
+      for (int64_t j = lo; j < hi; j++) xc[base + j * sw] += dst[j];
+    } else {
+      for (int64_t j = j0; j < lo; j++) dst[j] = 0;
+      if (sw == 1)
+        for (int64_t j = lo; j < hi; j++) dst[j] = xc[base + j];
+      else
+        for (int64_t j = lo; j < hi; j++) dst[j] = xc[base + j * sw];
+      for (int64_t j = hi; j < j1; j++) dst[j] = 0;
+    }
+    left -= j1 - j0;
+  }
+}
+
+// col rows [r0, r1) over pixels [q0, q0+nq) of image-group plane xg [C/G, H, W];
+// row stride nq. add: col2im instead (xg += the rows).
+static void col_rows(const Conv *k, const float *xg, int64_t r0, int64_t r1, int64_t q0, int64_t nq,
+                     float *col, bool add) {
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t c = r / (k->kh * k->kw), a = r / k->kw % k->kh, b = r % k->kw;
+    col_row(k, a, b, q0, nq, (float *)xg + c * k->h * k->w, col + (r - r0) * nq, add);
+  }
+}
+
+// ---- tasks ---------------------------------------------------------------------------------------
+typedef struct ConvJob {
+  Conv k;
+  uint32_t flags;
+  const float *x, *w, *dy, *bias;
+  float *out;
+  int64_t nq;              // forward: pixel chunks per (image, group)
+  bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
+  int64_t step, per_group; // grad_weight: rows (or columns) per task, tasks per group
+  atomic_int failed;
+} ConvJob;
+
+static const float *xplane(const ConvJob *j, int64_t n, int64_t g) {
+  return j->x + (n * j->k.c + g * j->k.cg) * j->k.h * j->k.w;
+}
+
+// y[n, g, :, q0:q0+nq] = w[g] @ col(q0..)
+static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t nq) {
+  const Conv *k = &j->k;
+  Gemm gm = {.flags = (j->bias ? MLC_GEMM_BIAS_ROW : 0) | (j->flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0),
+             .m = k->og, .n = nq, .k = k->kc, .alpha = 1, .beta = 0,
+             .a = j->w + g * k->og * k->kc, .rsa = k->kc, .csa = 1, .csb = 1,
+             .c = j->out + (n * k->o + g * k->og) * k->p + q0, .ldc = k->p,
+             .bias = j->bias ? j->bias + g * k->og : NULL};
+  if (pointwise(k)) {
+    gm.b = xplane(j, n, g) + q0, gm.rsb = k->p;
+  } else {
+    float *col = gemm_scratch(GEMM_SCRATCH_COL, k->kc * nq);
+    if (!col) return -1;
+    col_rows(k, xplane(j, n, g), 0, k->kc, q0, nq, col, false);
+    gm.b = col, gm.rsb = nq;
+  }
+  return gemm_region(&gm, 0, gm.m, 0, nq);
+}
+
+static void fwd_task(void *vj, int64_t b, int64_t e) {
+  ConvJob *j = vj;
+  for (int64_t t = b; t < e; t++) {
+    int64_t ng = t / j->nq, q0 = t % j->nq * j->k.qchunk;
+    if (fwd_chunk(j, ng / j->k.g, ng % j->k.g, q0, min64(j->k.qchunk, j->k.p - q0)))
+      atomic_store(&j->failed, 1);
+  }
+}
+
+// dx[n, g] = col2im(w[g]^T @ dy[n, g]), chunk by chunk in pixel order.
+static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
+  const Conv *k = &j->k;
+  float *dx = j->out + (n * k->c + g * k->cg) * k->h * k->w;
+  Gemm gm = {.m = k->kc, .k = k->og, .alpha = 1, .beta = 0, .a = j->w + g * k->og * k->kc,
+             .rsa = 1, .csa = k->kc, .rsb = k->p, .csb = 1};
+  if (pointwise(k)) {
+    gm.n = k->p, gm.b = j->dy + (n * k->o + g * k->og) * k->p, gm.c = dx, gm.ldc = k->p;
+    return gemm_region(&gm, 0, gm.m, 0, gm.n);
+  }
+  memset(dx, 0, (size_t)(k->cg * k->h * k->w) * sizeof(float));
+  for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+    int64_t nq = min64(k->qchunk, k->p - q0);
+    float *dcol = gemm_scratch(GEMM_SCRATCH_COL, k->kc * nq);
+    if (!dcol) return -1;
+    gm.n = nq, gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0, gm.c = dcol, gm.ldc = nq;
+    if (gemm_region(&gm, 0, gm.m, 0, nq)) return -1;
+    col_rows(k, dx, 0, k->kc, q0, nq, dcol, true);
+  }
+  return 0;
+}
+
+static void grad_input_task(void *vj, int64_t b, int64_t e) {
+  ConvJob *j = vj;
+  for (int64_t t = b; t < e; t++)
+    if (grad_input_task1(j, t / j->k.g, t % j->k.g)) atomic_store(&j->failed, 1);
+}
+
+// dw[g]^T rows [r0, r1) x columns [c0, c1) = sum over images, pixel chunks
+// in order, of col[r0:r1] @ dy[n, g]^T; written transposed into dw.
+static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+  const Conv *k = &j->k;
+  float *acc = gemm_scratch(GEMM_SCRATCH_OUT, (r1 - r0) * k->og);
+  if (!acc) return -1;
+  Gemm gm = {.m = r1 - r0, .n = k->og, .alpha = 1, .rsb = 1, .csb = k->p, .c = acc, .ldc = k->og, .csa = 1};
+  for (int64_t n = 0; n < k->n; n++)
+    for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+      int64_t nq = min64(k->qchunk, k->p - q0);
+      gm.k = nq, gm.beta = n == 0 && q0 == 0 ? 0.0f : 1.0f;
+      gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0;
+      if (pointwise(k)) {
+        gm.a = xplane(j, n, g) + r0 * k->p + q0, gm.rsa = k->p;
+      } else {
+        float *col = gemm_scratch(GEMM_SCRATCH_COL, (r1 - r0) * nq);
+        if (!col) return -1;
+        col_rows(k, xplane(j, n, g), r0, r1, q0, nq, col, false);
+        gm.a = col, gm.rsa = nq;
+      }
+      if (gemm_region(&gm, 0, gm.m, c0, c1)) return -1;
+    }
+  float *dw = j->out + g * k->og * k->kc;
+  for (int64_t o = c0; o < c1; o++)
+    for (int64_t r = r0; r < r1; r++) dw[o * k->kc + r] = acc[(r - r0) * k->og + o];
+  return 0;
+}
+
+static void grad_weight_task(void *vj, int64_t b, int64_t e) {
+  ConvJob *j = vj;
+  for (int64_t t = b; t < e; t++) {
+    int64_t g = t / j->per_group, lo = t % j->per_group * j->step;
+    int64_t rows = j->k.kc, cols = j->k.og, rc;
+    if (j->by_rows)
+      rc = grad_weight_rect(j, g, lo, min64(lo + j->step, rows), 0, cols);
+    else
+      rc = grad_weight_rect(j, g, 0, rows, lo, min64(lo + j->step, cols));
+    if (rc) atomic_store(&j->failed, 1);
+  }
+}
+
+// ---- entry points ------------------------------------------------------------------------------
+int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
+               const float *bias, float *y) {
+  ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (!j.k.n || !j.k.o || !j.k.p) return 0;
+  j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
+  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq, 1, fwd_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, const float *dy, const float *w,
+                          float *dx) {
+  ConvJob j = {.dy = dy, .w = w, .out = dx};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (!j.k.n || !j.k.c) return 0;
+  mlc_parallel_for(pool, j.k.n * j.k.g, 1, grad_input_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, const float *dy, const float *x,
+                           float *dw) {
+  ConvJob j = {.dy = dy, .x = x, .out = dw};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (!j.k.o || !j.k.kc) return 0;
+  if (!j.k.n || !j.k.p) {
+    memset(dw, 0, (size_t)(j.k.o * j.k.kc) * sizeof(float));
+    return 0;
+  }
+  const GemmVariant *v = gemm_current();
+  int64_t t = mlc_pool_threads(pool), want = (t + j.k.g - 1) / j.k.g; // tasks per group
+  j.by_rows = j.k.kc >= 2 * v->mr * want || j.k.og < 2 * v->nr;
+  int64_t extent = j.by_rows ? j.k.kc : j.k.og, unit = j.by_rows ? v->mr : v->nr;
+  j.step = ((extent + want - 1) / want + unit - 1) / unit * unit;
+  j.per_group = (extent + j.step - 1) / j.step;
+  mlc_parallel_for(pool, j.k.g * j.per_group, 1, grad_weight_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}

@@ -1,0 +1,280 @@
+// gemm.c — the GEMM driver: mlc_sgemm's operand strides, the cache
+// blocking around the micro-kernel, the split of C across the runtime's
+// thread pool, the choice of micro-kernel variant and the per-thread
+// packing buffers. Input: the call of mlc_kernels.h; output: C.
+//
+// Loops over one region of C (gemm_region), outermost first:
+//   jc: NC columns of C      B block [KC, NC] (packed or in place) sits in L2
+//   kb: K blocks of <= KC    balanced: ceil(K / ceil(K / KC_MAX)) each
+//   ir: MR rows              A micro-panel [MR, KC] sits in L1 across jr
+//   jr: NR columns           the micro-kernel: one MR x NR tile over kc
+// Only the K blocking decides rounding (each block's sum is one FMA chain,
+// added to C in block order), and it depends on K alone: neither the cache
+// sizes (NC), the thread split nor the variant change a result.
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gemm_internal.h"
+#include "mlc_rt.h"
+
+// The K block: 512 floats of an A row (2 KiB) per micro-panel row, so the
+// [8, KC] A micro-panel is 16 KiB, half of a 32 KiB L1d.
+enum { KC_MAX = 512 };
+// Below this many flops a call runs on the caller alone: a parallel region
+// costs a few microseconds (runtime/core/pool.c), about 0.5 MFLOP here.
+#define PAR_MIN_FLOPS 1.5e6
+
+// ---- variants --------------------------------------------------------------------------------
+#if defined(__x86_64__) || defined(__i386__)
+static const GemmVariant *const variants[] = {&gemm_avx512, &gemm_avx2, &gemm_generic};
+#else
+static const GemmVariant *const variants[] = {&gemm_generic};
+#endif
+enum { NVARIANTS = sizeof variants / sizeof variants[0] };
+static _Atomic(const GemmVariant *) chosen;
+
+static const GemmVariant *variant_named(const char *name) {
+  for (int i = 0; i < NVARIANTS; i++)
+    if (!strcmp(variants[i]->name, name) && variants[i]->supported()) return variants[i];
+  return NULL;
+}
+
+const GemmVariant *gemm_current(void) {
+  const GemmVariant *v = atomic_load_explicit(&chosen, memory_order_acquire);
+  if (v) return v;
+  const char *env = getenv("MLC_GEMM_VARIANT");
+  v = env ? variant_named(env) : NULL;
+  for (int i = 0; !v && i < NVARIANTS; i++)
+    if (variants[i]->supported()) v = variants[i];
+  atomic_store_explicit(&chosen, v, memory_order_release);
+  return v;
+}
+
+const char *mlc_gemm_variant(void) { return gemm_current()->name; }
+
+int mlc_gemm_select(const char *name) {
+  const GemmVariant *v = variant_named(name);
+  if (!v) return -1;
+  atomic_store_explicit(&chosen, v, memory_order_release);
+  return 0;
+}
+
+// ---- per-thread buffers ------------------------------------------------------------------------
+typedef struct Scratch {
+  float *p[GEMM_SCRATCH_SLOTS];
+  int64_t cap[GEMM_SCRATCH_SLOTS];
+} Scratch;
+
+static _Thread_local Scratch *tls_scratch;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *vs) {
+  Scratch *s = vs;
+  for (int i = 0; i < GEMM_SCRATCH_SLOTS; i++) free(s->p[i]);
+  free(s);
+}
+
+static void scratch_key_init(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+float *gemm_scratch(int slot, int64_t floats) {
+  Scratch *s = tls_scratch;
+  if (!s) {
+    pthread_once(&scratch_once, scratch_key_init);
+    if (!(s = calloc(1, sizeof *s))) return NULL;
+    pthread_setspecific(scratch_key, s); // frees the buffers when the thread exits
+    tls_scratch = s;
+  }
+  if (floats <= s->cap[slot]) return s->p[slot];
+  size_t bytes = ((size_t)floats * sizeof(float) + 63) & ~(size_t)63;
+  free(s->p[slot]);
+  s->p[slot] = aligned_alloc(64, bytes);
+  s->cap[slot] = s->p[slot] ? (int64_t)(bytes / sizeof(float)) : 0;
+  return s->p[slot];
+}
+
+// ---- blocking --------------------------------------------------------------------------------
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+// K block size for this K: the fewest blocks of at most KC_MAX, of equal size.
+static int64_t kc_of(int64_t k) {
+  int64_t nb = (k + KC_MAX - 1) / KC_MAX;
+  return nb ? (k + nb - 1) / nb : 0;
+}
+
+// NC: a [KC_MAX, NC] block of B in half of the L2 (the rest holds C tiles
+// and the A stream), rounded to whole NR panels.
+static int64_t l2_bytes(void) {
+  static int64_t l2;
+  if (!l2) {
+    long s = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    l2 = s > 0 ? s : 1 << 20;
+  }
+  return l2;
+}
+
+static int64_t nc_of(const GemmVariant *v) {
+  int64_t nc = l2_bytes() / 2 / (KC_MAX * (int64_t)sizeof(float));
+  nc -= nc % v->nr;
+  return nc < v->nr ? v->nr : nc > 4096 ? 4096 : nc;
+}
+
+// Packing. B must be packed when transposed (the micro-kernel loads NR
+// consecutive floats per k). Otherwise both operands are read in place,
+// which wins on the small shapes of a training step (no copy; measured in
+// kernels.md), until an operand outgrows half the L2: then its rows, read
+// with a large (often power-of-two) stride, conflict in the caches, and a
+// block reused by many tiles is worth copying: B when the region has at
+// least 16 micro-rows, A when C spans more than one NC block.
+static void packing(const Gemm *g, const GemmVariant *v, int64_t rows, int64_t nc, bool *pb,
+                    bool *pa) {
+  double half = 0.5 * (double)l2_bytes(), kb = 4.0 * (double)g->k;
+  *pb = g->csb != 1 || (rows >= 16 * v->mr && kb * (double)g->n > half);
+  *pa = *pb && kb * (double)rows > half && g->n > nc;
+}
+
+// One K block of one NC block: every MR x NR tile of C[i0:i1, jc:jc+ncur].
+// bp: B's packed panels (or NULL: read in place); ap_buf: room for one
+// packed A micro-panel (or NULL: read in place).
+static void block(const GemmVariant *v, const Gemm *g, const GemmEpi *e0, int64_t i0, int64_t i1,
+                  int64_t jc, int64_t ncur, int64_t pc, int64_t kc, const float *bp, float *ap_buf) {
+  GemmEpi e = *e0;
+  for (int64_t ir = i0; ir < i1; ir += v->mr) {
+    int mr = (int)min64(v->mr, i1 - ir);
+    const float *ap = g->a + ir * g->rsa + pc * g->csa;
+    int64_t rsa = g->rsa, csa = g->csa;
+    if (ap_buf) {
+      if (rsa == 1)
+        gemm_pack_copy(kc, mr, ap, csa, ap_buf, v->mr);
+      else
+        v->pack_t(kc, mr, ap, rsa, ap_buf, v->mr);
+      ap = ap_buf, rsa = 1, csa = v->mr;
+    }
+    for (int64_t jr = 0; jr < ncur; jr += v->nr) {
+      int nr = (int)min64(v->nr, ncur - jr);
+      int64_t j = jc + jr;
+      const float *bt = bp ? bp + jr * kc : g->b + pc * g->rsb + j;
+      e.bias_col = g->bias ? g->bias + j : NULL;
+      e.bias_row = g->bias ? g->bias + ir : NULL;
+      e.aux = g->aux ? g->aux + ir * g->ldaux + j : NULL;
+      v->kernel(kc, ap, rsa, csa, bt, bp ? v->nr : g->rsb, mr, nr, g->c + ir * g->ldc + j, g->ldc,
+                &e);
+    }
+  }
+}
+
+// B's [kc, ncur] block at (pc, jc) into NR-wide panels.
+static void pack_b(const GemmVariant *v, const Gemm *g, int64_t pc, int64_t kc, int64_t jc,
+                   int64_t ncur, float *bp) {
+  for (int64_t jr = 0; jr < ncur; jr += v->nr) {
+    int w = (int)min64(v->nr, ncur - jr);
+    if (g->csb == 1)
+      gemm_pack_copy(kc, w, g->b + pc * g->rsb + jc + jr, g->rsb, bp + jr * kc, v->nr);
+    else
+      v->pack_t(kc, w, g->b + pc * g->rsb + (jc + jr) * g->csb, g->csb, bp + jr * kc, v->nr);
+  }
+}
+
+int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
+  if (i0 >= i1 || j0 >= j1) return 0;
+  const GemmVariant *v = gemm_current();
+  int64_t nc = nc_of(v), kcb = kc_of(g->k), nkb = g->k ? (g->k + kcb - 1) / kcb : 1;
+  bool packb, packa;
+  packing(g, v, i1 - i0, nc, &packb, &packa);
+  float *bp = NULL, *ap = NULL;
+  int64_t kmax = kcb ? kcb : 1, w = min64(nc, j1 - j0) + v->nr;
+  if (packb && !(bp = gemm_scratch(GEMM_SCRATCH_PACK, kmax * w + kmax * v->mr))) return -1;
+  if (packa && !(ap = gemm_scratch(GEMM_SCRATCH_PACK, kmax * w + kmax * v->mr))) return -1;
+  if (ap) ap += kmax * w;
+  for (int64_t jc = j0; jc < j1; jc += nc) {
+    int64_t ncur = min64(nc, j1 - jc);
+    for (int64_t kb = 0; kb < nkb; kb++) {
+      int64_t pc = kb * kcb, kc = min64(kcb, g->k - pc);
+      if (bp) pack_b(v, g, pc, kc, jc, ncur, bp);
+      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags : 0, .alpha = g->alpha,
+                   .beta = kb == 0 ? g->beta : 1.0f, .ldaux = g->ldaux};
+      block(v, g, &e, i0, i1, jc, ncur, pc, kc, bp, ap);
+    }
+  }
+  return 0;
+}
+
+// ---- threads ---------------------------------------------------------------------------------
+// Each product's C is cut into `per` strips of whole micro-tiles, across N
+// when there are enough NR panels (each thread then packs only its own B
+// columns), else across M; a batch of products gives batch * per tasks.
+// Every element is still computed by exactly one task in the same order,
+// so the split is free to follow the thread count.
+typedef struct Split {
+  const Gemm *g;
+  int64_t per;  // strips per product
+  int64_t step; // columns (or rows) per strip
+  bool by_cols;
+  int64_t sa, sb, sc, saux; // element strides between the products of a batch
+  atomic_int failed;
+} Split;
+
+static void split_run(void *vs, int64_t b, int64_t e) {
+  Split *s = vs;
+  for (int64_t t = b; t < e; t++) {
+    int64_t bi = t / s->per, lo = t % s->per * s->step;
+    Gemm g = *s->g;
+    g.a += bi * s->sa, g.b += bi * s->sb, g.c += bi * s->sc;
+    if (g.aux) g.aux += bi * s->saux;
+    int rc = s->by_cols ? gemm_region(&g, 0, g.m, lo, min64(lo + s->step, g.n))
+                        : gemm_region(&g, lo, min64(lo + s->step, g.m), 0, g.n);
+    if (rc) atomic_store(&s->failed, 1);
+  }
+}
+
+static int gemm_parallel(MlcPool *pool, const Gemm *g, int64_t batch, const int64_t strides[4]) {
+  const GemmVariant *v = gemm_current();
+  int64_t t = mlc_pool_threads(pool);
+  int64_t pn = (g->n + v->nr - 1) / v->nr, pm = (g->m + v->mr - 1) / v->mr;
+  Split s = {.g = g, .by_cols = pn >= t || pn >= pm, .sa = strides[0], .sb = strides[1],
+             .sc = strides[2], .saux = strides[3]};
+  int64_t panels = s.by_cols ? pn : pm, want = (t + batch - 1) / batch; // strips per product
+  if (t <= 1 || 2.0 * (double)batch * g->m * g->n * g->k < PAR_MIN_FLOPS) want = 1;
+  int64_t parts = min64(want, panels);
+  s.step = (panels + parts - 1) / parts * (s.by_cols ? v->nr : v->mr);
+  s.per = ((s.by_cols ? g->n : g->m) + s.step - 1) / s.step;
+  mlc_parallel_for(parts * batch > 1 ? pool : NULL, batch * s.per, 1, split_run, &s);
+  return atomic_load(&s.failed) ? -1 : 0;
+}
+
+static Gemm gemm_of(uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                    int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc,
+                    const float *bias, const float *aux, int64_t ldaux) {
+  Gemm g = {.flags = flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B),
+            .m = m, .n = n, .k = k < 0 ? 0 : k, .alpha = alpha, .beta = beta,
+            .a = a, .b = b, .c = c, .ldc = ldc, .bias = bias, .aux = aux, .ldaux = ldaux};
+  g.rsa = flags & MLC_GEMM_TRANS_A ? 1 : lda;
+  g.csa = flags & MLC_GEMM_TRANS_A ? lda : 1;
+  g.rsb = flags & MLC_GEMM_TRANS_B ? 1 : ldb;
+  g.csb = flags & MLC_GEMM_TRANS_B ? ldb : 1;
+  return g;
+}
+
+int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+              int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
+  if (m <= 0 || n <= 0) return 0;
+  Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+  static const int64_t none[4] = {0, 0, 0, 0};
+  return gemm_parallel(pool, &g, 1, none);
+}
+
+int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b,
+                      int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc,
+                      int64_t stride_c, const float *bias, const float *aux, int64_t ldaux,
+                      int64_t stride_aux) {
+  if (batch <= 0 || m <= 0 || n <= 0) return 0;
+  Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+  const int64_t strides[4] = {stride_a, stride_b, stride_c, stride_aux};
+  return gemm_parallel(pool, &g, batch, strides);
+}

@@ -1,0 +1,106 @@
+// gemm_avx512.c — the AVX-512 micro-kernel: an 8 x 32 tile of C in 16 zmm
+// accumulators (8 rows, two 16-float vectors each). Per k step: two loads
+// of B (masked to the tile's nr columns) and 8 broadcasts of A feed 16
+// FMAs, so the two FMA ports stay busy with loads to spare. Built with
+// -mavx512f -mavx512vl -mavx512bw -mavx512dq -mfma (CMakeLists.txt) and
+// called only when the CPU has them (gemm.c). Contract: gemm_internal.h.
+#include <immintrin.h>
+
+#include "gemm_internal.h"
+#include "gemm_pack_x86.h"
+
+enum { MR = 8, NR = 32 };
+
+// t = epilogue(acc) for 16 columns of row i starting at tile column j
+// (mask m: the columns that exist); the same IEEE ops as gemm_epi_scalar.
+static inline __m512 epi16(const GemmEpi *e, __m512 acc, const float *c, __mmask16 m, int i,
+                           int j) {
+  __m512 t = _mm512_mul_ps(_mm512_set1_ps(e->alpha), acc);
+  if (e->beta != 0)
+    t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_set1_ps(e->beta), _mm512_maskz_loadu_ps(m, c)));
+  uint32_t f = e->flags;
+  if (!f) return t;
+  __m512 zero = _mm512_setzero_ps();
+  if (f & MLC_GEMM_BIAS_COL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, e->bias_col + j));
+  if (f & MLC_GEMM_BIAS_ROW) t = _mm512_add_ps(t, _mm512_set1_ps(e->bias_row[i]));
+  const float *aux = e->aux + i * e->ldaux + j;
+  if (f & MLC_GEMM_RESIDUAL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, aux));
+  if (f & MLC_GEMM_RELU) t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, zero, _CMP_NLE_UQ), t);
+  if (f & MLC_GEMM_RELU_MASK)
+    t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, aux), zero, _CMP_GT_OQ), t);
+  return t;
+}
+
+static inline void store_tile(__m512 acc[MR][2], int mr, __mmask16 m0, __mmask16 m1, float *c,
+                              int64_t ldc, const GemmEpi *e) {
+  for (int r = 0; r < mr; r++) {
+    float *cr = c + r * ldc;
+    _mm512_mask_storeu_ps(cr, m0, epi16(e, acc[r][0], cr, m0, r, 0));
+    if (m1) _mm512_mask_storeu_ps(cr + 16, m1, epi16(e, acc[r][1], cr + 16, m1, r, 16));
+  }
+}
+
+// The k loop. k-major A (rsa == 1, all MR rows present: packed panels and
+// transposed operands) uses immediate row offsets; any other A keeps one
+// pointer per row (rows past mr repeat row mr-1 and are never stored).
+// NV: vectors of B per k step; a tile of at most 16 columns (N tails, N=10
+// heads) runs with NV = 1 and does half the FMAs.
+#define KLOOP(AROW, NV)                                                                       \
+  for (int64_t p = 0; p < kc; p++) {                                                         \
+    __m512 b0 = _mm512_maskz_loadu_ps(m0, b);                                                \
+    __m512 b1 = NV > 1 ? _mm512_maskz_loadu_ps(m1, b + 16) : b0;                             \
+    _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) {                                   \
+      __m512 av = _mm512_set1_ps(AROW);                                                      \
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);                                        \
+      if (NV > 1) acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);                            \
+    }                                                                                        \
+    b += rsb;                                                                                \
+    ADVANCE;                                                                                 \
+  }
+
+static void kernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, const float *b,
+                   int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e) {
+  __mmask16 m0 = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
+  __mmask16 m1 = nr >= 32 ? 0xFFFF : nr > 16 ? (__mmask16)((1u << (nr - 16)) - 1) : 0;
+  // acc is indexed by constants only (loops fully unrolled), so it lives in
+  // registers; the tile is copied to `out` for the store, whose row loop
+  // runs to mr.
+  __m512 acc[MR][2], out[MR][2];
+  _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+  if (rsa == 1 && mr == MR) {
+#define ADVANCE a += csa
+    if (nr > 16)
+      KLOOP(a[r], 2)
+    else
+      KLOOP(a[r], 1)
+#undef ADVANCE
+  } else {
+    const float *ar[MR];
+    for (int r = 0; r < MR; r++) ar[r] = a + (r < mr ? r : mr - 1) * rsa;
+    int64_t o = 0;
+#define ADVANCE o += csa
+    if (nr > 16)
+      KLOOP(ar[r][o], 2)
+    else
+      KLOOP(ar[r][o], 1)
+#undef ADVANCE
+  }
+  _Pragma("GCC unroll 8") for (int r = 0; r < MR; r++) out[r][0] = acc[r][0], out[r][1] = acc[r][1];
+  store_tile(out, mr, m0, m1, c, ldc, e);
+}
+
+static void pack_t(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel) {
+  if (panel % 8)
+    gemm_pack_t_scalar(kc, w, src, lds, dst, panel);
+  else
+    pack_t_x86(kc, w, src, lds, dst, panel);
+}
+
+static int supported(void) {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("fma");
+}
+
+const GemmVariant gemm_avx512 = {"avx512", MR, NR, kernel, pack_t, supported};

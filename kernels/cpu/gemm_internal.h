@@ -1,0 +1,97 @@
+// gemm_internal.h — what the GEMM driver (gemm.c), the convolutions
+// (conv.c) and the micro-kernel variants (gemm_avx512.c, gemm_avx2.c,
+// gemm_generic.c) share: the epilogue record, the micro-kernel and packing
+// signatures, the variant table and the single-threaded blocked GEMM the
+// convolutions call inside their own parallel tasks.
+#ifndef MLC_GEMM_INTERNAL_H
+#define MLC_GEMM_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "mlc_kernels.h"
+
+// What a micro-kernel does when it stores its tile: t = alpha*acc (+ beta*c
+// when beta != 0), then the epilogue bits of `flags` (only on the last K
+// block; the earlier ones store with beta = 1 and no epilogue). Pointers
+// are already offset to the tile's row 0 / column 0.
+typedef struct GemmEpi {
+  uint32_t flags;
+  float alpha, beta;
+  const float *bias_col; // [nr]: bias of the tile's columns
+  const float *bias_row; // [mr]: bias of the tile's rows
+  const float *aux;      // [mr, ldaux]: residual or relu mask
+  int64_t ldaux;
+} GemmEpi;
+
+// One MR x NR tile over kc steps:
+//   acc[r][j] = sum over p < kc, in order, fmaf(a(r,p), b(p,j), acc)
+//   a(r,p) = a[r*rsa + p*csa]  (rows r >= mr are never read)
+//   b(p,j) = b[p*rsb + j]      (columns j >= nr are never read)
+// then C[r*ldc + j] = epilogue(acc, C) for r < mr, j < nr.
+typedef void GemmKernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, const float *b,
+                        int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e);
+
+// Packs one panel of a transposed operand: dst[p*panel + j] = src[j*lds + p]
+// for p < kc, j < w, and zero for w <= j < panel. Copies only: packing never
+// changes a value, so it does not take part in the numerics.
+typedef void GemmPackT(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel);
+
+// The same for an operand already k-major: dst[p*panel + j] = src[p*lds + j].
+void gemm_pack_copy(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel);
+// The scalar GemmPackT, for panels of any width.
+void gemm_pack_t_scalar(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel);
+
+typedef struct GemmVariant {
+  const char *name;
+  int mr, nr;            // the micro-tile
+  GemmKernel *kernel;
+  GemmPackT *pack_t;
+  int (*supported)(void); // this CPU runs it
+} GemmVariant;
+
+extern const GemmVariant gemm_avx512, gemm_avx2, gemm_generic;
+
+const GemmVariant *gemm_current(void);
+
+// One GEMM as the driver sees it, operands by strides:
+//   op(A)(i,p) = a[i*rsa + p*csa], op(B)(p,j) = b[p*rsb + j*csb] (csb == 1:
+//   read in place; otherwise packed per block), C[i*ldc + j].
+typedef struct Gemm {
+  uint32_t flags; // epilogue bits only (the transposes are in the strides)
+  int64_t m, n, k;
+  float alpha, beta;
+  const float *a;
+  int64_t rsa, csa;
+  const float *b;
+  int64_t rsb, csb;
+  float *c;
+  int64_t ldc;
+  const float *bias, *aux;
+  int64_t ldaux;
+} Gemm;
+
+// The blocked loops over C[i0:i1, j0:j1] on the calling thread (no pool).
+int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+// A per-thread work buffer of at least `floats` floats, 64-byte aligned,
+// kept for the thread's life (no allocation per call once grown). Slot 0
+// is the GEMM's packing buffer; slots 1 and 2 are the convolutions'.
+enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_SLOTS };
+float *gemm_scratch(int slot, int64_t floats);
+
+// The scalar epilogue, shared by every variant's tails and by the generic
+// kernel, so all of them round alike. i, j index the tile.
+static inline float gemm_epi_scalar(const GemmEpi *e, float acc, const float *c, int i, int j) {
+  float t = e->alpha * acc;
+  if (e->beta != 0) t = t + e->beta * *c;
+  uint32_t f = e->flags;
+  if (f & MLC_GEMM_BIAS_COL) t = t + e->bias_col[j];
+  if (f & MLC_GEMM_BIAS_ROW) t = t + e->bias_row[i];
+  if (f & MLC_GEMM_RESIDUAL) t = t + e->aux[i * e->ldaux + j];
+  if (f & MLC_GEMM_RELU) t = t > 0 || isnan(t) ? t : 0;
+  if (f & MLC_GEMM_RELU_MASK) t = e->aux[i * e->ldaux + j] > 0 ? t : 0;
+  return t;
+}
+
+#endif

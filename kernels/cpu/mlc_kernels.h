@@ -1,0 +1,104 @@
+// mlc_kernels.h — the hand-written CPU kernels generated code calls: a
+// packed, cache-blocked f32 GEMM with a fused epilogue, and NCHW
+// convolution (forward, input gradient, weight gradient) built on it.
+//
+// Every entry point takes plain C scalars and pointers (no struct by value),
+// so the LLVM backend declares each with one LLVMFunctionType. All run on
+// the runtime's thread pool (mlc_parallel_for; NULL runs on the caller
+// alone) and split only M and N (or images), never a reduction: results are
+// bit-identical for any thread count, and for every micro-kernel variant
+// (each one accumulates every output element with fmaf in the same order).
+// docs/design/kernels.md has the blocking, dispatch and measurements.
+//
+// Return value: 0, or -1 when a work buffer could not be allocated (the
+// outputs are then unspecified). Bad shapes are the caller's bug.
+#ifndef MLC_KERNELS_H
+#define MLC_KERNELS_H
+
+#include <stdint.h>
+
+typedef struct MlcPool MlcPool;
+
+// ---- GEMM --------------------------------------------------------------------------------
+// C = alpha * op(A) @ op(B) + beta * C, then the epilogue, all row-major:
+//   op(A) [M, K]: A stored [M, lda] (lda >= K), or with MLC_GEMM_TRANS_A
+//                 A stored [K, lda] (lda >= M) and op(A) = A^T;
+//   op(B) [K, N]: B stored [K, ldb] (ldb >= N), or with MLC_GEMM_TRANS_B
+//                 B stored [N, ldb] (ldb >= K) and op(B) = B^T;
+//   C     [M, N]: stored [M, ldc] (ldc >= N).
+// beta == 0 does not read C (NaNs there are ignored, as in BLAS). The
+// epilogue, applied to t = alpha*acc + beta*c, in this order:
+//   MLC_GEMM_BIAS_COL  t += bias[j]         bias [N]   (Linear: x @ w^T + b)
+//   MLC_GEMM_BIAS_ROW  t += bias[i]         bias [M]   (conv: per channel)
+//   MLC_GEMM_RESIDUAL  t += aux[i*ldaux+j]  aux [M, ldaux]
+//   MLC_GEMM_RELU      t = t > 0 || isnan(t) ? t : 0          (the interpreter's relu)
+//   MLC_GEMM_RELU_MASK t = aux[i*ldaux+j] > 0 ? t : 0         (relu_grad(t, aux))
+// RESIDUAL and RELU_MASK share aux and exclude each other. Every operation
+// is one IEEE op (no contraction), so the epilogue rounds like the
+// reference interpreter; the K sum itself is a chain of fused multiply-adds
+// in k order, restarted every K block (see kernels.md, "Blocking").
+enum {
+  MLC_GEMM_TRANS_A = 1 << 0,
+  MLC_GEMM_TRANS_B = 1 << 1,
+  MLC_GEMM_BIAS_COL = 1 << 2,
+  MLC_GEMM_BIAS_ROW = 1 << 3,
+  MLC_GEMM_RESIDUAL = 1 << 4,
+  MLC_GEMM_RELU = 1 << 5,
+  MLC_GEMM_RELU_MASK = 1 << 6,
+};
+
+int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha,
+              const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+              int64_t ldc, const float *bias, const float *aux, int64_t ldaux);
+
+// `batch` independent products of the same shape (attention's
+// [B, H, T, T] @ [B, H, T, d]): product i reads a + i*stride_a,
+// b + i*stride_b, aux + i*stride_aux and writes c + i*stride_c (strides in
+// elements; 0 shares an operand, e.g. one weight for every product). bias
+// is shared. The products run in parallel with each other, each as
+// mlc_sgemm would compute it (the same bits).
+int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, int64_t n, int64_t k,
+                      float alpha, const float *a, int64_t lda, int64_t stride_a, const float *b,
+                      int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc,
+                      int64_t stride_c, const float *bias, const float *aux, int64_t ldaux,
+                      int64_t stride_aux);
+
+// The micro-kernel variant in use: "avx512", "avx2" or "generic". The first
+// call picks the best the CPU supports (__builtin_cpu_supports), unless
+// MLC_GEMM_VARIANT names one. mlc_gemm_select forces one (tests): 0, or -1
+// when the name is unknown or the CPU lacks it (the choice is unchanged).
+const char *mlc_gemm_variant(void);
+int mlc_gemm_select(const char *name);
+
+// ---- convolution -------------------------------------------------------------------------
+// conv2d over NCHW f32 tensors, PyTorch's (and the reference interpreter's,
+// compiler/graph/interp_nn.c) definition:
+//   x [N, C, H, W] * w [O, C/G, KH, KW] -> y [N, O, HO, WO]
+//   y[n,o,i,j] = sum over (c, a, b) of x[n, g*C/G + c, i*sh - ph + a*dh, j*sw - pw + b*dw]
+//                * w[o, c, a, b]     (g = o / (O/G); outside x reads zero)
+//   HO = (H + 2ph - dh(KH-1) - 1) / sh + 1, WO likewise.
+// The geometry is one array of MLC_CONV_GEOM int64s, indexed by the enum:
+enum {
+  MLC_CONV_N, MLC_CONV_C, MLC_CONV_H, MLC_CONV_W, // input
+  MLC_CONV_O, MLC_CONV_KH, MLC_CONV_KW,           // weight (w is [O, C/G, KH, KW])
+  MLC_CONV_SH, MLC_CONV_SW, MLC_CONV_PH, MLC_CONV_PW, MLC_CONV_DH, MLC_CONV_DW,
+  MLC_CONV_G, // groups: C and O are multiples of it
+  MLC_CONV_GEOM
+};
+enum { MLC_CONV_RELU = 1 << 0 };
+
+// y = conv2d(x, w) (+ bias[o] when bias != NULL), then relu with MLC_CONV_RELU.
+int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
+               const float *w, const float *bias, float *y);
+// dx [N, C, H, W] = d conv2d / dx applied to dy [N, O, HO, WO] (overwritten).
+int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, const float *dy, const float *w,
+                          float *dx);
+// dw [O, C/G, KH, KW] = d conv2d / dw applied to dy, summed over the batch
+// in image order (overwritten).
+int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, const float *dy, const float *x,
+                           float *dw);
+// HO and WO of a geometry (-1 when the window does not fit).
+int64_t mlc_conv_out_h(const int64_t *geom);
+int64_t mlc_conv_out_w(const int64_t *geom);
+
+#endif

@@ -1,0 +1,166 @@
+// test_conv.c — mlc_conv2d, mlc_conv2d_grad_input and
+// mlc_conv2d_grad_weight (kernels/cpu/conv.c) against a double-precision
+// walk of the reference interpreter's definition (conv_walk in
+// compiler/graph/interp_nn.c): odd sizes, stride, padding, dilation,
+// groups, 1x1, bias and relu; for every micro-kernel variant the CPU runs
+// (bit-equal to the generic one), and bit-identical with 1, 2 and 3 threads.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlc_kernels.h"
+#include "mlc_rt.h"
+#include "rand_data.h"
+#include "unit.h"
+
+typedef struct Shape {
+  int64_t g[MLC_CONV_GEOM];
+  int64_t ho, wo, nx, nw, ny;
+} Shape;
+
+static Shape shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t kh, int64_t kw,
+                   int64_t s, int64_t p, int64_t d, int64_t groups) {
+  Shape sh = {.g = {n, c, h, w, o, kh, kw, s, s, p, p, d, d, groups}};
+  sh.ho = mlc_conv_out_h(sh.g), sh.wo = mlc_conv_out_w(sh.g);
+  sh.nx = n * c * h * w, sh.nw = o * (c / groups) * kh * kw, sh.ny = n * o * sh.ho * sh.wo;
+  return sh;
+}
+
+// The interpreter's index walk, in double: op 0 forward (into y), 1 grad
+// input (into dx), 2 grad weight (into dw); mag gets the sum of |terms|.
+static void walk(const Shape *s, int op, const float *x, const float *w, const float *dy,
+                 double *out, double *mag) {
+  const int64_t *g = s->g;
+  int64_t N = g[0], C = g[1], H = g[2], W = g[3], O = g[4], KH = g[5], KW = g[6], G = g[13];
+  int64_t Cg = C / G, Og = O / G;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t o = 0; o < O; o++)
+      for (int64_t i = 0; i < s->ho; i++)
+        for (int64_t j = 0; j < s->wo; j++) {
+          int64_t yo = ((n * O + o) * s->ho + i) * s->wo + j;
+          for (int64_t ci = 0; ci < Cg; ci++)
+            for (int64_t a = 0; a < KH; a++)
+              for (int64_t b = 0; b < KW; b++) {
+                int64_t h = i * g[7] - g[9] + a * g[11], ww = j * g[8] - g[10] + b * g[12];
+                if (h < 0 || h >= H || ww < 0 || ww >= W) continue;
+                int64_t xo = ((n * C + (o / Og) * Cg + ci) * H + h) * W + ww;
+                int64_t wo = ((o * Cg + ci) * KH + a) * KW + b;
+                int64_t at = op == 0 ? yo : op == 1 ? xo : wo;
+                double t = op == 0 ? (double)x[xo] * w[wo] : op == 1 ? (double)dy[yo] * w[wo]
+                                                                     : (double)dy[yo] * x[xo];
+                out[at] += t, mag[at] += fabs(t);
+              }
+        }
+}
+
+// got[i] against ref[i] within float32 rounding of a sum of `terms` terms.
+static int64_t count_bad(const float *got, const double *ref, const double *mag, int64_t n,
+                         int64_t terms) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (!(fabs(got[i] - ref[i]) <= (double)(terms + 8) * 1.2e-7 * mag[i] + 1e-30)) bad++;
+  return bad;
+}
+
+typedef struct Outs {
+  float *y, *dx, *dw;
+} Outs;
+
+static int run_all(MlcPool *pool, const Shape *s, uint32_t flags, const float *x, const float *w,
+                   const float *bias, const float *dy, Outs *o) {
+  o->y = malloc((size_t)s->ny * sizeof(float)), o->dx = malloc((size_t)s->nx * sizeof(float));
+  o->dw = malloc((size_t)s->nw * sizeof(float));
+  return mlc_conv2d(pool, s->g, flags, x, w, bias, o->y) ||
+         mlc_conv2d_grad_input(pool, s->g, dy, w, o->dx) ||
+         mlc_conv2d_grad_weight(pool, s->g, dy, x, o->dw);
+}
+
+static void outs_free(Outs *o) { free(o->y), free(o->dx), free(o->dw); }
+
+static int same(const Outs *a, const Outs *b, const Shape *s) {
+  return !memcmp(a->y, b->y, (size_t)s->ny * 4) && !memcmp(a->dx, b->dx, (size_t)s->nx * 4) &&
+         !memcmp(a->dw, b->dw, (size_t)s->nw * 4);
+}
+
+static void check_shape(const Shape *s, uint32_t flags, int with_bias, const char *variant) {
+  const int64_t *g = s->g;
+  float *x = rand_buf(s->nx), *w = rand_buf(s->nw), *dy = rand_buf(s->ny);
+  float *bias = with_bias ? rand_buf(g[MLC_CONV_O]) : NULL;
+  double *ref[3], *mag[3];
+  int64_t sizes[3] = {s->ny, s->nx, s->nw};
+  for (int op = 0; op < 3; op++) {
+    ref[op] = calloc((size_t)sizes[op], sizeof(double)), mag[op] = calloc((size_t)sizes[op], sizeof(double));
+    walk(s, op, x, w, dy, ref[op], mag[op]);
+  }
+  for (int64_t i = 0; i < s->ny; i++) { // forward epilogue: bias, then relu
+    int64_t o = i / (s->ho * s->wo) % g[MLC_CONV_O];
+    if (bias) ref[0][i] += bias[o], mag[0][i] += fabs(bias[o]);
+    if (flags & MLC_CONV_RELU) ref[0][i] = ref[0][i] > 0 ? ref[0][i] : 0;
+  }
+  Outs got, gen, thr[3];
+  int rc = run_all(NULL, s, flags, x, w, bias, dy, &got);
+  mlc_gemm_select("generic");
+  rc |= run_all(NULL, s, flags, x, w, bias, dy, &gen);
+  mlc_gemm_select(variant);
+  int64_t cg = g[1] / g[13], og = g[4] / g[13];
+  int64_t bad0 = count_bad(got.y, ref[0], mag[0], s->ny, cg * g[5] * g[6] + 2);
+  int64_t bad1 = count_bad(got.dx, ref[1], mag[1], s->nx, og * g[5] * g[6]);
+  int64_t bad2 = count_bad(got.dw, ref[2], mag[2], s->nw, g[0] * s->ho * s->wo);
+  int threads_same = 1;
+  for (int t = 1; t <= 3; t++) {
+    MlcPool *pool = mlc_pool_new(t);
+    rc |= run_all(pool, s, flags, x, w, bias, dy, &thr[t - 1]);
+    threads_same &= same(&thr[t - 1], &got, s);
+    outs_free(&thr[t - 1]);
+    mlc_pool_free(pool);
+  }
+  char msg[300];
+  snprintf(msg, sizeof msg,
+           "%s: x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld d%lld g%lld%s%s: "
+           "out of bound fwd %lld dx %lld dw %lld; same as generic %d; same with 1-3 threads %d",
+           variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3],
+           (long long)g[4], (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[9],
+           (long long)g[11], (long long)g[13], bias ? " bias" : "",
+           flags & MLC_CONV_RELU ? " relu" : "", (long long)bad0, (long long)bad1, (long long)bad2,
+           same(&got, &gen, s), threads_same);
+  check(msg, !rc && !bad0 && !bad1 && !bad2 && same(&got, &gen, s) && threads_same);
+  outs_free(&got), outs_free(&gen);
+  for (int op = 0; op < 3; op++) free(ref[op]), free(mag[op]);
+  free(x), free(w), free(dy), free(bias);
+}
+
+static void shapes(const char *variant) {
+  Shape s[] = {
+      shape(3, 1, 28, 28, 8, 3, 3, 1, 1, 1, 1),   // fashion_cnn conv1, small batch
+      shape(2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1), // conv2
+      shape(2, 7, 13, 11, 5, 3, 2, 2, 1, 1, 1),   // odd, stride 2
+      shape(1, 6, 15, 17, 9, 3, 3, 1, 2, 2, 3),   // dilation 2, groups 3
+      shape(2, 4, 9, 9, 6, 5, 5, 3, 2, 1, 2),     // 5x5 stride 3, groups 2
+      shape(2, 65, 7, 9, 63, 1, 1, 1, 0, 1, 1),   // 1x1: read in place
+      shape(1, 3, 1, 1, 2, 1, 1, 1, 0, 1, 1),     // 1x1 image
+      shape(1, 2, 70, 90, 3, 3, 3, 1, 1, 1, 1),   // many pixels: several col chunks
+      shape(1, 1, 4, 4, 1, 4, 4, 1, 0, 1, 1),     // window = image: one output pixel
+  };
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    check_shape(&s[i], 0, 0, variant);
+    check_shape(&s[i], MLC_CONV_RELU, 1, variant);
+  }
+}
+
+int main(void) {
+  static const char *variants[] = {"avx512", "avx2", "generic"};
+  for (int v = 0; v < 3; v++) {
+    if (mlc_gemm_select(variants[v])) {
+      printf("[SKIP] %s: this CPU cannot run it\n", variants[v]);
+      continue;
+    }
+    shapes(variants[v]);
+  }
+  int64_t bad[MLC_CONV_GEOM] = {1, 3, 4, 4, 2, 5, 5, 1, 1, 0, 0, 1, 1, 1};
+  check("a window larger than the input is refused (-1)",
+        mlc_conv_out_h(bad) == -1 && mlc_conv2d(NULL, bad, 0, NULL, NULL, NULL, NULL) == -1);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}

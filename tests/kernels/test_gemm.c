@@ -1,0 +1,236 @@
+// test_gemm.c — mlc_sgemm (kernels/cpu) against a naive double-precision
+// reference, for one micro-kernel variant: test_gemm VARIANT.
+//
+// Cases: M, N, K over 1, 7, 63, 65, 257 and the tails of every blocking
+// level (K past one and two K blocks, N past one NC block, M and N off the
+// micro-tile), every transpose combination, padded leading dimensions,
+// alpha/beta, each epilogue. Then: results are bit-identical with 1, 2 and
+// 3 threads, and bit-identical to the generic variant (every variant sums
+// in the same order). Exit 77 (skipped) when the CPU lacks the variant.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlc_kernels.h"
+#include "mlc_rt.h"
+#include "rand_data.h"
+#include "unit.h"
+
+typedef struct Case {
+  uint32_t flags;
+  int64_t m, n, k, pad; // pad: extra elements per row of every operand
+  float alpha, beta;
+} Case;
+
+typedef struct Operands {
+  int64_t lda, ldb, ldc, ldaux;
+  float *a, *b, *c0, *bias, *aux;
+} Operands;
+
+static void operands_new(const Case *t, Operands *o) {
+  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+  o->lda = (ta ? t->m : t->k) + t->pad;
+  o->ldb = (tb ? t->k : t->n) + t->pad;
+  o->ldc = o->ldaux = t->n + t->pad;
+  o->a = rand_buf((ta ? t->k : t->m) * o->lda);
+  o->b = rand_buf((tb ? t->n : t->k) * o->ldb);
+  o->c0 = rand_buf(t->m * o->ldc);
+  o->bias = rand_buf(t->m > t->n ? t->m : t->n);
+  o->aux = rand_buf(t->m * o->ldaux);
+  for (int64_t i = 0; i < t->m * o->ldaux; i += 7) o->aux[i] = i % 2 ? -0.0f : 0.0f; // mask edges
+  if (t->beta == 0) // beta == 0 must not read C
+    for (int64_t i = 0; i < t->m * o->ldc; i++) o->c0[i] = NAN;
+}
+
+static void operands_free(Operands *o) {
+  free(o->a), free(o->b), free(o->c0), free(o->bias), free(o->aux);
+}
+
+static double op_a(const Case *t, const Operands *o, int64_t i, int64_t p) {
+  return t->flags & MLC_GEMM_TRANS_A ? o->a[p * o->lda + i] : o->a[i * o->lda + p];
+}
+
+static double op_b(const Case *t, const Operands *o, int64_t p, int64_t j) {
+  return t->flags & MLC_GEMM_TRANS_B ? o->b[j * o->ldb + p] : o->b[p * o->ldb + j];
+}
+
+// The reference element and a bound on float32 rounding for it.
+static double ref_elem(const Case *t, const Operands *o, int64_t i, int64_t j, double *tol) {
+  double acc = 0, mag = 0;
+  for (int64_t p = 0; p < t->k; p++) {
+    double x = op_a(t, o, i, p) * op_b(t, o, p, j);
+    acc += x, mag += fabs(x);
+  }
+  double r = t->alpha * acc;
+  mag = fabs(t->alpha) * mag;
+  if (t->beta != 0) r += t->beta * o->c0[i * o->ldc + j], mag += fabs(t->beta * o->c0[i * o->ldc + j]);
+  double aux = o->aux[i * o->ldaux + j];
+  if (t->flags & MLC_GEMM_BIAS_COL) r += o->bias[j], mag += fabs(o->bias[j]);
+  if (t->flags & MLC_GEMM_BIAS_ROW) r += o->bias[i], mag += fabs(o->bias[i]);
+  if (t->flags & MLC_GEMM_RESIDUAL) r += aux, mag += fabs(aux);
+  if (t->flags & MLC_GEMM_RELU) r = r > 0 ? r : 0;
+  if (t->flags & MLC_GEMM_RELU_MASK) r = aux > 0 ? r : 0;
+  *tol = (t->k + 8) * 1.2e-7 * mag + 1e-30;
+  return r;
+}
+
+static float *run(MlcPool *pool, const Case *t, const Operands *o) {
+  float *c = malloc((size_t)(t->m * o->ldc) * sizeof *c);
+  memcpy(c, o->c0, (size_t)(t->m * o->ldc) * sizeof *c);
+  if (mlc_sgemm(pool, t->flags, t->m, t->n, t->k, t->alpha, o->a, o->lda, o->b, o->ldb, t->beta,
+                c, o->ldc, o->bias, o->aux, o->ldaux)) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+static void name_case(const Case *t, char *buf, size_t n) {
+  snprintf(buf, n, "%s%s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g epi=0x%x",
+           t->flags & MLC_GEMM_TRANS_A ? "T" : "N", t->flags & MLC_GEMM_TRANS_B ? "T" : "N",
+           (long long)t->m, (long long)t->n, (long long)t->k, (long long)t->pad, t->alpha,
+           t->beta, t->flags >> 2);
+}
+
+// Against the reference; also bit-equal to the generic variant's result.
+static void check_case(const Case *t, const char *variant) {
+  Operands o;
+  operands_new(t, &o);
+  float *c = run(NULL, t, &o);
+  mlc_gemm_select("generic");
+  float *cg = run(NULL, t, &o);
+  mlc_gemm_select(variant);
+  int64_t bad = 0, diff = 0;
+  double worst = 0;
+  for (int64_t i = 0; i < t->m; i++)
+    for (int64_t j = 0; j < t->n; j++) {
+      double tol, r = ref_elem(t, &o, i, j, &tol), e = fabs(c[i * o.ldc + j] - r);
+      if (!(e <= tol)) bad++;
+      if (e > worst) worst = e;
+      if (memcmp(&c[i * o.ldc + j], &cg[i * o.ldc + j], sizeof(float))) diff++;
+    }
+  char name[200], msg[300];
+  name_case(t, name, sizeof name);
+  snprintf(msg, sizeof msg, "%s: %s (max err %.3g, %lld out of bound, %lld differ from generic)",
+           variant, name, worst, (long long)bad, (long long)diff);
+  check(msg, c && cg && !bad && !diff);
+  free(c), free(cg);
+  operands_free(&o);
+}
+
+static const uint32_t trans[4] = {0, MLC_GEMM_TRANS_A, MLC_GEMM_TRANS_B,
+                                  MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B};
+
+static void odd_shapes(const char *variant) {
+  static const int64_t dims[] = {1, 7, 63, 65, 257};
+  for (int tr = 0; tr < 4; tr++)
+    for (int mi = 0; mi < 5; mi++)
+      for (int ni = 0; ni < 5; ni++)
+        for (int ki = 0; ki < 5; ki += (mi + ni) % 2 ? 2 : 1) {
+          Case t = {trans[tr], dims[mi], dims[ni], dims[ki], (mi + ki) % 3, 1, 0};
+          check_case(&t, variant);
+        }
+}
+
+// Tails of each blocking level: K across 1 and 2 K-block boundaries (512),
+// N across an NC block (at most 4096/ L2-sized; 1100 crosses it for L2 up
+// to 2 MiB), K = 0.
+static void blocking_tails(const char *variant) {
+  static const Case cases[] = {
+      {0, 33, 70, 513, 1, 1, 0},     {MLC_GEMM_TRANS_A, 17, 45, 1025, 0, 1, 0},
+      {MLC_GEMM_TRANS_B, 9, 1100, 300, 3, 1, 0}, {3, 70, 1100, 520, 0, 1, 0},
+      {0, 12, 40, 0, 0, 1, 0.5f},    {MLC_GEMM_TRANS_B, 5, 3, 0, 2, 2, 0},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check_case(&cases[i], variant);
+}
+
+static void scalars_and_epilogues(const char *variant) {
+  static const float ab[][2] = {{1, 1}, {0.5f, 2}, {-1, -0.25f}, {2, 0}};
+  static const uint32_t epi[] = {MLC_GEMM_BIAS_COL, MLC_GEMM_BIAS_ROW, MLC_GEMM_RESIDUAL,
+                                 MLC_GEMM_RELU, MLC_GEMM_RELU_MASK,
+                                 MLC_GEMM_BIAS_COL | MLC_GEMM_RELU,
+                                 MLC_GEMM_BIAS_ROW | MLC_GEMM_RESIDUAL | MLC_GEMM_RELU};
+  for (int tr = 0; tr < 4; tr++)
+    for (size_t s = 0; s < sizeof ab / sizeof ab[0]; s++) {
+      Case t = {trans[tr], 37, 71, 600, 1, ab[s][0], ab[s][1]};
+      check_case(&t, variant);
+    }
+  for (size_t f = 0; f < sizeof epi / sizeof epi[0]; f++)
+    for (int tr = 0; tr < 4; tr++) {
+      Case t = {trans[tr] | epi[f], 65, 63, 530, tr, 1, f % 2 ? 1.0f : 0.0f};
+      check_case(&t, variant);
+    }
+}
+
+// Same bits with 1, 2 and 3 threads, on shapes the driver splits by
+// columns and by rows.
+static void thread_counts(const char *variant) {
+  static const Case cases[] = {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 64, 256, 784, 0, 1, 0},
+                               {MLC_GEMM_TRANS_A, 256, 784, 64, 0, 1, 1},
+                               {0, 301, 20, 1030, 1, 0.5f, 0},
+                               {MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B, 130, 500, 130, 0, 1, 0}};
+  MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    Operands o;
+    operands_new(&cases[i], &o);
+    float *c[3];
+    for (int p = 0; p < 3; p++) c[p] = run(pools[p], &cases[i], &o);
+    size_t bytes = (size_t)(cases[i].m * o.ldc) * sizeof(float);
+    char name[200], msg[300];
+    name_case(&cases[i], name, sizeof name);
+    snprintf(msg, sizeof msg, "%s: %s identical with 1, 2, 3 threads", variant, name);
+    check(msg, c[0] && c[1] && c[2] && !memcmp(c[0], c[1], bytes) && !memcmp(c[0], c[2], bytes));
+    for (int p = 0; p < 3; p++) free(c[p]);
+    operands_free(&o);
+  }
+  for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
+}
+
+// mlc_sgemm_batched: each product has the bits of its own mlc_sgemm call
+// (which check_case validates), with a shared B (stride 0), a residual per
+// product, padded strides, and 1, 2, 3 threads.
+static void batched(const char *variant) {
+  enum { NB = 5, M = 37, N = 70, K = 129, LDA = K + 1, LDC = N + 3 };
+  uint32_t flags = MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RESIDUAL;
+  int64_t sa = M * LDA + 7, sc = M * LDC + 5;
+  float *a = rand_buf(NB * sa), *b = rand_buf(N * K), *bias = rand_buf(N), *aux = rand_buf(NB * sc);
+  float *want = rand_buf(NB * sc), *got = malloc((size_t)(NB * sc) * sizeof *got);
+  for (int i = 0; i < NB; i++)
+    mlc_sgemm(NULL, flags, M, N, K, 0.5f, a + i * sa, LDA, b, K, 0, want + i * sc, LDC, bias,
+              aux + i * sc, LDC);
+  int ok = 1;
+  for (int t = 1; t <= 3; t++) {
+    MlcPool *pool = mlc_pool_new(t);
+    memcpy(got, want, (size_t)(NB * sc) * sizeof *got); // the gaps between products stay as they are
+    for (int i = 0; i < NB; i++)
+      for (int64_t e = 0; e < M * LDC; e++) got[i * sc + e] = NAN;
+    for (int i = 0; i < NB; i++)
+      for (int64_t r = 0; r < M; r++)
+        for (int64_t j = N; j < LDC; j++) got[i * sc + r * LDC + j] = want[i * sc + r * LDC + j];
+    ok &= !mlc_sgemm_batched(pool, flags, NB, M, N, K, 0.5f, a, LDA, sa, b, K, 0, 0, got, LDC, sc,
+                             bias, aux, LDC, sc) &&
+          !memcmp(got, want, (size_t)(NB * sc) * sizeof *got);
+    mlc_pool_free(pool);
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: mlc_sgemm_batched (5 products, shared B) = 5 mlc_sgemm calls, 1-3 threads", variant);
+  check(msg, ok);
+  free(a), free(b), free(bias), free(aux), free(want), free(got);
+}
+
+int main(int argc, char **argv) {
+  const char *variant = argc > 1 ? argv[1] : "avx512";
+  if (mlc_gemm_select(variant)) {
+    printf("test_gemm: this CPU cannot run the %s variant; skipped\n", variant);
+    return 77;
+  }
+  odd_shapes(variant);
+  blocking_tails(variant);
+  scalars_and_epilogues(variant);
+  thread_counts(variant);
+  batched(variant);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
