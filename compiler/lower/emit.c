@@ -14,7 +14,8 @@
 // ls * mean(-log_softmax); dropout in eval mode, or with p = 0, is the
 // identity; batch_norm in train mode uses the batch statistics (mean over
 // every dim but 1) and stores the running-stat updates; a loss with
-// ignore_index or a reduction other than the mean is computed per element.
+// ignore_index or a reduction other than the mean is computed per element;
+// rand and randn draw in train mode and are their means (0.5, 0) otherwise.
 #include "lower_internal.h"
 
 #include <string.h>
@@ -88,6 +89,16 @@ IrNode *lw_emit_retype(Env *e, const CkExpr *x, IrNode **v) {
 }
 
 // arange, causal_mask, zeros/ones/full: a node of sema's type.
+// rand, randn: in train mode the graph's rand/randn (a fresh seed: drawn
+// per element as dropout's mask is); in eval and predict their mean, 0.5
+// and 0, as dropout is its mean there.
+IrNode *lw_emit_noise(Env *e, const CkExpr *x, IrNode **v) {
+  (void)v;
+  Type *t = lw_type(e, x->type);
+  if (!e->L->train) return ir_const(at(e, x), ir_op(x) == IR_RAND ? 0.5 : 0, t);
+  return ir_mk(at(e, x), ir_op(x), NULL, 0, NULL, t);
+}
+
 IrNode *lw_emit_construct(Env *e, const CkExpr *x, IrNode **v) {
   (void)v;
   return ir_mk(at(e, x), ir_op(x), NULL, 0, &x->attrs, lw_type(e, x->type));

@@ -460,6 +460,40 @@ Value *bi_rule_causal_mask(Args *g) {
 // zeros, ones: [d..] -> dtype[d..]; full: [d..], value -> dtype[d..]; the
 // value must fit the dtype without conversion (float values need a float
 // dtype, bools bool)
+// rand, randn: shape [d0, ..], a float dtype (f32) -> dtype[d0, ..]: noise
+// in train mode, drawn like dropout's mask; its mean (0.5, 0) in eval and
+// predict (the lowering)
+Value *bi_rule_noise(Args *g) {
+  Value *x = g->v[0];
+  if (x && x->kind == V_TENSOR && x->type) { // torch.randn_like(x)
+    diag_error(g->c->diags, bi_span(g, 0), "%s takes a shape, got the tensor %s %s", g->opname,
+               bi_text(g, 0, "x"), ts(g, x->type));
+    diag_note(g->c->diags, bi_span(g, 0), "for noise shaped like it (randn_like) write %s([%s])", g->opname,
+              dims_str(g, x->type));
+    return NULL;
+  }
+  Value *l = bi_shape(g, 0, false);
+  DType dt;
+  if (!l || !bi_dtype(g, 1, &dt)) return NULL;
+  if (!dtype_is_float(dt)) {
+    diag_error(g->c->diags, bi_span(g, 1), "%s draws floats, got dtype %s", g->opname, dtype_name(dt));
+    if (dt == DT_BOOL)
+      diag_note(g->c->diags, bi_span(g, 1), "for a random mask write rand(shape) < p");
+    else
+      diag_note(g->c->diags, bi_span(g, 1), "for random integers in [0, n) write cast(floor(rand(shape) * n), %s)",
+                dtype_name(dt));
+    return NULL;
+  }
+  Type *r = type_new(g->a, dt, l->items.len);
+  for (int k = 0; k < r->rank; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    r->dims[k] = it->dim;
+    r->origin[k] = it->span;
+  }
+  g->c->flops = flops_per_elem(g, r, g->op == BI_RANDN ? 20 : 10);
+  return bi_result(g, r);
+}
+
 Value *bi_rule_fill(Args *g) {
   bool full = g->op == BI_FULL;
   Value *l = bi_shape(g, 0, false);

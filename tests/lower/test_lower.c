@@ -783,6 +783,74 @@ static void check_masked_fd(void) {
   arena_free(l.a);
 }
 
+// ---- noise: train mode only, gradients through it ----------------------------------------------------
+// tests/e2e/denoise.model: rand and randn are graph nodes in forward and
+// loss, their means (constants) in eval and predict; with the step's
+// stream fixed the noise is a constant of the step, so ad_grad(loss)
+// matches central differences of loss (f64), and a step with another
+// rng_seed draws other noise (another loss).
+static void check_noise(void) {
+  Lowered l = lower_src("tests/e2e/denoise.model", NULL, "Denoise");
+  check("noise: lowers", l.ok);
+  if (!l.ok) return;
+  IrModule *m = l.r.module;
+  bool modes = count_op(l.r.forward, IR_RAND, 0) == 1 && count_op(l.r.forward, IR_RANDN, 0) == 1 &&
+               count_op(l.r.loss, IR_RAND, 0) == 1 && count_op(l.r.loss, IR_RANDN, 0) == 1 &&
+               count_op(l.r.eval, IR_RAND, 0) + count_op(l.r.eval, IR_RANDN, 0) == 0 &&
+               count_op(l.r.predict, IR_RAND, 0) + count_op(l.r.predict, IR_RANDN, 0) == 0;
+  check("noise: rand, randn in forward and loss, none in eval and predict", modes);
+  IrFunc *g = ad_grad(m, l.r.loss, &(AdOptions){.diags = &l.d});
+  check("noise: ad_grad verifies", g && ir_verify_func(g, &l.d));
+  if (!g) return;
+  enum { B = 3 };
+  State st = random_state(m, masked_scale);
+  InterpParams ip = {st.n, st.paths, st.vals, 11};
+  int64_t xd[2] = {B, 16};
+  Tensor *x = rand_tensor(DT_F32, 2, xd, -1, 1), *in[1] = {x}, *out[8] = {0}, *o[1] = {0};
+  bool ran = interp_run(m, g, INTERP_F64, in, 1, &ip, out, &l.d) == 0;
+  if (!ran) diag_print(&l.d, stdout);
+  // eval sees the clean input: its loss is mse(dec(relu(enc(x))), x); the
+  // train loss, on noisy inputs, differs, and so does another step's
+  Tensor *ev[2] = {0}, *o2[1] = {0};
+  InterpParams ip2 = ip;
+  ip2.rng_seed = 12;
+  ran = ran && interp_run(m, l.r.eval, INTERP_F64, in, 1, &ip, ev, &l.d) == 0 &&
+        interp_run(m, l.r.loss, INTERP_F64, in, 1, &ip2, o2, &l.d) == 0;
+  check("noise: the train loss differs from eval's and from another step's",
+        ran && out[0]->data[0] != ev[0]->data[0] && out[0]->data[0] != o2[0]->data[0]);
+  double maxerr = 0, maxg = 0;
+  int k = 1, checked = 0;
+  for (int i = 0; ran && i < st.n; i++) {
+    if (!ir_module_find_param(m, st.paths[i])->trainable) continue;
+    Tensor *gp = out[k++];
+    for (int64_t e = 0; gp && e < st.vals[i]->numel; e += 7) {
+      double v0 = st.vals[i]->data[e], h = 1e-5, lo[2];
+      for (int s = 0; s < 2; s++) {
+        st.vals[i]->data[e] = v0 + (s ? -h : h);
+        ran &= interp_run(m, l.r.loss, INTERP_F64, in, 1, &ip, o, &l.d) == 0;
+        lo[s] = o[0] ? o[0]->data[0] : NAN;
+        interp_tensor_free(o[0]);
+        o[0] = NULL;
+      }
+      st.vals[i]->data[e] = v0;
+      double fd = (lo[0] - lo[1]) / (2 * h);
+      maxerr = fmax(maxerr, fabs(fd - gp->data[e]) / fmax(1, fabs(fd)));
+      maxg = fmax(maxg, fabs(gp->data[e]));
+      checked++;
+    }
+  }
+  printf("  noise: %d gradient elements, max |g| %.3g, max error vs central differences %.3g\n", checked, maxg,
+         maxerr);
+  check("noise: d loss / d params match central differences (1e-7)",
+        ran && checked > 30 && maxg > 0 && maxerr <= 1e-7);
+  for (int i = 0; i < 8; i++) interp_tensor_free(out[i]);
+  for (int i = 0; i < 2; i++) interp_tensor_free(ev[i]);
+  interp_tensor_free(o2[0]);
+  free_state(&st);
+  interp_tensor_free(x);
+  arena_free(l.a);
+}
+
 int main(void) {
   DIR *dir = opendir("examples");
   if (!dir) {
@@ -818,6 +886,7 @@ int main(void) {
   check_lists();
   check_instance_args();
   check_masked_fd();
+  check_noise();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
