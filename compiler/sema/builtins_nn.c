@@ -480,7 +480,7 @@ Value *bi_rule_noise(Args *g) {
     if (dt == DT_BOOL)
       diag_note(g->c->diags, bi_span(g, 1), "for a random mask write rand(shape) < p");
     else
-      diag_note(g->c->diags, bi_span(g, 1), "for random integers in [0, n) write cast(floor(rand(shape) * n), %s)",
+      diag_note(g->c->diags, bi_span(g, 1), "for random integers in [0, n) write cast(rand(shape) * n, %s)",
                 dtype_name(dt));
     return NULL;
   }
