@@ -298,7 +298,7 @@ static int64_t plan_bytes(const KirProgram *p, int64_t b) {
 static const KirProgram *prog(const BuildUnit *u, int which) {
   const KirProgram *c[] = {u->k_train, u->k_train_checked, u->k_eval, u->k_predict};
   const KirProgram *g[] = {u->g_train, u->g_train_checked, u->g_eval, u->g_predict};
-  return c[0] ? c[which] : g[which];
+  return u->cpu || !u->cuda ? c[which] : g[which]; // the CPU programs are planned only for the cpu target
 }
 
 static bool same_dims(const Eval *e, const KirBuf *a, const KirBuf *b) {
@@ -378,6 +378,7 @@ static Memory memory_at(const BuildUnit *u, int64_t b, bool want_grads) {
   if (pr > blk) blk = pr;
   blk += 64;
   if (want_grads) m.grads = peak_grads(u, t, &e, &m.peak_kernel);
+  if (m.grads > train) m.grads = train;
   m.acts = train - m.grads;
   m.workspace = blk - train;
   m.total = m.params + m.grads + m.optstate + m.other + m.acts + m.workspace + m.data;
@@ -426,7 +427,7 @@ void report_write(FILE *f, const BuildUnit *u, const ReportOptions *o) {
     other |= s->arg >= 0 && !(s->arg == 0 && s->dim == 0);
   }
   fprintf(f, "mlc report: %s (%s), batch %lld%s%s\n\n", u->model, u->path, (long long)b,
-          u->k_train ? "" : ", gpu programs", other ? ", other sizes from the data at 64" : "");
+          u->cpu || !u->cuda ? "" : ", gpu programs", other ? ", other sizes from the data at 64" : "");
   program_table(f, a, prog(u, 0), b);
   program_table(f, a, prog(u, 2), b);
   program_table(f, a, prog(u, 3), b);

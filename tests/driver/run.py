@@ -689,6 +689,14 @@ def case_report_peak(ctx):
         why.append("optimizer state %d bytes, below one momentum buffer per parameter" % rows["optimizer state"])
     if rows["data batch"] != 64 * (784 * 4 + 4):
         why.append("data batch %d bytes, expected %d" % (rows["data batch"], 64 * (784 * 4 + 4)))
+    # the gpu programs' plan (--target cuda alone) reports the same way
+    w, text = report(ctx, MLP, "--target", "cuda")
+    why += w
+    g = report_memory(text)
+    if not text.startswith("mlc report: FashionMLP") or "gpu programs" not in text.splitlines()[0]:
+        why.append("--target cuda: the header does not say the gpu programs")
+    if any(v < 0 for v in g.values()) or sum(g.get(p, 0) for p in parts) != g.get("total"):
+        why.append("--target cuda: parts %s" % g)
     return why
 
 
