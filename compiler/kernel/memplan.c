@@ -70,9 +70,9 @@ typedef struct Plan {
   Vec ref;                  // int64_t[MP_POINTS] boxed: atom id -> its values at the points
   int64_t *syms[MP_POINTS]; // the points: [0] the reference, every argument-bound sym 64
   bool have[MP_POINTS];
+  struct Poly zero;         // 0, shared (never changed)
   // place()'s work arrays, one per temporary
   struct Temp **w_cs, **w_up;
-  int64_t *w_cand;
   bool *w_below;
   uint64_t *w_proved;
 } Plan;
@@ -324,6 +324,30 @@ static Poly poly_cmax(Plan *pl, const Poly *p, const Poly *q) {
   return r;
 }
 
+static int64_t mono_ref(const Plan *pl, const Term *m) {
+  int64_t x = 1;
+  for (int j = 0; j < m->n; j++) x *= VEC_AT(pl->ref, int64_t, m->atom[j])[0];
+  return x;
+}
+
+// poly_cmax(p, q) at the reference point, without making it.
+static int64_t cmax_ref(const Plan *pl, const Poly *p, const Poly *q) {
+  int64_t v = 0;
+  for (int i = 0; i < p->n; i++) {
+    int64_t c = 0; // q's coefficient (0: none)
+    for (int j = 0; j < q->n; j++)
+      if (same_monomial(&p->t[i], &q->t[j])) {
+        c = q->t[j].coef;
+        break;
+      }
+    if (p->t[i].coef > c) c = p->t[i].coef;
+    v += c * mono_ref(pl, &p->t[i]);
+  }
+  for (int j = 0; j < q->n; j++)
+    if (!poly_has(p, &q->t[j]) && q->t[j].coef > 0) v += q->t[j].coef * mono_ref(pl, &q->t[j]);
+  return v;
+}
+
 // ---- offsets: maxima of polynomials ------------------------------------------------------------------
 // An offset is the max of a few polynomials (a temporary sits above the
 // ends of those below it, which need not be comparable for every value of
@@ -368,16 +392,16 @@ static void ms_add(Plan *pl, MaxSet *m, const Poly *q) {
     int64_t best = INT64_MAX;
     for (int i = 0; i < m->n; i++)
       for (int j = i + 1; j < m->n; j++) {
-        Poly c = poly_cmax(pl, &m->p[i], &m->p[j]);
         int64_t x = poly_ref(pl, &m->p[i]) > poly_ref(pl, &m->p[j]) ? poly_ref(pl, &m->p[i]) : poly_ref(pl, &m->p[j]);
-        if (poly_ref(pl, &c) - x < best) best = poly_ref(pl, &c) - x, a = i, b = j;
+        int64_t c = cmax_ref(pl, &m->p[i], &m->p[j]) - x;
+        if (c < best) best = c, a = i, b = j;
       }
     m->p[a] = poly_cmax(pl, &m->p[a], &m->p[b]);
     m->p[b] = m->p[--m->n];
     ms_add(pl, m, q);
     return;
   }
-  m->p[m->n++] = poly_copy(pl, q);
+  m->p[m->n++] = *q; // shared: placed polynomials are not changed again (poly_expr only sorts terms)
 }
 
 static KExpr *ms_expr(Plan *pl, MaxSet *m) {
@@ -407,11 +431,6 @@ static int temp_cmp(const void *x, const void *y) {
   return a->buf - b->buf;
 }
 
-static int i64_cmp(const void *x, const void *y) {
-  int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-  return (a > b) - (a < b);
-}
-
 static int end_cmp(const void *x, const void *y) {
   const Temp *a = *(Temp *const *)x, *b = *(Temp *const *)y;
   return (a->rend < b->rend) - (a->rend > b->rend);
@@ -423,18 +442,14 @@ static int off_cmp(const void *x, const void *y) {
 }
 
 // The lowest gap at the reference point between the placed temporaries
-// live with t (cs[0..nc)) where t fits: 0 or one of their ends.
-static int64_t lowest_gap(const Temp *t, Temp **cs, int nc, int64_t *cand) {
-  int n = 0;
-  cand[n++] = 0;
-  for (int i = 0; i < nc; i++) cand[n++] = cs[i]->rend;
-  qsort(cand, (size_t)n, sizeof *cand, i64_cmp);
-  for (int k = 0; k < n; k++) {
-    bool free = true;
-    for (int i = 0; i < nc && free; i++) free = cs[i]->rend <= cand[k] || cand[k] + t->rsize <= cs[i]->roff;
-    if (free) return cand[k];
-  }
-  return cand[n - 1];
+// live with t (cs[0..nc), sorted here by offset) where t fits: 0 or one of
+// their ends.
+static int64_t lowest_gap(const Temp *t, Temp **cs, int nc) {
+  qsort(cs, (size_t)nc, sizeof *cs, off_cmp);
+  int64_t at = 0;
+  for (int i = 0; i < nc && cs[i]->roff < at + t->rsize; i++)
+    if (cs[i]->rend > at) at = cs[i]->rend;
+  return at;
 }
 
 // t goes above the conflicts below its gap (its offset: the max of their
@@ -443,13 +458,12 @@ static int64_t lowest_gap(const Temp *t, Temp **cs, int nc, int64_t *cand) {
 // conflict is provably below or above.
 static void place(Plan *pl, Temp *ts, int n, Temp *t) {
   Temp **cs = pl->w_cs, **up = pl->w_up;
-  int64_t *cand = pl->w_cand;
   bool *below = pl->w_below;
   uint64_t *proved = pl->w_proved;
   int nc = 0;
   for (int i = 0; i < n; i++)
     if (ts[i].placed && live_together(&ts[i], t)) cs[nc++] = &ts[i];
-  int64_t o = lowest_gap(t, cs, nc, cand);
+  int64_t o = lowest_gap(t, cs, nc);
   // the conflicts by end at the reference point, highest first: the ones
   // added later are mostly covered by an element there already
   qsort(cs, (size_t)nc, sizeof *cs, end_cmp);
@@ -459,7 +473,7 @@ static void place(Plan *pl, Temp *ts, int n, Temp *t) {
     below[i] = cs[i]->rend <= o;
     for (int w = 0; below[i] && w < words; w++) cov[w] |= cs[i]->covers[w];
   }
-  t->off = (MaxSet){.n = 1, .p = {poly_const(pl, 0)}};
+  t->off = (MaxSet){.n = 1, .p = {pl->zero}};
   for (int i = 0; i < nc; i++) {
     int ci = (int)(cs[i] - ts);
     if (below[i] && !(cov[ci / 64] >> (ci % 64) & 1))
@@ -553,9 +567,9 @@ bool kir_plan_memory(KirProgram *p, DiagSink *d) {
   }
   qsort(ts, (size_t)n, sizeof *ts, temp_cmp);
   for (int i = 0; i < n; i++) ts[i].covers = arena_alloc(p->arena, sizeof(uint64_t) * (size_t)((n + 63) / 64 + 1));
+  pl.zero = poly_const(&pl, 0);
   pl.w_cs = arena_alloc(p->arena, sizeof(Temp *) * (size_t)(n + 1));
   pl.w_up = arena_alloc(p->arena, sizeof(Temp *) * (size_t)(n + 1));
-  pl.w_cand = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(n + 1));
   pl.w_below = arena_alloc(p->arena, sizeof(bool) * (size_t)(n + 1));
   pl.w_proved = arena_alloc(p->arena, sizeof(uint64_t) * (size_t)((n + 63) / 64 + 1));
   for (int i = 0; i < n; i++) place(&pl, ts, n, &ts[i]);
