@@ -119,7 +119,9 @@
 //   - Temporaries live in the program's scratch block (at least `scratch`
 //     bytes, 64-byte aligned) at their planned byte offset (a multiple of
 //     64); temporaries whose lifetimes (first to last kernel using them)
-//     overlap never overlap in bytes.
+//     overlap never overlap in bytes, others may share them, so a
+//     temporary holds nothing before the first kernel that takes it, which
+//     writes it.
 //   - check(cond, msg): if cond is false the program stops with msg (an index
 //     out of range, a bad target); backends report it and return an error.
 //
@@ -448,7 +450,8 @@ bool kir_parse(Arena *a, const SrcFile *src, Vec *progs, DiagSink *d);
 // bool, operands of one dtype). Scheduled programs: maps legal for the
 // target, chunk grains and captures complete, barriers where kir.h's rule
 // wants them. Planned programs: offsets aligned, inside scratch and apart
-// for temporaries live at once (checked at sample sizes). Reports
+// for temporaries live at once (checked at sample sizes), each temporary
+// written by the first kernel that takes it. Reports
 // "kir: kernel k3_matmul: ..." to d (at the kernel's span) and returns false
 // on the first problems found.
 bool kir_verify(const KirProgram *p, DiagSink *d);

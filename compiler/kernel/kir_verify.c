@@ -10,8 +10,10 @@
 //                  variable assigned in a parallel loop, a barrier wherever
 //                  kir.h's rule asks for one
 //   planned        every temporary at an aligned offset inside scratch and
-//                  apart from the temporaries live with it, evaluated at
-//                  sample sizes (sizes are polynomials over syms)
+//                  apart from the temporaries live with it (a kernel range:
+//                  the memory plan reuses the bytes of dead ones), evaluated
+//                  at sample sizes (sizes are polynomials over syms); the
+//                  first kernel that takes a temporary writes it
 // Input: a KirProgram. Output: true, or false with "kir: ..." errors in d.
 #include "kir_internal.h"
 #include "target.h"
@@ -320,6 +322,21 @@ static void lifetimes(const KirProgram *p, Placed *pl) {
   }
 }
 
+// A temporary's bytes hold its value only from the first kernel that takes
+// it (others live before may have used them): that kernel writes it.
+static bool v_first_writes(Verify *v, const Placed *pl) {
+  const KirProgram *p = v->p;
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int b = 0; b < p->bufs.len; b++) {
+    if (kir_buf(p, b)->kind != KBUF_TEMP || pl[b].first < 0) continue;
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, pl[b].first);
+    memset(writes, 0, (size_t)p->bufs.len);
+    for (int i = 0; i < k->body.len; i++) kir_stmt_access(VEC_AT(k->body, KStmt, i), reads, writes);
+    if (!writes[b]) return vfail(v, "%s is first taken by kernel %s, which does not write it", kir_buf(p, b)->name, k->name);
+  }
+  return true;
+}
+
 // "B = 7, T = 7": the argument-bound syms of a sample.
 static const char *sample_text(const KirProgram *p, const int64_t *args) {
   StrBuf b = {0};
@@ -370,8 +387,9 @@ static bool v_plan(Verify *v) {
   }
   Placed *pl = arena_alloc(p->arena, sizeof(Placed) * (size_t)(p->bufs.len + 1));
   lifetimes(p, pl);
+  if (!v_first_writes(v, pl)) return false;
   int64_t *args = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
-  static const int64_t samples[] = {1, 7, 64, 0};
+  static const int64_t samples[] = {1, 7, 64, 1000, 0};
   for (size_t k = 0; k < sizeof samples / sizeof *samples; k++) {
     for (int i = 0; i < p->syms.len; i++) args[i] = samples[k] ? samples[k] : 2 + 3 * i;
     if (!v_sample(v, pl, args)) return false;
