@@ -135,12 +135,13 @@ static int start_state(Train *t, char *err, size_t errlen) {
   t->saved_step = -1;
   if (!o->resume) {
     if (rt_instance_init(in, o->seed)) return rt_err(err, errlen, "%s", in->err);
-    return o->weights ? mlc_load_weights(o->weights, t->m, in->state, err, errlen) : 0;
+    return o->weights ? program_load_weights(in, o->weights, err, errlen) : 0;
   }
   MlcRunState got;
   if (mlc_ckpt_load(o->checkpoint, t->m, in->state, &got, err, errlen) ||
       check_resume(t, &got, err, errlen))
     return -1;
+  if (rt_instance_to_device(in)) return rt_err(err, errlen, "%s", in->err);
   if (o->have_seed && o->seed != got.seed)
     fprintf(stderr, "%s: note: resuming with the checkpoint's seed %" PRIu64 " (not %" PRIu64 ")\n",
             t->prog, got.seed, o->seed);
