@@ -266,6 +266,7 @@ static int write_record(Train *t, char *err, size_t errlen) {
                    .epochs = t->o->epochs, .threads = mlc_pool_threads(t->in->ctx.pool),
                    .lr = t->in->ctx.lr, .accuracy = t->acc.label >= 0,
                    .train_data = t->data_desc[0], .test_data = t->data_desc[1],
+                   .device = t->m->device ? mlc_instance_device(t->in) : NULL,
                    .nepochs = t->nstats, .epochs_stats = t->stats,
                    .final_train_loss = last ? last->train_loss : NAN,
                    .final_test_loss = last ? last->test_loss : NAN,

@@ -32,6 +32,10 @@ results and checkpoints. Checked:
     train steps launch every kernel of train_step;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
     --device cpu, and fails with "no CUDA device" where there is none.
+With --real (tests/gpu/run.sh, on a GPU machine) the same program runs on
+the machine's driver and GPU instead: the cases that steer the fake driver
+(no device, other architectures, the launch log) are left out, and the
+comparisons with the CPU allow 1e-3 (the GPU's expf and logf are not libm's).
 Prints `[PASS] name`, `[SKIP] name: why` or `[FAIL] name: why`; exits 77 when
 NVRTC is missing (no bundle can be built), 1 when anything failed.
 """
@@ -68,7 +72,7 @@ def report(name, why=None, skip=False):
 class Ctx:
     def __init__(self, a):
         self.mlc = os.path.abspath(a.mlc)
-        self.fake = os.path.abspath(a.fake)
+        self.fake = os.path.abspath(a.fake) if a.fake else None
         self.cc = a.cc
         self.work = os.path.abspath(a.work)
         self.root = os.getcwd()
@@ -76,6 +80,8 @@ class Ctx:
     def env(self, fake=True, module=None, **extra):
         e = dict(os.environ)
         e.pop("MLC_FAKE_CUDA_LOG", None)
+        if self.real:
+            return e
         if fake:
             e["LD_LIBRARY_PATH"] = self.fake
             e["MLC_FAKE_CUDA_MODULE"] = module or os.path.join(self.work, "emu.so")
@@ -92,10 +98,14 @@ class Ctx:
         return p.returncode, p.stdout, p.stderr
 
 
-def close(a, b, tol=TOL):
+def close(a, b, tol=None):
     if isinstance(a, str) or isinstance(b, str):
         return a == b
+    tol = max(tol or TOL, 1e-3 if REAL else 0)
     return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+REAL = False
 
 
 # ---- data and builds --------------------------------------------------------------------------
@@ -223,6 +233,15 @@ FAKE_NAME = "mlc fake CUDA device (CPU emulation)"
 def case_selection(ctx):
     rc, out, err = ctx.run("dev", ["train", "--help"], ctx.env())
     report("--help lists --device", None if "--device cpu|cuda" in out else "not in:\n" + out)
+    if ctx.real:
+        rc, _, err = ctx.run("dev", ["eval", "--weights", "cpu1.st"], ctx.env())
+        line = device_line(err)
+        report("default: the GPU (%s)" % line, None if rc == 0 and line.startswith("dev: device cuda: ")
+               else "status %d, stderr %r" % (rc, err))
+        rc, _, err = ctx.run("cpu_only", ["eval", "--weights", "cpu1.st", "--device", "cuda"], ctx.env())
+        report("--device cuda on a CPU-only program", None if rc == 2 and "without --target cuda" in err
+               else "status %d, stderr %r" % (rc, err))
+        return
     rc, _, err = ctx.run("dev", ["eval", "--weights", "cpu1.st"], ctx.env())
     want = "dev: device cuda: %s (sm_90; sm_90 cubin)" % FAKE_NAME
     report("default: the GPU, said in one line", None if rc == 0 and device_line(err) == want
@@ -351,6 +370,8 @@ def printed_kernels(cu):
 
 
 def case_launches(ctx):
+    if ctx.real:
+        return
     log = os.path.join(ctx.work, "launch.log")
     if os.path.exists(log):
         os.remove(log)
@@ -388,9 +409,10 @@ def case_cuda_only(ctx):
     rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st", "--device", "cpu"], ctx.env())
     report("--target cuda alone refuses --device cpu", None if rc == 2 and "--target cuda alone" in err
            else "status %d, stderr %r" % (rc, err))
-    rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st"], ctx.env(MLC_FAKE_CUDA_DEVICES=0))
-    report("--target cuda alone without a device", None if rc == 1 and err == "cuda_only: no CUDA device\n"
-           else "status %d, stderr %r" % (rc, err))
+    if not ctx.real:
+        rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st"], ctx.env(MLC_FAKE_CUDA_DEVICES=0))
+        report("--target cuda alone without a device", None if rc == 1 and err == "cuda_only: no CUDA device\n"
+               else "status %d, stderr %r" % (rc, err))
     rc, _, err = train(ctx, "cuda_only", "only", "cuda")
     if rc:
         return report("--target cuda alone trains", "status %d: %s" % (rc, err))
@@ -401,20 +423,26 @@ def case_cuda_only(ctx):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mlc", required=True)
-    ap.add_argument("--fake", required=True)
+    ap.add_argument("--fake", help="the fake driver's folder (build/tests/fake-cuda)")
+    ap.add_argument("--real", action="store_true", help="the machine's driver and GPU instead of the fake")
     ap.add_argument("--cc", default="cc")
     ap.add_argument("--work", required=True)
     ap.add_argument("--keep", action="store_true", help="reuse the programs a run before built in --work")
     a = ap.parse_args()
+    if not a.real and not a.fake:
+        ap.error("--fake DIR or --real")
+    global REAL
+    REAL = a.real
     ctx = Ctx(a)
-    ctx.keep = a.keep
+    ctx.keep, ctx.real = a.keep, a.real
     if not a.keep:
         shutil.rmtree(ctx.work, ignore_errors=True)
     os.makedirs(ctx.work, exist_ok=True)
     write_data(ctx.work)
     build(ctx, "cpu,cuda", "dev")
-    build(ctx, "cpu,cuda", "dev.cu", emit="cuda")
-    emulation_object(ctx)
+    if not ctx.real:
+        build(ctx, "cpu,cuda", "dev.cu", emit="cuda")
+        emulation_object(ctx)
     build(ctx, "cpu", "cpu_only")
     build(ctx, "cuda", "cuda_only")
     case_train(ctx)  # cpu.st, gpu.st
