@@ -13,10 +13,10 @@
 // (checkpoints, finite checks and weights files read the host copy). A
 // call's inputs go through the two upload slots (MlcCudaStage: pinned host
 // buffers, the copy stream): the batch is packed into a slot, uploaded, and
-// the compute stream waits for it; after the launches are queued the next
-// batch (set_next: the training loader's next batch) is packed into the
-// other slot and uploaded while the GPU computes, and the next call that
-// names those buffers uses it. finish downloads the results and the check
+// the compute stream waits for it; after a train step's launches are queued
+// the next batch (set_next: the training loader's next batch) is packed into
+// the other slot and uploaded while the GPU computes, and the next call that
+// names those buffers (and batch size) uses it. finish downloads the results and the check
 // flag into pinned memory and waits once per call.
 #include <stdlib.h>
 #include <string.h>
@@ -210,8 +210,9 @@ static void set_next(MlcDevice *d, int64_t (*next)(void *, const void **), void 
 }
 
 // ---- a call's buffers -------------------------------------------------------------------------
+// Slot `slot` holds inputs [0, n) of this batch (it may hold more).
 static bool same(const MlcDevice *d, int slot, const void *const *in, int n, int64_t b) {
-  if (d->slot_b[slot] != b || d->slot_n[slot] != n) return false;
+  if (d->slot_b[slot] != b || d->slot_n[slot] < n) return false;
   for (int i = 0; i < n; i++)
     if (d->slot_in[slot][i] != in[i]) return false;
   return true;
@@ -294,13 +295,16 @@ static int prefetch(MlcDevice *d) {
   return 0;
 }
 
+// The launches of fn; after a call that writes the state (a train step, the
+// plateau update) the next batch's upload is queued behind them (prefetch),
+// not after predict or eval, which the training loop runs between steps on
+// other data.
 static int run(MlcDevice *d, MlcDeviceProgram fn, const int64_t *dims, const uint64_t *in, const uint64_t *out,
                const uint64_t *state, uint64_t seed, int writes) {
-  (void)writes;
   if (mlc_cuda_zero(d->c, d->base, 4, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
   if (fn(&d->launcher, dims, in, out, state, d->base + d->scratch, seed, d->base)) return -1;
   if (d->cur >= 0 && mlc_cuda_stage_release(&d->stage, d->cur, d->err, sizeof d->err)) return -1;
-  return prefetch(d);
+  return writes ? prefetch(d) : 0;
 }
 
 static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k) {

@@ -277,6 +277,15 @@ static int write_record(Train *t, char *err, size_t errlen) {
 
 // ---- the run -------------------------------------------------------------------------------
 
+// On a device: the batch after the current one, which the device uploads
+// while the current step computes (MlcDeviceOps.set_next).
+static int64_t next_batch(void *user, const void **inputs) {
+  MlcBatch b;
+  int64_t n = mlc_loader_peek(user, &b);
+  for (int i = 0; i < MLC_MAX_INPUTS; i++) inputs[i] = b.inputs[i];
+  return n;
+}
+
 // The loader, the schedule's step counts and the log, from the state's cursor.
 static int start_loop(Train *t, char *err, size_t errlen) {
   const Opts *o = t->o;
@@ -285,6 +294,7 @@ static int start_loop(Train *t, char *err, size_t errlen) {
   t->loader = mlc_loader_new(&t->train, o->batch, !o->no_shuffle, t->rs.seed, false, true);
   if (!t->loader) return rt_err(err, errlen, "out of memory");
   mlc_loader_seek(t->loader, t->rs.epoch, t->rs.pos);
+  if (t->in->dev) t->m->device->ops->set_next(t->in->dev, next_batch, t->loader);
   c->steps_per_epoch = mlc_loader_batches(t->loader);
   int64_t total = c->steps_per_epoch;
   if (!rt_mul(&total, o->epochs > 0 ? o->epochs : 1) || total > MLC_CKPT_MAX_STEP)
@@ -344,6 +354,7 @@ int cmd_train(const char *prog, const Opts *o, const MlcModel *m) {
   if (rc) fprintf(stderr, "%s: %s\n", prog, err);
   else if ((rc = read_data(&t)) == 0 && (rc = train_run(&t, err, sizeof err)))
     fprintf(stderr, "%s: %s\n", prog, err);
+  if (t.in && t.in->dev) t.m->device->ops->set_next(t.in->dev, NULL, NULL);
   mlc_loader_free(t.loader);
   if (mlc_log_free(t.log, err, sizeof err) && !rc) rc = -1, fprintf(stderr, "%s: %s\n", prog, err);
   free(t.stats);

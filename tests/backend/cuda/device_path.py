@@ -28,8 +28,9 @@ results and checkpoints. Checked:
   - --check-finite on the device (the checked train_step) gives the same
     losses, and a diverging lr stops the run naming the site;
   - the launch sequence: one module load per instance, every launch a kernel
-    of the program's CUDA C with the block size it was printed for, and the
-    train steps launch every kernel of train_step;
+    of the program's CUDA C with the block size it was printed for, the
+    train steps launch every kernel of train_step, and the next batch is
+    uploaded between a step's launches and its results' download;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
     --device cpu, and fails with "no CUDA device" where there is none.
 With --real (tests/gpu/run.sh, on a GPU machine) the same program runs on
@@ -397,6 +398,23 @@ def case_launches(ctx):
             why.append("%s is not a kernel of the program's CUDA C" % name)
         elif ks[name] and block > ks[name]:
             why.append("%s launched with %d threads, bounds %d" % (name, block, ks[name]))
+    # the next batch is uploaded while a step computes: a copy to the device
+    # between a train step's last launch and the download of its results
+    # (windows of launches up to a download; the train steps are the
+    # longest, predict before each step is a short one)
+    windows, n, ahead = [], 0, False
+    for l in lines:
+        if l.startswith("launch "):
+            n, ahead = n + 1, False
+        elif l.startswith("htod") and n:
+            ahead = True
+        elif l.startswith("dtoh") and n:
+            windows.append((n, ahead))
+            n, ahead = 0, False
+    most = max((w[0] for w in windows), default=0)
+    steps = [a for k, a in windows if k == most]
+    if len(steps) != 2 or not all(steps):
+        why.append("%d of %d train steps uploaded the next batch while computing" % (sum(steps), len(steps)))
     train_ks = {k for k in ks if k.startswith("train_step_k")}
     missing = train_ks - launched
     if not train_ks or missing:

@@ -16,8 +16,9 @@
 // compiled as C with the emulation (cc -shared -x c FILE.cu cuda_emu.c); a
 // function is its NAME_entry, launched by the object's own mlc_emu_launch
 // (the emulation's thread state is the object's). MLC_FAKE_CUDA_LOG=FILE
-// appends one line per module load ("load cubin|ptx") and launch ("launch
-// NAME grid G block B shared S"), for tests of the launch sequence.
+// appends one line per module load ("load cubin|ptx"), launch ("launch
+// NAME grid G block B shared S") and copy ("htod N", "dtoh N" bytes), for
+// tests of the launch sequence.
 //
 // Environment, for the tests' cases:
 //   MLC_FAKE_CUDA_INIT=N      cuInit returns N (100: CUDA_ERROR_NO_DEVICE)
@@ -251,11 +252,13 @@ CUresult cuMemFreeHost(void *p) {
 }
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream s) {
   (void)s;
+  log_line("htod %zu", n);
   memcpy((void *)(uintptr_t)d, h, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream s) {
   (void)s;
+  log_line("dtoh %zu", n);
   memcpy(h, (const void *)(uintptr_t)d, n);
   return CUDA_SUCCESS;
 }
