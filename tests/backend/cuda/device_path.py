@@ -32,7 +32,11 @@ results and checkpoints. Checked:
     train steps launch every kernel of train_step, and the next batch is
     uploaded between a step's launches and its results' download;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
-    --device cpu, and fails with "no CUDA device" where there is none.
+    --device cpu, and fails with "no CUDA device" where there is none;
+  - the library (--emit lib --target cpu,cuda): options.device 0, 1 and 2,
+    mlc_NAME_device, train steps on the device against the CPU instance,
+    weights saved from the device and loaded on the CPU predict alike,
+    create failing with "no CUDA device" where there is none.
 With --real (tests/gpu/run.sh, on a GPU machine) the same program runs on
 the machine's driver and GPU instead: the cases that steer the fake driver
 (no device, other architectures, the launch log) are left out, and the
@@ -431,11 +435,99 @@ def case_cuda_only(ctx):
         rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st"], ctx.env(MLC_FAKE_CUDA_DEVICES=0))
         report("--target cuda alone without a device", None if rc == 1 and err == "cuda_only: no CUDA device\n"
                else "status %d, stderr %r" % (rc, err))
+        if not has_driver():
+            rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st"], ctx.env(fake=False))
+            want = "cuda_only: no CUDA driver (libcuda.so.1 not found)\n"
+            report("--target cuda alone without a driver", None if rc == 1 and err == want
+                   else "status %d, stderr %r" % (rc, err))
     rc, _, err = train(ctx, "cuda_only", "only", "cuda")
     if rc:
         return report("--target cuda alone trains", "status %d: %s" % (rc, err))
     report("--target cuda alone trains like the cpu,cuda build on the device",
            compare_ckpt(os.path.join(ctx.work, "only.st"), os.path.join(ctx.work, "gpu.st")))
+
+LIB_MAIN = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dev.h"
+
+enum { B = 32 };
+static float x[B * 8], out[2][B * 3];
+static int32_t y[B];
+static int bad;
+#define CHECK(c, ...) do { if (!(c)) { printf("[FAIL] library: " __VA_ARGS__); printf("\n"); bad = 1; } } while (0)
+
+static mlc_dev *make(int device) {
+  mlc_dev_options o = mlc_dev_default_options();
+  o.device = device;
+  o.threads = 1;
+  return mlc_dev_create(&o);
+}
+
+static int close_to(double a, double b) { return fabs(a - b) <= 1e-5 * fmax(1, fmax(fabs(a), fabs(b))); }
+
+int main(int argc, char **argv) {
+  if (argc > 1) { // create with this device where there is none: the reason
+    mlc_dev *m = make(atoi(argv[1]));
+    printf("%s\n", m ? mlc_dev_device(m) : mlc_dev_error(NULL));
+    mlc_dev_destroy(m);
+    return 0;
+  }
+  unsigned r = 7;
+  for (int i = 0; i < B * 8; i++) r = r * 1103515245u + 12345u, x[i] = (float)((r >> 16) & 0xff) / 128.0f - 1;
+  for (int s = 0; s < B; s++) y[s] = x[s * 8] > 0 ? 0 : x[s * 8 + 1] > 0 ? 1 : 2;
+  mlc_dev *m[2] = {make(0), make(1)};
+  CHECK(m[0] && m[1], "create: %s", mlc_dev_error(NULL));
+  if (!m[0] || !m[1]) return 1;
+  CHECK(!strcmp(mlc_dev_device(m[0]), "cpu"), "device 0 runs on %s", mlc_dev_device(m[0]));
+  CHECK(!strncmp(mlc_dev_device(m[1]), "cuda: ", 6), "device 1 runs on %s", mlc_dev_device(m[1]));
+  for (int step = 0; step < 3; step++) {
+    float loss[2] = {0};
+    for (int k = 0; k < 2; k++) CHECK(!mlc_dev_train_step(m[k], B, x, y, &loss[k]), "train_step: %s", mlc_dev_error(m[k]));
+    CHECK(close_to(loss[0], loss[1]), "step %d: loss %.9g on the CPU, %.9g on the device", step, loss[0], loss[1]);
+  }
+  int64_t n[2];
+  float *w[2] = {mlc_dev_state(m[0], "fc1.w", &n[0]), mlc_dev_state(m[1], "fc1.w", &n[1])};
+  CHECK(w[0] && w[1] && n[0] == n[1], "state fc1.w: %s", mlc_dev_error(m[1]));
+  for (int64_t i = 0; w[0] && w[1] && i < n[0]; i++)
+    if (!close_to(w[0][i], w[1][i])) { CHECK(0, "fc1.w[%lld]: %.9g vs %.9g", (long long)i, w[0][i], w[1][i]); break; }
+  CHECK(!mlc_dev_save_weights(m[1], "lib.st"), "save_weights: %s", mlc_dev_error(m[1]));
+  mlc_dev *c = make(0);
+  CHECK(c && !mlc_dev_load_weights(c, "lib.st"), "load_weights: %s", mlc_dev_error(c));
+  CHECK(!mlc_dev_predict(m[1], B, x, out[0]) && !mlc_dev_predict(c, B, x, out[1]), "predict failed");
+  for (int i = 0; i < B * 3; i++)
+    if (!close_to(out[0][i], out[1][i])) { CHECK(0, "predict[%d]: %.9g on the device, %.9g on the CPU", i, out[0][i], out[1][i]); break; }
+  mlc_dev_destroy(c);
+  mlc_dev_destroy(m[0]);
+  mlc_dev_destroy(m[1]);
+  if (!bad) printf("ok\n");
+  return bad;
+}
+"""
+
+
+def case_library(ctx):
+    main_c = os.path.join(ctx.work, "lib_main.c")
+    with open(main_c, "w") as f:
+        f.write(LIB_MAIN)
+    exe = os.path.join(ctx.work, "lib_main")
+    p = subprocess.run([ctx.cc, "-std=gnu17", "-O1", "-I", ctx.work, main_c, os.path.join(ctx.work, "libdev.a"),
+                        "-lz", "-lcjson", "-lm", "-lpthread", "-ldl", "-o", exe], capture_output=True, text=True)
+    if p.returncode:
+        return report("the library on the device", "cc: %s" % p.stderr[-800:])
+    rc, out, err = ctx.run("lib_main", [], ctx.env())
+    report("the library: device 0 and 1 train alike, weights cross over",
+           None if rc == 0 and out.strip().endswith("ok") else "status %d: %s%s" % (rc, out, err))
+    if ctx.real:
+        return
+    rc, out, err = ctx.run("lib_main", ["2"], ctx.env(MLC_FAKE_CUDA_DEVICES=0))
+    report("the library: device 2 without a device runs on the CPU, saying why",
+           None if rc == 0 and out == "cpu (no CUDA device)\n" else "status %d: %r %r" % (rc, out, err))
+    rc, out, err = ctx.run("lib_main", ["1"], ctx.env(MLC_FAKE_CUDA_DEVICES=0))
+    report("the library: device 1 without a device fails create", None if rc == 0 and out == "no CUDA device\n"
+           else "status %d: %r %r" % (rc, out, err))
 
 
 def main():
@@ -463,12 +555,14 @@ def main():
         emulation_object(ctx)
     build(ctx, "cpu", "cpu_only")
     build(ctx, "cuda", "cuda_only")
+    build(ctx, "cpu,cuda", "libdev.a", emit="lib")
     case_train(ctx)  # cpu.st, gpu.st
     case_resume(ctx)  # cpu1.st: the weights the selection cases evaluate
     case_selection(ctx)
     case_checked(ctx)
     case_launches(ctx)
     case_cuda_only(ctx)
+    case_library(ctx)
     print("%d passed, %d failed, %d skipped" % (results["pass"], results["fail"], results["skip"]))
     sys.exit(1 if results["fail"] else 0)
 
