@@ -14,8 +14,8 @@
 // This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
 // over the program's syms), buffers, the loop-nest helpers shared with
 // kir_lower_nn.c (float sums among them), and the general ops:
-// elementwise, reductions, softmax, views, matmul, constants, casts, dropout
-// and state stores.
+// elementwise, reductions, softmax, views, matmul, constants, casts, dropout,
+// rand and randn, and state stores.
 // With KirLowerOptions.check_finite it also adds the finite-check kernels
 // (kir.h) after each op that computes a float value.
 //
@@ -741,6 +741,32 @@ static bool lower_dropout(KLower *c, IrNode *n) {
   return true;
 }
 
+// ---- rand, randn --------------------------------------------------------------------------------------------
+// rand(e) = rand(seed, e, rngseed); randn(e) = Box-Muller over the draws
+// 2e and 2e + 1, in f64 as interp_noise computes it:
+//   sqrt(-2 * log(1 - u(2e))) * cos(2 pi * u(2e + 1))
+static bool lower_noise(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const Type *t = n->type;
+  KExpr *iv[KL_MAX_RANK];
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *e = kl_flat(c, t, iv), *seed = kl_i(c, kl_attr_i(n, IRA_SEED));
+  KExpr *v;
+  if (n->op == IR_RAND) {
+    v = kir_rand(c->p, seed, e, kir_rngseed(c->p));
+  } else {
+    KExpr *e2 = kl_mul(c, e, kl_i(c, 2));
+    KExpr *u1 = kir_rand(c->p, seed, e2, kir_rngseed(c->p));
+    KExpr *u2 = kir_rand(c->p, seed, kl_add(c, e2, kl_i(c, 1)), kir_rngseed(c->p));
+    KExpr *lg = kir_un(c->p, KU_LOG, kir_bin(c->p, KB_SUB, kir_float(c->p, DT_F64, 1), u1));
+    KExpr *r = kir_un(c->p, KU_SQRT, kir_bin(c->p, KB_MUL, kir_float(c->p, DT_F64, -2), lg));
+    KExpr *cs = kir_un(c->p, KU_COS, kir_bin(c->p, KB_MUL, kir_float(c->p, DT_F64, 6.283185307179586), u2));
+    v = kir_bin(c->p, KB_MUL, r, cs);
+  }
+  kl_st(c, blk, n, e, kir_cast(c->p, t->dtype, v));
+  return true;
+}
+
 // ---- driver -------------------------------------------------------------------------------------------------
 static int state_buf(KLower *c, const char *path, const Type *t) {
   for (int i = 0; i < c->p->bufs.len; i++) {
@@ -778,7 +804,7 @@ static bool lower_node(KLower *c, IrNode *n) {
   case IRC_POOL: return kl_pool(c, n);
   case IRC_NORM: return kl_norm(c, n);
   case IRC_INDEX: return kl_index(c, n);
-  case IRC_RNG: return lower_dropout(c, n);
+  case IRC_RNG: return n->nin ? lower_dropout(c, n) : lower_noise(c, n);
   case IRC_LOSS: return kl_loss(c, n);
   case IRC_CAST: return lower_cast(c, n);
   }

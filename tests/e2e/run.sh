@@ -1,7 +1,8 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux MLC PYTHON WORKDIR   (from the repo root)
+# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise MLC PYTHON WORKDIR
+#        (from the repo root; masked and noise are described above their functions)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -349,7 +350,81 @@ PY
   echo "[PASS] e2e aux"
 }
 
+# tests/e2e/masked.model with ignore_index = -100 (PyTorch's padding value,
+# outside the classes): the program loads targets holding -100 (they are no
+# label: not range-checked, no accuracy logged), trains, and the class loss
+# falls; eval over the same data prints a finite loss.
+masked() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  sed 's/ignore_index = 0/ignore_index = -100/' tests/e2e/masked.model >"$work/m100.model"
+  grep -q "ignore_index = -100" "$work/m100.model" || fail "no ignore_index in tests/e2e/masked.model"
+  "$mlc" build "$work/m100.model" -O1 -o "$work/m100" || fail "mlc build masked.model (ignore_index = -100)"
+  "$py" - "$work" <<'PY' || fail "make the data"
+import sys, numpy as np
+r = np.random.default_rng(0)
+idx = r.integers(1, 16, (256, 6)).astype(np.int64)
+y = (idx % 5).astype(np.int64)
+y[:, -2:] = -100                                   # padding, ignored
+t = (idx / 16.0).astype(np.float32)
+m = (r.random((256, 6)) > 0.3).astype(np.float32)
+for n, a in dict(idx=idx, y=y, t=t, m=m).items():
+    np.save(f"{sys.argv[1]}/{n}.npy", a)
+PY
+  local w=$work d="$work/idx.npy,$work/y.npy,$work/t.npy,$work/m.npy"
+  "$w/m100" train --train-data "$d" --epochs 4 --log-every 8 --metrics "$w/m.jsonl" \
+    --checkpoint "$w/m.safetensors" >"$w/m.log" 2>&1 || { cat "$w/m.log"; fail "a run on targets holding -100"; }
+  tail -n 1 "$w/m.log"
+  ! grep -q "acc" "$w/m.log" || { cat "$w/m.log"; fail "accuracy logged for targets with ignore_index"; }
+  "$py" - "$w/m.jsonl" <<'PY' || fail "the class loss did not fall"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+ep = [r for r in rows if r["type"] == "epoch"]
+print(f"train_ce {ep[0]['train_ce']:.4f} -> {ep[-1]['train_ce']:.4f}")
+sys.exit(0 if ep[-1]["train_ce"] < ep[0]["train_ce"] - 0.2 else 1)
+PY
+  "$w/m100" eval --weights "$w/m.safetensors" --data "$d" >"$w/e.txt" 2>&1 || { cat "$w/e.txt"; fail "eval"; }
+  grep -q "^loss [0-9]" "$w/e.txt" || { cat "$w/e.txt"; fail "eval printed no finite loss"; }
+  echo "[PASS] e2e masked"
+}
+
+# tests/e2e/denoise.model (rand and randn in forward): two runs with one seed
+# log identical losses (the noise is seeded), another seed logs others; eval
+# and predict are deterministic (no noise there).
+noise() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  "$mlc" build tests/e2e/denoise.model -O1 -o "$work/denoise" || fail "mlc build denoise.model"
+  "$py" -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(1).standard_normal((256, 16)).astype(np.float32))" \
+    "$work/x.npy" || fail "make the data"
+  local w=$work
+  for run in a b; do
+    "$w/denoise" train --train-data "$w/x.npy" --epochs 2 --log-every 4 --checkpoint "$w/$run.safetensors" \
+      >"$w/$run.log" 2>&1 || { cat "$w/$run.log"; fail "denoise run $run"; }
+  done
+  "$w/denoise" train --train-data "$w/x.npy" --epochs 2 --log-every 4 --seed 9 >"$w/c.log" 2>&1 ||
+    { cat "$w/c.log"; fail "denoise run with --seed 9"; }
+  losses() { grep -o "step [0-9/]* loss [0-9.]*" "$1"; }
+  [[ -n $(losses "$w/a.log") && $(losses "$w/a.log") == $(losses "$w/b.log") ]] ||
+    { diff <(losses "$w/a.log") <(losses "$w/b.log"); fail "one seed, different losses"; }
+  [[ $(losses "$w/a.log") != $(losses "$w/c.log") ]] || fail "another seed, the same losses"
+  "$w/denoise" eval --weights "$w/a.safetensors" --data "$w/x.npy" >"$w/e1.txt" &&
+    "$w/denoise" eval --weights "$w/a.safetensors" --data "$w/x.npy" >"$w/e2.txt" || fail "eval"
+  cmp -s "$w/e1.txt" "$w/e2.txt" || fail "eval is not deterministic"
+  "$w/denoise" predict --weights "$w/a.safetensors" "$w/x.npy" >"$w/p1.txt" &&
+    "$w/denoise" predict --weights "$w/a.safetensors" "$w/x.npy" >"$w/p2.txt" || fail "predict"
+  cmp -s "$w/p1.txt" "$w/p2.txt" || fail "predict is not deterministic"
+  cat "$w/e1.txt"
+  echo "[PASS] e2e noise"
+}
+
 case $what in
+masked) masked ;;
+noise) noise ;;
 train) train ;;
 aux) aux ;;
 seq) seq_dim ;;

@@ -7,7 +7,11 @@
 //        and tests/e2e/tiny_gpt.model: a one-layer transformer over [B, T]
 //        token windows, the shape of examples/char_transformer.model, whose
 //        own build is too slow for the suite, and tests/e2e/two_heads.model:
-//        two heads, a loss with auxiliary results among train_step's)
+//        two heads, a loss with auxiliary results among train_step's, and
+//        tests/e2e/masked.model: cross_entropy with ignore_index and label
+//        smoothing, a per-element mse under a mask, and
+//        tests/e2e/denoise.model: rand and randn in train_step, drawn alike,
+//        and tests/e2e/noise_draws.model, whose SGD step stores the draws)
 //
 // For each model, the `mlc build` pipeline (pipeline.h: front end, lowering,
 // autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
@@ -224,7 +228,8 @@ int main(int argc, char **argv) {
   const char *defaults[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model",
                             "examples/regression.model", "examples/frozen_ste.model",
                             "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model",
-                            "tests/e2e/two_heads.model"};
+                            "tests/e2e/two_heads.model", "tests/e2e/masked.model",
+                            "tests/e2e/denoise.model", "tests/e2e/noise_draws.model"};
   MlcPool *pool = mlc_pool_new(2);
   if (argc > 1)
     for (int i = 1; i < argc; i++) check_model(argv[i], pool);

@@ -45,7 +45,7 @@
 // the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
-    "bn_cnn", "rank_generic", "two_heads", "tied_blocks",
+    "bn_cnn", "rank_generic", "two_heads", "tied_blocks", "masked_losses",
 };
 
 enum { MAX_STATE = 256 };

@@ -8,7 +8,9 @@
 //     its target, followed back through views; its num_classes is C, and the
 //     forward output's class dim (out_classes) is C when its last dim is C,
 //     so accuracy and predict take the argmax over the dim the loss uses,
-//     per row, whatever the output's rank;
+//     per row, whatever the output's rank (a cross_entropy the lowering
+//     computed per row names its target in LowerResult.label_target; one
+//     with ignore_index is no label);
 //   * value limits of integer inputs: an input used (through views) as the
 //     indices of embedding(table [V, D], idx) must hold 0..V-1;
 //   * limits of symbols: embedding(table [V, D], arange(T)) needs T <= V,
@@ -81,10 +83,10 @@ static void slice_range(Glue *g, IrNode *n) {
 }
 
 // cross_entropy(logits [N, C], target [N]): the target input is the label.
-static void label_range(Glue *g, IrNode *n, const Type *out) {
-  const Type *lt = n->in[0]->type;
+static void label_range(Glue *g, IrNode *logits, IrNode *target, const Type *out) {
+  const Type *lt = logits->type;
   int64_t c, last;
-  int i = input_of(g, n->in[1]);
+  int i = input_of(g, target);
   if (i < 0 || g->in[i].num_classes || lt->rank < 1 || !dim_is_const(lt->dims[lt->rank - 1], &c))
     return;
   g->in[i].num_classes = c;
@@ -100,6 +102,12 @@ void glue_ranges(Glue *g) {
     IrNode *n = VEC_AT(loss->nodes, IrNode, k);
     if (n->op == IR_EMBEDDING) embedding_range(g, n);
     else if (n->op == IR_SLICE) slice_range(g, n);
-    else if (n->op == IR_CROSS_ENTROPY) label_range(g, n, out);
+    else if (n->op == IR_CROSS_ENTROPY) label_range(g, n->in[0], n->in[1], out);
   }
+  // a cross_entropy lowered per row (a reduction other than the mean) names
+  // its labels in the LowerResult; one with ignore_index does too, but its
+  // targets hold a value outside the classes and count for nothing there,
+  // so they are no label: no range check, no accuracy
+  const LowerResult *lr = &g->u->lr;
+  if (lr->label_target && !lr->label_ignore) label_range(g, lr->label_logits, lr->label_target, out);
 }
