@@ -17,6 +17,8 @@ typedef struct Opts {
   double lr;
   uint64_t seed;
   bool resume, check_finite, have_lr, have_seed, no_shuffle, force;
+  int device;       // MLC_DEVICE_CPU, _CUDA, or _AUTO (no --device)
+  const char *prog; // for the one line saying where the instance runs
 } Opts;
 
 // The data files of one split: the comma-separated list given, or the
@@ -51,6 +53,9 @@ int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t b
 // symbols the data bound; NULL with a message.
 MlcInstance *program_instance(const MlcModel *m, const Opts *o, int64_t most, const int64_t *syms,
                               char *err, size_t errlen);
+
+// Loads a weights file into the instance's state, wherever it lives.
+int program_load_weights(MlcInstance *in, const char *path, char *err, size_t errlen);
 
 int cmd_train(const char *prog, const Opts *o, const MlcModel *m);
 
