@@ -302,7 +302,8 @@ static const char *bad_value(const MlcInputDesc *in, double v, char *buf, size_t
 }
 
 // Checks value v of element j of record r of input i: valid for the dtype,
-// a label within 0..num_classes-1, an index within 0..value_limit-1.
+// a label within 0..num_classes-1 (or its ignore_value), an index within
+// 0..value_limit-1.
 static int check_value(const MlcDataset *ds, int i, int64_t r, int64_t j, double v, char *err,
                        size_t errlen) {
   const MlcInputDesc *in = &ds->model->inputs[i];
@@ -312,9 +313,15 @@ static int check_value(const MlcDataset *ds, int i, int64_t r, int64_t j, double
   if (bad)
     return rt_err(err, errlen, "%s: record %lld: value %lld of input %s is %s", path,
                   (long long)r + 1, (long long)j + 1, in->name, bad);
-  if (in->num_classes && (v < 0 || v >= (double)in->num_classes))
+  bool ignored = in->has_ignore && v == (double)in->ignore_value;
+  if (in->num_classes && !ignored && (v < 0 || v >= (double)in->num_classes)) {
+    if (in->has_ignore)
+      return rt_err(err, errlen, "%s: record %lld: label %g is out of range 0..%lld and not the "
+                    "ignore_index %lld", path, (long long)r + 1, v,
+                    (long long)in->num_classes - 1, (long long)in->ignore_value);
     return rt_err(err, errlen, "%s: record %lld: label %g is out of range 0..%lld", path,
                   (long long)r + 1, v, (long long)in->num_classes - 1);
+  }
   if (in->value_limit && (v < 0 || v >= (double)in->value_limit))
     return rt_err(err, errlen, "%s: record %lld: value %lld of input %s is %g, out of range "
                   "0..%lld (%s)", path, (long long)r + 1, (long long)j + 1, in->name, v,
