@@ -14,7 +14,8 @@
 //   * every value an input reads is valid after conversion to the input's
 //     dtype: finite for float inputs (1e39 is finite in f64, not in f32),
 //     integral and representable for integer inputs, and within the ranges
-//     the model implies (class labels, embedding rows).
+//     the model implies (class labels, or the value the loss's ignore_index
+//     names; embedding rows).
 // Every message names the file and, where there is one, the record (1-based).
 // Conversion to the model's dtype (and scaling: integer data into a float
 // input is multiplied by the source's scale, u8 pixels to [0, 1]) happens per
