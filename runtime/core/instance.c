@@ -331,6 +331,10 @@ static int check_input(MlcInstance *in, const char *fn, int i, const void *p, in
                                                     : mlc_dtype_name(d->dtype);
   for (int64_t k = 0; k < n; k++) {
     double v = elem(d->dtype, p, k);
+    // a label's ignore_index: valid unless another limit (embedding rows) excludes it
+    if (!fl && d->has_ignore && v == (double)d->ignore_value &&
+        (!d->value_limit || (v >= 0 && v < (double)d->value_limit)))
+      continue;
     if (fl && !isfinite(v))
       return rt_err(in->err, sizeof in->err, "%s: in_%s[%lld] (sample %lld) is %s", fn, d->name,
                     (long long)k, (long long)(k / w), isnan(v) ? "NaN" : "infinite");

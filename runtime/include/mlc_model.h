@@ -130,6 +130,11 @@ typedef struct MlcDataSource {
 // integer input the model indexes with (embedding rows, classes): values
 // must lie in 0..value_limit-1, checked when the data is loaded; limit_what
 // says where the limit comes from, for messages ("the rows of tok.w").
+// A label whose cross-entropy has ignore_index = K has has_ignore set and
+// ignore_value K: its values lie in 0..num_classes-1 or are K, and accuracy
+// counts only the positions whose label is not K (K may be a class, such as
+// a padding class 0; then value_limit is num_classes as for any label,
+// otherwise the classes set no value_limit).
 typedef struct MlcInputDesc {
   const char *name;
   MlcDType dtype;
@@ -140,6 +145,8 @@ typedef struct MlcInputDesc {
   int64_t value_limit;   // 0: no limit
   const char *limit_what;
   MlcDataSource train, test;
+  int has_ignore;        // 1: a label whose value ignore_value counts for nothing
+  int64_t ignore_value;
 } MlcInputDesc;
 
 // A named hyper-parameter of the recipe, for the run record and `--help`.

@@ -260,20 +260,25 @@ static int64_t argmax(const float *row, int64_t n) {
   return best;
 }
 
-double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b) {
+double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b, double *scored) {
   if (a->label < 0) return 0;
   const MlcInputDesc *lab = &in->m->inputs[a->label];
-  int64_t c = 0;
-  for (int64_t s = 0; s < b->size * a->rows; s++)
-    c += argmax(in->logits + s * a->classes, a->classes) == label_at(lab, b->inputs[a->label], s);
-  return (double)c / (double)a->rows;
+  int64_t c = 0, n = 0;
+  for (int64_t s = 0; s < b->size * a->rows; s++) {
+    int64_t t = label_at(lab, b->inputs[a->label], s);
+    if (lab->has_ignore && t == lab->ignore_value) continue;
+    c += argmax(in->logits + s * a->classes, a->classes) == t;
+    n++;
+  }
+  *scored += (double)n;
+  return (double)c;
 }
 
 int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t batch, double *loss,
              double *acc, char *err, size_t errlen) {
   MlcLoader *l = mlc_loader_new(ds, batch, false, 0, false, true);
   if (!l) return rt_err(err, errlen, "out of memory");
-  double sum = 0, good = 0;
+  double sum = 0, good = 0, scored = 0;
   int64_t n = 0;
   MlcBatch b;
   while (mlc_loader_next(l, &b)) {
@@ -285,11 +290,11 @@ int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t b
     }
     sum += (double)lo * (double)b.size;
     n += b.size;
-    good += count_correct(in, a, &b);
+    good += count_correct(in, a, &b, &scored);
   }
   mlc_loader_free(l);
   *loss = n ? sum / (double)n : NAN;
-  *acc = n && a->label >= 0 ? good / (double)n : NAN;
+  *acc = scored > 0 && a->label >= 0 ? good / scored : NAN;
   return 0;
 }
 

@@ -43,9 +43,10 @@ typedef struct Accuracy {
 } Accuracy;
 
 Accuracy accuracy_of(const MlcInstance *in);
-// Correct predictions in a batch of logits: a sum over its samples of the
-// fraction of a sample's rows whose argmax is the label.
-double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b);
+// Correct predictions in a batch of logits: the rows whose argmax is the
+// label; adds the rows scored to *scored (every row but those whose label
+// is the ignore_value). Accuracy is the correct rows over the rows scored.
+double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b, double *scored);
 // Mean loss and accuracy of the eval entry point over a dataset.
 int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t batch,
              double *loss, double *acc, char *err, size_t errlen);

@@ -174,7 +174,7 @@ static int nonfinite(Train *t, double loss, char *err, size_t errlen) {
 // One train_step on batch b; adds to the epoch's sums (the loss's auxiliary
 // values in asum).
 static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double *good,
-                float out[3], char *err, size_t errlen) {
+                double *scored, float out[3], char *err, size_t errlen) {
   MlcInstance *in = t->in;
   in->ctx.check_finite = t->o->check_finite;
   int rc = rt_instance_step(in, b->size, b->inputs, out, t->acc.label >= 0 ? in->logits : NULL);
@@ -183,7 +183,7 @@ static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double 
   if (rc == MLC_NONFINITE || !isfinite(out[0])) return nonfinite(t, out[0], err, errlen);
   *lsum += (double)out[0] * (double)b->size;
   for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) asum[i] += (double)in->aux[i] * (double)b->size;
-  *good += count_correct(in, &t->acc, b);
+  *good += count_correct(in, &t->acc, b, scored);
   return 0;
 }
 
@@ -226,18 +226,19 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   const Opts *o = t->o;
   MlcCtx *c = &t->in->ctx;
   int64_t steps = mlc_loader_batches(t->loader), k = mlc_loader_pos(t->loader) / o->batch;
-  double lsum = 0, t0 = now(), good = 0, asum[MLC_MAX_AUX] = {0};
+  double lsum = 0, t0 = now(), good = 0, scored = 0, asum[MLC_MAX_AUX] = {0};
   int64_t n = 0;
   MlcBatch b;
   c->epoch = epoch;
   while (mlc_loader_next(t->loader, &b)) {
     float out[3] = {0};
-    if (step(t, &b, &lsum, asum, &good, out, err, errlen)) return -1;
+    if (step(t, &b, &lsum, asum, &good, &scored, out, err, errlen)) return -1;
     n += b.size, k++;
     t->images += (double)b.size;
     double dt = now() - t0;
-    mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0], good / (double)n, out[2],
-                 out[1], dt > 0 ? (double)n / dt : 0, t->in->aux);
+    mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0],
+                 scored > 0 ? good / scored : NAN, out[2], out[1], dt > 0 ? (double)n / dt : 0,
+                 t->in->aux);
     if (mlc_log_check(t->log, err, errlen)) return -1;
     bool last = mlc_loader_pos(t->loader) >= t->train.n; // the epoch's checkpoint follows
     if (o->max_steps && c->step >= o->max_steps) {
@@ -250,7 +251,7 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
       return -1;
   }
   MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? lsum / (double)n : NAN,
-                     .train_accuracy = n && t->acc.label >= 0 ? good / (double)n : NAN,
+                     .train_accuracy = scored > 0 && t->acc.label >= 0 ? good / scored : NAN,
                      .test_loss = NAN, .test_accuracy = NAN};
   for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? asum[i] / (double)n : NAN;
   s.seconds = now() - t0;

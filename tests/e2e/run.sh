@@ -351,9 +351,14 @@ PY
 }
 
 # tests/e2e/masked.model with ignore_index = -100 (PyTorch's padding value,
-# outside the classes): the program loads targets holding -100 (they are no
-# label: not range-checked, no accuracy logged), trains, and the class loss
-# falls; eval over the same data prints a finite loss.
+# outside the classes): the program loads targets holding -100, trains, and
+# the class loss falls. Accuracy counts only the positions whose target is
+# not -100: eval's, the last epoch's test_accuracy (metrics file and run
+# record) and the run record's final one equal the accuracy of the classes
+# `predict` prints over those positions (computed here, in Python), and the
+# training accuracy of an epoch at lr 1e-30 equals that of the initial
+# weights. The same for ignore_index = 0 (a padding class): rows of class 0
+# count for nothing.
 masked() {
   if ! "$py" -c "import numpy" >/dev/null 2>&1; then
     echo "SKIP: $py cannot import numpy"
@@ -362,31 +367,66 @@ masked() {
   sed 's/ignore_index = 0/ignore_index = -100/' tests/e2e/masked.model >"$work/m100.model"
   grep -q "ignore_index = -100" "$work/m100.model" || fail "no ignore_index in tests/e2e/masked.model"
   "$mlc" build "$work/m100.model" -O1 -o "$work/m100" || fail "mlc build masked.model (ignore_index = -100)"
+  "$mlc" build tests/e2e/masked.model -O1 -o "$work/m0" || fail "mlc build masked.model"
   "$py" - "$work" <<'PY' || fail "make the data"
 import sys, numpy as np
 r = np.random.default_rng(0)
 idx = r.integers(1, 16, (256, 6)).astype(np.int64)
 y = (idx % 5).astype(np.int64)
+noisy = r.random((256, 6)) < 0.25                  # a quarter of the classes are noise
+y[noisy] = r.integers(0, 5, int(noisy.sum()))
+y0 = y.copy()
 y[:, -2:] = -100                                   # padding, ignored
 t = (idx / 16.0).astype(np.float32)
 m = (r.random((256, 6)) > 0.3).astype(np.float32)
-for n, a in dict(idx=idx, y=y, t=t, m=m).items():
+for n, a in dict(idx=idx, y=y, y0=y0, t=t, m=m).items():
     np.save(f"{sys.argv[1]}/{n}.npy", a)
 PY
-  local w=$work d="$work/idx.npy,$work/y.npy,$work/t.npy,$work/m.npy"
-  "$w/m100" train --train-data "$d" --epochs 4 --log-every 8 --metrics "$w/m.jsonl" \
-    --checkpoint "$w/m.safetensors" >"$w/m.log" 2>&1 || { cat "$w/m.log"; fail "a run on targets holding -100"; }
-  tail -n 1 "$w/m.log"
-  ! grep -q "acc" "$w/m.log" || { cat "$w/m.log"; fail "accuracy logged for targets with ignore_index"; }
-  "$py" - "$w/m.jsonl" <<'PY' || fail "the class loss did not fall"
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
+  local w=$work k y prog
+  for k in -100 0; do
+    [[ $k == 0 ]] && y=y0 prog=m0 || y=y prog=m100
+    local d="$w/idx.npy,$w/$y.npy,$w/t.npy,$w/m.npy"
+    "$w/$prog" train --train-data "$d" --test-data "$d" --epochs 4 --log-every 8 --metrics "$w/m$k.jsonl" \
+      --run-record "$w/r$k.json" --checkpoint "$w/m$k.safetensors" >"$w/m$k.log" 2>&1 ||
+      { cat "$w/m$k.log"; fail "a run on targets holding $k (ignore_index = $k)"; }
+    tail -n 1 "$w/m$k.log"
+    grep -q "step 32/32 .* acc [0-9.]* " "$w/m$k.log" && grep -q "train_acc [0-9.]* .*test_acc [0-9.]*" "$w/m$k.log" ||
+      { cat "$w/m$k.log"; fail "no accuracy logged with ignore_index = $k"; }
+    "$w/$prog" eval --weights "$w/m$k.safetensors" --data "$d" >"$w/e$k.txt" 2>&1 ||
+      { cat "$w/e$k.txt"; fail "eval (ignore_index = $k)"; }
+    "$w/$prog" predict --weights "$w/m$k.safetensors" "$w/idx.npy" >"$w/p$k.txt" 2>&1 ||
+      { cat "$w/p$k.txt"; fail "predict (ignore_index = $k)"; }
+    # the initial weights, and an epoch that leaves them as they are
+    "$w/$prog" train --train-data "$d" --epochs 0 --checkpoint "$w/i$k.safetensors" >/dev/null 2>&1 &&
+      "$w/$prog" predict --weights "$w/i$k.safetensors" "$w/idx.npy" >"$w/q$k.txt" 2>&1 &&
+      "$w/$prog" train --train-data "$d" --epochs 1 --lr 1e-30 --metrics "$w/z$k.jsonl" >"$w/z$k.log" 2>&1 ||
+      { cat "$w/z$k.log"; fail "the initial weights (ignore_index = $k)"; }
+    "$py" - "$w" "$k" "$y" <<'PY' || fail "accuracy over the targets that are not $k"
+import json, re, sys, numpy as np
+w, k, yname = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+y = np.load(f"{w}/{yname}.npy")
+keep = y != k
+def ref(path):                       # the classes predict printed, over the kept positions
+    cls = np.array([int(l.split()[0]) for l in open(path) if l.strip()]).reshape(y.shape)
+    return float((cls[keep] == y[keep]).mean()), float((cls == y).mean())
+acc, naive = ref(f"{w}/p{k}.txt")
+acc0, _ = ref(f"{w}/q{k}.txt")
+rows = [json.loads(l) for l in open(f"{w}/m{k}.jsonl")]
 ep = [r for r in rows if r["type"] == "epoch"]
-print(f"train_ce {ep[0]['train_ce']:.4f} -> {ep[-1]['train_ce']:.4f}")
-sys.exit(0 if ep[-1]["train_ce"] < ep[0]["train_ce"] - 0.2 else 1)
+rec = json.load(open(f"{w}/r{k}.json"))
+ev = float(re.search(r"accuracy ([0-9.]+)", open(f"{w}/e{k}.txt").read()).group(1))
+z = [r for r in (json.loads(l) for l in open(f"{w}/z{k}.jsonl")) if r["type"] == "epoch"][-1]
+print(f"ignore_index {k}: accuracy over {int(keep.sum())} of {y.size} positions {acc:.6f} "
+      f"(all positions: {naive:.6f}); eval {ev}, test_accuracy {ep[-1]['test_accuracy']:.6f}, "
+      f"final {rec['final']['test_accuracy']:.6f}; initial {acc0:.6f}, lr 1e-30 epoch {z['train_accuracy']:.6f}; "
+      f"train_ce {ep[0]['train_ce']:.4f} -> {ep[-1]['train_ce']:.4f}")
+ok = abs(ep[-1]["test_accuracy"] - acc) < 1e-12 and abs(rec["final"]["test_accuracy"] - acc) < 1e-12
+ok &= abs(rec["epochs"][-1]["test_accuracy"] - acc) < 1e-12 and abs(ev - acc) <= 5e-5
+ok &= abs(z["train_accuracy"] - acc0) < 1e-12 and abs(acc - naive) > 0.05 and 0.3 < acc < 1
+ok &= ep[-1]["train_ce"] < ep[0]["train_ce"] - 0.2
+sys.exit(0 if ok else 1)
 PY
-  "$w/m100" eval --weights "$w/m.safetensors" --data "$d" >"$w/e.txt" 2>&1 || { cat "$w/e.txt"; fail "eval"; }
-  grep -q "^loss [0-9]" "$w/e.txt" || { cat "$w/e.txt"; fail "eval printed no finite loss"; }
+  done
   echo "[PASS] e2e masked"
 }
 

@@ -297,6 +297,8 @@ static void inputs_table(StrBuf *b, const Glue *g) {
     snprintf(tag, sizeof tag, "test%d", i);
     sb_puts(b, ",\n     .test = ");
     data_source(b, source_for(&r->test_data, in->name), sel[i][1], tag);
+    if (in->has_ignore)
+      sb_printf(b, ",\n     .has_ignore = 1, .ignore_value = %lld", (long long)in->ignore_value);
     sb_puts(b, "},\n");
   }
   sb_puts(b, "};\n\n");
@@ -482,7 +484,13 @@ static const char *const wrappers[] = {
     "  return run(ctx, TRAIN_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
     "}\n"
     "\n",
+    "// The loss and the forward output; a loss that does not call forward\n"
+    "// leaves the output to predict.\n"
     "static int eval(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  if (!EVAL_OUT && out[1]) {\n"
+    "    void *pout[1] = {out[1]};\n"
+    "    if (predict(ctx, b, in, pout) != MLC_OK) return MLC_ERROR;\n"
+    "  }\n"
     "  ON_DEVICE(eval);\n"
     "  int64_t dims[MLC_MAX_RANK * NIN];\n"
     "  fill_dims(dims, NIN, b, ctx->syms);\n"
@@ -615,6 +623,8 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   bool label = false;
   for (int i = 0; i < g.nin; i++) label |= g.in[i].num_classes > 0;
   sb_printf(b, "enum { HAS_LABEL = %d };\n", label);
+  sb_printf(b, "enum { EVAL_OUT = %d }; // eval returns the forward output\n",
+            !u->eval || u->eval->outputs.len > 1);
   sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d, LR_SLOT = %d };\n",
             param_index(&g, "opt.step"), param_index(&g, "opt.steps_per_epoch"),
             param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));

@@ -121,7 +121,10 @@ static void inputs_comment(StrBuf *b, const Glue *g) {
     sb_printf(b, "//   %-10s %s[", in->name, glue_c_type(in->dt));
     for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
     sb_printf(b, "]%s", i < g->nfwd ? "  (forward input)" : "");
-    if (in->num_classes) sb_printf(b, "  (class label, 0..%lld)", (long long)in->num_classes - 1);
+    if (in->num_classes && in->has_ignore)
+      sb_printf(b, "  (class label, 0..%lld, or %lld: ignored)", (long long)in->num_classes - 1,
+                (long long)in->ignore_value);
+    else if (in->num_classes) sb_printf(b, "  (class label, 0..%lld)", (long long)in->num_classes - 1);
     else if (in->value_limit)
       sb_printf(b, "  (values 0..%lld: %s)", (long long)in->value_limit - 1, in->limit_what);
     sb_putc(b, '\n');

@@ -20,6 +20,8 @@ typedef struct GlueInput {
   int64_t num_classes;       // the loss's cross-entropy target: its classes
   int64_t value_limit;       // integer input the model indexes with: values < this; 0: none
   const char *limit_what;    // "the rows of tok.w"
+  bool has_ignore;           // the label's cross-entropy ignores ignore_value
+  int64_t ignore_value;
 } GlueInput;
 
 typedef struct Glue {
