@@ -18,7 +18,21 @@ typedef struct KLower {
   char *err;
   size_t errlen;
   bool failed;
+  // Views (kir_lower.c, "views"), per value (order + nparams):
+  bool *elided;      // a transpose only matmuls (and elided transposes) read:
+                     // no kernel and no buffer, its readers index its source
+  IrNode **into;     // a matmul whose one reader is a transpose: that transpose,
+                     // whose buffer the matmul writes through permuted strides
+  bool *placed;      // the value has its buffer already
 } KLower;
+
+// A strided view of a buffer as an op operand sees it: dims and element
+// strides (a transpose permutes both; a buffer is row-major).
+typedef struct KlView {
+  int buf;
+  int rank;
+  KExpr *dims[KL_MAX_RANK], *strides[KL_MAX_RANK];
+} KlView;
 
 // The buffer holding graph value n.
 int kl_buf(KLower *c, const IrNode *n);
@@ -66,6 +80,21 @@ KExpr *kl_isnan(KLower *c, KExpr *x);
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);
 double kl_attr_f(const IrNode *n, IrAttrKey k);
+
+// The K sum of one output element in the library's order (kernels/gemm_ref.h):
+// K blocks (mlc_gemm_kblock of K) of fma chains from +0, block sums added in
+// order. step(q, blk, p, s) appends `s = fma(x_p, y_p, s)` for product p.
+typedef struct KlSum {
+  KLower *c;
+  KirKernel *k;
+  DType dt;
+  void (*step)(struct KlSum *q, Vec *blk, KExpr *p, KExpr *s);
+  void *ctx;
+} KlSum;
+// A new local holding the sum over p < K.
+KExpr *kl_ksum(KlSum *q, Vec *blk, KExpr *K);
+// acc = acc + (each block's sum over p < K), in order (acc: a local).
+void kl_ksum_add(KlSum *q, Vec *blk, KExpr *K, KExpr *acc);
 
 // kir_lower_nn.c: false after kl_fail.
 bool kl_conv(KLower *c, IrNode *n);

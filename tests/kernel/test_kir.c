@@ -10,7 +10,9 @@
 //    to kernel IR, verified, printed, and run with kir_run on random inputs;
 //    every output and every state slot the function stores must match
 //    interp_run: in f64 within 1e-12 relative, in f32 within 1e-5
-//    (|a - b| <= tol * max(1, |a|, |b|)). Symbolic dims are 3 unless a
+//    (|a - b| <= tol * max(1, |a|, |b|)), and exactly for the matmul and
+//    conv modules (exact_files: both evaluators follow the kernel library's
+//    order, kernels/gemm_ref.h). Symbolic dims are 3 unless a
 //    `; dim NAME N` directive says otherwise; `; positive NAME` draws from
 //    [0.5, 2] and `; int NAME N` integers from [0, N) (default N = 2);
 //    floats are otherwise uniform in [-1, 1].
@@ -159,8 +161,17 @@ static void state_free(State *s) {
 }
 
 // Runs f in one mode with both evaluators and compares outputs and state.
+// Modules of matmuls and convolutions (and the views and elementwise ops
+// exact in both evaluators): both follow the library's order
+// (kernels/gemm_ref.h), so they agree bit for bit, in f32 and f64 alike.
+static const char *const exact_files[] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir", "tests/graph/ir/mlp.ir",
+                                          "tests/graph/interp/matmul.ir", "tests/graph/interp/conv2d.ir",
+                                          "tests/graph/interp/conv2d_grad_input.ir",
+                                          "tests/graph/interp/conv2d_grad_weight.ir"};
+static bool exact;
+
 static bool run_mode(IrModule *m, IrFunc *f, KirProgram *p, Tensor **args, const State *st, InterpMode mode) {
-  double tol = mode == INTERP_F64 ? 1e-12 : 1e-5;
+  double tol = exact ? 0 : mode == INTERP_F64 ? 1e-12 : 1e-5;
   State s1, s2;
   state_clone(&s1, st);
   state_clone(&s2, st);
@@ -244,6 +255,9 @@ static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
 
 static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file) {
   const char *name = arena_printf(A, "%s:%s", file, f->name);
+  exact = false;
+  for (size_t i = 0; i < sizeof exact_files / sizeof *exact_files; i++) exact |= !strcmp(file, exact_files[i]);
+  if (exact) name = arena_printf(A, "%s (bit for bit)", name);
   char err[512];
   KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
   if (!p) {

@@ -382,7 +382,7 @@ static int define_absolute(LLVMOrcLLJITRef jit, const char *name, void (*addr)(v
   return fail_error(err, errlen, name, e);
 }
 
-LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err, size_t errlen) {
+LlvmJit *llvm_jit_new(LlvmGen *g, const LlvmJitSymbol *syms, int nsyms, char *err, size_t errlen) {
   if (llvm_gen_optimize(g, err, errlen)) return NULL;
   LLVMOrcJITTargetMachineBuilderRef jtmb;
   LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
@@ -395,10 +395,11 @@ LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err, size_t 
     free(j);
     return fail_error(err, errlen, "jit", e), NULL;
   }
-  if (parallel_for && define_absolute(j->jit, "mlc_parallel_for", parallel_for, err, errlen)) {
-    llvm_jit_free(j);
-    return NULL;
-  }
+  for (int i = 0; i < nsyms; i++)
+    if (define_absolute(j->jit, syms[i].name, syms[i].addr, err, errlen)) {
+      llvm_jit_free(j);
+      return NULL;
+    }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(g->mod, g->tsc);
   g->mod = NULL;
   if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm))) {

@@ -319,6 +319,10 @@ LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
     LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
     return call(g, philox_fn(g), args, 3);
   }
+  case KE_FMA: {
+    LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
+    return call_intr(g, "llvm.fma", args, 3);
+  }
   }
   MLC_UNREACHABLE();
 }
@@ -397,6 +401,66 @@ static void check_stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   LLVMPositionBuilderAtEnd(g->b, ok);
 }
 
+// ---- library calls -----------------------------------------------------------------------------------
+// i32 <cfn>(ptr pool, <parameters>): the C signature kir.h's table gives
+// (i: i64, f: float, flags: i32, buffers and the geometry: ptr), declared on
+// first use.
+static LLVMValueRef call_decl(LlvmGen *g, const KirCallSpec *sp) {
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, sp->cfn);
+  if (fn) return fn;
+  LLVMTypeRef ps[KIR_CALL_MAX_PARAMS + 1] = {g->tptr};
+  for (int i = 0; i < sp->nparams; i++) {
+    KCallArgKind k = sp->param[i].kind;
+    ps[i + 1] = k == KCA_I64 ? g->ti64 : k == KCA_F32 ? g->tf32 : k == KCA_GFLAGS || k == KCA_CFLAGS ? g->ti32 : g->tptr;
+  }
+  fn = LLVMAddFunction(g->mod, sp->cfn, LLVMFunctionType(g->ti32, ps, (unsigned)sp->nparams + 1, 0));
+  fn_attr(g, fn, "nounwind");
+  return fn;
+}
+
+// The call with its operands; the pool is the kernel's, or NULL inside a
+// chunk loop (the call then runs on that chunk's thread) and with threads
+// off. A non-zero status (a work buffer the library could not allocate)
+// stops the program as a failed check does.
+static void call_stmt(LlvmGen *g, LlvmEnv *e, const KCall *c) {
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  LLVMValueRef args[KIR_CALL_MAX_PARAMS + 1];
+  LLVMValueRef null = LLVMConstPointerNull(g->tptr);
+  args[0] = g->opt.threads && !e->in_par ? e->pool : null;
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    LLVMValueRef *a = &args[i + 1];
+    switch (pa->kind) {
+    case KCA_I64: case KCA_F32: *a = llvm_expr(g, e, c->slot[pa->slot]); break;
+    case KCA_GFLAGS: case KCA_CFLAGS: *a = LLVMConstInt(g->ti32, c->flags, 0); break;
+    case KCA_GEOM: {
+      LLVMTypeRef at = LLVMArrayType2(g->ti64, KIR_CONV_GEOM);
+      *a = llvm_alloca(g, at, "geom");
+      for (int j = 0; j < KIR_CONV_GEOM; j++) {
+        LLVMValueRef ix[2] = {LLVMConstInt(g->ti64, 0, 0), LLVMConstInt(g->ti64, (unsigned long long)j, 0)};
+        LLVMBuildStore(g->b, llvm_expr(g, e, c->slot[pa->slot + j]), LLVMBuildInBoundsGEP2(g->b, at, *a, ix, 2, ""));
+      }
+      break;
+    }
+    default:
+      *a = c->buf[pa->slot] < 0 ? null : elem_ptr(g, e, c->buf[pa->slot], llvm_expr(g, e, c->slot[pa->slot]));
+    }
+  }
+  LLVMValueRef fn = call_decl(g, &sp);
+  LLVMValueRef st = call(g, fn, args, (unsigned)sp.nparams + 1);
+  LLVMBasicBlockRef fail = new_bb(g, e, "call.fail"), ok = new_bb(g, e, "call.ok");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, st, LLVMConstInt(g->ti32, 0, 0), ""), ok, fail);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s: out of memory for its work buffers", sp.cfn);
+  LLVMValueRef store = LLVMBuildStore(g->b, LLVMBuildGlobalStringPtr(g->b, msg, "mlc.msg"), e->errslot);
+  LLVMSetOrdering(store, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(store, 8);
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 1, 0));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
 static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n);
 
 static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
@@ -413,6 +477,7 @@ static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   case KS_IF: if_stmt(g, e, s); return;
   case KS_CHECK: check_stmt(g, e, s); return;
   case KS_BARRIER: return; // every chunk loop has joined its threads already
+  case KS_CALL: call_stmt(g, e, s->call); return;
   }
   MLC_UNREACHABLE();
 }
