@@ -646,6 +646,7 @@ typedef struct Printer {
   int *symmap;  // canon: program sym -> canonical position, -1 before its first use
   int *symlist; // canon: canonical position -> program sym
   int nsyms;
+  int nchecks;  // canon: checks printed so far (their messages print as m<i>)
 } Printer;
 
 const char *kir_infix(KBinOp op) {
@@ -870,7 +871,8 @@ static void put_stmt(Printer *pr, const KStmt *s, int ind) {
   case KS_CHECK:
     sb_puts(b, "check ");
     put_expr(pr, s->cond);
-    put_check_msg(b, s->msg);
+    if (pr->canon) sb_printf(b, " m%d\n", pr->nchecks++);
+    else put_check_msg(b, s->msg);
     return;
   case KS_BARRIER: sb_puts(b, "barrier\n"); return;
   case KS_CALL: put_call(pr, s->call); return;
@@ -948,6 +950,20 @@ void kir_dump(const KirProgram *p, FILE *out) {
   kir_print(&b, p);
   if (b.data) fputs(b.data, out);
   sb_free(&b);
+}
+
+static void checks_of(const Vec *blk, Vec *out, Arena *a) {
+  for (int i = 0; i < blk->len; i++) {
+    KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_CHECK) vec_push(a, out, s);
+    checks_of(&s->body, out, a);
+    checks_of(&s->els, out, a);
+  }
+}
+
+void kir_kernel_checks(const KirProgram *p, const KirKernel *k, Vec *out) {
+  out->len = 0;
+  checks_of(&k->body, out, p->arena);
 }
 
 void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k, int *syms_used, int *nsyms) {

@@ -490,12 +490,17 @@ void kir_print(StrBuf *b, const KirProgram *p);
 void kir_dump(const KirProgram *p, FILE *out);
 // A kernel's text independent of its program: buffers named by parameter
 // position (with their dtypes), syms by order of first use, variables by
-// index, no name, span or op record. Equal keys print to equal code; a
-// backend compiles such kernels once. syms_used (may be NULL; room for every
-// program sym) gets the program sym of each canonical sym, and *nsyms their
-// count.
+// index, check messages by position (m0, m1, ... in kir_kernel_checks'
+// order), no name, span or op record. Equal keys print to equal code once
+// the syms and the messages are given; a backend compiles such kernels once
+// (the finite checks of a program differ only in their messages). syms_used
+// (may be NULL; room for every program sym) gets the program sym of each
+// canonical sym, and *nsyms their count.
 void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k,
                     int *syms_used, int *nsyms);
+// The kernel's check statements (KStmt*) in the order the key numbers them:
+// statements in order, a loop's or branch's body (then else) before the next.
+void kir_kernel_checks(const KirProgram *p, const KirKernel *k, Vec *out);
 // Parses the text of one or more programs (kir_print's output; `;` starts a
 // comment) into progs (KirProgram*, in the file's order). Errors go to d at
 // file:line:col; false when there was any.

@@ -566,7 +566,9 @@ static void test_variants(MlcPool *pool) {
 // ---- finite checks ---------------------------------------------------------------------------------
 // A program lowered with check_finite, compiled: it returns 1 with the first
 // non-finite value's message (log's -inf before sqrt's NaN; a NaN at the
-// start of a long parallel-produced buffer), and 0 on finite input.
+// start of a long parallel-produced buffer), and 0 on finite input. In
+// TWICE both logs have one kernel key, so one function serves both: each
+// call must still report its own statement.
 static const char *FINITE =
     "module F\n"
     "func f(%x: f32[N]) -> (f32[N]) {\n"
@@ -574,17 +576,31 @@ static const char *FINITE =
     "  %1 = sqrt(%0) : f32[N]\n"
     "  return %1\n"
     "}\n";
+static const char *TWICE =
+    "module F\n"
+    "func f(%x: f32[N]) -> (f32[N]) {\n"
+    "  %0 = log(%x) : f32[N]\n"
+    "  %1 = log(%0) : f32[N]\n"
+    "  return %1\n"
+    "}\n";
 
-static void test_finite(MlcPool *pool) {
+typedef struct FiniteCase {
+  int64_t at;
+  float v;
+  const char *want; // NULL: passes
+} FiniteCase;
+
+static void test_finite_src(MlcPool *pool, const char *file, const char *src, const FiniteCase *cases, int ncases) {
   Arena *a = arena_new();
   char why[512] = "";
   DiagSink ds;
   diag_init(&ds, a);
-  IrModule *m = ir_parse(a, src_from_string(a, "finite.ir", FINITE, strlen(FINITE)), &ds);
+  IrModule *m = ir_parse(a, src_from_string(a, file, src, strlen(src)), &ds);
   KirLowerOptions o = {.check_finite = true};
   KirProgram *p = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), &o, why, sizeof why) : NULL;
   Compiled cc;
   bool ok = p && compile(p, &cc, why, sizeof why);
+  snprintf(why + strlen(why), sizeof why - strlen(why), " (%s)", file);
   check("checked program compiles", ok, why);
   if (!ok) {
     arena_free(a);
@@ -594,12 +610,7 @@ static void test_finite(MlcPool *pool) {
   float *x = malloc(sizeof(float) * N), *y = malloc(sizeof(float) * N);
   int64_t dims[MLC_MAX_RANK] = {N};
   void *scratch = aligned_alloc(64, ((size_t)cc.scratch(dims) + 63) / 64 * 64 + 64);
-  const struct { int64_t at; float v; const char *want; } cases[] = {
-      {4000, 0, "nonfinite 0 -inf at finite.ir:3:3 (log)"},
-      {1, 0.5f, "nonfinite 1 nan at finite.ir:4:3 (sqrt)"},
-      {0, 2, NULL},
-  };
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < ncases; i++) {
     for (int e = 0; e < N; e++) x[e] = 2 + (float)e;
     x[cases[i].at] = cases[i].v;
     void *in[1] = {x}, *out[1] = {y};
@@ -612,6 +623,22 @@ static void test_finite(MlcPool *pool) {
   free(scratch), free(x), free(y);
   release(&cc);
   arena_free(a);
+}
+
+static void test_finite(MlcPool *pool) {
+  const FiniteCase once[] = {
+      {4000, 0, "nonfinite 0 -inf at finite.ir:3:3 (log)"},
+      {1, 0.5f, "nonfinite 1 nan at finite.ir:4:3 (sqrt)"},
+      {0, 2, NULL},
+  };
+  test_finite_src(pool, "finite.ir", FINITE, once, 3);
+  // x = 1: the first log gives 0, the second -inf; x = 0: the first -inf.
+  const FiniteCase twice[] = {
+      {3000, 1, "nonfinite 1 -inf at twice.ir:4:3 (log)"},
+      {7, 0, "nonfinite 0 -inf at twice.ir:3:3 (log)"},
+      {0, 3, NULL},
+  };
+  test_finite_src(pool, "twice.ir", TWICE, twice, 3);
 }
 
 // ---- one function per distinct kernel --------------------------------------------------------------
