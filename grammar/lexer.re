@@ -43,6 +43,7 @@ static const Keyword keywords[] = {
     {"init", KW_INIT},     {"return", KW_RETURN}, {"grad", KW_GRAD},
     {"train", KW_TRAIN},   {"true", KW_TRUE},     {"false", KW_FALSE},
     {"and", KW_AND},       {"or", KW_OR},         {"not", KW_NOT},
+    {"for", KW_FOR},
 };
 
 // Identifiers, keywords and dtype names share one rule; the table decides.
@@ -212,6 +213,7 @@ static int lex_raw(Lexer *lx, MLC_STYPE *val) {
       ["] ([^"\\\n] | "\\" [^\n])* ["]  { return lex_string(lx, val, true); }
       ["] ([^"\\\n] | "\\" [^\n])*      { return lex_string(lx, val, false); }
 
+      "..." { return ELLIPSIS; }
       "->"  { return ARROW; }
       "<="  { return LE; }
       ">="  { return GE; }
@@ -227,6 +229,34 @@ static int lex_raw(Lexer *lx, MLC_STYPE *val) {
   }
 }
 
+// `blocks.0.attn`: a '.' and digits right after a name or a closing
+// bracket are a member access by position (the paths of a list's elements,
+// as PyTorch's state dicts spell them), not the float .0. The '.' is
+// returned and the digits held back as an integer.
+static bool position_member(Lexer *lx, MLC_LTYPE *loc) {
+  const char *p = lx->cur;
+  uint32_t off = (uint32_t)(p - lx->file->text);
+  if (*p != '.' || p[1] < '0' || p[1] > '9' || off != lx->prev_end ||
+      (lx->last != IDENT && lx->last != ')' && lx->last != ']'))
+    return false;
+  const char *q = p + 1;
+  while (*q >= '0' && *q <= '9') q++;
+  if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '_') return false;
+  lx->tok = p + 1;
+  lx->cur = q;
+  Expr *e = ast_expr(lx->arena, EX_INT, tok_span(lx));
+  e->name = arena_strndup(lx->arena, p + 1, (size_t)(q - p - 1));
+  errno = 0;
+  e->ival = strtoll(e->name, NULL, 10);
+  if (errno == ERANGE) diag_error(lx->diags, tok_span(lx), "position '%.40s' is too large", e->name);
+  lx->pending = INT;
+  lx->pending_val.expr = e;
+  lx->pending_loc = (MLC_LTYPE){off + 1, (uint32_t)(q - lx->file->text)};
+  *loc = (MLC_LTYPE){off, off + 1};
+  lx->prev_end = off + 1;
+  return true;
+}
+
 // Decides which line ends are tokens and inserts NL before '}' and EOF.
 int mlc_lex(MLC_STYPE *val, MLC_LTYPE *loc, Lexer *lx) {
   if (lx->pending) {
@@ -234,9 +264,11 @@ int mlc_lex(MLC_STYPE *val, MLC_LTYPE *loc, Lexer *lx) {
     lx->pending = 0;
     *val = lx->pending_val;
     *loc = lx->pending_loc;
+    if (t == INT) lx->prev_end = loc->end; // a held-back position (blocks.0)
     return lx->last = t;
   }
   for (;;) {
+    if (position_member(lx, loc)) return lx->last = '.';
     int t = lex_raw(lx, val);
     loc->off = (uint32_t)(lx->tok - lx->file->text);
     loc->end = (uint32_t)(lx->cur - lx->file->text);

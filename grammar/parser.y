@@ -63,6 +63,25 @@ static Span range(Lexer *lx, Loc a, Loc b) {
   return (Span){lx->file, a.off, b.end - a.off};
 }
 
+// One element of a list of instances, named by its position ("0", "1", ...).
+static Member *inst_elem(Lexer *lx, int pos, const char *block, Span block_sp, Vec args, Span sp) {
+  Member *m = arena_alloc(lx->arena, sizeof(Member));
+  m->kind = MB_INSTANCE;
+  m->span = m->name_span = sp;
+  m->name = arena_printf(lx->arena, "%d", pos);
+  m->block_name = block;
+  m->block_span = block_sp;
+  m->args = args;
+  return m;
+}
+
+// `for x in ...`: `in` is a word, not a keyword (Linear(in, out) uses it as a
+// name), so the loop's second word is checked here.
+static void expect_in(Lexer *lx, const char *word, Loc at) {
+  if (strcmp(word, "in") != 0)
+    diag_error(lx->diags, lex_span(lx, at), "expected 'in' after the loop variable, got '%s'", word);
+}
+
 static Vec vec1(Lexer *lx, void *x) {
   Vec v = {0};
   vec_push(lx->arena, &v, x);
@@ -95,22 +114,22 @@ static Vec vec1(Lexer *lx, void *x) {
 %token KW_BUFFER "'buffer'" KW_FROZEN "'frozen'" KW_INIT "'init'"
 %token KW_RETURN "'return'" KW_GRAD "'grad'" KW_TRAIN "'train'"
 %token KW_TRUE "'true'" KW_FALSE "'false'" KW_AND "'and'" KW_OR "'or'"
-%token KW_NOT "'not'"
+%token KW_NOT "'not'" KW_FOR "'for'"
 %token ARROW "'->'" LE "'<='" GE "'>='" EQ "'=='" NE "'!='" POW "'**'"
-%token FLOORDIV "'//'"
+%token FLOORDIV "'//'" ELLIPSIS "'...'"
 
 %type <item> item block model fnitem train
 %type <vec> members bparams bparams_opt params params_opt stmts args args_opt
-%type <vec> exprs exprs_opt dims indices settings bindings
-%type <member> member
+%type <vec> exprs exprs_opt dims indices settings bindings insts results names
+%type <member> member inst
 %type <func> method
 %type <stmt> stmt binding
 %type <type> type
-%type <expr> expr postfix primary index sopt init_opt
+%type <expr> expr postfix primary index sopt init_opt dim
 %type <arg> arg
 %type <setting> setting
 %type <bparam> bparam
-%type <param> param
+%type <param> param result
 %type <flag> frozen_opt
 
 %left KW_OR
@@ -194,9 +213,26 @@ member
       { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_INSTANCE; $$->span = range(lx, @1, @6);
         $$->name = $1; $$->name_span = SP(@1); $$->block_name = $3; $$->block_span = SP(@3);
         $$->args = $5; }
+  | IDENT '=' '[' insts ']' NL
+      { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_INSTANCE_LIST; $$->span = range(lx, @1, @5);
+        $$->name = $1; $$->name_span = SP(@1); $$->elems = $4; }
+  | IDENT '=' '[' inst KW_FOR IDENT IDENT expr ']' NL
+      { expect_in(lx, $7, @7);
+        $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_INSTANCE_LIST; $$->span = range(lx, @1, @9);
+        $$->name = $1; $$->name_span = SP(@1); $$->elems = vec1(lx, $4);
+        $$->loop_var = $6; $$->loop_span = SP(@6); $$->loop_iter = $8; }
   | method
       { $$ = arena_alloc(A, sizeof(Member)); $$->kind = MB_METHOD; $$->span = SP(@$);
         $$->name = $1->name; $$->name_span = $1->name_span; $$->method = $1; }
+  ;
+
+// [Linear(784, 256), Linear(256, 10)]: the elements are named 0, 1, ...
+insts
+  : inst                  { $$ = vec1(lx, $1); }
+  | insts ',' inst        { $$ = $1; $3->name = arena_printf(A, "%d", $1.len); vec_push(A, &$$, $3); }
+  ;
+inst
+  : IDENT '(' args_opt ')' { $$ = inst_elem(lx, 0, $1, SP(@1), $3, SP(@$)); }
   ;
 
 frozen_opt : %empty { $$ = false; } | KW_FROZEN { $$ = true; } ;
@@ -206,12 +242,28 @@ method
   : IDENT '(' params_opt ')' ARROW type '{' stmts '}'
       { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
         $$->name_span = SP(@1); $$->params = $3; $$->ret = $6; $$->body = $8; }
+  | IDENT '(' params_opt ')' ARROW '(' results ')' '{' stmts '}'
+      { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
+        $$->name_span = SP(@1); $$->params = $3; $$->body = $10;
+        $$->ret = ((Param *)$7.data[0])->type;
+        if ($7.len > 1) $$->results = $7; }
   | IDENT '(' error '{' { OK(); } stmts '}'
       { $$ = arena_alloc(A, sizeof(Func)); $$->span = SP(@$); $$->name = $1;
         $$->name_span = SP(@1); $$->body = $6; }
   | method KW_GRAD '(' IDENT ')' '{' stmts '}'
       { $$ = $1; $$->has_grad = true; $$->grad_span = span_join(SP(@2), SP(@8));
         $$->grad_name = $4; $$->grad_name_span = SP(@4); $$->grad_body = $7; }
+  ;
+
+// -> (f32[B, 10], aux: f32): several results, each optionally named
+results
+  : result                { $$ = vec1(lx, $1); }
+  | results ',' result    { $$ = $1; vec_push(A, &$$, $3); }
+  ;
+result
+  : type                  { $$ = arena_alloc(A, sizeof(Param)); $$->span = SP(@$); $$->type = $1; }
+  | IDENT ':' type        { $$ = arena_alloc(A, sizeof(Param)); $$->span = SP(@$);
+                            $$->name = $1; $$->name_span = SP(@1); $$->type = $3; }
   ;
 
 params_opt : %empty { $$ = (Vec){0}; } | params ;
@@ -232,8 +284,13 @@ type
                             $$->dtype = $1; $$->dtype_span = SP(@1); $$->has_dims = true; $$->dims = $3; }
   ;
 dims
-  : expr                  { $$ = vec1(lx, $1); }
-  | dims ',' expr         { $$ = $1; vec_push(A, &$$, $3); }
+  : dim                   { $$ = vec1(lx, $1); }
+  | dims ',' dim          { $$ = $1; vec_push(A, &$$, $3); }
+  ;
+// `...`: any number of leading dims (sema allows it first, in signatures)
+dim
+  : expr
+  | ELLIPSIS              { $$ = ast_expr(A, EX_ELLIPSIS, SP(@$)); }
   ;
 
 stmts
@@ -245,9 +302,17 @@ stmts
 
 stmt
   : binding
+  | names '=' expr NL
+      { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @3);
+        $$->names = $1; $$->name = ((Param *)$1.data[0])->name;
+        $$->name_span = ((Param *)$1.data[0])->name_span; $$->value = $3; }
   | IDENT ':' type '=' expr NL
       { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @5);
         $$->name = $1; $$->name_span = SP(@1); $$->type = $3; $$->value = $5; }
+  | KW_FOR IDENT IDENT expr '{' stmts '}'
+      { expect_in(lx, $3, @3);
+        $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_FOR; $$->span = SP(@$);
+        $$->name = $2; $$->name_span = SP(@2); $$->value = $4; $$->body = $6; }
   | KW_RETURN exprs NL
       { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_RETURN; $$->span = range(lx, @1, @2);
         if ($2.len == 1) $$->value = $2.data[0];
@@ -260,6 +325,17 @@ binding
   : IDENT '=' expr NL
       { $$ = arena_alloc(A, sizeof(Stmt)); $$->kind = ST_LET; $$->span = range(lx, @1, @3);
         $$->name = $1; $$->name_span = SP(@1); $$->value = $3; }
+  ;
+
+// logits, aux = forward(x): one name per result of a call
+names
+  : IDENT ',' IDENT
+      { Param *a = arena_alloc(A, sizeof(Param)), *b = arena_alloc(A, sizeof(Param));
+        a->name = $1; a->span = a->name_span = SP(@1); b->name = $3; b->span = b->name_span = SP(@3);
+        $$ = vec1(lx, a); vec_push(A, &$$, b); }
+  | names ',' IDENT
+      { Param *c = arena_alloc(A, sizeof(Param)); c->name = $3; c->span = c->name_span = SP(@3);
+        $$ = $1; vec_push(A, &$$, c); }
   ;
 
 // train FashionMLP { batch 64  epochs 5  optimizer sgd(lr = 0.05) ... }
@@ -325,6 +401,8 @@ postfix
       { $$ = ast_expr(A, EX_CALL, SP(@$)); $$->lhs = $1; $$->args = $3; }
   | postfix '.' IDENT
       { $$ = ast_expr(A, EX_MEMBER, SP(@$)); $$->lhs = $1; $$->name = $3; }
+  | postfix '.' INT       /* blocks.0: an element of a list of instances */
+      { $$ = ast_expr(A, EX_MEMBER, SP(@$)); $$->lhs = $1; $$->name = $3->name; }
   | postfix '[' indices ']'
       { $$ = ast_expr(A, EX_INDEX, SP(@$)); $$->lhs = $1; $$->args = $3; }
   ;

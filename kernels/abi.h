@@ -26,6 +26,9 @@
 
 // Symbolic per-sample dims (a sequence length T) one model may have.
 #define MLC_MAX_SYMS 8
+// Most auxiliary values a loss may return besides itself (logged by the
+// program: MlcModel.naux).
+#define MLC_MAX_AUX 8
 
 // Bytes of the message an entry point leaves in MlcCtx.err.
 #define MLC_ERR_LEN 256

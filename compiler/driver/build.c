@@ -3,6 +3,7 @@
 //
 //   mlc build FILE.model [--model NAME] [-o OUT] [--emit KIND]
 //             [--dump-after=STAGE,...] [--verify-each] [-v]
+//             [--target=cpu|cuda|cpu,cuda] [--cuda-arch=sm_90,...]
 //             [--cpu=native|NAME] [-O0..-O3] [--keep-temps]
 //
 // Input: the model file. Output, by --emit (build_help_tail lists them):
@@ -191,6 +192,7 @@ static bool prepare(Build *b) {
                           .keep_temps = o->keep_temps, .verbose = o->verbose, .verbose_cmd = "build",
                           .dump = b->dump,
                           .verify_each = o->verify_each || pipeline_default_verify()};
+  po->targets = o->targets ? o->targets : PIPE_CPU;
   po->backend = backend_default_options();
   po->backend.cpu = o->cpu, po->backend.opt_level = o->opt_level;
   po->backend.emit = b->e.how == OUT_ASM ? BE_EMIT_ASM : BE_EMIT_OBJ;
@@ -223,11 +225,13 @@ static bool write_result(Build *b) {
   return (!b->header.f || out_commit(&b->header, &b->d)) && ok;
 }
 
-static int build(const DriverOpts *o, const Emission *e, uint32_t dump) {
+static int build(const DriverOpts *o, const Emission *e, uint32_t dump, const PipelineOptions *targets) {
   Build b = {.o = o, .e = *e, .dump = dump, .a = arena_new()};
   driver_diag_init(&b.d, b.a, o);
   double t0 = pipeline_now();
   bool ok = prepare(&b);
+  memcpy(b.po.cuda_archs, targets->cuda_archs, sizeof b.po.cuda_archs);
+  b.po.ncuda_archs = targets->ncuda_archs;
   if (ok) {
     pipeline_init(&b.P, b.a, &b.d, &b.po);
     // The emission is written when its stage has run; stages after it run
@@ -244,6 +248,28 @@ static int build(const DriverOpts *o, const Emission *e, uint32_t dump) {
   int status = driver_report(&b.d, "build", ok ? EXIT_OK : EXIT_ERRORS);
   arena_free(b.a);
   return status;
+}
+
+// --target and --cuda-arch against the emission: the CPU module needs the
+// cpu target, --cuda-arch the cuda one; a CUDA program or object needs a
+// runtime built with its CUDA layer.
+static int check_targets(const DriverOpts *o, const Emission *e, PipelineOptions *po) {
+  unsigned t = o->targets ? o->targets : PIPE_CPU;
+  if (!(t & PIPE_CPU) && e->stage == STAGE_CODEGEN)
+    return driver_usage_error("build", "--emit %s prints the CPU kernels; --target %s has none", e->name,
+                              t & PIPE_CUDA ? "cuda" : "?");
+  if (o->cuda_arch && !(t & PIPE_CUDA))
+    return driver_usage_error("build", "--cuda-arch is for --target cuda (or cpu,cuda)");
+  char err[512];
+  if (o->cuda_arch && (po->ncuda_archs = cuda_arch_parse(o->cuda_arch, po->cuda_archs, CUDA_MAX_ARCHS, err,
+                                                         sizeof err)) < 0)
+    return driver_usage_error("build", "--cuda-arch: %s", err);
+#ifndef MLC_RT_HAS_CUDA
+  if ((t & PIPE_CUDA) && e->how == OUT_BINARY)
+    return driver_usage_error("build", "--target cuda: this mlc's runtime was built without its CUDA layer "
+                              "(cuda.h was not found when mlc was built)");
+#endif
+  return EXIT_OK;
 }
 
 int driver_build(int argc, char **argv) {
@@ -263,5 +289,7 @@ int driver_build(int argc, char **argv) {
     return driver_usage_error("build", "-o - (standard output) is for text emissions, not --emit %s", e.name);
   uint32_t dump;
   if (parse_dumps(o.dump_after, &dump)) return EXIT_USAGE;
-  return build(&o, &e, dump);
+  PipelineOptions targets = {0};
+  if (check_targets(&o, &e, &targets)) return EXIT_USAGE;
+  return build(&o, &e, dump, &targets);
 }

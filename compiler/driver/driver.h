@@ -56,6 +56,8 @@ typedef struct DriverOpts {
   const char *out;        // -o OUT; "-" is standard output
   const char *emit;       // --emit KIND; NULL: exe
   const char *dump_after; // --dump-after=STAGE[,STAGE...]
+  unsigned targets;       // --target: bit 0 cpu, bit 1 cuda; 0: cpu
+  const char *cuda_arch;  // --cuda-arch=LIST; NULL: sm_90
   const char *cpu;        // --cpu=CPU; NULL: native
   int opt_level;          // -O0..-O3; 3 unless given
   bool keep_temps;        // --keep-temps
@@ -65,8 +67,11 @@ typedef struct DriverOpts {
   const char *entry;      // --entry
   const char *inputs[DRIVER_MAX_INPUTS]; // --input NAME=PATH, in order
   int ninputs;
+  const char *weights;    // --weights FILE
+  const char *save;       // --save OUT
   bool f64;               // --f64 (default --f32)
   uint64_t seed;          // --seed N
+  bool have_seed;         // --seed was given
 } DriverOpts;
 
 // ---- the command line (options.c) ---------------------------------------------------------

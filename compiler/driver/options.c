@@ -40,6 +40,12 @@
   X(VERIFY_EACH, "verify-each", 0, no_argument, B(BUILD) | B(RUN), "--verify-each",              \
     "run each stage's verifier after it (always on\nin debug builds); a failure is an internal\n" \
     "compiler error naming the stage")                                                           \
+  X(TARGET, "target", 0, required_argument, B(BUILD), "--target=LIST",                           \
+    "cpu (default), cuda, or cpu,cuda: the kernels built\n(cuda: CUDA C through NVRTC; a program built\n" \
+    "with both takes --device cpu|cuda)")                                                        \
+  X(CUDA_ARCH, "cuda-arch", 0, required_argument, B(BUILD), "--cuda-arch=LIST",                  \
+    "GPU architectures for --target cuda: sm_90\n(default) or several, sm_80,sm_90; a cubin each\n" \
+    "and PTX of the lowest")                                                                     \
   X(CPU, "cpu", 0, required_argument, B(BUILD), "--cpu=CPU",                                     \
     "native (default: this machine's CPU and features)\nor an LLVM CPU name (x86-64-v3, znver4, ...)") \
   X(OPT, NULL, 'O', required_argument, B(BUILD), "-O0 .. -O3", "optimisation level (default -O3)") \
@@ -49,13 +55,18 @@
     "print the time of every stage (and of its verifier)")                                       \
   X(INTERP, "interp", 0, no_argument, B(RUN), "--interp",                                        \
     "run in the reference interpreter (required)")                                               \
-  X(ENTRY, "entry", 0, required_argument, B(RUN), "--entry ENTRY", "forward, loss, eval or predict") \
+  X(ENTRY, "entry", 0, required_argument, B(RUN), "--entry ENTRY",                              \
+    "forward, loss, eval, predict, loss_grad,\ntrain_step or init (below)")                      \
   X(INPUT, "input", 0, required_argument, B(RUN), "--input NAME=X.npy",                          \
     "the entry's argument NAME, from an .npy file\n(once per argument)")                         \
+  X(WEIGHTS, "weights", 0, required_argument, B(RUN), "--weights FILE",                          \
+    "parameters and buffers from a safetensors file:\nan mlc checkpoint or a PyTorch state_dict") \
+  X(SAVE, "save", 0, required_argument, B(RUN), "--save OUT",                                    \
+    "also write the results: OUT.safetensors, OUT.npy\n(one result) or a directory of NAME.npy") \
   X(F32, "f32", 0, no_argument, B(RUN), "--f32", "round every float op to f32 (default)")        \
   X(F64, "f64", 0, no_argument, B(RUN), "--f64", "compute in f64")                               \
   X(SEED, "seed", 0, required_argument, B(RUN), "--seed N",                                      \
-    "seed of the parameters' initialisation (default 0)")
+    "seed of the initial state (default: the train\nrecipe's, else 0)")
 
 typedef enum {
 #define X(id, ...) OPT_##id,
@@ -207,6 +218,18 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_EMIT: o->emit = arg; break;
   case OPT_DUMP_AFTER: o->dump_after = arg; break;
   case OPT_VERIFY_EACH: o->verify_each = true; break;
+  case OPT_TARGET:
+    o->targets = 0;
+    for (const char *p = arg; *p;) {
+      size_t n = strcspn(p, ",");
+      if (n == 3 && !strncmp(p, "cpu", 3)) o->targets |= 1;
+      else if (n == 4 && !strncmp(p, "cuda", 4)) o->targets |= 2;
+      else return driver_usage_error(cmd, "--target takes cpu, cuda or cpu,cuda, not '%s'", arg);
+      p += n + (p[n] == ',');
+    }
+    if (!o->targets) return driver_usage_error(cmd, "--target takes cpu, cuda or cpu,cuda, not '%s'", arg);
+    break;
+  case OPT_CUDA_ARCH: o->cuda_arch = arg; break;
   case OPT_CPU: o->cpu = arg; break;
   case OPT_OPT:
     if (strlen(arg) != 1 || arg[0] < '0' || arg[0] > '3')
@@ -217,6 +240,8 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_VERBOSE: o->verbose = true; break;
   case OPT_INTERP: o->interp = true; break;
   case OPT_ENTRY: o->entry = arg; break;
+  case OPT_WEIGHTS: o->weights = arg; break;
+  case OPT_SAVE: o->save = arg; break;
   case OPT_INPUT:
     if (o->ninputs == DRIVER_MAX_INPUTS) return driver_usage_error(cmd, "more than %d --input options", DRIVER_MAX_INPUTS);
     if (!strchr(arg, '=') || arg[0] == '=')
@@ -227,6 +252,7 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_F64: o->f64 = true; break;
   case OPT_SEED:
     if (parse_uint(arg, &o->seed)) return driver_usage_error(cmd, "--seed takes a number, not '%s'", arg);
+    o->have_seed = true;
     break;
   case OPT_COUNT: MLC_UNREACHABLE();
   }

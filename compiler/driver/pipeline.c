@@ -10,9 +10,11 @@
 // `mlc run`) sees the same IR: what `--emit ir` prints is what is compiled.
 #include "pipeline_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "backend/cuda/cuda_gen.h"
 #include "backend/llvm/llvm.h"
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
@@ -52,7 +54,8 @@ static bool run_lower(Pipeline *P) {
 static bool run_autodiff(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!u->lr.loss) return true;
-  P->grad = ad_grad(u->lr.module, u->lr.loss, &(AdOptions){.name = "loss_grad", .diags = P->diags});
+  P->grad = ad_grad(u->lr.module, u->lr.loss,
+                    &(AdOptions){.name = "loss_grad", .diags = P->diags, .keep_outputs = true});
   return P->grad != NULL;
 }
 
@@ -136,25 +139,59 @@ static int kir_programs(const BuildUnit *u, const KirProgram **ps) {
   return n;
 }
 
-static void print_kir(Pipeline *P, FILE *out) {
-  const KirProgram *ps[5];
-  int n = kir_programs(&P->u, ps);
+// The gpu copies (--target cuda), in the same order.
+static int gpu_programs(const BuildUnit *u, KirProgram **ps) {
+  int n = 0;
+  KirProgram *all[] = {u->g_train, u->g_train_checked, u->g_eval, u->g_predict, u->g_plateau};
+  for (int i = 0; i < 5; i++)
+    if (all[i]) ps[n++] = all[i];
+  return n;
+}
+
+static void dump_programs(const KirProgram *const *ps, int n, FILE *out) {
   for (int i = 0; i < n; i++) {
     if (i) fputc('\n', out);
     kir_dump(ps[i], out);
   }
 }
 
-static bool verify_kir(Pipeline *P, DiagSink *d) {
-  const KirProgram *ps[5];
-  int n = kir_programs(&P->u, ps);
+static bool verify_programs(const KirProgram *const *ps, int n, DiagSink *d) {
   bool ok = true;
   for (int i = 0; i < n; i++) ok &= kir_verify(ps[i], d);
   return ok;
 }
 
+// After schedule and memplan without the cpu target, the programs are the
+// lowered ones: say where the scheduled ones are.
+static void print_kir(Pipeline *P, FILE *out) {
+  const KirProgram *ps[5];
+  int n = kir_programs(&P->u, ps);
+  if (!P->u.cpu && P->next > STAGE_SCHEDULE) {
+    fputs("; no cpu target (--target cuda): the gpu programs are schedule-gpu's and memplan-gpu's\n", out);
+    return;
+  }
+  dump_programs(ps, n, out);
+}
+
+static bool verify_kir(Pipeline *P, DiagSink *d) {
+  const KirProgram *ps[5];
+  return verify_programs(ps, kir_programs(&P->u, ps), d);
+}
+
+static void print_kir_gpu(Pipeline *P, FILE *out) {
+  KirProgram *ps[5];
+  int n = gpu_programs(&P->u, ps);
+  if (!n) fputs("; no gpu target (--target cuda builds one)\n", out);
+  dump_programs((const KirProgram *const *)ps, n, out);
+}
+
+static bool verify_kir_gpu(Pipeline *P, DiagSink *d) {
+  KirProgram *ps[5];
+  return verify_programs((const KirProgram *const *)ps, gpu_programs(&P->u, ps), d);
+}
+
 // FNV-1a 64 of the graph module's text: the structural hash checkpoints carry.
-static void module_hash(IrModule *m, char out[17]) {
+void pipeline_module_hash(IrModule *m, char out[17]) {
   StrBuf b = {0};
   ir_print_module(&b, m, 0);
   uint64_t h = 0xcbf29ce484222325ull;
@@ -170,35 +207,63 @@ static KirProgram *lower_program(Pipeline *P, IrFunc *f, KirLowerOptions *ko) {
   return p;
 }
 
+// train_step, its checked copy, eval, predict and plateau_update into out[5].
+static bool lower_set(Pipeline *P, KirProgram **out) {
+  BuildUnit *u = &P->u;
+  if (!(out[0] = lower_program(P, u->train_step, NULL))) return false;
+  u->checked = (KirLowerOptions){.check_finite = true};
+  if (!(out[1] = lower_program(P, u->train_step, &u->checked))) return false;
+  out[1]->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
+  if (!(out[2] = lower_program(P, u->eval, NULL))) return false;
+  if (!(out[3] = lower_program(P, u->predict, NULL))) return false;
+  return !u->plateau || (out[4] = lower_program(P, u->plateau, NULL)) != NULL;
+}
+
 static bool run_kir(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!u->train_step || !u->eval || !u->predict) {
     diag_error(P->diags, (Span){0}, "model %s needs forward and loss to be built into a program", u->model);
     return false;
   }
-  module_hash(u->lr.module, u->hash);
-  if (!(u->k_train = lower_program(P, u->train_step, NULL))) return false;
-  u->checked = (KirLowerOptions){.check_finite = true};
-  if (!(u->k_train_checked = lower_program(P, u->train_step, &u->checked))) return false;
-  u->k_train_checked->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
-  if (!(u->k_eval = lower_program(P, u->eval, NULL))) return false;
-  if (!(u->k_predict = lower_program(P, u->predict, NULL))) return false;
-  return !u->plateau || (u->k_plateau = lower_program(P, u->plateau, NULL)) != NULL;
+  unsigned t = P->opt.targets ? P->opt.targets : PIPE_CPU;
+  u->cpu = t & PIPE_CPU, u->cuda = t & PIPE_CUDA;
+  pipeline_module_hash(u->lr.module, u->hash);
+  KirProgram *k[5] = {0}, *g[5] = {0};
+  if (!lower_set(P, k) || (u->cuda && !lower_set(P, g))) return false;
+  u->k_train = k[0], u->k_train_checked = k[1], u->k_eval = k[2], u->k_predict = k[3], u->k_plateau = k[4];
+  u->g_train = g[0], u->g_train_checked = g[1], u->g_eval = g[2], u->g_predict = g[3], u->g_plateau = g[4];
+  return true;
 }
 
 // ---- schedule and memory plan (kernel/schedule.h, kernel/memplan.h) -----------------------------
 // Internal passes: they fail only on a compiler bug, which they report.
 static bool run_schedule(Pipeline *P) {
   KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 5 && P->u.cpu; i++)
     if (ps[i] && !kir_schedule(ps[i], &kir_target_cpu, P->diags)) return false;
   return true;
 }
 
 static bool run_memplan(Pipeline *P) {
   KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
-  for (int i = 0; i < 5; i++)
+  for (int i = 0; i < 5 && P->u.cpu; i++)
     if (ps[i] && !kir_plan_memory(ps[i], P->diags)) return false;
+  return true;
+}
+
+static bool run_schedule_gpu(Pipeline *P) {
+  KirProgram *ps[5];
+  int n = gpu_programs(&P->u, ps);
+  for (int i = 0; i < n; i++)
+    if (!kir_schedule(ps[i], &kir_target_gpu, P->diags)) return false;
+  return true;
+}
+
+static bool run_memplan_gpu(Pipeline *P) {
+  KirProgram *ps[5];
+  int n = gpu_programs(&P->u, ps);
+  for (int i = 0; i < n; i++)
+    if (!kir_plan_memory(ps[i], P->diags)) return false;
   return true;
 }
 
@@ -218,11 +283,69 @@ static bool run_glue(Pipeline *P) {
 
 static void print_glue(Pipeline *P, FILE *out) { fwrite(P->glue.data, 1, P->glue.len, out); }
 
+// ---- cuda -----------------------------------------------------------------------------------------
+// The gpu programs printed as CUDA C (device source) and C (host launchers,
+// symbols mlc_<cname>_cu_<program>); on the way to link NVRTC compiles the
+// device source for every --cuda-arch into the bundle. A message of NVRTC's
+// is an error at the .model line of the kernel it names. Without the cuda
+// target the stage does nothing.
+static bool nvrtc_compile(Pipeline *P, const char *name) {
+  char err[1024] = "";
+  CudaNvrtc *nv = cuda_nvrtc_open(err, sizeof err);
+  if (!nv) {
+    diag_error(P->diags, (Span){0}, "%s", err);
+    return false;
+  }
+  int nlines;
+  const CudaKernelLines *lines = cuda_gen_lines(P->cuda, &nlines);
+  CudaSource src = {.name = name, .text = cuda_gen_device(P->cuda), .lines = lines, .nlines = nlines};
+  CudaCompileOptions o = cuda_compile_defaults();
+  o.archs = P->opt.cuda_archs, o.narchs = P->opt.ncuda_archs;
+  CudaCompileResult r;
+  bool ok = cuda_nvrtc_compile(nv, &src, &o, &r) == 0;
+  for (int i = 0; !ok && i < r.ndiags; i++) {
+    char line[1024];
+    cuda_diag_format(&r.diags[i], line, sizeof line);
+    if (r.diags[i].error) diag_error(P->diags, r.diags[i].span, "%s", line);
+  }
+  if (!ok && !r.ndiags) diag_error(P->diags, (Span){0}, "nvrtc: %s", r.err);
+  if (ok && !(P->bundle = cuda_bundle_pack(r.images, r.nimages, &P->bundle_len))) {
+    diag_error(P->diags, (Span){0}, "out of memory packing the CUDA bundle");
+    ok = false;
+  }
+  cuda_compile_result_free(&r);
+  cuda_nvrtc_close(nv);
+  return ok;
+}
+
+static bool run_cuda(Pipeline *P) {
+  if (!P->u.cuda) return true;
+  const char *name = arena_printf(P->arena, "%s.cu", P->u.cname);
+  P->cuda = cuda_gen_new(&(CudaGenOptions){.prefix = arena_printf(P->arena, "mlc_%s_cu_", P->u.cname),
+                                           .name = name});
+  KirProgram *ps[5];
+  int n = gpu_programs(&P->u, ps);
+  char err[1024] = "";
+  for (int i = 0; i < n; i++)
+    if (cuda_gen_add(P->cuda, ps[i], err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage cuda: %s", err);
+  return P->goal < STAGE_LINK || nvrtc_compile(P, name);
+}
+
+static void print_cuda(Pipeline *P, FILE *out) {
+  if (!P->cuda) {
+    fputs("// no gpu target (--target cuda builds one)\n", out);
+    return;
+  }
+  fputs(cuda_gen_device(P->cuda), out);
+}
+
 // ---- codegen -----------------------------------------------------------------------------------
 // The kernels of every program in one LLVM module (symbols mlc_<cname>_k_<program>),
 // verified (LLVMVerifyModule, by the backend, before anything else: an
-// invalid module is a backend bug) and optimised.
+// invalid module is a backend bug) and optimised. Without the cpu target
+// the stage does nothing.
 static bool run_codegen(Pipeline *P) {
+  if (!P->u.cpu) return true;
   BackendOptions bo = P->opt.backend;
   bo.prefix = arena_printf(P->arena, "mlc_%s_k_", P->u.cname);
   char err[1024] = "";
@@ -239,6 +362,10 @@ static bool run_codegen(Pipeline *P) {
 }
 
 static void print_llvm(Pipeline *P, FILE *out) {
+  if (!P->gen) {
+    fputs("; no cpu target (--target cuda)\n", out);
+    return;
+  }
   StrBuf b = {0};
   llvm_gen_print(P->gen, &b);
   fwrite(b.data, 1, b.len, out);
@@ -305,13 +432,30 @@ static void verify_stage(Pipeline *P, StageId s) {
 }
 
 static void dump_stage(Pipeline *P, StageId s) {
-  static const char *const comment[] = {[FORM_GRAPH] = ";", [FORM_KIR] = ";", [FORM_C] = "//", [FORM_LLVM] = ";"};
+  static const char *const comment[] = {[FORM_GRAPH] = ";", [FORM_KIR] = ";", [FORM_C] = "//", [FORM_CUDA] = "//",
+                                        [FORM_LLVM] = ";"};
   fprintf(stderr, "%s after %s\n", comment[stages[s].form], stages[s].name);
   stages[s].print(P, stderr);
   fflush(stderr);
 }
 
+// Whether stage s has work for the targets being built (-v times only
+// those; a skipped stage still runs and prints its "no ... target" note).
+static bool stage_applies(const Pipeline *P, StageId s) {
+  unsigned t = P->opt.targets ? P->opt.targets : PIPE_CPU;
+  switch (s) {
+  case STAGE_SCHEDULE_GPU:
+  case STAGE_MEMPLAN_GPU:
+  case STAGE_CUDA: return t & PIPE_CUDA;
+  case STAGE_SCHEDULE:
+  case STAGE_MEMPLAN:
+  case STAGE_CODEGEN: return t & PIPE_CPU;
+  default: return true;
+  }
+}
+
 static void report_time(Pipeline *P, StageId s, bool verified) {
+  if (!stage_applies(P, s)) return;
   fprintf(stderr, "mlc %s: %-9s %9.1f ms", P->opt.verbose_cmd ? P->opt.verbose_cmd : "build", stages[s].name,
           P->seconds[s] * 1e3);
   if (verified) fprintf(stderr, ", verify %.1f ms", P->verify_seconds[s] * 1e3);
@@ -348,6 +492,10 @@ void pipeline_print_dot(Pipeline *P, FILE *out) {
 void pipeline_free(Pipeline *P) {
   if (P->gen) llvm_gen_free(P->gen);
   P->gen = NULL;
+  cuda_gen_free(P->cuda);
+  P->cuda = NULL;
+  free(P->bundle);
+  P->bundle = NULL;
   link_cleanup(P);
   sb_free(&P->glue);
   sb_free(&P->header);

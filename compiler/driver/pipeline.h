@@ -4,7 +4,8 @@
 // printer (its text form) and a verifier.
 //
 //   front -> lower -> autodiff -> optim -> [graph passes] -> kir
-//     -> [schedule, memplan] -> glue -> codegen -> link
+//     -> [schedule, memplan] -> [schedule-gpu, memplan-gpu] -> glue
+//     -> cuda -> codegen -> link
 //
 // Input: a .model file and PipelineOptions. Output, stage by stage, in the
 // Pipeline: the BuildUnit (graph IR module with train_step, kernel IR
@@ -15,6 +16,7 @@
 #ifndef MLC_PIPELINE_H
 #define MLC_PIPELINE_H
 
+#include "backend/cuda/nvrtc.h"
 #include "backend/host/host.h"
 #include "backend/backend.h"
 
@@ -23,6 +25,7 @@ typedef enum {
   FORM_GRAPH, // graph IR text (graph/ir.h), parsed back by ir_parse
   FORM_KIR,   // kernel IR text (kernel/kir.h)
   FORM_C,     // the glue's C source
+  FORM_CUDA,  // CUDA C (mlc's subset, kernels/cuda/mlc_cuda.h)
   FORM_LLVM,  // LLVM IR text
 } StageForm;
 
@@ -39,6 +42,9 @@ typedef enum {
   LINK_LIB, // lib<cname>.a: glue with the embedding API, kernels, libmlc_rt's objects
 } LinkKind;
 
+// What --target builds (PipelineOptions.targets; 0 means cpu).
+enum { PIPE_CPU = 1, PIPE_CUDA = 2 };
+
 typedef struct PipelineOptions {
   const char *path;       // the .model file
   const char *model;      // NULL: the file's first model
@@ -51,6 +57,9 @@ typedef struct PipelineOptions {
   bool verbose;           // each stage's wall time (and its verifier's) on stderr
   const char *verbose_cmd; // "build": the prefix of those lines
   uint32_t dump;          // bit s: stage s's text form on stderr after it runs
+  unsigned targets;       // PIPE_CPU | PIPE_CUDA; 0: PIPE_CPU
+  int cuda_archs[CUDA_MAX_ARCHS]; // --cuda-arch, sm numbers ascending; none: sm_90
+  int ncuda_archs;
 } PipelineOptions;
 
 typedef struct Pipeline {
@@ -65,6 +74,9 @@ typedef struct Pipeline {
   StrBuf glue;            // glue: the C source
   bool glue_done;
   struct LlvmGen *gen;    // codegen: the module (llvm.h)
+  struct CudaGen *cuda;   // cuda: the CUDA C and host launchers (cuda_gen.h)
+  unsigned char *bundle;  // cuda, on the way to link: NVRTC's images (malloc'd)
+  size_t bundle_len;
   char tmp[4096];         // link: the temporary directory ("" until made)
   const char *linked;     // link: the finished file in tmp
   StrBuf header;          // link (lib): the library's header NAME.h
@@ -99,6 +111,10 @@ void pipeline_print_dot(Pipeline *P, FILE *out);
 // After codegen: the module as assembly (backend.emit was BE_EMIT_ASM), in
 // a file of the temporary directory; its path, or NULL after reporting.
 const char *pipeline_write_asm(Pipeline *P);
+// FNV-1a 64 of the graph module's text, hex: the structural hash that
+// checkpoints carry (kir records it in BuildUnit.hash; `mlc run` checks
+// mlc checkpoints against it).
+void pipeline_module_hash(IrModule *m, char out[17]);
 double pipeline_now(void); // CLOCK_MONOTONIC, seconds (for -v)
 // Frees the LLVM module and removes the temporary directory (unless kept).
 void pipeline_free(Pipeline *P);

@@ -1,48 +1,126 @@
 // run.c — `mlc run --interp`: runs one entry point of a model in the
 // reference interpreter (graph/interp.h) on inputs read from .npy files.
 //
-//   mlc run --interp FILE.model [--model NAME] --entry forward|loss|eval|predict
-//           --input name=path.npy ... [--f32|--f64] [--seed N] [--verify-each]
+//   mlc run --interp FILE.model [--model NAME] --entry ENTRY --input name=path.npy ...
+//           [--weights FILE] [--save OUT] [--f32|--f64] [--seed N] [--verify-each]
 //
-// The pipeline (pipeline.h) runs through `lower`; the arguments are read
-// with the runtime's NPY reader (mlc_read_npy), the one the generated
-// programs use. Parameters are initialised from their declared initialisers
-// with a deterministic generator seeded by --seed (default 0); each output
-// is printed as `name: type = [v0, v1, ...]` (row-major).
-#include "driver.h"
-#include "pipeline.h"
+// ENTRY is a function of the graph module: forward, loss, eval, predict,
+// loss_grad (the loss, then the gradient of every trainable parameter the
+// loss reads) or train_step (one optimizer step: loss, gradient norm,
+// learning rate and, with one micro-batch, the forward output); or init,
+// which runs nothing and gives the state itself. The pipeline (pipeline.h)
+// runs through the last graph stage, so these are the functions `mlc build`
+// compiles, and the module hash is the program's.
+//
+// The state is the compiled program's (run_state.c): the same seed gives the
+// same initial bytes, --weights is checked as the program checks it. Each
+// result is printed as `NAME: DTYPE[dims] = [v0, v1, ...]` (row-major) with
+// the fewest digits that read back as the same value, and --save writes
+// the results under the same names (run_save.c).
+#include "run_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/interp.h"
-#include "runtime/include/mlc_data.h" // the runtime's NPY reader
-
 void run_help_tail(FILE *out) {
-  fputs("\nEach output is printed as `ENTRY: TYPE = [v0, v1, ...]` (row-major; ENTRY.i for\n"
-        "the i-th of several). Parameters start from their declared initialisers,\n"
-        "drawn from a generator seeded by --seed (values differ from torch's).\n",
+  fputs("\nentries:\n", out);
+  driver_help_row(out, "forward, loss, eval, predict", "the model's functions: one result is printed as\n"
+                                                        "ENTRY, several as ENTRY.0, ENTRY.1, ...");
+  driver_help_row(out, "loss_grad", "the loss and the gradient of every trainable\nparameter: "
+                                    "loss_grad.loss, loss_grad.PATH");
+  driver_help_row(out, "train_step", "one optimizer step from the state: train_step.loss,\n"
+                                     ".grad_norm, .lr (and .output, the forward output)");
+  driver_help_row(out, "init", "no function: the state itself (parameters, buffers,\n"
+                               "optimizer state), each under its path");
+  fputs("\nEach result is printed as `NAME: DTYPE[dims] = [v0, v1, ...]` (row-major), every\n"
+        "number in the fewest digits that read back as the same value (f32 values as a\n"
+        "float, f64 and every value under --f64 as a double). The state starts as the\n"
+        "compiled program's does: the same --seed gives the same initial bytes, and\n"
+        "dropout draws the masks of the program's first step. --weights replaces the\n"
+        "parameters and buffers: every one must be in the file with its shape (a float\n"
+        "in f32 or f64, an integer in i32 or i64), and a tensor the model has no state\n"
+        "for is refused. --save OUT.safetensors writes every result to one file,\n"
+        "OUT.npy the one result, any other OUT a directory of NAME.npy files.\n",
         out);
 }
 
-// ---- inputs -------------------------------------------------------------------------------------
-// An .npy file as the interpreter's tensor of dtype dt (the argument's:
-// |u1 labels feed integer inputs).
-static Tensor *read_input(DiagSink *d, const char *path, DType dt) {
-  MlcArray arr;
-  char err[512];
-  if (mlc_read_npy(path, &arr, err, sizeof err)) {
-    diag_error(d, (Span){0}, "%s", err);
-    return NULL;
+// ---- entries ------------------------------------------------------------------------------------
+static const char *const entries[] = {"forward",   "loss",       "eval", "predict",
+                                      "loss_grad", "train_step", "init"};
+enum { NENTRIES = sizeof entries / sizeof entries[0] };
+
+// The path of each gradient loss_grad returns after the loss: the trainable
+// params the loss reads, in module order (passes/autodiff.h).
+static int grad_paths(IrModule *m, IrFunc *loss, const char **out, int max) {
+  int n = 0;
+  for (int i = 0; i < m->params.len; i++) {
+    IrParam *p = VEC_AT(m->params, IrParam, i);
+    bool read = false;
+    for (int j = 0; p->kind == IRP_PARAM && p->trainable && !read && j < loss->nodes.len; j++) {
+      IrNode *x = VEC_AT(loss->nodes, IrNode, j);
+      read = x->op == IR_PARAM && !strcmp(x->name, p->name);
+    }
+    if (read && n < max) out[n] = p->name;
+    n += read;
   }
-  Tensor *t = arr.rank <= INTERP_MAX_RANK ? interp_tensor_new(dt, arr.rank, arr.dims) : NULL;
-  if (!t) diag_error(d, (Span){0}, "%s: %d dims, or too many elements, for the interpreter", path, arr.rank);
-  for (int64_t i = 0; t && i < t->numel; i++) t->data[i] = mlc_array_get(&arr, i);
-  mlc_array_free(&arr);
-  return t;
+  return n;
 }
 
+// The name of result i of entry f: ENTRY or ENTRY.i, and named results for
+// loss_grad and train_step.
+static const char *result_name(Pipeline *P, const char *entry, IrFunc *f, int i) {
+  static const char *const step[] = {"loss", "grad_norm", "lr", "output"};
+  Arena *a = P->arena;
+  if (!strcmp(entry, "train_step") && f->outputs.len <= 4) return arena_printf(a, "%s.%s", entry, step[i]);
+  if (!strcmp(entry, "loss_grad")) {
+    int n = f->outputs.len - 1;
+    const char **paths = arena_alloc(a, sizeof *paths * (size_t)(n + 1));
+    MLC_ASSERT(grad_paths(P->u.lr.module, P->u.lr.loss, paths, n) == n);
+    return i ? arena_printf(a, "%s.%s", entry, paths[i - 1]) : arena_printf(a, "%s.loss", entry);
+  }
+  return f->outputs.len == 1 ? entry : arena_printf(a, "%s.%d", entry, i);
+}
+
+// ---- printing -----------------------------------------------------------------------------------
+// v in the fewest %g digits that read back as v: as a float (at most 9
+// digits), or as a double (at most 17). The search starts at 6 (15) digits:
+// a value whose shortest form is shorter lies far closer to it than half a
+// step of the 6th (15th) digit, so %.6g (%.15g) prints that form too.
+static void put_number(FILE *out, double v, bool as_float) {
+  char buf[40];
+  if (!isfinite(v)) {
+    fputs(isnan(v) ? "nan" : v > 0 ? "inf" : "-inf", out);
+    return;
+  }
+  for (int p = as_float ? 6 : 15, hi = as_float ? 9 : 17; p <= hi; p++) {
+    snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (as_float ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v) break;
+  }
+  fputs(buf, out);
+}
+
+static void print_result(FILE *out, const RunResult *r, bool f64) {
+  const Tensor *t = r->t;
+  fprintf(out, "%s: %s", r->name, dtype_name(t->dtype));
+  for (int k = 0; k < t->rank; k++) fprintf(out, "%s%lld", k ? ", " : "[", (long long)t->dims[k]);
+  fputs(t->rank ? "] = [" : " = [", out);
+  bool is_float = dtype_is_float(t->dtype), as_float = is_float && !f64 && t->dtype != DT_F64;
+  for (int64_t i = 0; i < t->numel; i++) {
+    if (i) fputs(", ", out);
+    if (is_float) put_number(out, t->data[i], as_float);
+    else fprintf(out, "%lld", (long long)t->data[i]);
+  }
+  fputs("]\n", out);
+}
+
+// Prints the results, then writes them when --save asks.
+static bool report_results(Pipeline *P, const DriverOpts *o, const RunResult *r, int n) {
+  for (int i = 0; i < n; i++) print_result(stdout, &r[i], o->f64);
+  return !o->save || run_save(P->diags, o->save, r, n, o->f64);
+}
+
+// ---- run ---------------------------------------------------------------------------------------
 // The path given for argument `name` (--input name=path), or NULL.
 static const char *input_path(const DriverOpts *o, const char *name) {
   size_t len = strlen(name);
@@ -52,97 +130,6 @@ static const char *input_path(const DriverOpts *o, const char *name) {
   return path;
 }
 
-// ---- run: parameter initialisation ------------------------------------------------------------------
-// splitmix64: a small deterministic generator (not torch's: values differ).
-static uint64_t rng_next(uint64_t *s) {
-  uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static double rng_uniform(uint64_t *s) { return ((rng_next(s) >> 11) + 0.5) * 0x1.0p-53; }
-
-static double rng_normal(uint64_t *s) {
-  double u = rng_uniform(s), v = rng_uniform(s);
-  return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
-
-static double kaiming_gain(const IrInit *in) {
-  const char *n = in->nonlinearity;
-  if (!strcmp(n, "relu")) return sqrt(2.0);
-  if (!strcmp(n, "tanh")) return 5.0 / 3;
-  if (!strcmp(n, "selu")) return 0.75;
-  if (!strcmp(n, "leaky_relu")) return sqrt(2.0 / (1 + in->a * in->a));
-  return 1;
-}
-
-static void init_tensor(Tensor *t, const IrInit *in, uint64_t *s) {
-  double fan = in && !strcmp(in->mode, "fan_out") ? (double)in->fan_out : (double)(in ? in->fan_in : 1);
-  for (int64_t i = 0; i < t->numel; i++) {
-    double v = 0;
-    switch (in ? in->kind : IRI_ZEROS) {
-    case IRI_ZEROS: v = 0; break;
-    case IRI_ONES: v = 1; break;
-    case IRI_CONSTANT: v = in->value; break;
-    case IRI_NORMAL: v = in->mean + in->std * rng_normal(s); break;
-    case IRI_UNIFORM: v = in->low + (in->high - in->low) * rng_uniform(s); break;
-    case IRI_KAIMING_UNIFORM: {
-      double b = kaiming_gain(in) * sqrt(3.0 / fan);
-      v = -b + 2 * b * rng_uniform(s);
-      break;
-    }
-    case IRI_KAIMING_NORMAL: v = kaiming_gain(in) / sqrt(fan) * rng_normal(s); break;
-    case IRI_XAVIER_UNIFORM: {
-      double b = in->gain * sqrt(6.0 / (double)(in->fan_in + in->fan_out));
-      v = -b + 2 * b * rng_uniform(s);
-      break;
-    }
-    case IRI_XAVIER_NORMAL:
-      v = in->gain * sqrt(2.0 / (double)(in->fan_in + in->fan_out)) * rng_normal(s);
-      break;
-    case IRI_TRUNC_NORMAL:
-      do v = in->mean + in->std * rng_normal(s);
-      while (v < in->low || v > in->high);
-      break;
-    }
-    t->data[i] = t->dtype == DT_F32 ? (double)(float)v : v;
-  }
-}
-
-// The module's params/buffers with concrete (constant) shapes, initialised.
-static bool init_state(IrModule *m, uint64_t seed, InterpParams *ip) {
-  int n = m->params.len;
-  const char **paths = calloc((size_t)n + 1, sizeof *paths);
-  Tensor **vals = calloc((size_t)n + 1, sizeof *vals);
-  uint64_t s = seed;
-  for (int i = 0; i < n; i++) {
-    IrParam *p = VEC_AT(m->params, IrParam, i);
-    int64_t dims[INTERP_MAX_RANK];
-    for (int j = 0; j < p->type->rank; j++)
-      if (!dim_is_const(p->type->dims[j], &dims[j])) return false;
-    paths[i] = p->name;
-    vals[i] = interp_tensor_new(p->type->dtype, p->type->rank, dims);
-    if (!vals[i]) return false;
-    init_tensor(vals[i], p->init, &s);
-  }
-  *ip = (InterpParams){n, paths, vals, seed};
-  return true;
-}
-
-static void free_state(InterpParams *ip) {
-  for (int i = 0; i < ip->n; i++) interp_tensor_free(ip->values[i]);
-  free((void *)ip->paths);
-  free((void *)ip->values);
-}
-
-static void print_tensor(FILE *out, Arena *a, const char *name, IrNode *n, const Tensor *t) {
-  fprintf(out, "%s: %s = [", name, type_str(a, n->type));
-  for (int64_t i = 0; i < t->numel; i++) fprintf(out, "%s%.9g", i ? ", " : "", t->data[i]);
-  fputs("]\n", out);
-}
-
-// ---- run ---------------------------------------------------------------------------------------
 static bool read_inputs(DiagSink *d, const DriverOpts *o, IrFunc *f, Tensor **args) {
   if (f->params.len > DRIVER_MAX_INPUTS) {
     diag_error(d, (Span){0}, "%s takes %d arguments; mlc run reads at most %d", o->entry, f->params.len,
@@ -156,35 +143,58 @@ static bool read_inputs(DiagSink *d, const DriverOpts *o, IrFunc *f, Tensor **ar
       diag_error(d, (Span){0}, "no --input for argument '%s' of %s", x->name, o->entry);
       return false;
     }
-    if (!(args[i] = read_input(d, path, x->type->dtype))) return false;
+    if (!(args[i] = run_read_npy(d, path, x->type->dtype))) return false;
   }
   return true;
 }
 
-static bool run_entry(Pipeline *P, const DriverOpts *o, Tensor **args, InterpParams *ip) {
-  IrModule *m = P->u.lr.module;
-  IrFunc *f = ir_module_find_func(m, o->entry);
-  if (!f) {
-    diag_error(P->diags, (Span){0}, "model %s has no %s entry point", P->u.model, o->entry);
-    return false;
-  }
-  if (!read_inputs(P->diags, o, f, args)) return false;
-  if (!init_state(m, o->seed, ip)) {
-    diag_error(P->diags, (Span){0}, "a parameter of %s has a symbolic shape", P->u.model);
-    return false;
-  }
-  Tensor **outs = calloc((size_t)f->outputs.len + 1, sizeof *outs);
-  bool ok = interp_run(m, f, o->f64 ? INTERP_F64 : INTERP_F32, args, f->params.len, ip, outs, P->diags) == 0;
-  for (int i = 0; ok && i < f->outputs.len; i++) {
-    const char *name = f->outputs.len == 1 ? o->entry : arena_printf(P->arena, "%s.%d", o->entry, i);
-    print_tensor(stdout, P->arena, name, VEC_AT(f->outputs, IrNode, i), outs[i]);
-    interp_tensor_free(outs[i]);
-  }
-  free(outs);
+// The entry's function, or NULL after an error saying why there is none.
+static IrFunc *entry_func(Pipeline *P, const char *entry) {
+  IrFunc *f = ir_module_find_func(P->u.lr.module, entry);
+  bool derived = !strcmp(entry, "loss_grad") || !strcmp(entry, "train_step");
+  if (!f)
+    diag_error(P->diags, (Span){0}, "model %s has no %s entry point%s", P->u.model, entry,
+               derived && !P->u.lr.loss ? " (it has no loss)" : "");
+  return f;
+}
+
+// init: the state, each tensor under its path.
+static bool run_init(Pipeline *P, const DriverOpts *o, RunState *s) {
+  RunResult *r = calloc((size_t)s->n + 1, sizeof *r);
+  for (int i = 0; r && i < s->n; i++) r[i] = (RunResult){s->paths[i], s->values[i]};
+  bool ok = r && report_results(P, o, r, s->n);
+  free(r);
   return ok;
 }
 
-static const char *const entries[] = {"forward", "loss", "eval", "predict"};
+static bool run_func(Pipeline *P, const DriverOpts *o, IrFunc *f, Tensor **args, RunState *s) {
+  int n = f->outputs.len;
+  Tensor **outs = calloc((size_t)n + 1, sizeof *outs);
+  RunResult *r = calloc((size_t)n + 1, sizeof *r);
+  bool ok = outs && r &&
+            interp_run(P->u.lr.module, f, o->f64 ? INTERP_F64 : INTERP_F32, args, f->params.len, &s->ip, outs,
+                       P->diags) == 0;
+  for (int i = 0; ok && i < n; i++) r[i] = (RunResult){result_name(P, o->entry, f, i), outs[i]};
+  ok = ok && report_results(P, o, r, n);
+  for (int i = 0; outs && i < n; i++) interp_tensor_free(outs[i]);
+  free(outs);
+  free(r);
+  return ok;
+}
+
+static bool run_entry(Pipeline *P, const DriverOpts *o, Tensor **args, RunState *s) {
+  bool init = !strcmp(o->entry, "init");
+  IrFunc *f = init ? NULL : entry_func(P, o->entry);
+  if (!init && (!f || !read_inputs(P->diags, o, f, args))) return false;
+  if (f && o->save && run_save_form(o->save) == SAVE_NPY && f->outputs.len != 1) {
+    diag_error(P->diags, (Span){0}, "--save %s: %s has %d results for one .npy file; name a directory "
+               "(one NAME.npy each) or a .safetensors file", o->save, o->entry, f->outputs.len);
+    return false;
+  }
+  uint64_t seed = o->have_seed ? o->seed : (uint64_t)P->u.recipe.seed;
+  if (!run_state_init(s, P, o->weights, seed, o->f64)) return false;
+  return init ? run_init(P, o, s) : run_func(P, o, f, args, s);
+}
 
 int driver_run(int argc, char **argv) {
   DriverOpts o;
@@ -192,8 +202,10 @@ int driver_run(int argc, char **argv) {
   if (o.help) return driver_help(CMD_RUN, stdout), EXIT_OK;
   if (!o.interp) return driver_usage_error("run", "only --interp is supported");
   int k = 0;
-  while (k < 4 && (!o.entry || strcmp(o.entry, entries[k]))) k++;
-  if (k == 4) return driver_usage_error("run", "--entry must be forward, loss, eval or predict");
+  while (k < NENTRIES && (!o.entry || strcmp(o.entry, entries[k]))) k++;
+  if (k == NENTRIES)
+    return driver_usage_error("run", "--entry must be forward, loss, eval, predict, loss_grad, train_step "
+                                     "or init");
   Arena *a = arena_new();
   DiagSink d;
   driver_diag_init(&d, a, &o);
@@ -202,10 +214,11 @@ int driver_run(int argc, char **argv) {
   PipelineOptions po = {.path = o.files[0], .model = o.model, .verify_each = o.verify_each || pipeline_default_verify()};
   pipeline_init(&P, a, &d, &po);
   Tensor *args[DRIVER_MAX_INPUTS] = {0};
-  InterpParams ip = {0};
-  bool ok = driver_check_input(&d, o.files[0], &st) && pipeline_run(&P, STAGE_LOWER) && run_entry(&P, &o, args, &ip);
+  RunState s = {0};
+  bool ok = driver_check_input(&d, o.files[0], &st) && (!o.save || run_save_check(&d, o.save, &st)) &&
+            pipeline_run(&P, pipeline_last_graph_stage()) && run_entry(&P, &o, args, &s);
   for (int i = 0; i < DRIVER_MAX_INPUTS; i++) interp_tensor_free(args[i]);
-  if (ip.n) free_state(&ip);
+  run_state_free(&s);
   pipeline_free(&P);
   int status = driver_report(&d, "run", ok ? EXIT_OK : EXIT_ERRORS);
   arena_free(a);

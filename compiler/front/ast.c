@@ -171,6 +171,7 @@ static void print_expr(Printer *p, const Expr *e) {
     print_args(p, &e->args);
     fputc(')', o);
     break;
+  case EX_ELLIPSIS: fputs("...", o); break;
   }
   print_span(p, e->span);
   p->depth--;
@@ -200,8 +201,23 @@ static void print_stmts(Printer *p, const Vec *body, int ind) {
   for (int i = 0; i < body->len; i++) {
     const Stmt *s = VEC_AT(*body, Stmt, i);
     indent(p, ind);
+    if (s->kind == ST_FOR) {
+      fprintf(p->out, "(for %s ", s->name);
+      print_expr(p, s->value);
+      print_span(p, s->span);
+      fputc('\n', p->out);
+      print_stmts(p, &s->body, ind + 1);
+      indent(p, ind);
+      fputs(")\n", p->out);
+      continue;
+    }
     if (s->kind == ST_RETURN) {
       fputs("(return ", p->out);
+    } else if (s->names.len) {
+      fputs("(let (", p->out);
+      for (int k = 0; k < s->names.len; k++)
+        fprintf(p->out, "%s%s", k ? " " : "", VEC_AT(s->names, Param, k)->name);
+      fputs(") ", p->out);
     } else {
       fprintf(p->out, "(let %s ", s->name);
       if (s->type) {
@@ -225,7 +241,18 @@ static void print_func(Printer *p, const Func *f, const char *kw, int ind) {
     print_type(p, pm->type);
   }
   fputs(") -> ", p->out);
-  print_type(p, f->ret);
+  if (f->results.len) {
+    fputc('(', p->out);
+    for (int i = 0; i < f->results.len; i++) {
+      const Param *r = VEC_AT(f->results, Param, i);
+      if (i) fputs(", ", p->out);
+      if (r->name) fprintf(p->out, "%s: ", r->name);
+      print_type(p, r->type);
+    }
+    fputc(')', p->out);
+  } else {
+    print_type(p, f->ret);
+  }
   print_span(p, f->span);
   fputc('\n', p->out);
   print_stmts(p, &f->body, ind + 1);
@@ -240,12 +267,34 @@ static void print_func(Printer *p, const Func *f, const char *kw, int ind) {
   fputs(")\n", p->out);
 }
 
-static void print_member(Printer *p, const Member *m) {
+static void print_member(Printer *p, const Member *m, int ind);
+
+// (instances blocks (for i (call range 6)) (instance 0 Block d))
+static void print_list(Printer *p, const Member *m, int ind) {
+  FILE *o = p->out;
+  indent(p, ind);
+  fprintf(o, "(instances %s", m->name);
+  if (m->loop_iter) {
+    fprintf(o, " (for %s ", m->loop_var);
+    print_expr(p, m->loop_iter);
+    fputc(')', o);
+  }
+  print_span(p, m->span);
+  fputc('\n', o);
+  for (int i = 0; i < m->elems.len; i++) print_member(p, VEC_AT(m->elems, Member, i), ind + 1);
+  indent(p, ind);
+  fputs(")\n", o);
+}
+
+static void print_member(Printer *p, const Member *m, int ind) {
   FILE *o = p->out;
   switch (m->kind) {
+  case MB_INSTANCE_LIST:
+    print_list(p, m, ind);
+    break;
   case MB_PARAM:
   case MB_BUFFER:
-    indent(p, 1);
+    indent(p, ind);
     fprintf(o, "(%s%s %s ", m->frozen ? "frozen " : "",
             m->kind == MB_PARAM ? "param" : "buffer", m->name);
     print_type(p, m->type);
@@ -259,7 +308,7 @@ static void print_member(Printer *p, const Member *m) {
     fputc('\n', o);
     break;
   case MB_INSTANCE:
-    indent(p, 1);
+    indent(p, ind);
     fprintf(o, "(instance %s %s", m->name, m->block_name);
     print_args(p, &m->args);
     fputc(')', o);
@@ -313,7 +362,7 @@ static void print_item(Printer *p, const Item *it) {
     print_span(p, it->span);
     fputc('\n', o);
     for (int i = 0; i < it->members.len; i++)
-      print_member(p, VEC_AT(it->members, Member, i));
+      print_member(p, VEC_AT(it->members, Member, i), 1);
     fputs(")\n", o);
     break;
   case IT_FN:

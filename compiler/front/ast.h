@@ -12,11 +12,15 @@
 //   member    := ['frozen'] 'param' NAME ':' type ['init' expr]
 //              | 'buffer' NAME ':' type ['init' expr]
 //              | NAME '=' NAME '(' args ')'          (a block instance)
+//              | NAME '=' '[' inst {',' inst} ']'   (a list of block instances)
+//              | NAME '=' '[' inst 'for' NAME 'in' expr ']'
 //              | method
-//   method    := NAME '(' params ')' '->' type '{' stmt* '}' [grad]
+//   method    := NAME '(' params ')' '->' result '{' stmt* '}' [grad]
+//   result    := type | '(' [NAME ':'] type {',' [NAME ':'] type} ')'
 //   fn        := 'fn' method
 //   grad      := 'grad' '(' NAME ')' '{' stmt* '}'
 //   stmt      := NAME [':' type] '=' expr | 'return' expr
+//              | 'for' NAME 'in' expr '{' stmt* '}'
 //   train     := 'train' NAME '{' setting* '}'
 #ifndef MLC_AST_H
 #define MLC_AST_H
@@ -42,6 +46,7 @@ typedef enum {
   EX_INDEX,  // x[i, a:b]    .lhs, .args (Arg*, each value an expr or EX_SLICE)
   EX_SLICE,  // a:b:c        .lhs = start, .rhs = stop, .step (each may be NULL)
   EX_LIST,   // [a, b, c]    .args (Arg*, positional)
+  EX_ELLIPSIS, // ...        (a dim of a type only: any number of leading dims)
 } ExprKind;
 
 typedef enum {
@@ -87,22 +92,26 @@ struct TypeExpr {
   int dtype;     // DType
   Span dtype_span;
   bool has_dims; // false for scalars
-  Vec dims;      // Expr*: EX_INT, EX_NAME, EX_BINARY(+,-,*,/), EX_UNARY(-)
+  Vec dims;      // Expr*: EX_INT, EX_NAME, EX_BINARY(+,-,*,/), EX_UNARY(-),
+                 // EX_ELLIPSIS (f32[..., d])
 };
 
 // ---- statements ------------------------------------------------------------------
 typedef enum {
-  ST_LET,    // name [: type] = value
-  ST_RETURN, // return value
+  ST_LET,    // name [: type] = value;  a, b = value (names: each result of a call)
+  ST_RETURN, // return value (an EX_LIST for return a, b)
+  ST_FOR,    // for name in value { body }: unrolled at compile time
 } StmtKind;
 
 typedef struct Stmt {
   StmtKind kind;
   Span span;
-  const char *name; // ST_LET
+  const char *name; // ST_LET; ST_FOR: the loop variable
   Span name_span;
   TypeExpr *type; // ST_LET annotation, may be NULL
-  Expr *value;
+  Expr *value;    // ST_FOR: what is iterated (a list of instances, range(n))
+  Vec body;       // ST_FOR: Stmt*
+  Vec names;      // ST_LET of several results (a, b = f(x)): Param* (name, name_span), in order
 } Stmt;
 
 // ---- functions and methods -------------------------------------------------------------
@@ -118,7 +127,10 @@ typedef struct Func {
   const char *name;
   Span name_span;
   Vec params;     // Param*
-  TypeExpr *ret;
+  TypeExpr *ret;  // the (first) result's type
+  // Several results, -> (f32[B, 10], aux: f32): Param* (name may be NULL,
+  // type); empty for one result.
+  Vec results;
   Vec body;       // Stmt*
   // Optional user-declared gradient: grad(dy) { ... return dx1, ... }
   // `grad_body` sees the forward parameters and `grad_name` (the upstream
@@ -135,6 +147,7 @@ typedef enum {
   MB_PARAM,    // [frozen] param name: type [init expr]
   MB_BUFFER,   // buffer name: type [init expr]   (state, not trained)
   MB_INSTANCE, // name = Block(args)
+  MB_INSTANCE_LIST, // name = [Block(a), Block(b)] or [Block(args) for i in range(n)]
   MB_METHOD,   // name(params) -> type { ... }
 } MemberKind;
 
@@ -149,6 +162,14 @@ typedef struct Member {
   const char *block_name; // MB_INSTANCE
   Span block_span;
   Vec args;        // MB_INSTANCE: Arg*
+  // MB_INSTANCE_LIST: the elements as written (Member*, each MB_INSTANCE
+  // named by its position "0", "1", ...). A comprehension has one element,
+  // the template, whose arguments may use the loop variable; `loop_iter`
+  // is what it runs over (range(n)); NULL for a written list.
+  Vec elems;
+  const char *loop_var;
+  Span loop_span;
+  Expr *loop_iter;
   Func *method;    // MB_METHOD
 } Member;
 

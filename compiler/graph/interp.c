@@ -50,7 +50,8 @@ void *interp_fail(InterpCtx *c, const char *fmt, ...) {
 
 double interp_store(const InterpCtx *c, DType dt, double v) {
   switch (dt) {
-  case DT_F32: case DT_F16: case DT_BF16: case DT_F64: return interp_r(c, v);
+  case DT_F32: case DT_F16: case DT_BF16: return c->f32_mode ? (double)(float)v : v;
+  case DT_F64: return v;
   case DT_I32: return isfinite(v) ? (double)(int32_t)(uint32_t)(int64_t)v : 0;
   case DT_I64: case DT_U8: return isfinite(v) ? (double)(int64_t)v : 0;
   case DT_BOOL: return v != 0;
@@ -220,27 +221,53 @@ static Tensor *elementwise(InterpCtx *c, IrNode *n, Tensor **in) {
 }
 
 // ---- reductions ----------------------------------------------------------------------------------
+// The innermost group of reduced dims (kir.h, "Float sums"): the last
+// reduced dim and the reduced dims right before it, [*first, *last]; a
+// term's lane is its row-major position within the group, mod 8. Decided
+// by which dims are reduced, never by their sizes, as the lowering decides.
+static void sum_group(const bool *red, int rank, int *first, int *last) {
+  *last = -1;
+  for (int i = 0; i < rank; i++)
+    if (red[i]) *last = i;
+  *first = *last;
+  while (*first > 0 && red[*first - 1]) --*first;
+}
+
+// The position of multi-index idx within the group [g0, g1] of x.
+static int64_t sum_pos(const Tensor *x, const int64_t *idx, int g0, int g1) {
+  int64_t p = 0;
+  for (int i = g0; i <= g1 && i >= 0; i++) p = p * x->dims[i] + idx[i];
+  return p;
+}
+
 // sum/mean/max/min/argmax over `dims`: inputs are visited in row-major order,
 // so each output's reduced elements arrive in row-major order of the reduced
 // dims (argmax's index is the flat index over them; ties keep the first,
-// NaN counts as the maximum as in PyTorch).
+// NaN counts as the maximum as in PyTorch). Float sums and means add in the
+// defined order (kir.h): f64 lanes, folded, rounded once (a mean divides
+// the folded sum by the count before rounding); integer sums wrap in order.
 static Tensor *reduce(InterpCtx *c, IrNode *n, Tensor *x) {
   int nd = 0;
   const int64_t *dims = ir_attr_ints(&n->attrs, IRA_DIMS, &nd);
   bool keep = interp_attr_i(n, IRA_KEEPDIM) != 0, red[INTERP_MAX_RANK] = {0};
   for (int i = 0; i < nd; i++) red[dims[i]] = true;
   int64_t od[INTERP_MAX_RANK], ostr[INTERP_MAX_RANK], idx[INTERP_MAX_RANK] = {0}, count = 1;
-  int r = 0;
+  int r = 0, g0, g1;
   for (int i = 0; i < x->rank; i++) {
     if (red[i]) count *= x->dims[i];
     if (!red[i] || keep) od[r++] = red[i] ? 1 : x->dims[i];
   }
+  sum_group(red, x->rank, &g0, &g1);
   Tensor *y = interp_alloc(c, n->type->dtype, r, od);
-  int64_t *seen = calloc((size_t)(y ? y->numel : 1), sizeof(int64_t));
-  double *best = calloc((size_t)(y ? y->numel : 1), sizeof(double));
-  if (!y || !seen || !best) {
+  bool fsum = (n->op == IR_SUM || n->op == IR_MEAN) && dtype_is_float(x->dtype) && dtype_is_float(n->type->dtype);
+  size_t ny = (size_t)(y ? y->numel : 1) + 1;
+  int64_t *seen = calloc(ny, sizeof(int64_t));
+  double *best = calloc(ny, sizeof(double));
+  InterpSum *sums = fsum ? calloc(ny, sizeof(InterpSum)) : NULL;
+  if (!y || !seen || !best || (fsum && !sums)) {
     free(seen);
     free(best);
+    free(sums);
     interp_tensor_free(y);
     return y ? interp_fail(c, "out of memory") : NULL;
   }
@@ -258,6 +285,10 @@ static Tensor *reduce(InterpCtx *c, IrNode *n, Tensor *x) {
     int64_t o = 0;
     for (int i = 0; i < x->rank; i++) o += idx[i] * ostr[i];
     double v = x->data[e], *acc = &y->data[o];
+    if (fsum) {
+      interp_sum_add(&sums[o], sum_pos(x, idx, g0, g1), v);
+      continue;
+    }
     int64_t k = seen[o]++;
     switch (n->op) {
     case IR_SUM: case IR_MEAN: *acc = interp_store(c, y->dtype, *acc + v); break;
@@ -276,25 +307,47 @@ static Tensor *reduce(InterpCtx *c, IrNode *n, Tensor *x) {
     default: MLC_UNREACHABLE();
     }
   }
-  if (n->op == IR_MEAN)
+  for (int64_t o = 0; fsum && o < y->numel; o++) {
+    double v = interp_sum_value(&sums[o]);
+    y->data[o] = interp_r(c, n->op == IR_MEAN ? v / (double)count : v);
+  }
+  if (n->op == IR_MEAN && !fsum)
     for (int64_t o = 0; o < y->numel; o++) y->data[o] = interp_r(c, y->data[o] / (double)count);
   free(seen);
   free(best);
+  free(sums);
   return y;
 }
 
 // reduce_to: x[..] -> the type's shape, summing every dim the target lacks
-// (leading) or has as 1.
+// (leading) or has as 1 (statically: a dim both have as 1 is not summed,
+// as the lowering decides). Floats add in the defined order (kir.h).
 static Tensor *reduce_to(InterpCtx *c, IrNode *n, Tensor *x) {
   Tensor *y = interp_alloc_type(c, n->type);
   if (!y) return NULL;
-  int64_t st[INTERP_MAX_RANK], idx[INTERP_MAX_RANK] = {0};
+  const Type *xt = n->in[0]->type, *t = n->type;
+  int64_t st[INTERP_MAX_RANK], idx[INTERP_MAX_RANK] = {0}, one;
+  bool red[INTERP_MAX_RANK] = {0};
+  int lead = xt->rank - t->rank, g0, g1;
+  for (int j = 0; j < xt->rank; j++)
+    red[j] = j < lead || (dim_is_const(t->dims[j - lead], &one) && one == 1 &&
+                          !(dim_is_const(xt->dims[j], &one) && one == 1));
+  sum_group(red, x->rank, &g0, &g1);
+  bool fsum = dtype_is_float(x->dtype) && dtype_is_float(y->dtype);
+  InterpSum *sums = fsum ? calloc((size_t)y->numel + 1, sizeof(InterpSum)) : NULL;
+  if (fsum && !sums) {
+    interp_tensor_free(y);
+    return interp_fail(c, "out of memory");
+  }
   bcast_strides(y, x->rank, x->dims, st);
   for (int64_t e = 0; e < x->numel; e++, next_index(x->rank, x->dims, idx)) {
     int64_t o = 0;
     for (int i = 0; i < x->rank; i++) o += idx[i] * st[i];
-    y->data[o] = interp_store(c, y->dtype, y->data[o] + x->data[e]);
+    if (fsum) interp_sum_add(&sums[o], sum_pos(x, idx, g0, g1), x->data[e]);
+    else y->data[o] = interp_store(c, y->dtype, y->data[o] + x->data[e]);
   }
+  for (int64_t o = 0; fsum && o < y->numel; o++) y->data[o] = interp_r(c, interp_sum_value(&sums[o]));
+  free(sums);
   return y;
 }
 
@@ -308,7 +361,8 @@ static void split3(const Tensor *x, int d, int64_t *outer, int64_t *len, int64_t
 
 // softmax/log_softmax {dim}, stable: y = exp(x - max) / sum(exp(x - max)),
 // log form x - max - log(sum). softmax_grad (dy, y): y * (dy - sum(dy * y));
-// log_softmax_grad (dy, y): dy - exp(y) * sum(dy).
+// log_softmax_grad (dy, y): dy - exp(y) * sum(dy). Each sum runs along dim
+// in the defined order (kir.h), rounded once.
 static Tensor *normalize(InterpCtx *c, IrNode *n, Tensor **in) {
   Tensor *x = in[n->nin - 1], *y = interp_alloc(c, x->dtype, x->rank, x->dims);
   if (!y) return NULL;
@@ -317,11 +371,13 @@ static Tensor *normalize(InterpCtx *c, IrNode *n, Tensor **in) {
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
       int64_t base = o * len * inner + i;
-      double *xs = x->data + base, *ys = y->data + base, s = 0, mx = -INFINITY;
+      double *xs = x->data + base, *ys = y->data + base, s, mx = -INFINITY;
+      InterpSum sum = {{0}};
       if (n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD) {
         double *dy = in[0]->data + base;
         for (int64_t k = 0; k < len; k++)
-          s = interp_r(c, s + (n->op == IR_SOFTMAX_GRAD ? interp_r(c, dy[k * inner] * xs[k * inner]) : dy[k * inner]));
+          interp_sum_add(&sum, k, n->op == IR_SOFTMAX_GRAD ? interp_r(c, dy[k * inner] * xs[k * inner]) : dy[k * inner]);
+        s = interp_r(c, interp_sum_value(&sum));
         for (int64_t k = 0; k < len; k++) {
           double yk = xs[k * inner];
           ys[k * inner] = n->op == IR_SOFTMAX_GRAD
@@ -331,7 +387,8 @@ static Tensor *normalize(InterpCtx *c, IrNode *n, Tensor **in) {
         continue;
       }
       for (int64_t k = 0; k < len; k++) mx = xs[k * inner] > mx || isnan(xs[k * inner]) ? xs[k * inner] : mx;
-      for (int64_t k = 0; k < len; k++) s = interp_r(c, s + interp_r(c, exp(interp_r(c, xs[k * inner] - mx))));
+      for (int64_t k = 0; k < len; k++) interp_sum_add(&sum, k, interp_r(c, exp(interp_r(c, xs[k * inner] - mx))));
+      s = interp_r(c, interp_sum_value(&sum));
       for (int64_t k = 0; k < len; k++) {
         double z = interp_r(c, xs[k * inner] - mx);
         ys[k * inner] = n->op == IR_SOFTMAX ? interp_r(c, interp_r(c, exp(z)) / s)
@@ -468,27 +525,31 @@ static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
 // ---- losses --------------------------------------------------------------------------------------------
 // cross_entropy (logits[N, C], target[N]): mean over n of
 // logsumexp(x[n]) - x[n, t[n]]; cross_entropy_grad (dy, logits, target):
-// dy * (softmax(x[n]) - onehot(t[n])) / N.
+// dy * (softmax(x[n]) - onehot(t[n])) / N. The sum of exp over a row and
+// the sum over rows run in the defined order (kir.h); the mean divides the
+// folded sum by N before rounding.
 static Tensor *cross_entropy(InterpCtx *c, IrNode *n, Tensor **in) {
   bool grad = n->op == IR_CROSS_ENTROPY_GRAD;
   Tensor *x = in[grad], *t = in[grad + 1];
   int64_t N = x->dims[0], C = x->dims[1];
   Tensor *y = grad ? interp_alloc(c, x->dtype, 2, x->dims) : interp_alloc(c, x->dtype, 0, NULL);
   if (!y) return NULL;
-  double total = 0, dy = grad ? in[0]->data[0] : 0;
+  double dy = grad ? in[0]->data[0] : 0;
+  InterpSum total = {{0}};
   for (int64_t i = 0; i < N; i++) {
     const double *row = x->data + i * C;
-    double tv = t->data[i], mx = -INFINITY, s = 0;
+    double tv = t->data[i], mx = -INFINITY;
+    InterpSum sum = {{0}};
     if (tv < 0 || tv >= (double)C) {
       interp_tensor_free(y);
       return interp_fail(c, "target %lld of row %lld out of range [0, %lld)", (long long)tv, (long long)i,
                          (long long)C);
     }
     for (int64_t k = 0; k < C; k++) mx = row[k] > mx || isnan(row[k]) ? row[k] : mx;
-    for (int64_t k = 0; k < C; k++) s = interp_r(c, s + interp_r(c, exp(interp_r(c, row[k] - mx))));
-    double lse = interp_r(c, mx + interp_r(c, log(s)));
+    for (int64_t k = 0; k < C; k++) interp_sum_add(&sum, k, interp_r(c, exp(interp_r(c, row[k] - mx))));
+    double lse = interp_r(c, mx + interp_r(c, log(interp_r(c, interp_sum_value(&sum)))));
     if (!grad) {
-      total = interp_r(c, total + interp_r(c, lse - row[(int64_t)tv]));
+      interp_sum_add(&total, i, interp_r(c, lse - row[(int64_t)tv]));
       continue;
     }
     for (int64_t k = 0; k < C; k++) {
@@ -497,16 +558,17 @@ static Tensor *cross_entropy(InterpCtx *c, IrNode *n, Tensor **in) {
       y->data[i * C + k] = interp_r(c, interp_r(c, dy * g) / (double)N);
     }
   }
-  if (!grad) y->data[0] = interp_r(c, total / (double)N);
+  if (!grad) y->data[0] = interp_r(c, interp_sum_value(&total) / (double)N);
   return y;
 }
 
 // mse: mean((a - b)^2); bce_with_logits (x, z): mean(max(x, 0) - x*z +
-// log1p(exp(-|x|))), PyTorch's stable form.
+// log1p(exp(-|x|))), PyTorch's stable form. The mean's sum runs over the
+// flat index in the defined order (kir.h), divided by the count, rounded once.
 static Tensor *pair_loss(InterpCtx *c, IrNode *n, Tensor **in) {
   Tensor *y = interp_alloc(c, in[0]->dtype, 0, NULL);
   if (!y) return NULL;
-  double s = 0;
+  InterpSum s = {{0}};
   for (int64_t e = 0; e < in[0]->numel; e++) {
     double a = in[0]->data[e], b = in[1]->data[e], v;
     if (n->op == IR_MSE) {
@@ -515,9 +577,9 @@ static Tensor *pair_loss(InterpCtx *c, IrNode *n, Tensor **in) {
     } else {
       v = interp_r(c, interp_r(c, (a > 0 ? a : 0) - interp_r(c, a * b)) + interp_r(c, log1p(exp(-fabs(a)))));
     }
-    s = interp_r(c, s + v);
+    interp_sum_add(&s, e, v);
   }
-  y->data[0] = interp_r(c, s / (double)(in[0]->numel ? in[0]->numel : 1));
+  y->data[0] = interp_r(c, interp_sum_value(&s) / (double)(in[0]->numel ? in[0]->numel : 1));
   if (!in[0]->numel) y->data[0] = NAN;
   return y;
 }
@@ -657,9 +719,9 @@ static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
   IrFunc *f = c->f;
   for (int i = 0; i < f->nodes.len; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
-    Tensor *in[64];
-    if (n->nin > 64) return interp_fail(c, "more than 64 operands"), -1;
+    Tensor **in = arena_alloc(c->scratch, sizeof(Tensor *) * (size_t)(n->nin + 1)); // freed with the run
     c->cur = n;
+    c->f32 = c->f32_mode && n->type->dtype != DT_F64; // f64 values are never rounded
     for (int k = 0; k < n->nin; k++) in[k] = vals[np + n->in[k]->order];
     Tensor *y = eval_node(c, n, in);
     if (!y) return -1;
@@ -681,7 +743,7 @@ static int run_body(InterpCtx *c, Tensor **vals, int np, Tensor **outputs) {
 
 int interp_run(IrModule *m, IrFunc *f, InterpMode mode, Tensor **inputs, int nin,
                const InterpParams *params, Tensor **outputs, DiagSink *d) {
-  InterpCtx c = {.m = m, .f = f, .f32 = mode == INTERP_F32, .scratch = arena_new(),
+  InterpCtx c = {.m = m, .f = f, .f32_mode = mode == INTERP_F32, .scratch = arena_new(),
                  .params = params, .diags = d};
   ir_number(f);
   int np = f->params.len, rc = -1;

@@ -7,10 +7,14 @@
 //
 // Arithmetic modes:
 //   INTERP_F64  every float op is computed and kept in double;
-//   INTERP_F32  every float op is computed in double and rounded to float
-//               after each op (and after each step of an accumulation), which
-//               for + - * / sqrt gives exactly IEEE float results; f16/bf16
-//               tensors are treated as f32.
+//   INTERP_F32  every op on f32 values is computed in double and rounded to
+//               float after each op (and after each step of a dot product or
+//               scatter), which for + - * / sqrt gives exactly IEEE float
+//               results; f16/bf16 tensors are treated as f32; f64 values are
+//               kept in double, as compiled code keeps them.
+// Float sums of reductions (sum, mean, reduce_to, norms' statistics, softmax
+// denominators, loss means) follow kernel/kir.h's "Float sums" in both modes:
+// eight f64 lanes, folded, rounded once (InterpSum, interp_internal.h).
 // Integer and bool tensors are exact in both modes.
 //
 // Symbolic dims bind from the actual argument shapes: a dim that is a bare

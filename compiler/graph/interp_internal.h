@@ -10,7 +10,9 @@
 typedef struct InterpCtx {
   IrModule *m;
   IrFunc *f;
-  bool f32;            // INTERP_F32: round floats after every op
+  bool f32_mode;       // the run is INTERP_F32
+  bool f32;            // the current node rounds floats after every op: f32
+                       // mode and a dtype other than f64
   Arena *scratch;      // dims arithmetic and message strings, freed per run
   DimSubst bind;       // symbol -> dim_const(size)
   const InterpParams *params;
@@ -23,12 +25,31 @@ typedef struct InterpCtx {
 void *interp_fail(InterpCtx *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-// A value rounded as a tensor of dtype dt holds it: floats to float in f32
-// mode, i32 wrapped, i64 truncated toward zero, bool to 0/1.
+// A value rounded as a tensor of dtype dt holds it: f32/f16/bf16 to float in
+// f32 mode, f64 kept, i32 wrapped, i64 truncated toward zero, bool to 0/1.
 double interp_store(const InterpCtx *c, DType dt, double v);
-// Float rounding of one arithmetic step in the current mode.
+// Float rounding of one arithmetic step of the current node.
 static inline double interp_r(const InterpCtx *c, double v) {
   return c->f32 ? (double)(float)v : v;
+}
+
+// Float sums, in the one order kir.h defines ("Float sums") and the kernel
+// IR spells out: term t at position p of the reduction's innermost group
+// goes to lane p mod 8; lanes are doubles, never rounded; the sum is the
+// lanes folded in halves, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)),
+// which the caller rounds once (interp_r) to the reduction's dtype.
+enum { INTERP_SUM_LANES = 8 };
+typedef struct InterpSum {
+  double lane[INTERP_SUM_LANES];
+} InterpSum;
+
+static inline void interp_sum_add(InterpSum *s, int64_t p, double t) {
+  s->lane[p & (INTERP_SUM_LANES - 1)] += t;
+}
+
+static inline double interp_sum_value(const InterpSum *s) {
+  const double *l = s->lane;
+  return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
 
 // The node's declared type evaluated under the current bindings (every dim

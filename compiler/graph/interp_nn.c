@@ -148,7 +148,9 @@ Tensor *interp_pool(InterpCtx *c, IrNode *n, Tensor **in) {
 // mean/var the biased batch statistics over every dim but 1 (M elements per
 // channel):
 //   dx = gamma * rstd * (dy - sum(dy)/M - xhat * sum(dy * xhat)/M)
-// summed per channel, xhat = (x - mean) * rstd.
+// summed per channel, xhat = (x - mean) * rstd. The two sums run in the
+// defined order (kir.h): the innermost group is dims 2.. (dim 0 for
+// x[N, C]), each sum rounded once.
 static Tensor *batch_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   bool grad = n->op == IR_BATCH_NORM_GRAD;
   Tensor *x = in[grad], *y = interp_alloc(c, x->dtype, x->rank, x->dims);
@@ -160,7 +162,12 @@ static Tensor *batch_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   for (int64_t ch = 0; ch < C; ch++) {
     double rstd = interp_r(c, 1 / interp_r(c, sqrt(interp_r(c, var[ch] + eps))));
     double sdy = 0, sdyx = 0;
-    for (int pass = grad ? 0 : 1; pass < 2; pass++)
+    InterpSum s1 = {{0}}, s2 = {{0}};
+    for (int pass = grad ? 0 : 1; pass < 2; pass++) {
+      if (pass == 1 && grad) {
+        sdy = interp_r(c, interp_sum_value(&s1));
+        sdyx = interp_r(c, interp_sum_value(&s2));
+      }
       for (int64_t b = 0; b < N; b++)
         for (int64_t e = 0; e < inner; e++) {
           int64_t o = (b * C + ch) * inner + e;
@@ -168,14 +175,16 @@ static Tensor *batch_norm(InterpCtx *c, IrNode *n, Tensor **in) {
           if (!grad) {
             y->data[o] = interp_r(c, interp_r(c, xh * gamma[ch]) + in[2]->data[ch]);
           } else if (pass == 0) {
-            sdy = interp_r(c, sdy + in[0]->data[o]);
-            sdyx = interp_r(c, sdyx + interp_r(c, in[0]->data[o] * xh));
+            int64_t p = x->rank > 2 ? e : b; // the innermost group: dims 2.. (or dim 0)
+            interp_sum_add(&s1, p, in[0]->data[o]);
+            interp_sum_add(&s2, p, interp_r(c, in[0]->data[o] * xh));
           } else {
             double t = interp_r(c, interp_r(c, in[0]->data[o] - interp_r(c, sdy / M)) -
                                        interp_r(c, xh * interp_r(c, sdyx / M)));
             y->data[o] = interp_r(c, interp_r(c, gamma[ch] * rstd) * t);
           }
         }
+    }
   }
   return y;
 }
@@ -185,6 +194,9 @@ static Tensor *batch_norm(InterpCtx *c, IrNode *n, Tensor **in) {
 //   y = (x - mean) * rstd * gamma + beta
 // layer_norm_grad (dy, x, gamma): with g = dy * gamma and xhat as above,
 //   dx = rstd * (g - mean(g) - xhat * mean(g * xhat))
+// Every sum over a row runs in the defined order (kir.h) over the row's
+// flat index; mean and variance divide the folded sum by M, rounded once;
+// the gradient's two sums are rounded once, then divided.
 static Tensor *layer_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   bool grad = n->op == IR_LAYER_NORM_GRAD;
   Tensor *x = in[grad], *y = interp_alloc(c, x->dtype, x->rank, x->dims);
@@ -194,16 +206,21 @@ static Tensor *layer_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   int64_t M = in[grad + 1]->numel, rows = M ? x->numel / M : 0;
   for (int64_t r = 0; r < rows; r++) {
     const double *xs = x->data + r * M, *dy = grad ? in[0]->data + r * M : NULL;
-    double *ys = y->data + r * M, mean = 0, var = 0, sg = 0, sgx = 0;
-    for (int64_t k = 0; k < M; k++) mean = interp_r(c, mean + xs[k]);
-    mean = interp_r(c, mean / (double)M);
+    double *ys = y->data + r * M, mean, var, sg = 0, sgx = 0;
+    InterpSum sm = {{0}}, sv = {{0}}, s1 = {{0}}, s2 = {{0}};
+    for (int64_t k = 0; k < M; k++) interp_sum_add(&sm, k, xs[k]);
+    mean = interp_r(c, interp_sum_value(&sm) / (double)M);
     for (int64_t k = 0; k < M; k++) {
       double d = interp_r(c, xs[k] - mean);
-      var = interp_r(c, var + interp_r(c, d * d));
+      interp_sum_add(&sv, k, interp_r(c, d * d));
     }
-    var = interp_r(c, var / (double)M);
+    var = interp_r(c, interp_sum_value(&sv) / (double)M);
     double rstd = interp_r(c, 1 / interp_r(c, sqrt(interp_r(c, var + eps))));
-    for (int pass = grad ? 0 : 1; pass < 2; pass++)
+    for (int pass = grad ? 0 : 1; pass < 2; pass++) {
+      if (pass == 1 && grad) {
+        sg = interp_r(c, interp_sum_value(&s1));
+        sgx = interp_r(c, interp_sum_value(&s2));
+      }
       for (int64_t k = 0; k < M; k++) {
         double xh = interp_r(c, interp_r(c, xs[k] - mean) * rstd);
         if (!grad) {
@@ -212,14 +229,15 @@ static Tensor *layer_norm(InterpCtx *c, IrNode *n, Tensor **in) {
         }
         double g = interp_r(c, dy[k] * gamma[k]);
         if (pass == 0) {
-          sg = interp_r(c, sg + g);
-          sgx = interp_r(c, sgx + interp_r(c, g * xh));
+          interp_sum_add(&s1, k, g);
+          interp_sum_add(&s2, k, interp_r(c, g * xh));
         } else {
           double t = interp_r(c, interp_r(c, g - interp_r(c, sg / (double)M)) -
                                      interp_r(c, xh * interp_r(c, sgx / (double)M)));
           ys[k] = interp_r(c, rstd * t);
         }
       }
+    }
   }
   return y;
 }

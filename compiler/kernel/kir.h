@@ -35,7 +35,9 @@
 //   - Buffers are dense and row-major; a load/store index is a flat element
 //     offset (i64). Views are index arithmetic, never aliasing.
 //   - Arithmetic happens in the expression's dtype. Float ops round to their
-//     dtype after every op (f16/bf16 compute as f32). Integer add/sub/mul
+//     dtype after every op (f16/bf16 compute as f32; kir_run's INTERP_F32
+//     rounds f32/f16/bf16 values and keeps f64 ones, INTERP_F64 keeps every
+//     float in double). Integer add/sub/mul
 //     wrap (two's complement in the dtype); integer div and mod are floor
 //     division and floor modulo (Python's // and %); a negative index never
 //     reaches div/mod in lowered code, so sdiv/srem are fine there, but the
@@ -48,6 +50,40 @@
 //     and counter (counter lo, counter hi, stream lo, stream hi); the first
 //     output word w gives (w >> 8) * 2^-24, an f64 in [0, 1). Dropout is
 //     select(rand(seed, i, rngseed) >= p, 1/(1-p), 0) (interp_dropout_scale).
+//   - Float sums. Every sum a reduction forms over floats (sum, mean,
+//     reduce_to; batch_norm_grad's and layer_norm's statistics and gradient
+//     sums; softmax and log_softmax denominators and their gradients' sums;
+//     the means of cross_entropy, mse and bce_with_logits) adds its terms in
+//     one order, the same in the graph interpreter (InterpSum, which the
+//     interpreter's tests check against this form) and in every backend:
+//       * The innermost group is the last reduced dim together with the
+//         reduced dims directly before it (chosen by which dims are reduced,
+//         never by their sizes); a term's position p is its row-major index
+//         within the group, so its offset is linear in p. Reduced dims before
+//         the group are loops around it, in dim order.
+//       * Term t (computed in its own dtype, then widened exactly) is added
+//         to lane p mod 8. The 8 lanes are f64 locals that start at +0 and
+//         add their terms in order (outer loops, then p ascending).
+//       * The value is the lanes folded in halves, in f64:
+//         ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), then rounded
+//         once to the result's dtype (a mean divides by the count in f64
+//         first; a normalisation rounds each sum once and continues in its
+//         dtype).
+//     In kernel IR: 8 `let l: f64 = 0`, a serial loop over div(P, 8) blocks
+//     of 8 unrolled lane updates at p = 8b + l, a tail of P mod 8 updates
+//     (each behind `if p < P` unless P is a constant), the fold. Lanes that
+//     no position reaches (a constant P < 8) are left out: they would add
+//     +0, and a lane is never -0. The order depends on shapes only, never on
+//     threads or schedules; the 8 independent lanes of a block are what a
+//     CPU vectorises (no reassociation needed). An f32 sum of n terms is
+//     off by one f32 rounding plus at most (n/8 + 3) * 2^-53 * sum|t|; an
+//     f64 sum by (n/8 + 3) * 2^-53 * sum|t|.
+//     Not float sums in this sense (they accumulate in their dtype, in the
+//     interpreter's loop order): matmul's and conv2d's dot products and
+//     conv2d_grad_weight's (contraction over the kernel's inputs, or over the
+//     batch for the weight gradients: GEMM-shaped work, docs/design/kir.md),
+//     pooling windows, and the scatter-adds (embedding_grad, the pool and
+//     conv2d input gradients). Integer sums wrap, so their order is free.
 //   - Stores of a program take effect in kernel order; stores to state slots
 //     (the graph IR's `store`) are placed after every kernel that reads the
 //     slot, so reads see the old value.
@@ -73,6 +109,13 @@
 //     two has a non-serial, non-vector map. A backend that finishes every
 //     mapped loop before going on (the LLVM backend's fork/join) meets every
 //     barrier without code.
+//   - Inside a gpu-block loop, the block's threads run its body: each
+//     gpu-thread loop's iterations are spread over the threads (iteration t
+//     on thread t), the other statements (lets of values uniform over the
+//     block) run on every thread, and a barrier in the body waits for all
+//     threads of the block; statements between two such barriers may run at
+//     once on different threads. A shared buffer (KBUF_SHARED) is per block:
+//     what one thread stores another reads only after a barrier.
 //   - Temporaries live in the program's scratch block (at least `scratch`
 //     bytes, 64-byte aligned) at their planned byte offset (a multiple of
 //     64); temporaries whose lifetimes (first to last kernel using them)
@@ -341,6 +384,9 @@ typedef enum {
   KBUF_OUTPUT, // function result .index (written by the program)
   KBUF_STATE,  // model state slot .path (param/buffer/optstate); written by stores
   KBUF_TEMP,   // intermediate, program-private, in the scratch block
+  KBUF_SHARED, // GPU: per-block memory (constant size), used only inside gpu-block
+               // loops; each block iteration has its own, uninitialised; not in scratch
+  KBUF_KIND_COUNT
 } KirBufKind;
 
 typedef struct KirBuf {

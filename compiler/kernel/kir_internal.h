@@ -7,7 +7,7 @@
 #include "kir.h"
 
 // Buffer kinds as the text form spells them, indexed by KirBufKind.
-extern const char *const kir_buf_kind_names[4];
+extern const char *const kir_buf_kind_names[KBUF_KIND_COUNT];
 
 // An op's roles ("x w y") and attribute groups ("stride:2 ... groups:1"),
 // unpacked: role names, attribute group names and their lengths.

@@ -3,8 +3,9 @@
 // (the graph interpreter's Tensor convention). It exists to check lowering
 // (and later fusion) against interp_run, and to pin the semantics backends
 // print (kir.h): float ops round to their dtype after every op in
-// INTERP_F32 mode, integers wrap, integer div/mod floor, max/min propagate
-// NaN, casts truncate toward zero, rand is Philox-4x32-10.
+// INTERP_F32 mode (f64 ops stay double), integers wrap, integer div/mod
+// floor, max/min propagate NaN, casts truncate toward zero, rand is
+// Philox-4x32-10.
 //
 // Input: a verified KirProgram, argument tensors, model state by path.
 // Output: fresh output tensors (shapes from the buffers' graph types under
@@ -63,7 +64,9 @@ _Static_assert((int)KIR_GEMM_TRANS_A == (int)MLC_GEMM_TRANS_A &&
                "kir.h's library flags are mlc_kernels.h's");
 
 // ---- scalar semantics ----------------------------------------------------------------------
-static double rnd(const Run *r, double v) { return r->f32 ? (double)(float)v : v; }
+// INTERP_F32 rounds values of f32/f16/bf16 dtype; f64 values (f64 tensors, the
+// accumulators of float sums) are computed in double in both modes.
+static double rnd(const Run *r, DType dt, double v) { return r->f32 && dt != DT_F64 ? (double)(float)v : v; }
 
 static int64_t wrap(DType dt, int64_t v) {
   if (dt == DT_I32) return (int32_t)(uint32_t)v;
@@ -141,7 +144,7 @@ static int64_t binary_i(KBinOp op, int64_t a, int64_t b) {
 static Val cast(const Run *r, DType to, DType from, Val v) {
   Val out;
   bool ff = dtype_is_float(from), tf = dtype_is_float(to);
-  if (tf) out.f = rnd(r, ff ? v.f : (double)v.i);
+  if (tf) out.f = rnd(r, to, ff ? v.f : (double)v.i);
   else if (!ff) out.i = wrap(to, v.i);
   else if (to == DT_BOOL) out.i = v.f != 0;
   else out.i = isfinite(v.f) ? wrap(to, (int64_t)trunc(v.f)) : 0;
@@ -160,7 +163,7 @@ static Val eval(Run *r, const KExpr *e) {
   bool fl = dtype_is_float(e->dtype);
   switch (e->kind) {
   case KE_CONST:
-    if (fl) v.f = rnd(r, e->f);
+    if (fl) v.f = rnd(r, e->dtype, e->f);
     else v.i = e->i;
     return v;
   case KE_VAR: return r->vars[e->var];
@@ -175,7 +178,7 @@ static Val eval(Run *r, const KExpr *e) {
   case KE_UNARY:
     a = eval(r, e->a);
     if (e->un == KU_NOT) v.i = !a.i;
-    else if (fl) v.f = rnd(r, unary_f(e->un, a.f));
+    else if (fl) v.f = rnd(r, e->dtype, unary_f(e->un, a.f));
     else v.i = wrap(e->dtype, e->un == KU_NEG || a.i < 0 ? (int64_t)(0 - (uint64_t)a.i) : a.i); // neg, abs
     return v;
   case KE_BINARY:
@@ -183,7 +186,7 @@ static Val eval(Run *r, const KExpr *e) {
     b = eval(r, e->b);
     if (dtype_is_float(e->a->dtype)) {
       double x = binary_f(e->bin, a.f, b.f);
-      if (fl) v.f = rnd(r, x);
+      if (fl) v.f = rnd(r, e->dtype, x);
       else v.i = (int64_t)x;
     } else {
       v.i = wrap(e->dtype, binary_i(e->bin, a.i, b.i));
@@ -201,7 +204,7 @@ static Val eval(Run *r, const KExpr *e) {
   case KE_FMA:
     a = eval(r, e->a);
     b = eval(r, e->b);
-    v.f = mlc_ref_fma(r->f32, a.f, b.f, eval(r, e->c).f);
+    v.f = mlc_ref_fma(r->f32 && e->dtype != DT_F64, a.f, b.f, eval(r, e->c).f); // f64 is never rounded
     return v;
   }
   return v;
@@ -431,15 +434,22 @@ static int run_all(Run *r, Tensor **inputs, int nin, const InterpParams *ps, Ten
   }
   r->k = NULL;
   if (r->failed) return -1;
-  Tensor *outs[64] = {0};
-  if (p->noutputs > 64) return fail(r, "too many outputs"), -1;
-  for (int b = 0; b < p->bufs.len; b++)
-    if (kir_buf(p, b)->kind == KBUF_OUTPUT && !(outs[kir_buf(p, b)->index] = output_tensor(r, b))) {
+  Tensor **outs = calloc((size_t)p->noutputs + 1, sizeof(Tensor *));
+  if (!outs) return fail(r, "out of memory"), -1;
+  for (int b = 0; b < p->bufs.len; b++) {
+    KirBuf *kb = kir_buf(p, b);
+    if (kb->kind != KBUF_OUTPUT) continue;
+    bool placed = kb->index >= 0 && kb->index < p->noutputs && !outs[kb->index];
+    if (!placed) fail(r, "output %s is not one of the %d outputs", kb->name, p->noutputs);
+    if (!placed || !(outs[kb->index] = output_tensor(r, b))) {
       for (int i = 0; i < p->noutputs; i++) interp_tensor_free(outs[i]);
+      free(outs);
       return -1;
     }
+  }
   write_back(r, ps);
   for (int i = 0; i < p->noutputs; i++) outputs[i] = outs[i];
+  free(outs);
   return 0;
 }
 

@@ -5,15 +5,17 @@
 // reads or stores (state, by path) and one temporary per other value; and
 // whose kernels, in the function's topological order, compute each value
 // with the reference interpreter's exact formulas and accumulation order
-// (interp.c, interp_nn.c), so kir_interp agrees with interp_run bit for bit
-// in f64 and to rounding in f32. The nests are canonical, for no target:
-// the schedule (schedule.c) maps their loops and may re-lower the kernels
-// that carry an op record.
+// (interp.c, interp_nn.c; float sums in kir.h's one order, kl_sum_*), so
+// kir_interp agrees with interp_run bit for bit in f64, and in f32 but for
+// the composite elementwise formulas the interpreter rounds once. The nests
+// are canonical, for no target: the schedule (schedule.c) maps their loops
+// and may re-lower the kernels that carry an op record.
 //
 // This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
 // over the program's syms), buffers, the loop-nest helpers shared with
-// kir_lower_nn.c, and the general ops: elementwise, reductions, softmax,
-// views, matmul, constants, casts, dropout and state stores.
+// kir_lower_nn.c (float sums among them), and the general ops:
+// elementwise, reductions, softmax, views, matmul, constants, casts, dropout
+// and state stores.
 // With KirLowerOptions.check_finite it also adds the finite-check kernels
 // (kir.h) after each op that computes a float value.
 //
@@ -287,7 +289,7 @@ void kl_zero(KLower *c, KirKernel *k, const IrNode *n) {
 static KExpr *kmax(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_MAX, a, b); }
 static KExpr *kmin(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_MIN, a, b); }
 
-static void ksum_blocks(KlSum *q, Vec *blk, KExpr *K, KExpr *acc, bool fresh, KExpr **out) {
+static void ksum_blocks(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc, bool fresh, KExpr **out) {
   KLower *c = q->c;
   KExpr *one = kl_i(c, 1), *nb0 = kmax(c, kl_div(c, kl_add(c, K, kl_i(c, MLC_GEMM_KC_MAX - 1)), kl_i(c, MLC_GEMM_KC_MAX)), one);
   KExpr *KC = kl_div(c, kl_sub(c, kl_add(c, K, nb0), one), nb0);
@@ -317,7 +319,7 @@ static void ksum_blocks(KlSum *q, Vec *blk, KExpr *K, KExpr *acc, bool fresh, KE
 
 // The sum of one element: a single block is its chain; more start from -0
 // (-0 + s0 is s0 exactly, as the library's first block is C = s0).
-KExpr *kl_ksum(KlSum *q, Vec *blk, KExpr *K) {
+KExpr *kl_ksum(KlKSum *q, Vec *blk, KExpr *K) {
   KLower *c = q->c;
   KExpr *out, *one = kl_i(c, 1);
   KExpr *nb0 = kmax(c, kl_div(c, kl_add(c, K, kl_i(c, MLC_GEMM_KC_MAX - 1)), kl_i(c, MLC_GEMM_KC_MAX)), one);
@@ -331,9 +333,66 @@ KExpr *kl_ksum(KlSum *q, Vec *blk, KExpr *K) {
   return out;
 }
 
-void kl_ksum_add(KlSum *q, Vec *blk, KExpr *K, KExpr *acc) {
+void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc) {
   KExpr *out;
   ksum_blocks(q, blk, K, acc, false, &out);
+}
+
+// ---- float sums ---------------------------------------------------------------------------------------
+// kir.h's order spelled out. With a constant P < 8 the lanes no position
+// reaches are left out: each would hold +0, and a lane plus +0 is the lane
+// (a lane starts at +0, so it is never -0), so the fold is unchanged.
+void kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P) {
+  int64_t pc;
+  MLC_ASSERT(nsums >= 1 && nsums <= KL_SUM_MAX);
+  s->nsums = nsums;
+  s->P = P;
+  s->nlanes = kir_eval_i64(P, NULL, &pc) && pc < KL_SUM_LANES ? (int)(pc > 0 ? pc : 0) : KL_SUM_LANES;
+  for (int i = 0; i < nsums; i++)
+    for (int l = 0; l < s->nlanes; l++) {
+      s->lane[i][l] = kl_var(c, k, "l", DT_F64, false);
+      kir_let(c->p, blk, s->lane[i][l], kir_float(c->p, DT_F64, 0));
+    }
+}
+
+// The terms of position p into lane l.
+static void sum_position(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KExpr *p, int l, KlTerms terms, void *ctx) {
+  KExpr *t[KL_SUM_MAX];
+  terms(c, k, blk, p, ctx, t);
+  for (int i = 0; i < s->nsums; i++)
+    kir_assign(c->p, blk, s->lane[i][l], kl_add(c, kl_v(c, k, s->lane[i][l]), kir_cast(c->p, DT_F64, t[i])));
+}
+
+void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx) {
+  int64_t pc;
+  bool cst = kir_eval_i64(s->P, NULL, &pc);
+  KExpr *L = kl_i(c, KL_SUM_LANES), *blocks = kl_div(c, s->P, L);
+  if (cst && pc >= KL_SUM_LANES && pc < 2 * KL_SUM_LANES) { // one block: no loop
+    for (int l = 0; l < KL_SUM_LANES; l++) sum_position(c, k, blk, s, kl_i(c, l), l, terms, ctx);
+  } else if (!cst || pc >= KL_SUM_LANES) {
+    int b = kl_var(c, k, "b", DT_I64, true);
+    Vec *body = &kir_for(c->p, blk, b, blocks, false)->body;
+    for (int l = 0; l < KL_SUM_LANES; l++)
+      sum_position(c, k, body, s, kl_add(c, kl_mul(c, kl_v(c, k, b), L), kl_i(c, l)), l, terms, ctx);
+  }
+  KExpr *tail = kl_mul(c, blocks, L);
+  int ntail = cst ? (int)(pc > 0 ? pc % KL_SUM_LANES : 0) : KL_SUM_LANES - 1;
+  for (int t = 0; t < ntail; t++) {
+    KExpr *p = kl_add(c, tail, kl_i(c, t));
+    Vec *tb = cst ? blk : &kir_if(c->p, blk, kir_bin(c->p, KB_LT, p, s->P))->body;
+    sum_position(c, k, tb, s, p, t, terms, ctx);
+  }
+}
+
+KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i) {
+  KExpr *l[KL_SUM_LANES];
+  for (int j = 0; j < KL_SUM_LANES; j++) l[j] = j < s->nlanes ? kl_v(c, k, s->lane[i][j]) : NULL;
+  for (int half = KL_SUM_LANES / 2; half >= 1; half /= 2) // l[j] += l[j + half]
+    for (int j = 0; j < half; j++)
+      if (l[j + half]) l[j] = l[j] ? kl_add(c, l[j], l[j + half]) : l[j + half];
+  int v = kl_var(c, k, "sum", DT_F64, false);
+  kir_let(c->p, blk, v, l[0] ? l[0] : kir_float(c->p, DT_F64, 0));
+  return kl_v(c, k, v);
 }
 
 // ---- elementwise ------------------------------------------------------------------------------------
@@ -438,10 +497,67 @@ static KExpr *highest(KLower *c, DType dt) {
   return kir_int(c->p, dt, 1);
 }
 
+// The innermost group of the dims red[] marks (kir.h, "Float sums"): the
+// last reduced dim and the reduced dims right before it, [*first, *last];
+// -1, -1 when none is. The interpreter decides it the same way.
+static void sum_group(const bool *red, int rank, int *first, int *last) {
+  *last = -1;
+  for (int i = 0; i < rank; i++)
+    if (red[i]) *last = i;
+  *first = *last;
+  while (*first > 0 && red[*first - 1]) --*first;
+}
+
+typedef struct ReduceTerm {
+  const IrNode *x;
+  KExpr *base, *stride; // x's offset at position 0 of the group, and per position
+  DType od;
+} ReduceTerm;
+
+static void reduce_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  (void)k, (void)blk;
+  ReduceTerm *r = ctx;
+  t[0] = kir_cast(c->p, r->od, kl_ld(c, r->x, kl_add(c, r->base, kl_mul(c, p, r->stride))));
+}
+
+// The float sum of x over the dims red[] marks, at the output element blk
+// is inside (iv[] holds x's index in every dim not reduced), stored at
+// out (divided by the count first for a mean): the lanes, the outer reduced
+// dims as loops in input order, then the innermost group as one loop over
+// its row-major position, whose offset is linear (its dims are adjacent).
+static void float_sum(KLower *c, KirKernel *k, Vec *blk, IrNode *n, const IrNode *x, const bool *red, KExpr **iv,
+                      KExpr *out) {
+  const Type *xt = x->type;
+  int g0, g1;
+  sum_group(red, xt->rank, &g0, &g1);
+  KExpr *P = g1 < 0 ? kl_i(c, 1) : kl_prod(c, xt, g0, g1 + 1), *count = kl_i(c, 1);
+  KlSum s;
+  kl_sum_begin(c, k, blk, &s, 1, P);
+  Vec *in = blk;
+  for (int i = 0; i < xt->rank; i++) {
+    if (!red[i]) continue;
+    count = kl_mul(c, count, kl_tdim(c, xt, i));
+    if (i >= g0) {
+      iv[i] = kl_i(c, 0);
+      continue;
+    }
+    int v = kl_var(c, k, "r", DT_I64, true);
+    in = &kir_for(c->p, in, v, kl_tdim(c, xt, i), false)->body;
+    iv[i] = kl_v(c, k, v);
+  }
+  ReduceTerm rt = {x, kl_flat(c, xt, iv), g1 < 0 ? kl_i(c, 0) : kl_prod(c, xt, g1 + 1, xt->rank), n->type->dtype};
+  kl_sum_add(c, k, in, &s, reduce_term, &rt);
+  KExpr *v = kl_sum_value(c, k, blk, &s, 0);
+  if (n->op == IR_MEAN) v = kl_div(c, v, kir_cast(c->p, DT_F64, count));
+  kl_st(c, blk, n, out, v);
+}
+
 // sum/mean/max/min/argmax {dims, keepdim}: one output element per kept
-// index; the reduced dims are inner loops in input order (the interpreter's
-// accumulation order). argmax counts the flat index over the reduced dims
-// and keeps the first maximum (NaN counts as the largest).
+// index. Float sums and means: float_sum (kir.h's order). The others: the
+// reduced dims are inner loops in input order (the interpreter's order;
+// integer sums wrap, so any order gives the same). argmax counts the flat
+// index over the reduced dims and keeps the first maximum (NaN counts as
+// the largest).
 static bool lower_reduce(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *x = n->in[0];
@@ -464,6 +580,10 @@ static bool lower_reduce(KLower *c, IrNode *n) {
     iv[i] = ov[r++] = kl_v(c, k, v);
   }
   DType xd = xt->dtype, od = n->type->dtype;
+  if ((n->op == IR_SUM || n->op == IR_MEAN) && dtype_is_float(xd) && dtype_is_float(od)) {
+    float_sum(c, k, blk, n, x, red, iv, kl_flat(c, n->type, ov));
+    return true;
+  }
   bool am = n->op == IR_ARGMAX;
   int acc = kl_var(c, k, am ? "best" : "acc", am ? xd : od, false);
   int arg = am ? kl_var(c, k, "arg", DT_I64, false) : -1;
@@ -498,24 +618,30 @@ static bool lower_reduce(KLower *c, IrNode *n) {
 }
 
 // reduce_to: x[..] -> the type's shape, summing the leading dims the type
-// lacks and the dims where it has 1 (inner loops, in input order).
+// lacks and the dims where it has 1 (statically: not where both have 1).
+// Floats: float_sum; integers: inner loops in input order.
 static bool lower_reduce_to(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, "reduce_to");
   const Type *xt = n->in[0]->type, *t = n->type;
   KExpr *ov[KL_MAX_RANK], *iv[KL_MAX_RANK];
   Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, ov, true);
-  int acc = kl_var(c, k, "acc", t->dtype, false);
-  kir_let(c->p, blk, acc, kl_f(c, t->dtype, 0));
   int lead = xt->rank - t->rank;
-  Vec *inner = blk;
+  bool red[KL_MAX_RANK] = {0};
   for (int j = 0; j < xt->rank; j++) {
     int64_t one;
-    bool summed = j < lead || (dim_is_const(t->dims[j - lead], &one) && one == 1 &&
-                               !(dim_is_const(xt->dims[j], &one) && one == 1));
-    if (!summed) {
-      iv[j] = ov[j - lead];
-      continue;
-    }
+    red[j] = j < lead || (dim_is_const(t->dims[j - lead], &one) && one == 1 &&
+                          !(dim_is_const(xt->dims[j], &one) && one == 1));
+    if (!red[j]) iv[j] = ov[j - lead];
+  }
+  if (dtype_is_float(xt->dtype) && dtype_is_float(t->dtype)) {
+    float_sum(c, k, blk, n, n->in[0], red, iv, kl_flat(c, t, ov));
+    return true;
+  }
+  int acc = kl_var(c, k, "acc", t->dtype, false);
+  kir_let(c->p, blk, acc, kl_f(c, t->dtype, 0));
+  Vec *inner = blk;
+  for (int j = 0; j < xt->rank; j++) {
+    if (!red[j]) continue;
     int v = kl_var(c, k, "r", DT_I64, true);
     inner = &kir_for(c->p, inner, v, kl_tdim(c, xt, j), false)->body;
     iv[j] = kl_v(c, k, v);
@@ -526,7 +652,22 @@ static bool lower_reduce_to(KLower *c, IrNode *n) {
 }
 
 // softmax/log_softmax {dim} and their grads: per line along dim, the
-// interpreter's three passes (max, sum of exp, write) or two (sum, write).
+// interpreter's three passes (max, sum of exp, write) or two (sum, write);
+// the sums in kir.h's order over the position along dim, rounded once.
+typedef struct LineTerm {
+  const IrNode *n, *x;
+  KExpr *base, *stride, *mx;
+} LineTerm;
+
+static void line_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  (void)k, (void)blk;
+  LineTerm *l = ctx;
+  KExpr *off = kl_add(c, l->base, kl_mul(c, p, l->stride)), *xv = kl_ld(c, l->x, off);
+  if (l->n->op == IR_SOFTMAX_GRAD) t[0] = kl_mul(c, kl_ld(c, l->n->in[0], off), xv);
+  else if (l->n->op == IR_LOG_SOFTMAX_GRAD) t[0] = kl_ld(c, l->n->in[0], off);
+  else t[0] = kir_un(c->p, KU_EXP, kl_sub(c, xv, l->mx));
+}
+
 static bool lower_normalize(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *x = n->in[n->nin - 1];
@@ -542,35 +683,37 @@ static bool lower_normalize(KLower *c, IrNode *n) {
     iv[i] = kl_v(c, k, v);
   }
   bool grad = n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD;
-  int s = kl_var(c, k, "s", dt, false), mx = kl_var(c, k, "mx", dt, false);
-  kir_let(c->p, blk, s, kl_f(c, dt, 0));
-  kir_let(c->p, blk, mx, kl_f(c, dt, -INFINITY));
-  Vec *loop[3];
-  for (int pass = 0; pass < 3; pass++) {
+  iv[d] = kl_i(c, 0);
+  LineTerm lt = {n, x, kl_flat(c, t, iv), kl_prod(c, t, d + 1, t->rank), NULL};
+  if (!grad) { // the line's max
+    lt.mx = kl_v(c, k, kl_var(c, k, "mx", dt, false));
+    kir_let(c->p, blk, lt.mx->var, kl_f(c, dt, -INFINITY));
     int v = kl_var(c, k, "k", DT_I64, true);
-    loop[pass] = &kir_for(c->p, blk, v, kl_tdim(c, t, d), false)->body;
+    Vec *in = &kir_for(c->p, blk, v, kl_tdim(c, t, d), false)->body;
     iv[d] = kl_v(c, k, v);
-    KExpr *off = kl_flat(c, t, iv), *xv = kl_ld(c, x, off), *S = kl_v(c, k, s), *M = kl_v(c, k, mx);
-    if (grad) {
-      KExpr *dy = kl_ld(c, n->in[0], off);
-      bool sm = n->op == IR_SOFTMAX_GRAD;
-      if (pass == 0) kir_assign(c->p, loop[0], s, kl_add(c, S, sm ? kl_mul(c, dy, xv) : dy));
-      else if (pass == 1)
-        kl_st(c, loop[1], n, off,
-              sm ? kl_mul(c, xv, kl_sub(c, dy, S)) : kl_sub(c, dy, kl_mul(c, kir_un(c->p, KU_EXP, xv), S)));
-      if (pass == 1) break;
-      continue;
-    }
-    if (pass == 0)
-      kir_assign(c->p, loop[0], mx,
-                 kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, xv, M), kl_isnan(c, xv)), xv, M));
-    else if (pass == 1)
-      kir_assign(c->p, loop[1], s, kl_add(c, S, kir_un(c->p, KU_EXP, kl_sub(c, xv, M))));
-    else {
-      KExpr *z = kl_sub(c, xv, M);
-      kl_st(c, loop[2], n, off, n->op == IR_SOFTMAX ? kl_div(c, kir_un(c->p, KU_EXP, z), S)
-                                                    : kl_sub(c, z, kir_un(c->p, KU_LOG, S)));
-    }
+    KExpr *xv = kl_ld(c, x, kl_flat(c, t, iv));
+    kir_assign(c->p, in, lt.mx->var,
+               kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, xv, lt.mx), kl_isnan(c, xv)), xv, lt.mx));
+  }
+  KlSum sum;
+  kl_sum_begin(c, k, blk, &sum, 1, kl_tdim(c, t, d));
+  kl_sum_add(c, k, blk, &sum, line_term, &lt);
+  int sv = kl_var(c, k, "s", dt, false);
+  kir_let(c->p, blk, sv, kir_cast(c->p, dt, kl_sum_value(c, k, blk, &sum, 0)));
+  KExpr *S = kl_v(c, k, sv);
+  int v = kl_var(c, k, "k", DT_I64, true);
+  Vec *in = &kir_for(c->p, blk, v, kl_tdim(c, t, d), false)->body;
+  iv[d] = kl_v(c, k, v);
+  KExpr *off = kl_flat(c, t, iv), *xv = kl_ld(c, x, off);
+  if (grad) {
+    KExpr *dy = kl_ld(c, n->in[0], off);
+    kl_st(c, in, n, off,
+          n->op == IR_SOFTMAX_GRAD ? kl_mul(c, xv, kl_sub(c, dy, S))
+                                   : kl_sub(c, dy, kl_mul(c, kir_un(c->p, KU_EXP, xv), S)));
+  } else {
+    KExpr *z = kl_sub(c, xv, lt.mx);
+    kl_st(c, in, n, off, n->op == IR_SOFTMAX ? kl_div(c, kir_un(c->p, KU_EXP, z), S)
+                                             : kl_sub(c, z, kir_un(c->p, KU_LOG, S)));
   }
   return true;
 }
@@ -709,7 +852,7 @@ typedef struct MatmulSum {
   KExpr *oa, *ob; // batch and row/column parts of each operand's offset
 } MatmulSum;
 
-static void matmul_step(KlSum *q, Vec *blk, KExpr *p, KExpr *s) {
+static void matmul_step(KlKSum *q, Vec *blk, KExpr *p, KExpr *s) {
   KLower *c = q->c;
   MatmulSum *m = q->ctx;
   KExpr *ia = kl_add(c, m->oa, kl_mul(c, p, m->a->strides[m->a->rank - 1]));
@@ -749,7 +892,7 @@ static bool lower_matmul(KLower *c, IrNode *n) {
   MatmulSum m = {.a = &a, .b = &b};
   m.oa = kl_add(c, batch_off(c, &a, r, iv), kl_mul(c, iv[r - 2], a.strides[a.rank - 2]));
   m.ob = kl_add(c, batch_off(c, &b, r, iv), kl_mul(c, iv[r - 1], b.strides[b.rank - 1]));
-  KlSum q = {.c = c, .k = k, .dt = t->dtype, .step = matmul_step, .ctx = &m};
+  KlKSum q = {.c = c, .k = k, .dt = t->dtype, .step = matmul_step, .ctx = &m};
   KExpr *sum = kl_ksum(&q, blk, a.dims[a.rank - 1]);
   KExpr *oy = kl_i(c, 0);
   for (int d = 0; d < r; d++) oy = kl_add(c, oy, kl_mul(c, iv[d], y.strides[d]));

@@ -77,6 +77,25 @@ void kl_zero(KLower *c, KirKernel *k, const IrNode *n);
 // x != x: true for NaN.
 KExpr *kl_isnan(KLower *c, KExpr *x);
 
+// Float sums in the defined order (kir.h, "Float sums"). One KlSum holds up
+// to KL_SUM_MAX sums over the same positions: kl_sum_begin declares their
+// f64 lanes in blk (outside every loop of the reduction); kl_sum_add, in
+// the block of the innermost group (inside the outer reduced loops), runs
+// the positions p < P of the group: blocks of 8 unrolled, then the tail,
+// each position's terms made by the callback, which may add lets to the
+// block it is given; kl_sum_value folds sum i in blk (after the loops)
+// into an f64 local.
+enum { KL_SUM_LANES = 8, KL_SUM_MAX = 2 };
+typedef struct KlSum {
+  int nsums, nlanes;  // nlanes < 8 only for a constant P < 8
+  KExpr *P;           // positions in the innermost group (i64)
+  int lane[KL_SUM_MAX][KL_SUM_LANES];
+} KlSum;
+typedef void (*KlTerms)(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **terms);
+void kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
+void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx);
+KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i);
+
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);
 double kl_attr_f(const IrNode *n, IrAttrKey k);
@@ -84,17 +103,17 @@ double kl_attr_f(const IrNode *n, IrAttrKey k);
 // The K sum of one output element in the library's order (kernels/gemm_ref.h):
 // K blocks (mlc_gemm_kblock of K) of fma chains from +0, block sums added in
 // order. step(q, blk, p, s) appends `s = fma(x_p, y_p, s)` for product p.
-typedef struct KlSum {
+typedef struct KlKSum {
   KLower *c;
   KirKernel *k;
   DType dt;
-  void (*step)(struct KlSum *q, Vec *blk, KExpr *p, KExpr *s);
+  void (*step)(struct KlKSum *q, Vec *blk, KExpr *p, KExpr *s);
   void *ctx;
-} KlSum;
+} KlKSum;
 // A new local holding the sum over p < K.
-KExpr *kl_ksum(KlSum *q, Vec *blk, KExpr *K);
+KExpr *kl_ksum(KlKSum *q, Vec *blk, KExpr *K);
 // acc = acc + (each block's sum over p < K), in order (acc: a local).
-void kl_ksum_add(KlSum *q, Vec *blk, KExpr *K, KExpr *acc);
+void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc);
 
 // kir_lower_nn.c: false after kl_fail.
 bool kl_conv(KLower *c, IrNode *n);

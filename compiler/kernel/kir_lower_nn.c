@@ -3,7 +3,8 @@
 // normalisation and their input gradients, embedding and its scatter-add
 // gradient, and the losses. Each kernel is the interpreter's loop nest
 // (interp_nn.c, interp.c) written out in kernel IR, accumulating every
-// element in its order, so results round identically. No target is in
+// element in its order (the statistics, gradient sums and loss means as
+// kir.h's float sums, kl_sum_*), so results round identically. No target is in
 // here: convolutions and pools also get an op record (kir.h), from which a
 // schedule's recipes (schedule_nn.c) re-lower them for a CPU.
 //
@@ -119,7 +120,7 @@ static void fma_tap(KLower *c, Vec *blk, KExpr *in, KExpr *u, KExpr *xo, const I
 }
 
 // conv2d: product kk of output (n, o, i, j).
-static void fwd_step(KlSum *sm, Vec *blk, KExpr *kk, KExpr *s) {
+static void fwd_step(KlKSum *sm, Vec *blk, KExpr *kk, KExpr *s) {
   KLower *c = sm->c;
   Conv *q = sm->ctx;
   KExpr *ci, *h, *w, *in = tap(c, sm->k, blk, q, kk, q->iv, q->jv, &ci, &h, &w);
@@ -133,13 +134,13 @@ static void conv_forward(KLower *c, KirKernel *k, Conv *q) {
   blk = &loop(c, k, blk, "o", q->O, true, &q->ov)->body;
   blk = &loop(c, k, blk, "i", q->HO, true, &q->iv)->body;
   blk = &loop(c, k, blk, "j", q->WO, true, &q->jv)->body;
-  KlSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = fwd_step, .ctx = q};
+  KlKSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = fwd_step, .ctx = q};
   KExpr *sum = kl_ksum(&sm, blk, q->Kc);
   kl_st(c, blk, q->n, y_at(c, q, q->nv, q->ov, kl_add(c, kl_mul(c, q->iv, q->WO), q->jv)), sum);
 }
 
 // conv2d_grad_input: product o' of dcol[r, q] for group g, image n.
-static void gin_step(KlSum *sm, Vec *blk, KExpr *o, KExpr *s) {
+static void gin_step(KlKSum *sm, Vec *blk, KExpr *o, KExpr *s) {
   KLower *c = sm->c;
   Conv *q = sm->ctx;
   KExpr *og = kl_add(c, kl_mul(c, q->gv, q->Og), o);
@@ -179,7 +180,7 @@ static Vec *chunk_loop(KLower *c, KirKernel *k, Vec *blk, const Conv *q, KExpr *
 }
 
 static void conv_grad_input(KLower *c, KirKernel *k, Conv *q) {
-  KlSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = gin_step, .ctx = q};
+  KlKSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = gin_step, .ctx = q};
   KExpr *ch, *t;
   if (pointwise(q)) { // dx[n, ch, q] = the sum itself
     Vec *blk = &loop(c, k, &k->body, "n", q->N, true, &q->nv)->body;
@@ -214,7 +215,7 @@ typedef struct GwCtx {
   KExpr *q0;
 } GwCtx;
 
-static void gw_step(KlSum *sm, Vec *blk, KExpr *t, KExpr *s) {
+static void gw_step(KlKSum *sm, Vec *blk, KExpr *t, KExpr *s) {
   KLower *c = sm->c;
   GwCtx *x = sm->ctx;
   Conv *q = x->q;
@@ -238,7 +239,7 @@ static void conv_grad_weight(KLower *c, KirKernel *k, Conv *q) {
   GwCtx x = {.q = q};
   KExpr *len;
   in = chunk_loop(c, k, in, q, &x.q0, &len);
-  KlSum sm = {.c = c, .k = k, .dt = dt, .step = gw_step, .ctx = &x};
+  KlKSum sm = {.c = c, .k = k, .dt = dt, .step = gw_step, .ctx = &x};
   kl_ksum_add(&sm, in, len, acc);
   kl_st(c, blk, q->n, w_at(c, q, q->ov, q->rv), acc);
 }
@@ -328,7 +329,33 @@ bool kl_pool(KLower *c, IrNode *n) {
 // batch_norm (x, gamma, beta, mean, var): per channel (dim 1),
 //   y = (x - mean) * rstd * gamma + beta, rstd = 1 / sqrt(var + eps);
 // batch_norm_grad (dy, x, gamma, mean, var): two passes per channel,
-//   dx = (gamma * rstd) * ((dy - sum(dy)/M) - xhat * (sum(dy*xhat)/M)).
+//   dx = (gamma * rstd) * ((dy - sum(dy)/M) - xhat * (sum(dy*xhat)/M)),
+// the sums in kir.h's order: the innermost group is dims 2.. (dim 0 for a
+// rank-2 x), the batch loop outside it; each rounded once.
+typedef struct NormTerm {
+  const IrNode *n, *X, *dy;
+  KExpr *base, *stride, *gbase; // x's (and dy's) offset at position 0, per position; gamma's (layer_norm)
+  KExpr *mean, *rstd;           // mean: a load (batch_norm) or a local (layer_norm)
+  int what;                     // 0: x; 1: (x - mean)^2; 2: the gradient's two sums
+} NormTerm;
+
+static void norm_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  NormTerm *nt = ctx;
+  KExpr *off = kl_add(c, nt->base, kl_mul(c, p, nt->stride)), *xv = kl_ld(c, nt->X, off);
+  if (nt->what == 0) {
+    t[0] = xv;
+  } else if (nt->what == 1) {
+    KExpr *dd = let(c, k, blk, "d", kl_sub(c, xv, nt->mean));
+    t[0] = kl_mul(c, dd, dd);
+  } else {
+    KExpr *xh = let(c, k, blk, "xh", kl_mul(c, kl_sub(c, xv, nt->mean), nt->rstd));
+    KExpr *g = kl_ld(c, nt->dy, off);
+    if (nt->gbase) g = let(c, k, blk, "g", kl_mul(c, g, kl_ld(c, nt->n->in[2], kl_add(c, nt->gbase, p))));
+    t[0] = g;
+    t[1] = kl_mul(c, g, xh);
+  }
+}
+
 static bool batch_norm(KLower *c, IrNode *n, bool grad) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *X = n->in[grad], *G = n->in[grad + 1];
@@ -340,23 +367,29 @@ static bool batch_norm(KLower *c, IrNode *n, bool grad) {
   KExpr *one = kl_f(c, dt, 1), *eps = kl_f(c, dt, kl_attr_f(n, IRA_EPS));
   KExpr *rstd = let(c, k, blk, "rstd", kl_div(c, one, kir_un(c->p, KU_SQRT, kl_add(c, kl_ld(c, n->in[4], ch), eps))));
   KExpr *M = kir_cast(c->p, dt, kl_mul(c, kl_tdim(c, t, 0), kl_prod(c, t, 2, t->rank)));
-  KExpr *sdy = grad ? let(c, k, blk, "sdy", kl_f(c, dt, 0)) : NULL;
-  KExpr *sdyx = grad ? let(c, k, blk, "sdyx", kl_f(c, dt, 0)) : NULL;
-  for (int pass = grad ? 0 : 1; pass < 2; pass++) {
-    Vec *in = &loop(c, k, blk, "b", kl_tdim(c, t, 0), false, &iv[0])->body;
-    in = kl_loops(c, k, in, t, 2, t->rank, iv, false);
-    KExpr *off = kl_flat(c, t, iv);
-    KExpr *xh = let(c, k, in, "xh", kl_mul(c, kl_sub(c, kl_ld(c, X, off), kl_ld(c, n->in[3], ch)), rstd));
-    if (!grad) {
-      kl_st(c, in, n, off, kl_add(c, kl_mul(c, xh, kl_ld(c, G, ch)), kl_ld(c, n->in[2], ch)));
-    } else if (pass == 0) {
-      KExpr *dy = kl_ld(c, n->in[0], off);
-      kir_assign(c->p, in, sdy->var, kl_add(c, sdy, dy));
-      kir_assign(c->p, in, sdyx->var, kl_add(c, sdyx, kl_mul(c, dy, xh)));
-    } else {
-      KExpr *tt = kl_sub(c, kl_sub(c, kl_ld(c, n->in[0], off), kl_div(c, sdy, M)), kl_mul(c, xh, kl_div(c, sdyx, M)));
-      kl_st(c, in, n, off, kl_mul(c, kl_mul(c, kl_ld(c, G, ch), rstd), tt));
-    }
+  KExpr *sdy = NULL, *sdyx = NULL;
+  if (grad) {
+    bool spatial = t->rank > 2;
+    KExpr *bv = NULL, *inner = kl_prod(c, t, 2, t->rank);
+    KlSum s;
+    kl_sum_begin(c, k, blk, &s, 2, spatial ? inner : kl_tdim(c, t, 0));
+    Vec *in = spatial ? &loop(c, k, blk, "b", kl_tdim(c, t, 0), false, &bv)->body : blk;
+    KExpr *plane = kl_mul(c, kl_add(c, kl_mul(c, spatial ? bv : kl_i(c, 0), kl_tdim(c, t, 1)), ch), inner);
+    NormTerm nt = {n, X, n->in[0], plane, spatial ? kl_i(c, 1) : kl_mul(c, kl_tdim(c, t, 1), inner), NULL,
+                   kl_ld(c, n->in[3], ch), rstd, 2};
+    kl_sum_add(c, k, in, &s, norm_term, &nt);
+    sdy = let(c, k, blk, "sdy", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 0)));
+    sdyx = let(c, k, blk, "sdyx", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 1)));
+  }
+  Vec *in = &loop(c, k, blk, "b", kl_tdim(c, t, 0), false, &iv[0])->body;
+  in = kl_loops(c, k, in, t, 2, t->rank, iv, false);
+  KExpr *off = kl_flat(c, t, iv);
+  KExpr *xh = let(c, k, in, "xh", kl_mul(c, kl_sub(c, kl_ld(c, X, off), kl_ld(c, n->in[3], ch)), rstd));
+  if (!grad) {
+    kl_st(c, in, n, off, kl_add(c, kl_mul(c, xh, kl_ld(c, G, ch)), kl_ld(c, n->in[2], ch)));
+  } else {
+    KExpr *tt = kl_sub(c, kl_sub(c, kl_ld(c, n->in[0], off), kl_div(c, sdy, M)), kl_mul(c, xh, kl_div(c, sdyx, M)));
+    kl_st(c, in, n, off, kl_mul(c, kl_mul(c, kl_ld(c, G, ch), rstd), tt));
   }
   return true;
 }
@@ -365,6 +398,8 @@ static bool batch_norm(KLower *c, IrNode *n, bool grad) {
 // dims (M elements), mean, biased variance, then y = xhat * gamma + beta;
 // layer_norm_grad (dy, x, gamma): g = dy * gamma,
 //   dx = rstd * ((g - sum(g)/M) - xhat * (sum(g*xhat)/M)).
+// Every sum runs over the row's flat position in kir.h's order; mean and
+// variance divide the folded sum by M before rounding once.
 static bool layer_norm(KLower *c, IrNode *n, bool grad) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *X = n->in[grad], *G = n->in[grad + 1];
@@ -373,43 +408,38 @@ static bool layer_norm(KLower *c, IrNode *n, bool grad) {
   int lead = t->rank - gt->rank;
   KExpr *iv[KL_MAX_RANK];
   Vec *blk = kl_loops(c, k, &k->body, t, 0, lead, iv, true);
-  KExpr *M = kir_cast(c->p, dt, kl_prod(c, gt, 0, gt->rank));
-  KExpr *mean = let(c, k, blk, "mean", kl_f(c, dt, 0)), *var = let(c, k, blk, "var", kl_f(c, dt, 0));
-  KExpr *sg = grad ? let(c, k, blk, "sg", kl_f(c, dt, 0)) : NULL;
-  KExpr *sgx = grad ? let(c, k, blk, "sgx", kl_f(c, dt, 0)) : NULL;
-  KExpr *rstd = NULL;
-  // passes: 0 mean, 1 variance (then rstd), 2 grad sums, 3 write
-  for (int pass = 0; pass < 4; pass++) {
-    if (pass == 2 && !grad) continue;
-    Vec *in = kl_loops(c, k, blk, t, lead, t->rank, iv, false);
-    KExpr *off = kl_flat(c, t, iv), *goff = kl_flat(c, gt, iv + lead), *xv = kl_ld(c, X, off);
-    if (pass == 0) {
-      kir_assign(c->p, in, mean->var, kl_add(c, mean, xv));
-      kir_assign(c->p, blk, mean->var, kl_div(c, mean, M));
-      continue;
-    }
-    if (pass == 1) {
-      KExpr *dd = let(c, k, in, "d", kl_sub(c, xv, mean));
-      kir_assign(c->p, in, var->var, kl_add(c, var, kl_mul(c, dd, dd)));
-      kir_assign(c->p, blk, var->var, kl_div(c, var, M));
-      KExpr *eps = kl_f(c, dt, kl_attr_f(n, IRA_EPS));
-      rstd = let(c, k, blk, "rstd", kl_div(c, kl_f(c, dt, 1), kir_un(c->p, KU_SQRT, kl_add(c, var, eps))));
-      continue;
-    }
-    KExpr *xh = let(c, k, in, "xh", kl_mul(c, kl_sub(c, xv, mean), rstd));
-    if (!grad) {
-      kl_st(c, in, n, off, kl_add(c, kl_mul(c, xh, kl_ld(c, G, goff)), kl_ld(c, n->in[2], goff)));
-      continue;
-    }
-    KExpr *g = let(c, k, in, "g", kl_mul(c, kl_ld(c, n->in[0], off), kl_ld(c, G, goff)));
-    if (pass == 2) {
-      kir_assign(c->p, in, sg->var, kl_add(c, sg, g));
-      kir_assign(c->p, in, sgx->var, kl_add(c, sgx, kl_mul(c, g, xh)));
-    } else {
-      KExpr *tt = kl_sub(c, kl_sub(c, g, kl_div(c, sg, M)), kl_mul(c, xh, kl_div(c, sgx, M)));
-      kl_st(c, in, n, off, kl_mul(c, rstd, tt));
-    }
+  KExpr *Mi = kl_prod(c, gt, 0, gt->rank), *M = kir_cast(c->p, dt, Mi), *M64 = kir_cast(c->p, DT_F64, Mi);
+  for (int i = lead; i < t->rank; i++) iv[i] = kl_i(c, 0);
+  NormTerm nt = {n, X, grad ? n->in[0] : NULL, kl_flat(c, t, iv), kl_i(c, 1), NULL, NULL, NULL, 0};
+  KlSum s;
+  kl_sum_begin(c, k, blk, &s, 1, Mi);
+  kl_sum_add(c, k, blk, &s, norm_term, &nt);
+  KExpr *mean = nt.mean = let(c, k, blk, "mean", kir_cast(c->p, dt, kl_div(c, kl_sum_value(c, k, blk, &s, 0), M64)));
+  nt.what = 1;
+  kl_sum_begin(c, k, blk, &s, 1, Mi);
+  kl_sum_add(c, k, blk, &s, norm_term, &nt);
+  KExpr *var = let(c, k, blk, "var", kir_cast(c->p, dt, kl_div(c, kl_sum_value(c, k, blk, &s, 0), M64)));
+  KExpr *eps = kl_f(c, dt, kl_attr_f(n, IRA_EPS));
+  KExpr *rstd = nt.rstd = let(c, k, blk, "rstd", kl_div(c, kl_f(c, dt, 1), kir_un(c->p, KU_SQRT, kl_add(c, var, eps))));
+  KExpr *sg = NULL, *sgx = NULL;
+  if (grad) {
+    nt.what = 2;
+    nt.gbase = kl_i(c, 0);
+    kl_sum_begin(c, k, blk, &s, 2, Mi);
+    kl_sum_add(c, k, blk, &s, norm_term, &nt);
+    sg = let(c, k, blk, "sg", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 0)));
+    sgx = let(c, k, blk, "sgx", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 1)));
   }
+  Vec *in = kl_loops(c, k, blk, t, lead, t->rank, iv, false);
+  KExpr *off = kl_flat(c, t, iv), *goff = kl_flat(c, gt, iv + lead), *xv = kl_ld(c, X, off);
+  KExpr *xh = let(c, k, in, "xh", kl_mul(c, kl_sub(c, xv, mean), rstd));
+  if (!grad) {
+    kl_st(c, in, n, off, kl_add(c, kl_mul(c, xh, kl_ld(c, G, goff)), kl_ld(c, n->in[2], goff)));
+    return true;
+  }
+  KExpr *g = let(c, k, in, "g", kl_mul(c, kl_ld(c, n->in[0], off), kl_ld(c, G, goff)));
+  KExpr *tt = kl_sub(c, kl_sub(c, g, kl_div(c, sg, M)), kl_mul(c, xh, kl_div(c, sgx, M)));
+  kl_st(c, in, n, off, kl_mul(c, rstd, tt));
   return true;
 }
 
@@ -441,34 +471,76 @@ bool kl_index(KLower *c, IrNode *n) {
 }
 
 // ---- losses ------------------------------------------------------------------------------------------------
-// Per row of logits x[N, C]: max, sum of exp(x - max), lse = max + log(sum).
-static KExpr *row_lse(KLower *c, KirKernel *k, Vec *blk, const IrNode *X, KExpr *base, KExpr *C) {
+typedef struct LossTerm {
+  const IrNode *n;
+  KExpr *base, *mx; // row_lse: the row's offset and max
+  int rows;         // cross_entropy: the per-row loss buffer (-1 otherwise)
+} LossTerm;
+
+static void loss_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  LossTerm *l = ctx;
+  if (l->rows >= 0) { // cross_entropy: the mean's terms
+    t[0] = kir_load(c->p, l->rows, p);
+  } else if (l->mx) { // row_lse: exp(x - max)
+    const IrNode *X = l->n->in[l->n->op == IR_CROSS_ENTROPY_GRAD];
+    t[0] = kir_un(c->p, KU_EXP, kl_sub(c, kl_ld(c, X, kl_add(c, l->base, p)), l->mx));
+  } else { // mse, bce_with_logits
+    DType dt = l->n->in[0]->type->dtype;
+    KExpr *a = kl_ld(c, l->n->in[0], p), *b = kl_ld(c, l->n->in[1], p);
+    if (l->n->op == IR_MSE) {
+      KExpr *d = let(c, k, blk, "d", kl_sub(c, a, b));
+      t[0] = kl_mul(c, d, d);
+      return;
+    }
+    KExpr *pos = kir_select(c->p, kir_bin(c->p, KB_GT, a, kl_f(c, dt, 0)), a, kl_f(c, dt, 0));
+    KExpr *soft = kir_un(c->p, KU_LOG1P, kir_un(c->p, KU_EXP, kir_un(c->p, KU_NEG, kir_un(c->p, KU_ABS, a))));
+    t[0] = kl_add(c, kl_sub(c, pos, kl_mul(c, a, b)), soft);
+  }
+}
+
+// Per row of logits x[N, C]: max, sum of exp(x - max) (kir.h's order, rounded
+// once), lse = max + log(sum).
+static KExpr *row_lse(KLower *c, KirKernel *k, Vec *blk, const IrNode *n, KExpr *base, KExpr *C) {
+  const IrNode *X = n->in[n->op == IR_CROSS_ENTROPY_GRAD];
   DType dt = X->type->dtype;
-  KExpr *kv, *mx = let(c, k, blk, "mx", kl_f(c, dt, -INFINITY)), *s = let(c, k, blk, "s", kl_f(c, dt, 0));
+  KExpr *kv, *mx = let(c, k, blk, "mx", kl_f(c, dt, -INFINITY));
   Vec *in = &loop(c, k, blk, "k", C, false, &kv)->body;
   KExpr *xv = kl_ld(c, X, kl_add(c, base, kv));
   kir_assign(c->p, in, mx->var, kir_select(c->p, or2(c, kir_bin(c->p, KB_GT, xv, mx), kl_isnan(c, xv)), xv, mx));
-  in = &loop(c, k, blk, "k", C, false, &kv)->body;
-  xv = kl_ld(c, X, kl_add(c, base, kv));
-  kir_assign(c->p, in, s->var, kl_add(c, s, kir_un(c->p, KU_EXP, kl_sub(c, xv, mx))));
-  return let(c, k, blk, "lse", kl_add(c, mx, kir_un(c->p, KU_LOG, s)));
+  LossTerm lt = {n, base, mx, -1};
+  KlSum s;
+  kl_sum_begin(c, k, blk, &s, 1, C);
+  kl_sum_add(c, k, blk, &s, loss_term, &lt);
+  KExpr *sum = let(c, k, blk, "s", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 0)));
+  return let(c, k, blk, "lse", kl_add(c, mx, kir_un(c->p, KU_LOG, sum)));
 }
 
 // cross_entropy: mean over rows of lse - x[t]; cross_entropy_grad (dy, x, t):
-// dy * (exp(x - lse) - onehot(t)) / N.
+// dy * (exp(x - lse) - onehot(t)) / N. The forward writes each row's loss
+// into its own temporary t<id>_rows[N] (rows are independent), then sums it
+// in kir.h's order and divides by N before rounding once.
 static bool cross_entropy(KLower *c, IrNode *n, bool grad) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const IrNode *X = n->in[grad], *T = n->in[grad + 1];
   DType dt = X->type->dtype;
   KExpr *N = kl_tdim(c, X->type, 0), *C = kl_tdim(c, X->type, 1), *iv, *kv;
-  KExpr *total = grad ? NULL : let(c, k, &k->body, "total", kl_f(c, dt, 0));
-  Vec *blk = &loop(c, k, &k->body, "r", N, grad, &iv)->body;
+  int rows = -1;
+  if (!grad) {
+    rows = kir_buf_add(c->p, KBUF_TEMP, arena_printf(c->p->arena, "t%d_rows", n->id), dt, 1, &N);
+    kir_kernel_use(c->p, k, rows);
+  }
+  Vec *blk = &loop(c, k, &k->body, "r", N, true, &iv)->body;
   KExpr *tv = let(c, k, blk, "t", kir_cast(c->p, DT_I64, kl_ld(c, T, iv)));
   kir_check(c->p, blk, in_range(c, tv, C), "cross_entropy target out of range");
-  KExpr *base = kl_mul(c, iv, C), *lse = row_lse(c, k, blk, X, base, C);
+  KExpr *base = kl_mul(c, iv, C), *lse = row_lse(c, k, blk, n, base, C);
   if (!grad) {
-    kir_assign(c->p, blk, total->var, kl_add(c, total, kl_sub(c, lse, kl_ld(c, X, kl_add(c, base, tv)))));
-    kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, total, kir_cast(c->p, dt, N)));
+    kir_store(c->p, blk, rows, iv, kl_sub(c, lse, kl_ld(c, X, kl_add(c, base, tv))));
+    LossTerm lt = {n, NULL, NULL, rows};
+    KlSum s;
+    kl_sum_begin(c, k, &k->body, &s, 1, N);
+    kl_sum_add(c, k, &k->body, &s, loss_term, &lt);
+    KExpr *v = kl_sum_value(c, k, &k->body, &s, 0);
+    kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, v, kir_cast(c->p, DT_F64, N)));
     return true;
   }
   Vec *in = &loop(c, k, blk, "k", C, false, &kv)->body;
@@ -479,24 +551,18 @@ static bool cross_entropy(KLower *c, IrNode *n, bool grad) {
   return true;
 }
 
-// mse: mean((a - b)^2); bce_with_logits: mean((max(a, 0) - a*b) + log1p(exp(-|a|)))
+// mse: mean((a - b)^2); bce_with_logits: mean((max(a, 0) - a*b) + log1p(exp(-|a|))),
+// summed over the flat index in kir.h's order, divided by the count, rounded once.
 static bool pair_loss(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
   const Type *t = n->in[0]->type;
-  DType dt = t->dtype;
-  KExpr *iv[KL_MAX_RANK], *s = let(c, k, &k->body, "s", kl_f(c, dt, 0));
-  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, false);
-  KExpr *e = kl_flat(c, t, iv), *a = kl_ld(c, n->in[0], e), *b = kl_ld(c, n->in[1], e), *v;
-  if (n->op == IR_MSE) {
-    KExpr *d = let(c, k, blk, "d", kl_sub(c, a, b));
-    v = kl_mul(c, d, d);
-  } else {
-    KExpr *pos = kir_select(c->p, kir_bin(c->p, KB_GT, a, kl_f(c, dt, 0)), a, kl_f(c, dt, 0));
-    KExpr *soft = kir_un(c->p, KU_LOG1P, kir_un(c->p, KU_EXP, kir_un(c->p, KU_NEG, kir_un(c->p, KU_ABS, a))));
-    v = kl_add(c, kl_sub(c, pos, kl_mul(c, a, b)), soft);
-  }
-  kir_assign(c->p, blk, s->var, kl_add(c, s, v));
-  kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, s, kir_cast(c->p, dt, kl_prod(c, t, 0, t->rank))));
+  KExpr *count = kl_prod(c, t, 0, t->rank);
+  LossTerm lt = {n, NULL, NULL, -1};
+  KlSum s;
+  kl_sum_begin(c, k, &k->body, &s, 1, count);
+  kl_sum_add(c, k, &k->body, &s, loss_term, &lt);
+  KExpr *v = kl_sum_value(c, k, &k->body, &s, 0);
+  kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, v, kir_cast(c->p, DT_F64, count)));
   return true;
 }
 

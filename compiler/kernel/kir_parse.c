@@ -539,8 +539,8 @@ static bool buf_kind(Parser *ps, KirBuf *b) {
   const char *at = (skip_ws(ps), ps->s);
   char *k = name(ps, "a buffer kind");
   int kind = 0;
-  while (k && kind < 4 && strcmp(k, kir_buf_kind_names[kind])) kind++;
-  if (!k || kind == 4) return k ? perr(ps, at, "unknown buffer kind %s", k) : false;
+  while (k && kind < KBUF_KIND_COUNT && strcmp(k, kir_buf_kind_names[kind])) kind++;
+  if (!k || kind == KBUF_KIND_COUNT) return k ? perr(ps, at, "unknown buffer kind %s", k) : false;
   b->kind = (KirBufKind)kind;
   int64_t idx = 0;
   if (kind == KBUF_INPUT || kind == KBUF_OUTPUT) {

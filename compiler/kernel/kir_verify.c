@@ -54,6 +54,12 @@ static bool has_param(const KirKernel *k, int b) {
 
 static bool v_expr(Verify *v, const KExpr *e);
 
+// A shared buffer is per block: used only inside a gpu-block loop.
+static bool v_shared_use(Verify *v, int b) {
+  if (kir_buf(v->p, b)->kind != KBUF_SHARED || v->in_block) return true;
+  return vfail(v, "shared buffer %s used outside a gpu-block loop", kir_buf(v->p, b)->name);
+}
+
 static bool v_idx(Verify *v, const KExpr *e, const char *what) {
   if (!v_expr(v, e)) return false;
   return e->dtype == DT_I64 || vfail(v, "%s has dtype %s, not i64", what, dtype_name(e->dtype));
@@ -93,6 +99,7 @@ static bool v_expr(Verify *v, const KExpr *e) {
     if (!v->k || e->buf < 0 || e->buf >= v->p->bufs.len || !has_param(v->k, e->buf))
       return vfail(v, "load from buffer #%d, not a parameter", e->buf);
     if (e->dtype != kir_buf(v->p, e->buf)->dtype) return vfail(v, "load dtype differs from the buffer's");
+    if (!v_shared_use(v, e->buf)) return false;
     return v_idx(v, e->a, "load index");
   case KE_UNARY: return v_expr(v, e->a) && v_unary(v, e);
   case KE_BINARY: return v_expr(v, e->a) && v_expr(v, e->b) && v_binary(v, e);
@@ -293,6 +300,7 @@ static bool v_stmt(Verify *v, const KStmt *s) {
     if (s->buf < 0 || s->buf >= v->p->bufs.len || !has_param(v->k, s->buf))
       return vfail(v, "store to buffer #%d, not a parameter", s->buf);
     if (kir_buf(v->p, s->buf)->kind == KBUF_INPUT) return vfail(v, "store to input %s", kir_buf(v->p, s->buf)->name);
+    if (!v_shared_use(v, s->buf)) return false;
     if (!v_idx(v, s->index, "store index") || !v_expr(v, s->value)) return false;
     return s->value->dtype == kir_buf(v->p, s->buf)->dtype ||
            vfail(v, "store of %s into %s buffer %s", dtype_name(s->value->dtype),
@@ -335,6 +343,11 @@ static bool v_program_level(Verify *v, DiagSink *d) {
     const KirBuf *b = kir_buf(p, i);
     bool ok = v_idx(v, b->numel, "size");
     for (int d = 0; ok && d < b->rank; d++) ok = v_idx(v, b->dims[d], "dim");
+    int64_t n;
+    if (ok && b->kind == KBUF_SHARED && !kir_eval_i64(b->numel, NULL, &n))
+      ok = vfail(v, "a shared buffer has a constant size");
+    if (ok && b->kind == KBUF_SHARED && (!v->t || v->t->kind != KT_GPU))
+      ok = vfail(v, "a shared buffer in a program not scheduled for a gpu target");
     if (!ok) {
       diag_error(d, (Span){0}, "kir: program %s: buf %s: %s", p->name, b->name, v->msg);
       return false;

@@ -104,6 +104,10 @@ static const struct {
 };
 
 static void choose_recipe(Sk *s) {
+  if (s->t->kind == KT_GPU) {
+    sk_gpu_recipe(s); // schedule_gpu.c
+    return;
+  }
   if (!s->t->recipes || !s->k->op) return;
   for (size_t i = 0; i < sizeof strategies / sizeof *strategies; i++)
     if (strategies[i].op == s->k->op->kind) {
@@ -128,46 +132,6 @@ static void map_chunks(Sk *s, Vec *blk) {
     }
     map_chunks(s, &l->body);
     map_chunks(s, &l->els);
-  }
-}
-
-// ---- maps: gpu ----------------------------------------------------------------------------------------
-// The loop's only statement, when it is an independent loop of a constant
-// trip count a block can hold.
-static KStmt *thread_loop(Sk *s, KStmt *l) {
-  KStmt *m = l->body.len == 1 ? VEC_AT(l->body, KStmt, 0) : NULL;
-  int64_t n;
-  if (!m || m->kind != KS_FOR || !m->parallel || !kir_eval_i64(m->n, NULL, &n)) return NULL;
-  return n <= s->t->max_threads ? m : NULL;
-}
-
-// for v < n { body }  ->  for vb < ceil(n / T) @gpu-block { for vt < T @gpu-thread {
-//   let v = vb * T + vt; if v < n { body } } }   (v turns from a loop index into a local)
-static KStmt *split_loop(Sk *s, KStmt *l) {
-  int64_t T = s->t->block_threads;
-  Vec one = {0};
-  KExpr *vb, *vt, *TT = sk_i(s, T);
-  KStmt *b = sk_loop(s, &one, "gb", sk_div(s, sk_add(s, l->n, sk_i(s, T - 1)), TT), true, &vb);
-  KStmt *t = sk_loop(s, &b->body, "gt", TT, true, &vt);
-  VEC_AT(s->k->vars, KirVar, l->var)->is_loop = false;
-  kir_let(s->p, &t->body, l->var, sk_add(s, sk_mul(s, vb, TT), vt));
-  KStmt *guard = kir_if(s->p, &t->body, sk_lt(s, kir_varref(s->p, s->k, l->var), l->n));
-  guard->body = l->body;
-  b->map = KMAP_GPU_BLOCK, t->map = KMAP_GPU_THREAD;
-  return b;
-}
-
-static void map_gpu(Sk *s) {
-  Vec *top = &s->k->body;
-  for (int i = 0; i < top->len; i++) {
-    KStmt *l = VEC_AT(*top, KStmt, i), *m;
-    if (l->kind != KS_FOR || !l->parallel) continue;
-    if ((m = thread_loop(s, l))) {
-      l->map = KMAP_GPU_BLOCK, m->map = KMAP_GPU_THREAD;
-    } else {
-      top->data[i] = l = split_loop(s, l);
-    }
-    set_captures(s, l);
   }
 }
 
@@ -197,7 +161,7 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
     Sk s = {.p = p, .k = VEC_AT(p->kernels, KirKernel, i), .t = t};
     choose_recipe(&s);
     if (t->kind == KT_CPU) map_chunks(&s, &s.k->body);
-    else map_gpu(&s);
+    else sk_map_gpu(&s); // schedule_gpu.c
     place_barriers(&s);
   }
   p->target = t->name;

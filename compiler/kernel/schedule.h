@@ -13,11 +13,13 @@
 //                by it (its own temporaries become program buffers);
 //   2. maps      cpu: the first independent loop on every path from a
 //                kernel's top becomes a chunk loop with grain
-//                max(ceil(n / chunks), 1) and its captures; gpu: each
-//                independent top-level loop becomes a gpu-block loop over
-//                gpu-thread loops (its own independent inner loop when that
-//                has a constant trip count within max_threads, else split
-//                by block_threads with a guard);
+//                max(ceil(n / chunks), 1) and its captures; gpu
+//                (schedule_gpu.c): every top-level statement ends in a
+//                launch, a gpu-block loop over gpu-thread loops: an
+//                independent nest flattened onto blocks of block_threads
+//                (the innermost index fastest), long reductions over a
+//                block's threads (a shared buffer and a tree), the rest on
+//                one thread;
 //   3. barriers  one before every top-level statement that kir.h's rule
 //                orders after an earlier one of its segment.
 // Then p->target names t. Scheduling twice is an error (reported to d,

@@ -55,4 +55,12 @@ bool sk_conv2d_grad_input(Sk *s);
 bool sk_conv2d_grad_weight(Sk *s);
 bool sk_pool(Sk *s);
 
+// ---- the gpu target (schedule_gpu.c) ---------------------------------------------------------
+// The gpu recipe for the kernel's op record, if there is one.
+void sk_gpu_recipe(Sk *s);
+// The kernel's top-level statements as launches: gpu-block loops over
+// gpu-thread loops (flattened nests, block reductions, one-thread runs),
+// each with its captures (none).
+void sk_map_gpu(Sk *s);
+
 #endif

@@ -9,8 +9,11 @@
 // unrolled, 64 chunks per parallel loop), measured with bench/conv_speed.c
 // (docs/design/kir.md).
 // gpu: an sm_90 part (warp 32, 48 KiB static shared memory per block, 1024
-// threads per block), for the CUDA printer to come; loops are mapped to
-// blocks and threads, no CPU recipe applies.
+// threads per block), printed by the CUDA backend; loop nests are flattened
+// onto blocks of 256 threads, long reductions over few rows get a block of
+// 256 threads per row (a whole-buffer reduction the block of 1024), and the
+// gpu recipes (schedule_gpu.c) replace the scattering conv gradients. The
+// numbers are first choices, not yet measured on a GPU.
 #include "target.h"
 
 #include <string.h>
@@ -40,6 +43,9 @@ const KirTarget kir_target_gpu = {
     .shared_bytes = 48 << 10,
     .max_threads = 1024,
     .block_threads = 256,
+    .reduce_threads = 256,
+    .reduce_min = 512,
+    .reduce_rows = 65536,
 };
 
 const KirTarget *kir_target_find(const char *name) {

@@ -36,7 +36,11 @@ typedef struct KirTarget {
   bool recipes;           // use the op recipes (schedule.c) at all
   bool library;           // CPU: kernels/cpu (mlc_kernels.h) is linked with the program, so
                           // f32 matmuls and convolutions may be `call`s of it (kir.h)
-  int block_threads;      // GPU: threads per block when a loop is split into blocks
+  int block_threads;      // GPU: threads per block of a flattened loop nest
+  int reduce_threads;     // GPU: threads of a block that reduces one row
+  int64_t reduce_min;     // GPU: a reduction of at least this many terms (or an unknown
+                          // count) is spread over a block's threads
+  int64_t reduce_rows;    // GPU: ... when it is one of at most this many rows (a constant)
 } KirTarget;
 
 // The CPU this project builds for (an AVX-512 Zen 4 host; every choice the

@@ -25,6 +25,18 @@ static const char *join_path(Lower *L, const char *base, const char *name) {
   return *name ? arena_printf(L->a, "%s.%s", base, name) : base;
 }
 
+// base without its last `up` segments ("p1.head", 1 -> "p1"): where an
+// instance a block was given as an argument lives, seen from the block.
+static const char *up_path(Lower *L, const char *base, int up) {
+  size_t n = strlen(base);
+  for (; up > 0; up--) {
+    MLC_ASSERT(n > 0); // sema counted the segments
+    while (n > 0 && base[n - 1] != '.') n--;
+    n = n > 0 ? n - 1 : 0;
+  }
+  return arena_strndup(L->a, base, n);
+}
+
 // ---- constants and types ------------------------------------------------------------------
 Type *lw_type(Env *e, const Type *t) { return type_subst(e->L->a, t, &e->subst); }
 
@@ -70,7 +82,7 @@ IrNode *lw_operand(Env *e, const CkExpr *x, DType dt) {
 
 // ---- state ----------------------------------------------------------------------------------
 static IrNode *state_read(Env *e, const CkExpr *x) {
-  const char *path = join_path(e->L, e->path, x->path);
+  const char *path = join_path(e->L, up_path(e->L, e->path, x->up), x->path);
   IrParam *p = ir_module_find_param(e->L->m, path);
   MLC_ASSERT(p && (p->kind == IRP_BUFFER) == x->buffer);
   return ir_state_ref(e->b.f, x->buffer ? IR_BUFFER : IR_PARAM, path, p->type, x->span);
@@ -116,11 +128,16 @@ static void run_lets(Env *e, const Vec *lets) {
   }
 }
 
-// The body's result as a node of its declared type (a constant return is a
-// rank-0 const).
-static IrNode *result(Env *e, const CkFunc *fn) {
+// The body's results as nodes of their declared types (a constant return is
+// a rank-0 const): one, or the n of a function of several.
+static LwVal results(Env *e, const CkFunc *fn) {
   run_lets(e, &fn->lets);
-  return lw_operand(e, fn->ret, fn->sig->ret->dtype);
+  int n = fn->nrets > 1 ? fn->nrets : 1;
+  if (n == 1) return (LwVal){.node = lw_operand(e, fn->ret, fn->sig->ret->dtype)};
+  LwVal v = {.n = n, .items = arena_alloc(e->L->a, sizeof(IrNode *) * (size_t)n)};
+  for (int i = 0; i < n; i++) v.items[i] = lw_operand(e, fn->rets[i], fn->sig->rets[i]->dtype);
+  v.node = v.items[0];
+  return v;
 }
 
 // The function's inputs for signature g (its symbols registered so the text
@@ -181,11 +198,11 @@ static GradEntry *grad_func(Lower *L, const CkFunc *fn, const char *path) {
 // arguments and its symbols to the call's substitution, composed with ours.
 // A body from another file (the prelude's Linear) gives its nodes the span of
 // the user's call, so late reports (--check-finite) name the user's line.
-static IrNode *inline_call(Env *e, const CkExpr *x) {
+static LwVal inline_call(Env *e, const CkExpr *x) {
   Lower *L = e->L;
   const CkFunc *fn = x->callee;
   MLC_ASSERT(fn && fn->checked);
-  Env ce = env_new(L, e->b.f, join_path(L, e->path, x->path), fn->nslots);
+  Env ce = env_new(L, e->b.f, join_path(L, up_path(L, e->path, x->up), x->path), fn->nslots);
   ce.b.at_site = e->b.at_site;
   ce.b.site = e->b.site;
   if (!ce.b.at_site && fn->fn->span.file != L->model->name_span.file) {
@@ -197,8 +214,9 @@ static IrNode *inline_call(Env *e, const CkExpr *x) {
   bind_defs(&ce, fn);
   for (int i = 0; i < fn->sig->nparams; i++)
     ce.slots[i].node = lw_operand(e, x->args[i], fn->sig->params[i]->dtype);
-  IrNode *y = result(&ce, fn);
-  if (fn->fn->has_grad) {
+  LwVal ys = results(&ce, fn);
+  IrNode *y = ys.node;
+  if (fn->fn->has_grad) { // one result (sema)
     GradEntry *g = grad_func(L, fn, ce.path);
     int n = fn->sig->nparams;
     IrNode **in = arena_alloc(L->a, sizeof(IrNode *) * (size_t)(n + 1));
@@ -207,10 +225,10 @@ static IrNode *inline_call(Env *e, const CkExpr *x) {
     IrAttrs as = {0};
     ir_attr_set_int(L->a, &as, IRA_FUNC, g->index);
     e->b.span = x->span;
-    y = ir_mk(&e->b, IR_CUSTOM_GRAD, in, n + 1, &as, NULL);
+    ys.node = ir_mk(&e->b, IR_CUSTOM_GRAD, in, n + 1, &as, NULL);
   }
-  if (fn == L->model->forward && !L->loss_out) L->loss_out = y; // eval's second output
-  return y;
+  if (fn == L->model->forward && !L->loss_out) L->loss_out = ys.node; // eval's second output
+  return ys;
 }
 
 // ---- the walk -------------------------------------------------------------------------------------
@@ -253,6 +271,7 @@ static IrNode *lower_index(Env *e, const CkExpr *x) {
 
 LwVal lw_val(Env *e, const CkExpr *x) {
   if (x->kind == CK_LOCAL) return e->slots[x->slot];
+  if (x->kind == CK_CALL) return inline_call(e, x); // several results: .items
   if (x->kind != CK_LIST) return (LwVal){.node = lw_node(e, x)};
   LwVal v = {.n = x->nargs};
   v.items = arena_alloc(e->L->a, sizeof(IrNode *) * (size_t)(x->nargs + 1));
@@ -264,7 +283,12 @@ IrNode *lw_node(Env *e, const CkExpr *x) {
   switch (x->kind) {
   case CK_LOCAL: MLC_ASSERT(e->slots[x->slot].node); return e->slots[x->slot].node;
   case CK_STATE: return state_read(e, x);
-  case CK_CALL: return inline_call(e, x);
+  case CK_CALL: return inline_call(e, x).node;
+  case CK_ITEM: {
+    LwVal t = lw_val(e, x->args[0]);
+    MLC_ASSERT(x->slot < t.n);
+    return t.items[x->slot];
+  }
   case CK_OP: return lw_emit(e, x);
   case CK_INDEX: return lower_index(e, x);
   case CK_CONST: case CK_LIST: break;
@@ -273,7 +297,10 @@ IrNode *lw_node(Env *e, const CkExpr *x) {
 }
 
 // ---- entry points ---------------------------------------------------------------------------------
-static IrFunc *entry(Lower *L, const char *name, const CkFunc *fn, bool train, bool with_out) {
+// One entry function: fn's results (all of them, or with `all` false the
+// first, the program's output), then the forward output seen inside it.
+static IrFunc *entry(Lower *L, const char *name, const CkFunc *fn, bool train, bool all,
+                     bool with_out) {
   if (!fn) return NULL;
   MLC_ASSERT(fn->checked && fn->sig->ok);
   IrFunc *f = ir_func_new(L->m, name);
@@ -283,7 +310,8 @@ static IrFunc *entry(Lower *L, const char *name, const CkFunc *fn, bool train, b
   bind_defs(&e, fn);
   L->train = train;
   L->loss_out = NULL;
-  ir_return(f, result(&e, fn), NULL);
+  LwVal r = results(&e, fn);
+  for (int i = 0; i < (all && r.n ? r.n : 1); i++) ir_return(f, r.n ? r.items[i] : r.node, NULL);
   if (with_out && L->loss_out) ir_return(f, L->loss_out, NULL);
   return f;
 }
@@ -303,10 +331,14 @@ bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult 
   *L = (Lower){.a = a, .diags = d, .model = cm, .m = ir_module_new(a, model)};
   add_state(L, cm->inst, "", false);
   out->module = L->m;
-  out->forward = entry(L, "forward", cm->forward, true, false);
-  out->loss = L->failed ? NULL : entry(L, "loss", cm->loss, true, false);
+  out->forward = entry(L, "forward", cm->forward, true, true, false);
+  out->loss = L->failed ? NULL : entry(L, "loss", cm->loss, true, true, false);
   out->loss_out = L->loss_out;
-  out->eval = L->failed ? NULL : entry(L, "eval", cm->loss, false, true);
-  out->predict = L->failed ? NULL : entry(L, "predict", cm->forward, false, false);
+  out->eval = L->failed ? NULL : entry(L, "eval", cm->loss, false, false, true);
+  out->predict = L->failed ? NULL : entry(L, "predict", cm->forward, false, false, false);
+  if (cm->loss) { // the loss's other results: auxiliary values the program logs
+    out->naux = cm->loss->sig->nrets - 1;
+    out->aux_names = cm->loss->sig->ret_names + 1;
+  }
   return !L->failed; // one entry's errors are enough: the others inline the same bodies
 }

@@ -5,15 +5,17 @@
 // inlined. Output: one IrModule holding the model's parameters and buffers
 // (by path: "fc1.w", "bn1.running_mean"; trainable or frozen; with their
 // initialisers) and these functions:
-//   forward(<forward's params>) -> (out)        train mode (dropout on,
-//                                                batch norm on batch stats)
-//   loss(<loss's params>) -> (loss)             train mode; running-stat
-//                                                updates as state stores
+//   forward(<forward's params>) -> (out, ..)    train mode (dropout on,
+//                                                batch norm on batch stats);
+//                                                every result of forward
+//   loss(<loss's params>) -> (loss, aux..)      train mode; running-stat
+//                                                updates as state stores; the
+//                                                loss's other results follow it
 //   eval(<loss's params>) -> (loss, out)        eval mode (dropout off, batch
 //                                                norm on running stats); `out`
 //                                                is the forward output, when
 //                                                loss calls forward
-//   predict(<forward's params>) -> (out)        eval mode
+//   predict(<forward's params>) -> (out)        eval mode; forward's first result
 // plus one function per user-declared gradient. Nodes carry the span of the
 // source expression that produced them (the user's call, inside prelude
 // blocks).
@@ -28,6 +30,8 @@ typedef struct LowerResult {
   IrFunc *forward, *loss, *eval, *predict; // NULL where the model lacks the method
   IrNode *loss_out; // in loss: the model's forward output (eval's second result);
                     // NULL when loss does not call forward
+  int naux;                 // loss's results after the first: auxiliary values
+  const char *const *aux_names; // their names (sema requires them)
 } LowerResult;
 
 // Returns false after reporting to `d`: an unknown model, a program with

@@ -676,6 +676,8 @@ IrFunc *ad_grad(IrModule *m, IrFunc *f, const AdOptions *opts) {
   }
   ir_return(ad.g, ad.clone[idx(&ad, loss)], NULL);
   add_outputs(&ad, opts->wrt_inputs);
+  for (int i = 0; opts->keep_outputs && i < f->outputs.len; i++)
+    if (i != opts->output) ir_return(ad.g, ad.clone[idx(&ad, VEC_AT(f->outputs, IrNode, i))], NULL);
   if (opts->forward_len) *opts->forward_len = nfwd;
   ir_number(ad.g);
   return ad.g;

@@ -9,7 +9,9 @@
 //   func NAME(<f's arguments>, [%dy: <loss type> when the loss is not a scalar])
 //       -> (loss, d loss/d p for every trainable param p read by f, in module
 //           declaration order, then d loss/d x for every argument x chosen in
-//           AdOptions.wrt_inputs, in signature order)
+//           AdOptions.wrt_inputs, in signature order, then, with
+//           AdOptions.keep_outputs, f's other outputs in order: a loss's
+//           auxiliary values, recomputed, not differentiated)
 //
 // Frozen params, buffers, integer values and everything behind
 // stop_gradient get no gradient and cost no node: only values on a path
@@ -26,6 +28,7 @@ typedef struct AdOptions {
   const char *name;       // name of the new function; NULL: "<f>_grad"
   int output;             // index of f's output that is the loss (default 0)
   const bool *wrt_inputs; // NULL, or one flag per argument of f: also return its gradient
+  bool keep_outputs;      // also return f's outputs other than the loss, last
   DiagSink *diags;        // on failure: the reason, at the node's span (may be NULL)
   int *forward_len;       // out, if set: how many leading body nodes of the result
                           // recompute f; the backward graph is the rest

@@ -190,12 +190,32 @@ double optim_state_init(const OptimRecipe *r, const char *path) {
   return 0;
 }
 
+// ---- parameter groups ---------------------------------------------------------------------------------
+// The hyper-parameters one param is updated with: its group's
+// (torch.optim's param_groups), else the optimizer's.
+typedef struct Hyper {
+  double lr_scale, momentum, dampening, weight_decay, beta1, beta2, eps;
+  bool nesterov;
+} Hyper;
+
+static Hyper hyper_of(const OptimRecipe *r, const char *path) {
+  for (int g = 0; g < r->ngroups; g++) {
+    const OptimGroup *G = &r->groups[g];
+    for (int i = 0; i < G->npaths; i++)
+      if (!strcmp(G->paths[i], path))
+        return (Hyper){G->lr_scale, G->momentum, G->dampening, G->weight_decay, G->beta1, G->beta2,
+                       G->eps, G->nesterov};
+  }
+  return (Hyper){1, r->momentum, r->dampening, r->weight_decay, r->beta1, r->beta2, r->eps, r->nesterov};
+}
+
 // ---- optimizers ---------------------------------------------------------------------------------------
 // torch.optim.SGD (1.13, single tensor):
 //   d = g + wd * p;  buf = first step ? d : momentum * buf + (1 - dampening) * d
 //   d = nesterov ? d + momentum * buf : buf;  p = p - lr * d
 static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *s) {
-  const OptimRecipe *r = b->r;
+  Hyper hy = hyper_of(b->r, path);
+  const Hyper *r = &hy;
   IrNode *d = g;
   if (r->weight_decay != 0) d = bin(b, IR_ADD, d, bin(b, IR_MUL, p, num(b, r->weight_decay)));
   if (r->momentum != 0) {
@@ -214,10 +234,12 @@ static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNo
 //   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
 //   p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
 static void adam(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNode *sf) {
-  const OptimRecipe *r = b->r;
-  if (r->opt == OPT_ADAMW && r->weight_decay != 0)
+  Hyper hy = hyper_of(b->r, path);
+  const Hyper *r = &hy;
+  OptimKind kind = b->r->opt;
+  if (kind == OPT_ADAMW && r->weight_decay != 0)
     p = bin(b, IR_MUL, p, bin(b, IR_SUB, num(b, 1), bin(b, IR_MUL, lr, num(b, r->weight_decay))));
-  if (r->opt == OPT_ADAM && r->weight_decay != 0)
+  if (kind == OPT_ADAM && r->weight_decay != 0)
     g = bin(b, IR_ADD, g, bin(b, IR_MUL, p, num(b, r->weight_decay)));
   IrNode *m = state_of(b, path, "exp_avg", p->type), *v = state_of(b, path, "exp_avg_sq", p->type);
   IrNode *m1 = bin(b, IR_ADD, bin(b, IR_MUL, m, num(b, r->beta1)), bin(b, IR_MUL, g, num(b, 1 - r->beta1)));
@@ -237,6 +259,8 @@ static void adam(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrN
 // The recipe is sema's product for the train block (sema_train.c checked
 // every range), so a malformed one is a compiler bug.
 static void assert_recipe(const OptimRecipe *r) {
+  MLC_ASSERT(r->ngroups >= 0 && r->ngroups <= OPTIM_MAX_GROUPS);
+  for (int g = 0; g < r->ngroups; g++) MLC_ASSERT(r->groups[g].lr_scale > 0);
   MLC_ASSERT(r->accumulate >= 1 && r->accumulate <= OPTIM_MAX_ACCUMULATE);
   MLC_ASSERT(r->steps_per_epoch >= 1 && r->epochs >= 1 && r->lr > 0 && r->clip >= 0);
   MLC_ASSERT(r->sched != SCHED_STEP || r->step_size >= 1);
@@ -267,7 +291,9 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
     IrParam *p = VEC_AT(m->params, IrParam, i);
     if (p->kind == IRP_PARAM && p->trainable && reads_param(loss, p->name)) vec_push(m->arena, &params, p);
   }
-  MLC_ASSERT(grad->outputs.len == params.len + 1);
+  // the loss's other outputs follow the gradients (ad_grad's keep_outputs)
+  int naux = grad->outputs.len - params.len - 1;
+  MLC_ASSERT(naux >= 0 && naux == loss->outputs.len - 1);
   Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype};
   b.f = ir_func_new(m, "train_step");
   b.f->span = loss->span;
@@ -276,16 +302,17 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   int nk = r->accumulate, np = params.len;
   IrNode ***argv = arena_alloc(b.a, sizeof(IrNode **) * (size_t)nk);
   for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
-  IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + 1));
+  IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + naux + 1));
+  IrNode **aux = g + np; // the auxiliary values, averaged like the loss
   for (int k = 0; k < nk; k++) {
     IrNode **o = inline_grad(&b, grad, argv[k], k > 0);
     lsum = k ? bin(&b, IR_ADD, lsum, o[0]) : o[0];
-    for (int j = 0; j < np; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
+    for (int j = 0; j < np + naux; j++) g[j] = k ? bin(&b, IR_ADD, g[j], o[j + 1]) : o[j + 1];
   }
   if (nk > 1) { // the average over micro-batches
     IrNode *inv = num(&b, 1.0 / nk);
     lsum = bin(&b, IR_MUL, lsum, inv);
-    for (int j = 0; j < np; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
+    for (int j = 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
   }
   // clip_grad_norm_: total L2 norm, scale = min(max_norm / (norm + 1e-6), 1)
   IrNode *sq = num(&b, 0);
@@ -302,13 +329,16 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   for (int j = 0; j < np; j++) {
     IrParam *p = VEC_AT(params, IrParam, j);
     IrNode *pv = ir_param_ref(b.f, p->name, b.b.span);
-    if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], lr, s);
-    else adam(&b, p->name, pv, g[j], lr, sf);
+    double scale = hyper_of(r, p->name).lr_scale; // its group's lr
+    IrNode *plr = scale == 1 ? lr : bin(&b, IR_MUL, lr, num(&b, scale));
+    if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], plr, s);
+    else adam(&b, p->name, pv, g[j], plr, sf);
   }
   store(&b, "opt.step", bin(&b, IR_ADD, s, inum(&b, 1)));
   ir_return(b.f, lsum, NULL);
   ir_return(b.f, norm, NULL);
   ir_return(b.f, lr, NULL);
+  for (int j = 0; j < naux; j++) ir_return(b.f, aux[j], NULL);
   ir_number(b.f);
   return b.f;
 }

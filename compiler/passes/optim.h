@@ -4,11 +4,13 @@
 // and `store`s of the new params, optimizer state and step counter.
 //
 //   func train_step(<loss args of micro-batch 0>, .., <of micro-batch K-1>)
-//       -> (loss, grad_norm, lr)
+//       -> (loss, grad_norm, lr, aux..)
 //   func plateau_update(%metric: F[]) -> (F[])      (plateau schedule only)
 //
 // loss is the mean of the micro-batch losses, grad_norm the global L2 norm
-// of the averaged gradients before clipping, lr the rate this step used.
+// of the averaged gradients before clipping, lr the rate this step used,
+// aux the loss function's other outputs (its auxiliary values), each the
+// mean over the micro-batches like the loss.
 // With K = 1 the arguments keep the loss function's names; with K > 1 the
 // arguments of micro-batch k are named NAME_k. Formulas: docs/design/optim.md.
 //
@@ -30,9 +32,10 @@
 #include "sema/recipe.h" // OptimRecipe: sema's output for the train block
 
 // Adds the optimizer state to m and builds train_step from `loss` (whose
-// output 0 is the scalar loss) and its gradient function `grad` from ad_grad
-// (results: loss, then one gradient per trainable param read by `loss`, in
-// module declaration order). The recipe is sema's (sema_recipe), checked
+// output 0 is the scalar loss, the others auxiliary scalars) and its
+// gradient function `grad` from ad_grad (results: loss, then one gradient
+// per trainable param read by `loss`, in module declaration order, then
+// loss's other outputs: keep_outputs). The recipe is sema's (sema_recipe), checked
 // there: a malformed one, or a loss that is not a float scalar, is a
 // compiler bug.
 IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRecipe *r);

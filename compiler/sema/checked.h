@@ -37,26 +37,39 @@ typedef struct CkInst CkInst;
 
 // A function's signature in one context: parameter types with fresh symbols
 // for the free dim names (B, T, ...), and the return type over them.
+// A signature whose types start with `...` (f32[..., in]) is generic: its
+// form with `...` standing for no dims is what callers see first
+// (`ellipsis`, `lead`), and each call is checked against, and inlines, the
+// specialisation for the number of dims the argument has there (`nlead`
+// fresh symbols, first in `syms`, shown as `...`).
 typedef struct Sig {
   Func *fn;
   int nparams;
   Type **params; // one per parameter; NULL where that type had an error
-  Type *ret;     // NULL after an error
+  Type *ret;     // the (first) result; NULL after an error
+  int nrets;     // results: 1, or the tuple's length (-> (f32[B, 2], aux: f32))
+  Type **rets;   // nrets of them (rets[0] is ret); NULL entries after errors
+  const char **ret_names; // nrets: each result's name, NULL where unnamed
   Vec syms;      // Sym*: the symbols the parameter types introduced
   bool ok;       // every type evaluated
+  bool ellipsis; // some parameter type starts with `...`
+  bool *lead;    // per parameter: its type starts with `...`
+  int nlead;     // a specialisation: the dims `...` stands for (the leading syms)
 } Sig;
 
 // ---- expressions -------------------------------------------------------------------------
 typedef enum {
   CK_CONST, // .value: a compile-time constant (integer dims over the body's symbols)
   CK_LOCAL, // .slot: a parameter or a let binding of the body
-  CK_STATE, // a param/buffer read: .path below the body's instance ("w", "enc.fc1.w")
+  CK_STATE, // a param/buffer read: .path below the body's instance ("w", "enc.fc1.w"),
+            // .up segments above it first
   CK_CALL,  // user code: .callee at .path below the body's instance ("" for its own
             // methods and fn items), .args one per callee parameter, .subst
   CK_OP,    // a builtin: .op (BuiltinOp, as the rule resolved it), .args one per op
             // parameter (NULL: a default the rule applied), .attrs, .slices (slice)
   CK_INDEX, // x[...]: .args[0] the tensor, .slices one per index, .drop
   CK_LIST,  // [a, b] with tensor items: .args
+  CK_ITEM,  // result .slot of a call of several results: .args[0] (a CK_LOCAL of the call)
 } CkKind;
 
 // One narrowed dim of a slice or index: elements start, start + step, ...
@@ -76,6 +89,8 @@ struct CkExpr {
   Value *value;        // CK_CONST
   int slot;            // CK_LOCAL
   const char *path;    // CK_STATE, CK_CALL
+  int up;              // CK_STATE, CK_CALL: path segments to go up from the body's
+                       // instance before .path (an instance a block got as an argument)
   bool buffer;         // CK_STATE: a buffer (else a param)
   CkFunc *callee;      // CK_CALL
   DimSubst subst;      // CK_CALL: callee symbol -> dim over this body's symbols
@@ -104,7 +119,9 @@ struct CkFunc {
   bool checked;        // the body was checked (false: never reached, or errors)
   int nslots;          // slots 0..nparams-1 are the parameters
   Vec lets;            // CkLet*, in order
-  CkExpr *ret;
+  CkExpr *ret;         // the (first) result
+  int nrets;           // results (sig->nrets); rets[0] is ret
+  CkExpr **rets;
   // Sizes sema could only name with a fresh symbol (the length of a strided
   // slice of a symbolic extent, shown as ceil(...)), defined here over the
   // body's symbols.

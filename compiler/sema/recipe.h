@@ -25,7 +25,22 @@ typedef enum {
 // Limits sema enforces with a located error (sema_train.c): milestones of a
 // multistep schedule, and micro-batches per step (each is a copy of the
 // gradient graph in train_step).
-enum { OPTIM_MAX_MILESTONES = 16, OPTIM_MAX_ACCUMULATE = 64 };
+enum { OPTIM_MAX_MILESTONES = 16, OPTIM_MAX_ACCUMULATE = 64, OPTIM_MAX_GROUPS = 16 };
+
+// A parameter group (torch.optim's param_groups): the trainable params a
+// `group` setting's patterns match, and the hyper-parameters they take
+// instead of the optimizer's (those not written are the optimizer's). A
+// param is in at most one group; the others are the default group, with
+// the optimizer's own.
+typedef struct OptimGroup {
+  const char *name;
+  double lr_scale;            // the group's lr: the scheduled lr times this
+  double momentum, dampening, weight_decay; // sgd (weight_decay: all)
+  bool nesterov;
+  double beta1, beta2, eps;   // adam, adamw
+  int npaths;
+  const char *const *paths;   // its params, in the model's order
+} OptimGroup;
 
 // A checked training recipe (docs/language.md, "The train block"); the
 // defaults there are the caller's to fill in.
@@ -52,6 +67,8 @@ typedef struct OptimRecipe {
   int64_t epochs, steps_per_epoch; // total optimizer steps = epochs * steps_per_epoch
   double clip;                // max global grad norm; 0 = no clipping
   int accumulate;             // K micro-batches per step (>= 1)
+  int ngroups;                // parameter groups besides the default one
+  OptimGroup groups[OPTIM_MAX_GROUPS];
 } OptimRecipe;
 
 enum { RECIPE_MAX_COLS = 256 };

@@ -81,6 +81,14 @@ static Vec pending_chain(Sema *S) {
 }
 
 void sema_flush_context(Sema *S) {
+  if (S->pending_loops) {
+    Vec *loops = S->pending_loops;
+    for (int i = loops->len - 1; i >= 0; i--) { // innermost first
+      LoopFrame *f = VEC_AT(*loops, LoopFrame, i);
+      diag_note(S->diags, f->at, "in the iteration with %s", f->what);
+    }
+    S->pending_loops = NULL;
+  }
   if (!S->pending_ctx) return;
   Vec *chain = S->pending_ctx;
   for (int i = 0; i < chain->len; i++) {
@@ -111,6 +119,11 @@ bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
   S->dropping = false;
   diag_error(S->diags, sp, "%s", msg);
   S->nerrors++;
+  if (S->loops.len) {
+    Vec *keep = arena_alloc(S->arena, sizeof(Vec));
+    for (int i = 0; i < S->loops.len; i++) vec_push(S->arena, keep, VEC_AT(S->loops, LoopFrame, i));
+    S->pending_loops = keep;
+  }
   Vec chain = pending_chain(S);
   if (chain.len) {
     Vec *keep = arena_alloc(S->arena, sizeof(Vec));
@@ -238,6 +251,8 @@ const char *sema_const_str(Sema *S, const Value *v) {
     return s;
   }
   case V_TENSOR: return type_str(S->arena, v->type);
+  case V_INST: return v->path; // as the block's argument was written: Head(tok)
+  case V_TUPLE: return value_str(S->arena, v);
   }
   return "?";
 }
@@ -246,6 +261,8 @@ const char *sema_const_str(Sema *S, const Value *v) {
 // every digit), so two keys are equal exactly when the arguments are.
 static void put_key(Sema *S, StrBuf *b, const Value *v) {
   if (v->kind == V_FLOAT) sb_printf(b, "f%.17g", v->f);
+  else if (v->kind == V_INST) // which instance, and where from the instantiation
+    sb_printf(b, "i%p^%d:%s", (const void *)v->inst, v->up, v->path);
   else if (v->kind == V_LIST) {
     sb_putc(b, '[');
     for (int i = 0; i < v->items.len; i++) {
@@ -284,7 +301,9 @@ static bool const_arg_ok(const Value *v, bool lenient) {
     for (int i = 0; i < v->items.len; i++)
       if (!const_arg_ok(VEC_AT(v->items, Value, i), lenient)) return false;
     return true;
-  case V_TENSOR: return false;
+  case V_INST: return true; // an instance passed to a block (Head(tok))
+  case V_TENSOR:
+  case V_TUPLE: return false;
   }
   return false;
 }
@@ -368,8 +387,36 @@ static int bparam_index(Item *blk, const char *name) {
 
 static const char *plural(int n) { return n == 1 ? "" : "s"; }
 
+// An instance given as a block argument (head = Head(tok)): seen from the
+// new instantiation, it is sc->arg_depth segments further up.
+static Value *instance_arg(Sema *S, Scope *sc, Expr *e, InstRef *r) {
+  Value *v = sema_new_value(S, V_INST, e->span);
+  v->inst = r->inst;
+  v->top = r->top;
+  v->path = r->path;
+  v->up = r->up + sc->arg_depth;
+  v->str = r->inst->label;
+  return v;
+}
+
 // Evaluates the argument of block parameter idx; false after an error.
 static bool block_arg(Sema *S, Scope *sc, Arg *a, int idx, Value **vals) {
+  InstRef r = sc->inst ? sema_resolve_instance(sc, a->value) : (InstRef){0};
+  if (r.err) return false;
+  if (r.inst) {
+    vals[idx] = instance_arg(S, sc, a->value, &r);
+    return true;
+  }
+  InstRef owner = sc->inst && a->value->kind == EX_MEMBER ? sema_resolve_instance(sc, a->value->lhs)
+                                                         : (InstRef){0};
+  MInfo *pm = owner.inst && !owner.inst->is_list ? sema_member(owner.inst, a->value->name) : NULL;
+  if (pm && (pm->m->kind == MB_PARAM || pm->m->kind == MB_BUFFER)) {
+    sema_error(S, a->value->span, "a block argument is a compile-time constant or an instance; "
+               "%s.%s is a %s: pass the instance itself, %s, and read its %s in the block",
+               owner.path, a->value->name, pm->m->kind == MB_PARAM ? "param" : "buffer",
+               owner.path, a->value->name);
+    return false;
+  }
   Value *v = sema_eval(sc, a->value);
   if (!v) return false;
   if (!const_arg_ok(v, sc->lenient)) {
@@ -799,9 +846,9 @@ static void check_tensor_member(Sema *S, Inst *I, MInfo *mi) {
 }
 
 // ---- members: instances --------------------------------------------------------------
-static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
-  Member *m = mi->m;
-  mi->failed = true;
+// The block an instance member names; NULL after reporting an unknown name
+// or one that is not a block.
+static Item *instance_block(Sema *S, Member *m) {
   ItemInfo *ii = sema_find_item(S, m->block_name);
   if (!ii) {
     Vec c = {0};
@@ -817,34 +864,146 @@ static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
     else
       sema_error(S, m->block_span, "unknown block '%s'%s", m->block_name,
                  sema_suggest(S, m->block_name, &c));
-    return;
+    return NULL;
   }
   Item *blk = ii->item;
   if (blk->kind != IT_BLOCK) {
     sema_error(S, m->block_span, "'%s' is a %s, not a block; only blocks can be "
                "instantiated", blk->name, item_kind_name(blk->kind));
     sema_note(S, blk->name_span, "'%s' is defined here", blk->name);
-    return;
+    return NULL;
   }
+  return blk;
+}
+
+Inst *sema_member_inst(Sema *S, Scope *sc, Member *m) {
+  Item *blk = instance_block(S, m);
+  if (!blk) return NULL;
+  Value **args = sema_bind_block_args(S, sc, blk, &m->args, m->span);
+  if (!args || sc->inst->sig_only) return NULL;
+  return sema_instantiate(S, blk, args, m->span, m->name_span);
+}
+
+void sema_member_scope(Scope *sc, Sema *S, Inst *I, int visible) {
+  sema_scope_init(sc, S, I, visible);
+  sc->const_only = true;
+  sc->lenient = I && I->sig_only;
+  sc->arg_depth = 1;
+}
+
+static void check_instance_member(Sema *S, Inst *I, MInfo *mi) {
   Scope sc;
-  sema_scope_init(&sc, S, I, mi->idx);
-  sc.const_only = true;
-  sc.lenient = I->sig_only;
-  Value **args = sema_bind_block_args(S, &sc, blk, &m->args, m->span);
-  if (!args) return;
-  if (I->sig_only) return;
-  mi->child = sema_instantiate(S, blk, args, m->span, m->name_span);
+  sema_member_scope(&sc, S, I, mi->idx);
+  mi->child = sema_member_inst(S, &sc, mi->m);
   mi->failed = mi->child == NULL;
 }
 
 // ---- signatures and bodies ---------------------------------------------------------------
-static Sig *compute_sig(Sema *S, Scope *sc, Func *fn) {
+static bool starts_with_ellipsis(const TypeExpr *te) {
+  return te && te->has_dims && te->dims.len && VEC_AT(te->dims, Expr, 0)->kind == EX_ELLIPSIS;
+}
+
+// Which parameters start with `...`, and what a generic signature may not
+// do: `...` in the result with no parameter to bind it, a user-declared
+// gradient (its function in the graph has fixed ranks), a model's methods
+// (the program feeds them [B, ...] batches).
+static void mark_lead(Sema *S, Scope *sc, Func *fn, Sig *g) {
+  g->lead = arena_alloc(S->arena, sizeof(bool) * (size_t)(g->nparams + 1));
+  Span at = {0};
+  for (int i = 0; i < g->nparams; i++) {
+    TypeExpr *te = VEC_AT(fn->params, Param, i)->type;
+    if (!(g->lead[i] = starts_with_ellipsis(te))) continue;
+    if (!g->ellipsis) at = te->span;
+    g->ellipsis = true;
+  }
+  const char *why = NULL;
+  if (!g->ellipsis && starts_with_ellipsis(fn->ret)) {
+    at = fn->ret->span;
+    why = "the result's '...' needs a parameter whose type starts with '...' (it stands for "
+          "the dims that parameter has)";
+  } else if (g->ellipsis && fn->has_grad) {
+    why = "a function with a user-declared gradient takes fixed ranks: write its dims instead "
+          "of '...'";
+  } else if (g->ellipsis && sc->inst && sc->inst->item->kind == IT_MODEL) {
+    why = "a model's methods take fixed ranks (a compiled program feeds them [B, ...] "
+          "batches): '...' is for blocks and fn items";
+  }
+  if (!why) return;
+  sema_error(S, at, "%s", why);
+  g->ok = false;
+}
+
+// Does the signature of fn name `name` in a dim of one of its parameters?
+static bool sig_names(Func *fn, const char *name) {
+  for (int i = 0; i < fn->params.len; i++) {
+    TypeExpr *te = VEC_AT(fn->params, Param, i)->type;
+    for (int d = 0; te && te->has_dims && d < te->dims.len; d++) {
+      Expr *x = VEC_AT(te->dims, Expr, d);
+      if (x->kind == EX_NAME && !strcmp(x->name, name)) return true;
+    }
+  }
+  return false;
+}
+
+// The name leading symbol j of k is shown with (display only: the symbols
+// are objects): the dim the first call gives it when that is a plain
+// symbol (B, T: the body then reads as it would if written for them), else
+// D1, D2, ..; `...` when it is the only one; `...1`, `...2` where those
+// names are taken.
+static const char *lead_name(Sema *S, Func *fn, int k, int j, Dim *const *dims) {
+  Sym *s = dims ? dim_as_sym(dims[j]) : NULL;
+  const char *name = s && !s->opaque ? s->name : k == 1 ? "..." : arena_printf(S->arena, "D%d", j + 1);
+  bool taken = sig_names(fn, name);
+  for (int i = 0; dims && i < j && !taken; i++) { // two leading dims, one name
+    Sym *o = dim_as_sym(dims[i]);
+    taken = o && !strcmp(o->name, name);
+  }
+  return taken ? arena_printf(S->arena, "...%d", j + 1) : name;
+}
+
+// The result types: one, or a tuple (-> (f32[B, 2], aux: f32)) whose names
+// are distinct; a function with a grad block has one result.
+static void eval_results(Sema *S, Scope *sc, Func *fn, Sig *g) {
+  g->nrets = fn->results.len ? fn->results.len : 1;
+  g->rets = arena_alloc(S->arena, sizeof(Type *) * (size_t)g->nrets);
+  g->ret_names = arena_alloc(S->arena, sizeof(char *) * (size_t)g->nrets);
+  SMap names = {0};
+  for (int i = 0; i < g->nrets; i++) {
+    Param *r = fn->results.len ? VEC_AT(fn->results, Param, i) : NULL;
+    TypeExpr *te = r ? r->type : fn->ret;
+    g->rets[i] = sema_eval_type(sc, te, TM_SIG_RET);
+    if (!g->ellipsis && starts_with_ellipsis(te)) g->rets[i] = NULL; // reported by mark_lead
+    if (!g->rets[i]) g->ok = false;
+    g->ret_names[i] = r ? r->name : NULL;
+    Param *prev = r && r->name ? sema_map_put(S->arena, &names, r->name, r) : NULL;
+    if (prev) {
+      sema_error(S, r->name_span, "two results named '%s'", r->name);
+      g->ok = false;
+    }
+  }
+  g->ret = g->rets[0];
+  if (g->nrets > 1 && fn->has_grad) {
+    Span at = span_join(VEC_AT(fn->results, Param, 0)->span,
+                        VEC_AT(fn->results, Param, g->nrets - 1)->span);
+    sema_error(S, at, "a function with a grad block returns one value, '%s' returns %d",
+               fn->name, g->nrets);
+    g->ok = false;
+  }
+}
+
+// The signature of fn; with `...` in its types, the form where `...` is k
+// dims (k fresh symbols, first in g->syms, named after `lead` when given).
+static Sig *compute_sig(Sema *S, Scope *sc, Func *fn, int k, Dim *const *lead) {
   Sig *g = arena_alloc(S->arena, sizeof(Sig));
   g->fn = fn;
   g->nparams = fn->params.len;
   g->params = arena_alloc(S->arena, sizeof(Type *) * (g->nparams + 1));
   sc->sig = g;
   g->ok = true;
+  g->nlead = k;
+  for (int j = 0; j < k; j++)
+    vec_push(S->arena, &g->syms, sym_new(S->arena, lead_name(S, fn, k, j, lead), fn->name_span, false));
+  mark_lead(S, sc, fn, g);
   SMap names = {0};
   for (int i = 0; i < g->nparams; i++) {
     Param *p = VEC_AT(fn->params, Param, i);
@@ -857,8 +1016,7 @@ static Sig *compute_sig(Sema *S, Scope *sc, Func *fn) {
     g->params[i] = sema_eval_type(sc, p->type, TM_SIG_PARAM);
     if (!g->params[i]) g->ok = false;
   }
-  g->ret = sema_eval_type(sc, fn->ret, TM_SIG_RET);
-  if (!g->ret) g->ok = false;
+  eval_results(S, sc, fn, g);
   if (fn->has_grad && fn->grad_name && sema_map_get(&names, fn->grad_name)) {
     sema_error(S, fn->grad_name_span,
                "the gradient '%s' has the same name as a parameter",
@@ -875,7 +1033,7 @@ Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi) {
   sc.const_only = true;
   sc.lenient = I->sig_only;
   Inst *saved = S->ctx;
-  mi->sig = compute_sig(S, &sc, mi->m->method);
+  mi->sig = compute_sig(S, &sc, mi->m->method, 0, NULL);
   S->ctx = saved;
   return mi->sig;
 }
@@ -885,7 +1043,7 @@ Sig *sema_fn_sig(Sema *S, ItemInfo *ii) {
   Scope sc;
   sema_scope_init(&sc, S, NULL, 0);
   sc.const_only = true;
-  ii->fn_sig = compute_sig(S, &sc, ii->item->fn);
+  ii->fn_sig = compute_sig(S, &sc, ii->item->fn, 0, NULL);
   return ii->fn_sig;
 }
 
@@ -901,7 +1059,7 @@ static Body *body_new(Sema *S, Func *fn, Sig *sig) {
 }
 
 Body *sema_fn_body(Sema *S, ItemInfo *ii) {
-  if (ii->fn_body) return ii->fn_body;
+  if (ii->fn_body || sema_fn_sig(S, ii)->ellipsis) return ii->fn_body;
   Body *b = body_new(S, ii->item->fn, sema_fn_sig(S, ii));
   b->item = ii;
   b->label = b->short_label = ii->item->name;
@@ -910,15 +1068,37 @@ Body *sema_fn_body(Sema *S, ItemInfo *ii) {
   return b;
 }
 
-static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
-  if (mi->body) return mi->body;
-  Body *b = body_new(S, mi->m->method, sema_method_sig(S, I, mi));
+static void method_labels(Sema *S, Body *b, Inst *I, MInfo *mi) {
   b->inst = I;
   b->member = mi;
   b->label = arena_printf(S->arena, "%s.%s", I->label, mi->m->name);
   b->short_label = arena_printf(S->arena, "%s.%s", I->item->name, mi->m->name);
   b->ck->label = b->label;
+}
+
+static Body *method_body(Sema *S, Inst *I, MInfo *mi) {
+  if (mi->body || sema_method_sig(S, I, mi)->ellipsis) return mi->body;
+  Body *b = body_new(S, mi->m->method, sema_method_sig(S, I, mi));
+  method_labels(S, b, I, mi);
   mi->body = b;
+  return b;
+}
+
+Body *sema_generic_body(Sema *S, Inst *I, MInfo *mi, ItemInfo *ii, int k, Dim *const *lead) {
+  Vec *specs = mi ? &mi->specs : &ii->specs;
+  while (specs->len <= k) vec_push(S->arena, specs, NULL);
+  if (specs->data[k]) return specs->data[k];
+  Scope sc;
+  if (mi) sema_member_scope(&sc, S, I, mi->idx);
+  else sema_member_scope(&sc, S, NULL, 0);
+  Func *fn = mi ? mi->m->method : ii->item->fn;
+  Body *b = body_new(S, fn, compute_sig(S, &sc, fn, k, lead));
+  if (mi) method_labels(S, b, I, mi);
+  else {
+    b->item = ii;
+    b->label = b->short_label = b->ck->label = ii->item->name;
+  }
+  specs->data[k] = b;
   return b;
 }
 
@@ -967,6 +1147,7 @@ static void check_members(Sema *S, Inst *I) {
     case MB_PARAM:
     case MB_BUFFER: check_tensor_member(S, I, mi); break;
     case MB_INSTANCE: check_instance_member(S, I, mi); break;
+    case MB_INSTANCE_LIST: sema_check_list_member(S, I, mi); break;
     case MB_METHOD:
       if (I->sig_only) sema_method_sig(S, I, mi);
       else method_body(S, I, mi);
@@ -975,7 +1156,7 @@ static void check_members(Sema *S, Inst *I) {
   }
   if (I->sig_only) return;
   for (int i = 0; i < I->item->members.len; i++)
-    if (I->members[i]->m->kind == MB_METHOD)
+    if (I->members[i]->m->kind == MB_METHOD && I->members[i]->body) // generic ones: per call
       sema_check_body(S, I->members[i]->body);
 }
 
@@ -1222,7 +1403,7 @@ static void check_items(Sema *S) {
         Scope sc;
         sema_scope_init(&sc, S, NULL, 0);
         sc.const_only = true;
-        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn);
+        b->sig = b->ck->sig = compute_sig(S, &sc, it->fn, 0, NULL);
       }
       sema_check_body(S, b);
       break;
@@ -1233,8 +1414,28 @@ static void check_items(Sema *S) {
   }
 }
 
+// A generic method or fn nobody called is checked with `...` standing for
+// one dim, the common case (as a block nobody instantiates is checked with
+// its defaults).
+static void check_uncalled_generic(Sema *S, ItemInfo *ii) {
+  if (ii->item->kind == IT_FN && !ii->item->from_prelude && sema_find_item(S, ii->item->name) == ii &&
+      sema_fn_sig(S, ii)->ellipsis && !ii->specs.len)
+    sema_generic_body(S, NULL, NULL, ii, 1, NULL);
+  if (ii->item->kind != IT_BLOCK) return;
+  for (int i = 0; i < ii->insts.len; i++) {
+    Inst *I = VEC_AT(ii->insts, Inst, i);
+    for (int k = 0; !I->sig_only && k < ii->item->members.len; k++) {
+      MInfo *mi = I->members[k];
+      if (mi->m->kind == MB_METHOD && sema_method_sig(S, I, mi)->ellipsis && !mi->specs.len)
+        sema_generic_body(S, I, mi, NULL, 1, NULL);
+    }
+  }
+}
+
 // Blocks checked only through instantiation get their turn at the end;
-// prelude fns are checked when something called them.
+// prelude fns are checked when something called them, and the bodies of
+// generic methods and fns for each number of leading dims they were called
+// with (in their instantiation's context, for its notes).
 static void check_leftovers(Sema *S) {
   for (int i = 0; i < S->item_infos.len; i++) {
     ItemInfo *ii = VEC_AT(S->item_infos, ItemInfo, i);
@@ -1242,9 +1443,13 @@ static void check_leftovers(Sema *S) {
         ii->insts.len == 0)
       check_unused_block(S, ii);
   }
+  for (int i = 0; i < S->item_infos.len; i++) check_uncalled_generic(S, VEC_AT(S->item_infos, ItemInfo, i));
   for (int i = 0; i < S->bodies.len; i++) {
     Body *b = VEC_AT(S->bodies, Body, i);
-    if (b->state == BODY_NEW) sema_check_body(S, b);
+    if (b->state != BODY_NEW) continue;
+    if (b->inst) push_inst(S, b->inst);
+    sema_check_body(S, b);
+    if (b->inst) pop_inst(S);
   }
 }
 

@@ -55,13 +55,6 @@ CkExpr *sema_ck_op(Sema *S, const BuiltinCall *c, Value **args, Type *t) {
   return x;
 }
 
-const char *sema_path_of(Sema *S, const Expr *e) {
-  if (!e) return "";
-  if (e->kind == EX_NAME) return e->name;
-  MLC_ASSERT(e->kind == EX_MEMBER);
-  return arena_printf(S->arena, "%s.%s", sema_path_of(S, e->lhs), e->name);
-}
-
 // ---- instances and models -------------------------------------------------------------------------
 static CkInst *ck_inst(Sema *S, Inst *I) {
   if (I->ck) return I->ck;
@@ -77,7 +70,7 @@ static CkInst *ck_inst(Sema *S, Inst *I) {
     CkMember *cm = &c->members[c->nmembers++];
     cm->name = m->name;
     cm->name_span = m->name_span;
-    if (m->kind == MB_INSTANCE) {
+    if (m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) { // a list: members 0, 1, ..
       MLC_ASSERT(mi->child);
       cm->kind = CKM_INSTANCE;
       cm->child = ck_inst(S, mi->child);

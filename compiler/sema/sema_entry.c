@@ -13,7 +13,9 @@
 //   - forward's parameters are the first parameters of loss, with the same
 //     types (predict is fed the loss's first inputs);
 //   - forward returns [B, ...] whose other dims are constants or symbols its
-//     inputs bind;
+//     inputs bind (its first result: a program's output);
+//   - loss's results after the first are named scalars of its dtype, at
+//     most MLC_MAX_AUX (the values the program logs);
 //   - inputs and state have dtypes the runtime can feed and hold (f32, f64,
 //     i32, i64, bool), and state has at most MLC_MAX_RANK dims.
 //
@@ -164,7 +166,8 @@ static void check_state(Sema *S, Inst *I, int depth) {
   for (int i = 0; i < I->item->members.len; i++) {
     MInfo *mi = I->members[i];
     Member *m = mi->m;
-    if (m->kind == MB_INSTANCE && mi->child) check_state(S, mi->child, depth + 1);
+    if ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) && mi->child)
+      check_state(S, mi->child, depth + 1);
     if ((m->kind != MB_PARAM && m->kind != MB_BUFFER) || !mi->type) continue;
     if (!feedable(mi->type->dtype))
       sema_error(S, m->type->dtype_span, "%s '%s' is %s: a compiled program holds f32, f64, "
@@ -176,11 +179,34 @@ static void check_state(Sema *S, Inst *I, int depth) {
   }
 }
 
+// loss -> (f32, ce: f32, reg: f32): the first result is the loss, the others
+// auxiliary values the program logs by name, so each is named, a scalar of
+// the loss's dtype, and there are at most MLC_MAX_AUX.
+static void check_loss_results(Sema *S, Sig *loss) {
+  Func *fn = loss->fn;
+  if (loss->nrets - 1 > MLC_MAX_AUX) {
+    sema_error(S, fn->ret->span, "loss returns %d auxiliary values; a compiled program logs "
+               "at most %d", loss->nrets - 1, MLC_MAX_AUX);
+    return;
+  }
+  for (int i = 1; i < loss->nrets; i++) {
+    Param *r = VEC_AT(fn->results, Param, i);
+    Type *t = loss->rets[i], *l = loss->rets[0];
+    if (!r->name)
+      sema_error(S, r->type->span, "name the loss's auxiliary values, which the program logs "
+                 "by name: (f32, %s: %s)", i == 1 ? "ce" : "aux", type_str(S->arena, t));
+    else if (t && l && (t->rank != 0 || t->dtype != l->dtype))
+      sema_error(S, r->type->span, "auxiliary value '%s' is %s: the program logs scalars of "
+                 "the loss's dtype (%s)", r->name, type_str(S->arena, t), type_str(S->arena, l));
+  }
+}
+
 void sema_check_entries(Sema *S, Inst *model) {
   MInfo *f = sema_member(model, "forward"), *l = sema_member(model, "loss");
   if (!f || !l || f->m->kind != MB_METHOD || l->m->kind != MB_METHOD) return;
   Sig *fwd = sema_method_sig(S, model, f), *loss = sema_method_sig(S, model, l);
   if (!fwd->ok || !loss->ok) return;
+  check_loss_results(S, loss);
   Sym *batch = check_loss_inputs(S, loss);
   if (batch && check_forward_inputs(S, fwd, loss)) check_forward_output(S, fwd, batch);
   check_state(S, model, 0);
@@ -278,7 +304,7 @@ static void walk_func(Walk *w, const CkFunc *f, const DimSubst *env) {
   for (int i = 0; i < f->defs.len; i++)
     subst_bind(w->S->arena, &e, f->defs.from[i], dim_subst(w->S->arena, f->defs.to[i], &e));
   walk_lets(w, &f->lets, &e);
-  walk_expr(w, f->ret, &e);
+  for (int i = 0; i < f->nrets; i++) walk_expr(w, f->rets[i], &e);
   walk_lets(w, &f->grad_lets, &e);
   for (int i = 0; f->grad_rets && i < f->sig->nparams; i++) walk_expr(w, f->grad_rets[i], &e);
   w->empty = outer_empty;

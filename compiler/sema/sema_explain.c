@@ -6,7 +6,8 @@
 //      tree with each instance's block and parameter counts (trainable /
 //      frozen / buffer elements), every param and buffer with its type and
 //      resolved init, instances used more than once marked as shared, and a
-//      total row;
+//      total row; then, when the train recipe has parameter groups, each
+//      group's hyper-parameters and params (the default group first);
 //   2. each of the model's methods: signature, forward FLOPs per sample
 //      (the batch symbol, the first dim of the first parameter, set to 1)
 //      and the inferred type of every binding;
@@ -107,7 +108,7 @@ ParamCount sema_count_params(Sema *S, Inst *I, const char *path,
       else pc.trainable += n;
     } else if (m->kind == MB_BUFFER) {
       pc.buffers += type_count(S, mi->type);
-    } else if (m->kind == MB_INSTANCE && mi->child) {
+    } else if ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) && mi->child) {
       ParamCount c = sema_count_params(S, mi->child, p, frozen);
       pc.trainable += c.trainable;
       pc.frozen += c.frozen;
@@ -128,6 +129,22 @@ static int instance_uses(const MInfo *mi) {
   return mi->calls + most;
 }
 
+// "shares tok": the instances an instantiation was given as arguments,
+// whose params it uses without holding them (weight tying across blocks).
+static const char *shared_args(Sema *S, const Inst *I) {
+  StrBuf b = {0};
+  for (int i = 0; i < I->nargs; i++)
+    if (I->args[i] && I->args[i]->kind == V_INST)
+      sb_printf(&b, "%s%s", b.len ? ", " : "shares ", I->args[i]->path);
+  const char *r = b.len ? arena_strdup(S->arena, b.data) : NULL;
+  sb_free(&b);
+  return r;
+}
+
+static const char *add_note(Sema *S, const char *a, const char *b) {
+  return !a ? b : !b ? a : arena_printf(S->arena, "%s; %s", a, b);
+}
+
 // ---- the member table ----------------------------------------------------------------------
 enum { C_NAME, C_KIND, C_SHAPE, C_TRAIN, C_FROZEN, C_BUF, C_NOTE, C_N };
 
@@ -144,6 +161,18 @@ static void member_rows(Sema *S, Table *t, Inst *I, const char *path,
     const char *p = join_path(S, path, m->name);
     const char *r[C_N] = {0};
     r[C_NAME] = indent_name(S, depth, m->name);
+    if (m->kind == MB_INSTANCE_LIST) { // the list's row, then its elements 0, 1, ..
+      if (!mi->child) continue;
+      ParamCount c = sema_count_params(S, mi->child, p, frozen);
+      r[C_KIND] = mi->child->label;
+      r[C_TRAIN] = grouped(S, c.trainable);
+      r[C_FROZEN] = grouped(S, c.frozen);
+      r[C_BUF] = grouped(S, c.buffers);
+      if (sema_path_frozen(frozen, p) && !sema_path_frozen(frozen, path)) r[C_NOTE] = "frozen by train";
+      tbl_row(S, t, r);
+      member_rows(S, t, mi->child, p, frozen, depth + 1);
+      continue;
+    }
     if (m->kind == MB_INSTANCE) {
       if (!mi->child) continue;
       ParamCount c = sema_count_params(S, mi->child, p, frozen);
@@ -157,9 +186,8 @@ static void member_rows(Sema *S, Table *t, Inst *I, const char *path,
       else if (uses == 0)
         r[C_NOTE] = "unused";
       if (sema_path_frozen(frozen, p) && !sema_path_frozen(frozen, path))
-        r[C_NOTE] = r[C_NOTE] ? arena_printf(S->arena, "%s; frozen by train",
-                                             r[C_NOTE])
-                              : "frozen by train";
+        r[C_NOTE] = add_note(S, r[C_NOTE], "frozen by train");
+      r[C_NOTE] = add_note(S, r[C_NOTE], shared_args(S, mi->child));
       tbl_row(S, t, r);
       member_rows(S, t, mi->child, p, frozen, depth + 1);
       continue;
@@ -195,6 +223,93 @@ static void member_table(Sema *S, Inst *M, FILE *out) {
   tbl_print(&t, out, "  ");
 }
 
+// ---- parameter groups ------------------------------------------------------------------------
+// The trainable params of I below path, with their element counts, in order.
+static void trained(Sema *S, Inst *I, const char *path, const Vec *frozen, Vec *paths,
+                    Vec *counts, int depth) {
+  if (!I || !I->members || depth > SEMA_MAX_INST_DEPTH) return;
+  for (int i = 0; i < I->item->members.len; i++) {
+    MInfo *mi = I->members[i];
+    const char *p = join_path(S, path, mi->m->name);
+    if (mi->m->kind == MB_INSTANCE || mi->m->kind == MB_INSTANCE_LIST) {
+      trained(S, mi->child, p, frozen, paths, counts, depth + 1);
+    } else if (mi->m->kind == MB_PARAM && !mi->m->frozen && !sema_path_frozen(frozen, p)) {
+      int64_t *n = arena_alloc(S->arena, sizeof *n);
+      *n = type_count(S, mi->type);
+      vec_push(S->arena, paths, (void *)p);
+      vec_push(S->arena, counts, n);
+    }
+  }
+}
+
+static bool in_group(const OptimGroup *G, const char *path) {
+  for (int i = 0; i < G->npaths; i++)
+    if (!strcmp(G->paths[i], path)) return true;
+  return false;
+}
+
+static const char *num_str(Sema *S, double v) { return arena_printf(S->arena, "%g", v); }
+
+// One row of the groups table: its hyper-parameters, its params' count.
+static void group_row(Sema *S, Table *t, const OptimRecipe *o, const char *name,
+                      const OptimGroup *G, int nparams, int64_t elems) {
+  double lr = o->lr * (G ? G->lr_scale : 1);
+  const char *r[9] = {name, arena_printf(S->arena, "%d", nparams), grouped(S, elems), num_str(S, lr)};
+  if (o->opt == OPT_SGD) {
+    r[4] = num_str(S, G ? G->momentum : o->momentum);
+    r[5] = num_str(S, G ? G->dampening : o->dampening);
+    r[6] = (G ? G->nesterov : o->nesterov) ? "true" : "false";
+    r[7] = num_str(S, G ? G->weight_decay : o->weight_decay);
+  } else {
+    r[4] = num_str(S, G ? G->beta1 : o->beta1);
+    r[5] = num_str(S, G ? G->beta2 : o->beta2);
+    r[6] = num_str(S, G ? G->eps : o->eps);
+    r[7] = num_str(S, G ? G->weight_decay : o->weight_decay);
+  }
+  tbl_row(S, t, r);
+}
+
+// The recipe's parameter groups (torch.optim's param_groups): each group's
+// hyper-parameters and params, the default group (the optimizer's own) first.
+static void groups_report(Sema *S, Inst *M, FILE *out) {
+  ItemInfo *ii = sema_find_item(S, M->item->name);
+  const Recipe *rc = ii ? &ii->recipe : NULL;
+  if (!rc || !rc->opt.ngroups) return;
+  const OptimRecipe *o = &rc->opt;
+  Vec paths = {0}, counts = {0};
+  trained(S, M, "", &M->frozen, &paths, &counts, 0);
+  fprintf(out, "\n  optimizer %s, %d parameter groups\n", rc->optimizer, o->ngroups + 1);
+  Table t = {0};
+  t.ncol = 8;
+  t.right[1] = t.right[2] = true;
+  const char *sgd[8] = {"group", "params", "elements", "lr", "momentum", "dampening", "nesterov",
+                        "weight_decay"};
+  const char *adam[8] = {"group", "params", "elements", "lr", "beta1", "beta2", "eps",
+                         "weight_decay"};
+  tbl_row(S, &t, o->opt == OPT_SGD ? sgd : adam);
+  StrBuf lists = {0};
+  for (int g = -1; g < o->ngroups; g++) {
+    const OptimGroup *G = g < 0 ? NULL : &o->groups[g];
+    int n = 0;
+    int64_t elems = 0;
+    sb_printf(&lists, "    %s:", G ? G->name : "default");
+    for (int i = 0; i < paths.len; i++) {
+      const char *p = VEC_AT(paths, const char, i);
+      bool mine = G ? in_group(G, p) : true;
+      for (int k = 0; !G && k < o->ngroups; k++) mine = mine && !in_group(&o->groups[k], p);
+      if (!mine) continue;
+      sb_printf(&lists, "%s %s", n ? "," : "", p);
+      n++;
+      elems += *VEC_AT(counts, int64_t, i);
+    }
+    sb_putc(&lists, '\n');
+    group_row(S, &t, o, G ? G->name : "default", G, n, elems);
+  }
+  tbl_print(&t, out, "    ");
+  fputs(lists.data, out);
+  sb_free(&lists);
+}
+
 // ---- bodies ----------------------------------------------------------------------------------
 static const char *sig_str(Sema *S, Body *b) {
   StrBuf sb = {0};
@@ -205,15 +320,23 @@ static const char *sig_str(Sema *S, Body *b) {
     sb_printf(&sb, "%s%s: %s", i ? ", " : "", p->name,
               t ? type_str(S->arena, t) : "?");
   }
-  Type *r = b->sig ? b->sig->ret : NULL;
-  sb_printf(&sb, ") -> %s", r ? type_str(S->arena, r) : "?");
+  int nr = b->sig ? b->sig->nrets : 1;
+  sb_puts(&sb, nr > 1 ? ") -> (" : ") -> ");
+  for (int i = 0; i < nr; i++) {
+    Type *r = b->sig ? b->sig->rets[i] : NULL;
+    const char *name = b->sig && nr > 1 ? b->sig->ret_names[i] : NULL;
+    sb_printf(&sb, "%s%s%s%s", i ? ", " : "", name ? name : "", name ? ": " : "",
+              r ? type_str(S->arena, r) : "?");
+  }
+  if (nr > 1) sb_putc(&sb, ')');
   char *s = arena_strdup(S->arena, sb.data);
   sb_free(&sb);
   return s;
 }
 
 // "FLOPs per sample (B = 1): 470,016", or the polynomial when other
-// symbols remain ("FLOPs per sample (B = 1): 8448*T + 512*T^2").
+// symbols remain ("FLOPs per sample (B = 1): 8448*T + 512*T^2"); "per row
+// (... = 1)" for a generic body whose leading dims are one `...`.
 static const char *flops_str(Sema *S, Body *b) {
   Dim *f = b->flops ? b->flops : dim_const(S->arena, 0);
   Type *p0 = b->sig && b->sig->nparams ? b->sig->params[0] : NULL;
@@ -221,7 +344,8 @@ static const char *flops_str(Sema *S, Body *b) {
   const char *what = "FLOPs";
   if (batch) {
     f = dim_set(S->arena, f, batch, 1);
-    what = arena_printf(S->arena, "FLOPs per sample (%s = 1)", batch->name);
+    what = arena_printf(S->arena, "FLOPs per %s (%s = 1)",
+                        strcmp(batch->name, "...") ? "sample" : "row", batch->name);
   }
   int64_t k;
   const char *v = dim_is_const(f, &k) ? grouped(S, k) : dim_str(S->arena, f);
@@ -274,6 +398,7 @@ static void reached(Sema *S, Body *root, SMap *seen, Vec *out) {
 static void model_report(Sema *S, Inst *M, FILE *out) {
   fprintf(out, "model %s (%s)\n\n", M->label, where(S, M->item->name_span));
   member_table(S, M, out);
+  groups_report(S, M, out);
   SMap seen = {0};
   Vec callees = {0};
   for (int i = 0; i < M->item->members.len; i++) {

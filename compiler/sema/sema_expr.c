@@ -118,7 +118,8 @@ Vec sema_value_names(Scope *sc) {
   if (sc->inst && !sc->const_only)
     for (int i = 0; i < sc->inst->item->members.len && i < sc->visible; i++) {
       Member *m = sc->inst->members[i]->m;
-      if (m->kind == MB_PARAM || m->kind == MB_BUFFER || m->kind == MB_INSTANCE)
+      if (m->kind == MB_PARAM || m->kind == MB_BUFFER || m->kind == MB_INSTANCE ||
+          m->kind == MB_INSTANCE_LIST)
         vec_push(a, &c, (void *)m->name);
     }
   if (sc->bitem)
@@ -138,7 +139,8 @@ static Vec callable_names(Scope *sc) {
   if (sc->inst)
     for (int i = 0; i < sc->inst->item->members.len; i++) {
       Member *m = sc->inst->members[i]->m;
-      if (m->kind == MB_METHOD || (m->kind == MB_INSTANCE && i < sc->visible))
+      if (m->kind == MB_METHOD || ((m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) &&
+                                   i < sc->visible))
         vec_push(S->arena, &c, (void *)m->name);
     }
   for (int i = 0; i < S->item_infos.len; i++) {
@@ -157,6 +159,7 @@ static const char *member_kind_name(Member *m) {
   case MB_PARAM: return m->frozen ? "frozen param" : "param";
   case MB_BUFFER: return "buffer";
   case MB_INSTANCE: return "block instance";
+  case MB_INSTANCE_LIST: return "list of block instances";
   case MB_METHOD: return "method";
   }
   return "member";
@@ -169,9 +172,10 @@ static void used_before(Scope *sc, MInfo *mi, Span at) {
 
 // ---- names ---------------------------------------------------------------------------
 // A read of a param or buffer at `path` below the body's instance.
-static Value *state_value(Sema *S, Expr *e, const char *path, bool buffer, Type *t) {
+static Value *state_value(Sema *S, Expr *e, const char *path, int up, bool buffer, Type *t) {
   CkExpr *ck = sema_ck_new(S, CK_STATE, e->span, t);
   ck->path = path;
+  ck->up = up;
   ck->buffer = buffer;
   return sema_with_ck(S, value_tensor(S->arena, e->span, t), ck);
 }
@@ -202,13 +206,18 @@ static Value *member_value(Scope *sc, MInfo *mi, Expr *e) {
                  m->name, member_kind_name(m));
       return NULL;
     }
-    return mi->type ? state_value(S, e, e->name, m->kind == MB_BUFFER, mi->type) : NULL;
+    return mi->type ? state_value(S, e, e->name, 0, m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_INSTANCE:
     if (!mi->failed)
       sema_error(S, e->span,
                  "'%s' is a block instance, not a value: call it, %s(...), or "
                  "use one of its params, %s.NAME",
                  m->name, m->name, m->name);
+    return NULL;
+  case MB_INSTANCE_LIST:
+    if (!mi->failed)
+      sema_error(S, e->span, "'%s' is a list of block instances, not a value: loop over it, "
+                 "for b in %s { h = b(h) }, or index it, %s[0]", m->name, m->name, m->name);
     return NULL;
   case MB_METHOD:
     sema_error(S, e->span, "'%s' is a method, not a value: call it, %s(...)",
@@ -233,10 +242,19 @@ static Value *eval_name(Scope *sc, Expr *e) {
   Sema *S = sc->S;
   const char *n = e->name;
   Local *l = sema_find_local(sc, n);
+  if (l && l->value && l->value->kind == V_INST) {
+    sema_error(S, e->span, "'%s' is a block instance, not a value: call it, %s(...), or use "
+               "one of its params, %s.NAME", n, n, n);
+    return NULL;
+  }
   if (l) return l->value ? local_value(S, l, e->span) : NULL;
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
   if (mi) return member_value(sc, mi, e);
   int bp = sema_scope_bparam(sc, n);
+  if (bp >= 0 && sc->bargs[bp] && sc->bargs[bp]->kind == V_INST) {
+    sema_instance_as_value(sc, n, sc->bargs[bp], e->span);
+    return NULL;
+  }
   if (bp >= 0) return sc->bargs[bp] ? value_at(S, sc->bargs[bp], e->span) : NULL;
   if (bp == -2) {
     sema_error(S, e->span,
@@ -514,40 +532,106 @@ static Value *eval_unary(Scope *sc, Expr *e) {
 }
 
 // ---- instance paths ------------------------------------------------------------------------
-// What `fc1` or `enc.fc1` names when it is a block instance: the member of
-// the current instantiation it starts from (uses are counted there) and the
-// instantiation it reaches. `err` is set after a reported error.
-typedef struct InstRef {
-  MInfo *top;
-  Inst *inst;
-  bool err;
-} InstRef;
+const char *sema_join_path(Sema *S, const char *base, const char *name) {
+  return base && *base ? arena_printf(S->arena, "%s.%s", base, name) : name;
+}
+
+static InstRef resolve_instance(Scope *sc, Expr *e, int depth);
+
+static bool is_instance_member(const MInfo *mi) {
+  return mi && (mi->m->kind == MB_INSTANCE || mi->m->kind == MB_INSTANCE_LIST);
+}
+
+static InstRef inst_value(const Value *v) {
+  return (InstRef){v->top, v->inst, v->path, false, v->up};
+}
+
+// fc1, blocks, a loop variable bound to an instance, or a block parameter
+// given one (head = Head(tok): `emb` inside Head).
+static InstRef resolve_name(Scope *sc, Expr *e) {
+  InstRef r = {0};
+  Local *l = sema_find_local(sc, e->name);
+  if (l) {
+    if (l->value && l->value->kind == V_INST) r = inst_value(l->value);
+    return r;
+  }
+  MInfo *mi = sc->inst ? sema_member(sc->inst, e->name) : NULL;
+  int bp = mi ? -1 : sema_scope_bparam(sc, e->name);
+  if (bp >= 0 && sc->bargs[bp] && sc->bargs[bp]->kind == V_INST) return inst_value(sc->bargs[bp]);
+  if (!is_instance_member(mi)) return r;
+  if (mi->idx >= sc->visible) {
+    used_before(sc, mi, e->span);
+    r.err = true;
+    return r;
+  }
+  return (InstRef){mi, mi->child, e->name, mi->child == NULL, 0};
+}
+
+// blocks[k]: element k of a list (negative k counts from the end). The
+// uses of an element of the scope's own list are counted on the element.
+static InstRef resolve_elem(Scope *sc, Expr *e, int depth) {
+  Sema *S = sc->S;
+  InstRef o = resolve_instance(sc, e->lhs, depth + 1), r = {0};
+  if (o.err || !o.inst || !o.inst->is_list) return o.err ? o : r;
+  r.err = true;
+  int n = o.inst->item->members.len;
+  Arg *a = e->args.len == 1 ? VEC_AT(e->args, Arg, 0) : NULL;
+  if (!a || a->name || a->value->kind == EX_SLICE) {
+    sema_error(S, e->span, "a list of instances takes one index, an integer: %s[0]", o.path);
+    return r;
+  }
+  Value *v = sema_eval(sc, a->value);
+  int64_t k;
+  if (!v) return r;
+  if (v->kind != V_DIM || !dim_is_const(v->dim, &k)) {
+    sema_error(S, a->value->span, "the index of a list of instances must be an integer known "
+               "when the model is compiled, got %s", value_str(S->arena, v));
+    return r;
+  }
+  if (k < -n || k >= n) {
+    sema_error(S, a->value->span, "index %lld is out of range for %s, a list of %d instances",
+               (long long)k, o.path, n);
+    return r;
+  }
+  MInfo *em = o.inst->members[k < 0 ? k + n : k];
+  bool own = o.top && o.top->child == o.inst;
+  return (InstRef){own ? em : o.top, em->child, sema_join_path(S, o.path, em->m->name),
+                   em->child == NULL, o.up};
+}
 
 static InstRef resolve_instance(Scope *sc, Expr *e, int depth) {
   InstRef r = {0};
   if (depth > SEMA_MAX_DEPTH) return r;
-  if (e->kind == EX_NAME) {
-    if (sema_find_local(sc, e->name) || !sc->inst) return r;
-    MInfo *mi = sema_member(sc->inst, e->name);
-    if (!mi || mi->m->kind != MB_INSTANCE) return r;
-    if (mi->idx >= sc->visible) {
-      used_before(sc, mi, e->span);
-      r.err = true;
-      return r;
-    }
-    r.top = mi;
-    r.inst = mi->child;
-    r.err = mi->child == NULL;
-    return r;
-  }
+  if (e->kind == EX_NAME) return resolve_name(sc, e);
+  if (e->kind == EX_INDEX) return resolve_elem(sc, e, depth);
   if (e->kind != EX_MEMBER) return r;
   InstRef o = resolve_instance(sc, e->lhs, depth + 1);
   if (o.err || !o.inst) return o;
   MInfo *mi = sema_member(o.inst, e->name);
-  if (!mi || mi->m->kind != MB_INSTANCE) return r;
+  if (!is_instance_member(mi)) return r;
+  if (o.inst->is_list && o.top && o.top->child == o.inst) o.top = mi; // blocks.0: the element's use
   o.inst = mi->child;
+  o.path = sema_join_path(sc->S, o.path, e->name);
   o.err = mi->child == NULL;
   return o;
+}
+
+InstRef sema_resolve_instance(Scope *sc, Expr *e) { return resolve_instance(sc, e, 0); }
+
+void sema_instance_as_value(Scope *sc, const char *name, const Value *v, Span use) {
+  Sema *S = sc->S;
+  const char *blk = sc->bitem ? sc->bitem->name : "the block";
+  Span at = sc->inst && sc->inst->site.file ? sc->inst->site : use;
+  sema_error(S, at, "parameter '%s' of %s is given the instance %s (%s), but %s uses it as a "
+             "value: an instance argument is called or has its params read (%s.w)", name, blk,
+             v->path, v->str, blk, name);
+  sema_note(S, use, "'%s' is used as a value here", name);
+}
+
+// "'blocks' is a list of 6 instances ...": what to do with a list instead.
+static void not_a_list_use(Scope *sc, Span at, const char *path, Inst *list) {
+  sema_error(sc->S, at, "'%s' is a list of block instances (%s): loop over it, for b in %s "
+             "{ h = b(h) }, or index it, %s[0]", path, list->label, path, path);
 }
 
 // Uses of an instance member, for --explain: a call, or a read of one of
@@ -584,7 +668,11 @@ static Vec member_names(Sema *S, Inst *I, bool methods) {
 // inst.w: a param or buffer of an instance (how weight tying is written).
 static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
   Sema *S = sc->S;
-  const char *path = sema_path_of(S, e);
+  const char *path = sema_join_path(S, r->path, e->name);
+  if (r->inst->is_list) {
+    not_a_list_use(sc, e->span, r->path, r->inst);
+    return NULL;
+  }
   count_read(sc, r, path);
   MInfo *mi = sema_member(r->inst, e->name);
   if (!mi) {
@@ -601,12 +689,13 @@ static Value *instance_member(Scope *sc, Expr *e, InstRef *r) {
                  e->name, member_kind_name(mi->m));
       return NULL;
     }
-    return mi->type ? state_value(S, e, path, mi->m->kind == MB_BUFFER, mi->type) : NULL;
+    return mi->type ? state_value(S, e, path, r->up, mi->m->kind == MB_BUFFER, mi->type) : NULL;
   case MB_METHOD:
     sema_error(S, e->span, "'%s' is a method of %s: call it", e->name,
                inst_desc(S, e->lhs, r->inst));
     return NULL;
   case MB_INSTANCE:
+  case MB_INSTANCE_LIST:
     sema_error(S, e->span, "'%s' is a block instance, not a value: call it or "
                "use one of its params", e->name);
     return NULL;
@@ -817,6 +906,10 @@ typedef struct Callee {
   const char *short_label; // "Linear.forward"
   MInfo *via;              // the instance member called through, or NULL
   const char *path;        // the callee's instance below the caller's ("" for its own)
+  int up;                  // .. after going up that many path segments (InstRef.up)
+  Inst *inst;              // the callee's instantiation (NULL: a fn)
+  MInfo *method;           // the method member (NULL: a fn, see fn)
+  ItemInfo *fn;
 } Callee;
 
 typedef struct Unify {
@@ -825,6 +918,7 @@ typedef struct Unify {
   DimSubst subst;
   Span *bound_at; // per sig symbol: the argument that bound it
   int *bound_param;
+  Value **args;   // per parameter: its argument
 } Unify;
 
 static int sym_index(Sig *g, const Sym *s) {
@@ -870,7 +964,25 @@ static void note_instantiation(Unify *u) {
   MInfo *via = u->ce->via;
   if (via && via->child)
     sema_note(u->sc->S, via->m->span, "'%s' is %s, instantiated here",
-              via->m->name, via->child->label);
+              via->child == u->ce->inst ? u->ce->path : via->m->name, via->child->label);
+}
+
+// [B, 8, 26, 26] into Linear(5408, ..)'s f32[..., 5408]: the last dims of
+// the argument multiply to the size expected, so it wants flattening.
+static void flatten_hint(Unify *u, int pi, int j, Dim *exp, Span at) {
+  Sema *S = u->sc->S;
+  Arena *a = S->arena;
+  const Value *v = u->args ? u->args[pi] : NULL;
+  if (!v || v->kind != V_TENSOR || j != v->type->rank - 1 || !u->ce->sig->nlead) return;
+  const Type *T = v->type;
+  for (int s = T->rank - 2; s >= 0; s--) {
+    if (!dim_eq(type_numel_from(a, T, s), exp)) continue;
+    const char *txt = span_text(S, at);
+    sema_note(S, (Span){0}, "its last %d dims hold %s values: flatten them first, flatten(%s%s)",
+              T->rank - s, dim_str(a, exp), txt ? txt : "x",
+              s == 1 ? "" : arena_printf(a, ", start_dim = %d", s));
+    return;
+  }
 }
 
 static void dim_mismatch(Unify *u, int pi, int j, Dim *exp, Dim *act, Span at) {
@@ -889,11 +1001,36 @@ static void dim_mismatch(Unify *u, int pi, int j, Dim *exp, Dim *act, Span at) {
   }
   sema_error(S, at, "dim %d is %s but %s expects %s", j, dim_str(a, act),
              u->ce->label, dim_str(a, exp));
+  flatten_hint(u, pi, j, exp, at);
   const char *t = P->origin ? span_text(S, P->origin[j]) : NULL;
   if (t && P->origin[j].file)
     sema_note(S, P->origin[j], "dim %d of parameter '%s' is declared as '%s' "
               "here", j, sema_param_name(u->ce->sig, pi), t);
   note_instantiation(u);
+}
+
+// After a rank mismatch, what takes this rank: the builtin behind a prelude
+// block of fixed rank, or, for the user's own block or fn, `...`.
+static void rank_hint(Unify *u, int pi, const Type *T, const char *txt) {
+  Sema *S = u->sc->S;
+  Type *P = u->ce->sig->params[pi];
+  Inst *I = u->ce->inst;
+  const char *path = u->ce->path && *u->ce->path ? u->ce->path : "bn";
+  if (I && I->item->from_prelude && !strcmp(I->item->name, "BatchNorm2d") &&
+      (T->rank == 2 || T->rank == 3)) {
+    sema_note(S, (Span){0}, "BatchNorm2d normalises [B, C, H, W]; for [N, C] and [N, C, L] (as "
+              "BatchNorm1d) call the builtin: batch_norm(%s, %s.weight, %s.bias, "
+              "%s.running_mean, %s.running_var)", txt, path, path, path, path);
+  } else if (I && I->item->from_prelude && !strcmp(I->item->name, "Conv2d") && T->rank == 3) {
+    sema_note(S, (Span){0}, "Conv2d takes a batch of images [B, C, H, W]: add the channel dim "
+              "with unsqueeze(%s, 1) for [B, H, W], or the batch dim with unsqueeze(%s, 0) for "
+              "one image [C, H, W]", txt, txt);
+  } else if (I && !I->item->from_prelude && T->rank > P->rank && P->rank >= 1) {
+    const char *last = P->origin ? span_text(S, P->origin[P->rank - 1]) : NULL;
+    sema_note(S, u->ce->sig->fn->name_span, "to take any number of leading dims, as Linear does, "
+              "start the parameter's type with '...': %s[..., %s]", dtype_name(P->dtype),
+              last ? last : dim_str(S->arena, P->dims[P->rank - 1]));
+  }
 }
 
 // dtype and rank of one argument against its parameter type.
@@ -937,6 +1074,7 @@ static bool unify_kind(Unify *u, int pi, Value *v, Span at) {
       sema_note(S, (Span){0}, "flatten it first: flatten(%s) or reshape(%s, "
                 "[%s, %s])", txt, txt, dim_str(a, T->dims[0]),
                 dim_str(a, type_numel_from(a, T, 1)));
+    rank_hint(u, pi, T, txt ? txt : "x");
     return false;
   }
   return true;
@@ -1011,6 +1149,30 @@ static Expr **match_args(Scope *sc, Expr *call, Callee *ce) {
   return ok ? out : NULL;
 }
 
+// A generic callee (`...` in its types): the specialisation for the dims
+// `...` stands for here, counted at the first tensor given for a `...`
+// parameter (unification then checks the others against it).
+static bool specialise(Scope *sc, Callee *ce, Value **pv, Expr **args) {
+  Sema *S = sc->S;
+  Sig *g = ce->sig;
+  int k = 0;
+  Dim *const *lead = NULL;
+  for (int i = 0; i < g->nparams; i++) {
+    if (!g->lead[i] || pv[i]->kind != V_TENSOR) continue;
+    k = pv[i]->type->rank - g->params[i]->rank;
+    lead = pv[i]->type->dims;
+    if (k >= 0) break;
+    sema_error(S, args[i]->span, "rank mismatch: %s expects %s, at least %d dim%s, got %s",
+               ce->label, type_str(S->arena, g->params[i]), g->params[i]->rank,
+               g->params[i]->rank == 1 ? "" : "s", type_str(S->arena, pv[i]->type));
+    return false;
+  }
+  Body *b = sema_generic_body(S, ce->inst, ce->method, ce->fn, k, lead);
+  ce->body = b;
+  ce->sig = b->sig;
+  return b->sig->ok;
+}
+
 static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
   Sema *S = sc->S;
   Arena *a = S->arena;
@@ -1029,15 +1191,16 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
   }
   Expr **args = match_args(sc, call, ce);
   if (!args || !ok || !ce->sig->ok) return NULL;
+  Value **pv = arena_alloc(a, sizeof(Value *) * (ce->sig->nparams + 1));
+  for (int i = 0; i < ce->sig->nparams; i++)
+    for (int k = 0; k < n; k++)
+      if (VEC_AT(call->args, Arg, k)->value == args[i]) pv[i] = vals[k];
+  if (ce->sig->ellipsis && !specialise(sc, ce, pv, args)) return NULL;
   Sig *g = ce->sig;
-  Unify u = {sc, ce, {0}, NULL, NULL};
+  Unify u = {sc, ce, {0}, NULL, NULL, pv};
   u.bound_at = arena_alloc(a, sizeof(Span) * (g->syms.len + 1));
   u.bound_param = arena_alloc(a, sizeof(int) * (g->syms.len + 1));
   for (int i = 0; i < g->syms.len; i++) u.bound_param[i] = -1;
-  Value **pv = arena_alloc(a, sizeof(Value *) * (g->nparams + 1));
-  for (int i = 0; i < g->nparams; i++)
-    for (int k = 0; k < n; k++)
-      if (VEC_AT(call->args, Arg, k)->value == args[i]) pv[i] = vals[k];
   bool *kind_ok = arena_alloc(a, sizeof(bool) * (g->nparams + 1));
   for (int i = 0; i < g->nparams; i++) {
     kind_ok[i] = unify_kind(&u, i, pv[i], args[i]->span);
@@ -1055,29 +1218,46 @@ static Value *call_user(Scope *sc, Expr *call, Callee *ce) {
     edge->span = call->span;
     vec_push(a, &sc->body->calls, edge);
   }
-  Type *t = type_subst(a, g->ret, &u.subst);
-  for (int j = 0; j < t->rank; j++) {
-    if (!dim_nonpositive(t->dims[j])) continue;
-    sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
-               ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
-    sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
-              type_str(a, g->ret));
+  Type **ts = arena_alloc(a, sizeof(Type *) * (size_t)g->nrets);
+  for (int r = 0; r < g->nrets; r++) {
+    Type *t = ts[r] = type_subst(a, g->rets[r], &u.subst);
+    for (int j = 0; j < t->rank; j++) {
+      if (!dim_nonpositive(t->dims[j])) continue;
+      sema_error(S, call->span, "%s returns %s for these arguments: dim %d is %s",
+                 ce->label, type_str(a, t), j, dim_str(a, t->dims[j]));
+      sema_note(S, g->fn->ret->span, "the return type is declared as %s here",
+                type_str(a, g->rets[r]));
+      return NULL;
+    }
+  }
+  if (g->nrets > 1 && call != sc->tuple_site) {
+    sema_error(S, call->span, "%s returns %d values: bind each of them, as in a, b = %s(...)",
+               ce->short_label, g->nrets, span_text(S, call->lhs->span) ? span_text(S, call->lhs->span) : "f");
     return NULL;
   }
-  CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, t);
+  CkExpr *ck = sema_ck_new(S, CK_CALL, call->span, g->nrets > 1 ? NULL : ts[0]);
   ck->callee = ce->body ? ce->body->ck : NULL;
   ck->path = ce->path;
+  ck->up = ce->up;
   ck->subst = u.subst;
   ck->nargs = g->nparams;
   ck->args = arena_alloc(a, sizeof(CkExpr *) * (size_t)(g->nparams + 1));
   for (int i = 0; i < g->nparams; i++) ck->args[i] = sema_ck_of(S, pv[i]);
-  return sema_with_ck(S, value_tensor(a, call->span, t), ck);
+  if (g->nrets == 1) return sema_with_ck(S, value_tensor(a, call->span, ts[0]), ck);
+  Value *v = sema_new_value(S, V_TUPLE, call->span);
+  for (int r = 0; r < g->nrets; r++) vec_push(a, &v->items, value_tensor(a, call->span, ts[r]));
+  v->ck = ck;
+  return v;
 }
 
 // inst(x) and inst.m(x).
 static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
                             const char *mname, Span mspan) {
   Sema *S = sc->S;
+  if (r->inst->is_list) {
+    not_a_list_use(sc, obj->span, r->path, r->inst);
+    return NULL;
+  }
   count_call(sc, r);
   MInfo *mm = sema_member(r->inst, mname);
   if (!mm || mm->m->kind != MB_METHOD) {
@@ -1091,8 +1271,9 @@ static Value *call_instance(Scope *sc, Expr *call, InstRef *r, Expr *obj,
     return NULL;
   }
   Callee ce = {mm->body, sema_method_sig(S, r->inst, mm),
-               mm->body ? mm->body->label : r->inst->label,
-               mm->body ? mm->body->short_label : mname, r->top, sema_path_of(S, obj)};
+               arena_printf(S->arena, "%s.%s", r->inst->label, mname),
+               arena_printf(S->arena, "%s.%s", r->inst->item->name, mname),
+               r->top, r->path, r->up, r->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
@@ -1101,13 +1282,14 @@ static Value *call_own(Scope *sc, Expr *call, MInfo *mm) {
   Sema *S = sc->S;
   Callee ce = {mm->body, sema_method_sig(S, sc->inst, mm),
                mm->body ? mm->body->label : mm->m->name,
-               mm->body ? mm->body->short_label : mm->m->name, NULL, ""};
+               mm->body ? mm->body->short_label : mm->m->name, NULL, "", 0, sc->inst, mm, NULL};
   return call_user(sc, call, &ce);
 }
 
 static Value *call_fn(Scope *sc, Expr *call, ItemInfo *ii) {
   Body *b = sema_fn_body(sc->S, ii);
-  Callee ce = {b, b->sig, b->label, b->short_label, NULL, ""};
+  const char *name = ii->item->name;
+  Callee ce = {b, sema_fn_sig(sc->S, ii), name, name, NULL, "", 0, NULL, NULL, ii};
   return call_user(sc, call, &ce);
 }
 
@@ -1202,12 +1384,11 @@ static Value *call_name(Scope *sc, Expr *call) {
   Sema *S = sc->S;
   Expr *f = call->lhs;
   const char *n = f->name;
+  Local *l = sema_find_local(sc, n);
   MInfo *mi = sc->inst ? sema_member(sc->inst, n) : NULL;
-  if (mi && mi->m->kind == MB_INSTANCE) {
-    InstRef r = resolve_instance(sc, f, 0);
-    if (r.err || !r.inst) return NULL;
-    return call_instance(sc, call, &r, f, "forward", f->span);
-  }
+  InstRef r = resolve_instance(sc, f, 0); // a member, a loop variable, a block argument
+  if (r.err) return NULL;
+  if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
   if (mi && mi->m->kind == MB_METHOD) return call_own(sc, call, mi);
   if (mi) {
     sema_error(S, f->span, "'%s' is a %s, not a function", n,
@@ -1224,8 +1405,8 @@ static Value *call_name(Scope *sc, Expr *call) {
                n, ii->item->kind == IT_BLOCK ? "block" : "model", n);
     return NULL;
   }
-  if (sema_find_local(sc, n)) {
-    sema_error(S, f->span, "'%s' is a value, not a function", n);
+  if (l) { // silent when poisoned by an earlier error
+    if (l->value) sema_error(S, f->span, "'%s' is a value, not a function", n);
     return NULL;
   }
   Vec c = callable_names(sc);
@@ -1248,6 +1429,11 @@ static Value *eval_call(Scope *sc, Expr *call) {
     Value *x = sema_eval(sc, f->lhs);
     if (!x) return NULL;
     return tensor_member(sc, f, x);
+  }
+  if (f->kind == EX_INDEX) { // blocks[0](x)
+    InstRef r = resolve_instance(sc, f, 0);
+    if (r.err) return NULL;
+    if (r.inst) return call_instance(sc, call, &r, f, "forward", f->span);
   }
   sema_error(S, f->span, "this expression cannot be called");
   return NULL;
@@ -1299,6 +1485,9 @@ static Value *eval_expr(Scope *sc, Expr *e) {
   case EX_LIST: return eval_list(sc, e);
   case EX_SLICE:
     sema_error(S, e->span, "a slice a:b is only allowed inside an index x[...]");
+    return NULL;
+  case EX_ELLIPSIS:
+    sema_error(S, e->span, "'...' is only for the types of a signature");
     return NULL;
   }
   MLC_UNREACHABLE();

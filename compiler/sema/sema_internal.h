@@ -37,6 +37,11 @@ typedef struct Scope Scope;
 #define SEMA_MAX_DEPTH 500
 #define SEMA_MAX_INST_DEPTH 64
 #define SEMA_MAX_CALL_DEPTH 200
+// Most elements a list of instances may have, and most iterations one body's
+// loops unroll to, all loops together (each iteration is a copy of the loop
+// body in the graph).
+#define SEMA_MAX_LIST 1024
+#define SEMA_MAX_UNROLL 4096
 
 // ---- a small string map (open addressing, arena-backed) ----------------------------
 typedef struct SMap {
@@ -96,7 +101,8 @@ struct MInfo {
   IrInit init_ir;   // MB_PARAM/MB_BUFFER: the resolved init, for lowering
   Inst *child;      // MB_INSTANCE: the instantiation; NULL after an error
   Sig *sig;         // MB_METHOD: computed on first need
-  Body *body;       // MB_METHOD
+  Body *body;       // MB_METHOD (NULL for a generic one: see specs)
+  Vec specs;        // MB_METHOD with `...`: Body* per number of leading dims
   // MB_INSTANCE, for --explain: calls of it from this Inst's bodies, and
   // reads of each of its params/buffers (path below it -> count). It is
   // used calls + (the most any one param is read) times.
@@ -116,6 +122,7 @@ struct Inst {
   Span site_name;   // the member name at that site
   InstState state;
   bool sig_only;    // a block checked without arguments: signatures only
+  bool is_list;     // a list of instances (sema_lists.c): members "0", "1", ...
   MInfo **members;  // parallel to item->members
   SMap by_name;     // member name -> MInfo*
   Vec frozen;       // model only: paths ("fc1", "fc1.w") a train recipe freezes
@@ -131,7 +138,8 @@ struct ItemInfo {
   CkModel *ck;      // IT_MODEL of the user: the product for lowering
   Recipe recipe;    // IT_MODEL: its train block as data (the defaults without one)
   Sig *fn_sig;      // IT_FN
-  Body *fn_body;    // IT_FN
+  Body *fn_body;    // IT_FN (NULL for a generic one: see specs)
+  Vec specs;        // IT_FN with `...`: Body* per number of leading dims
   bool checked;
 };
 
@@ -155,6 +163,10 @@ typedef struct Sema {
   bool dropping;     // the last error was a duplicate: drop its notes
   Vec *pending_ctx;  // Inst*: the parametric blocks the last error was found in,
                      // innermost first; their notes follow the error's own
+  Vec loops;         // LoopFrame*: the unrolled loop iterations being checked,
+                     // outermost first (sema_lists.c)
+  Vec *pending_loops; // LoopFrame*: those of the last error, noted before its
+                     // instantiation context
   int nerrors;
   // While quiet > 0 errors are only counted (quiet_errors), not reported:
   // used to probe an expression whose failure is not the user's problem.
@@ -203,9 +215,20 @@ Value **sema_bind_block_args(Sema *S, Scope *sc, Item *blk, Vec *args,
                              Span call);
 Inst *sema_instantiate(Sema *S, Item *blk, Value **args, Span site,
                        Span site_name);
+// The scope an instance member's arguments are evaluated in (constants,
+// the block parameters, members declared before position `visible`).
+void sema_member_scope(Scope *sc, Sema *S, Inst *I, int visible);
+// The instantiation an instance member (MB_INSTANCE) names, its arguments
+// evaluated in sc; NULL after an error, and in a signature-only check.
+Inst *sema_member_inst(Sema *S, Scope *sc, Member *m);
 Sig *sema_method_sig(Sema *S, Inst *I, MInfo *mi);
 Sig *sema_fn_sig(Sema *S, ItemInfo *ii);
 Body *sema_fn_body(Sema *S, ItemInfo *ii);
+// The body of a generic method of I (mi) or fn item (ii) with `...` standing
+// for k dims: made on first need (its leading symbols named after `lead`,
+// the first call's dims, where they are plain symbols), checked with the
+// leftovers.
+Body *sema_generic_body(Sema *S, Inst *I, MInfo *mi, ItemInfo *ii, int k, Dim *const *lead);
 MInfo *sema_member(Inst *I, const char *name);
 // The model's instantiation (instantiated on first need).
 Inst *sema_model_inst(Sema *S, ItemInfo *ii);
@@ -243,10 +266,33 @@ struct Scope {
   bool lenient;     // signature-only check of a block without arguments
   bool in_grad;     // checking a grad body (calls are not recorded)
   int nslots;       // inside a body: slots handed out (parameters first)
+  int unrolled;     // loop iterations unrolled so far in this body
+  int arg_depth;    // instance members' scopes: the path segments of the member
+                    // (blocks.3: 2), what an instance argument is seen from below
+  Expr *tuple_site; // the call whose several results a, b = ... binds
   Vec *lets;        // inside a body: where non-constant bindings go (CkLet*)
 };
 
 void sema_scope_init(Scope *sc, Sema *S, Inst *I, int visible);
+// What `fc1`, `enc.fc1`, `blocks[2]`, a loop variable or a block parameter
+// given an instance names when it is a block instance: the member its uses
+// are counted on (the element, for a list member of its own), the
+// instantiation it reaches and where it is (`up` segments above the
+// scope's instance, then `path`: "blocks.2.attn"). Nothing is set when `e`
+// names no instance; `err` after a reported error.
+typedef struct InstRef {
+  MInfo *top;
+  Inst *inst;
+  const char *path;
+  bool err;
+  int up;          // path segments above the scope's instance (a block argument)
+} InstRef;
+InstRef sema_resolve_instance(Scope *sc, Expr *e);
+// A block parameter given an instance (Head(tok)) used as a number or a
+// tensor: one error at the instantiation (however many uses), a note at
+// the use.
+void sema_instance_as_value(Scope *sc, const char *name, const Value *v, Span use);
+const char *sema_join_path(Sema *S, const char *base, const char *name);
 Local *sema_find_local(Scope *sc, const char *name);
 void sema_bind_local(Scope *sc, const char *name, Span sp, Value *v);
 // Names a value could have been ("did you mean"): locals, visible members,
@@ -267,6 +313,26 @@ const char *sema_dim_operand(Arena *a, const Dim *d);
 // True if v is a compile-time number (an integer constant or a float).
 bool sema_const_num(const Value *v, double *out);
 
+// ---- lists of instances and loops (sema_lists.c) ---------------------------------------
+// One iteration of a loop being checked: where the loop is and what its
+// variable is bound to ("b = blocks.2"), for the note after an error.
+typedef struct LoopFrame {
+  Span at;
+  const char *what;
+} LoopFrame;
+// blocks = [Block(d) for i in range(6)] or [Linear(4, 8), Linear(8, 2)]:
+// instantiates every element; mi->child becomes the list (Inst.is_list).
+void sema_check_list_member(Sema *S, Inst *I, MInfo *mi);
+// "6 x Block(64, 4)", "list of 3": how a list shows in messages.
+const char *sema_list_desc(Sema *S, Inst *list);
+// The values a loop runs over, in order: the elements of a list of
+// instances (V_INST), the integers of range(n), range(a, b) or
+// range(a, b, step), or the items of a constant list. False after an error.
+bool sema_loop_values(Scope *sc, Expr *e, Vec *out);
+// Brackets the check of one iteration, so errors name it.
+void sema_loop_enter(Sema *S, Span at, const char *var, const Value *v);
+void sema_loop_leave(Sema *S);
+
 // ---- the product for lowering (sema_ck.c) ------------------------------------------------
 // How a value is computed, for CkExpr args: v->ck, or a CK_CONST of v.
 CkExpr *sema_ck_of(Sema *S, Value *v);
@@ -276,8 +342,6 @@ Value *sema_with_ck(Sema *S, Value *v, CkExpr *ck);
 // A builtin call's CK_OP from the call's recorded binding (builtins.h):
 // args are the values given, in source order.
 CkExpr *sema_ck_op(Sema *S, const BuiltinCall *c, Value **args, Type *t);
-// The instance path of a member chain: fc1, enc.fc1 ("" for NULL).
-const char *sema_path_of(Sema *S, const Expr *e);
 // After every check: CkInst trees, CkModels. Only without errors.
 void sema_product(Sema *S);
 

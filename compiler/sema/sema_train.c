@@ -23,6 +23,7 @@ typedef enum {
   HK_BOOL,     // true/false
   HK_DURATION, // a number with a unit: 1 epoch, 500 steps
   HK_INTLIST,  // [3, 6]
+  HK_PATTERNS, // "*.b" or ["*.b", "*.bias"]: param path patterns
 } HKind;
 
 typedef struct HParam {
@@ -35,7 +36,7 @@ typedef struct HParam {
 typedef struct HSpec {
   const char *name;
   int n;
-  HParam p[5];
+  HParam p[10];
 } HSpec;
 
 static const HSpec optimizers[] = {
@@ -63,6 +64,16 @@ static const HSpec schedules[] = {
     {"plateau", 2, {{"factor", HK_NUM, false, 0.1}, {"patience", HK_INT, false, 10}}},
 };
 
+// group NAME(match = patterns, hyper-parameters...): a parameter group. Which
+// hyper-parameters a group may set depends on the optimizer (finish_groups).
+static const HSpec group_spec = {
+    "group", 10,
+    {{"match", HK_PATTERNS, true, 0}, {"lr_scale", HK_NUM, false, 1}, {"lr", HK_NUM, false, 0},
+     {"momentum", HK_NUM, false, 0}, {"dampening", HK_NUM, false, 0},
+     {"nesterov", HK_BOOL, false, 0}, {"weight_decay", HK_NUM, false, 0},
+     {"beta1", HK_NUM, false, 0}, {"beta2", HK_NUM, false, 0}, {"eps", HK_NUM, false, 0}}};
+enum { G_MATCH, G_LR_SCALE, G_LR, G_MOMENTUM, G_DAMPENING, G_NESTEROV, G_WD, G_BETA1, G_BETA2, G_EPS };
+
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 // One bound hyperparameter.
@@ -89,6 +100,7 @@ typedef struct Train {
   Sig *loss_sig;
   SMap seen; // setting key -> Setting* (settings that may appear once)
   Recipe *r; // the model's recipe being filled (a scratch one without a model)
+  Vec groups; // GroupSetting*: checked once the optimizer and freezes are known
 } Train;
 
 // ---- small helpers --------------------------------------------------------------------
@@ -157,6 +169,16 @@ static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
     sema_error(S, a->value->span, "'%s' must be an integer, got %s", p->name,
                value_str(S->arena, h->v));
     return false;
+  case HK_PATTERNS: {
+    bool ok = h->v->kind == V_STR || (h->v->kind == V_LIST && h->v->items.len);
+    for (int i = 0; ok && h->v->kind == V_LIST && i < h->v->items.len; i++)
+      ok = VEC_AT(h->v->items, Value, i)->kind == V_STR;
+    if (ok) return true;
+    sema_error(S, a->value->span, "'%s' takes a param path pattern or a list of them, like "
+               "\"*.bias\" or [\"*.b\", \"*.bias\"] (* matches anything), got %s", p->name,
+               value_str(S->arena, h->v));
+    return false;
+  }
   case HK_INTLIST:
     if (h->v->kind == V_LIST) return true;
     sema_error(S, a->value->span, "'%s' must be a list of integers like [30, "
@@ -194,7 +216,7 @@ static bool hval_kind(Train *t, const HParam *p, Arg *a, HVal *h) {
 static bool bind_hparams(Train *t, const HSpec *sp, Vec *args, Span call,
                          HVal *h) {
   Sema *S = t->S;
-  const char *names[5];
+  const char *names[10];
   for (int k = 0; k < sp->n; k++) names[k] = sp->p[k].name;
   ArgBind b = {.owner = sp->name, .n = sp->n, .names = names, .report_extra = true};
   bool ok = sema_bind_args(S, args, &b);
@@ -304,7 +326,7 @@ static void check_optimizer(Train *t, Setting *st) {
   const HSpec *spec = find_spec(S, optimizers, NELEM(optimizers), name, sp,
                                 "optimizer");
   if (!spec) return;
-  HVal h[5] = {{0}};
+  HVal h[10] = {{0}};
   if (!bind_hparams(t, spec, args, st->value->span, h)) return;
   record_optimizer(t->r, spec, h);
   hcheck(t, &h[0], "lr", h[0].num > 0, "positive");
@@ -353,7 +375,7 @@ static void check_schedule(Train *t, Setting *st) {
   const HSpec *spec =
       find_spec(t->S, schedules, NELEM(schedules), name, sp, "schedule");
   if (!spec) return;
-  HVal h[5] = {{0}};
+  HVal h[10] = {{0}};
   if (!bind_hparams(t, spec, args, st->value->span, h)) return;
   record_schedule(t->r, spec, h);
   if (!strcmp(name, "step")) {
@@ -492,14 +514,45 @@ static void check_checkpoint(Train *t, Setting *st) {
 }
 
 // ---- freeze --------------------------------------------------------------------------------
-// freeze fc1, freeze enc.layer1, freeze fc1.w: an instance (all of its
-// params) or one param of the model's instance tree.
+// The member one segment of a freeze path names in `cur`: `.name`, or
+// `[k]` of a list of instances (negative k counts from the end); its name
+// in the path ("attn", "2"). NULL after an error.
+static MInfo *freeze_seg(Train *t, Expr *s, Inst *cur, const char **name) {
+  Sema *S = t->S;
+  if (s->kind != EX_INDEX) {
+    *name = s->name;
+    return sema_member(cur, s->name);
+  }
+  Arg *a = s->args.len == 1 ? VEC_AT(s->args, Arg, 0) : NULL;
+  Expr *x = a && !a->name ? a->value : NULL;
+  bool neg = x && x->kind == EX_UNARY && x->op == OP_NEG;
+  if (neg) x = x->lhs;
+  int n = cur->item->members.len;
+  if (!cur->is_list || !x || x->kind != EX_INT) {
+    sema_error(S, s->span, cur->is_list ? "an element of a list is written with an integer, "
+               "like blocks[0]" : "only a list of instances can be indexed in a freeze path");
+    return NULL;
+  }
+  int64_t k = neg ? -x->ival : x->ival;
+  if (k < -n || k >= n) {
+    sema_error(S, x->span, "index %lld is out of range for a list of %d instances",
+               (long long)k, n);
+    return NULL;
+  }
+  MInfo *mi = cur->members[k < 0 ? k + n : k];
+  *name = mi->m->name;
+  return mi;
+}
+
+// freeze fc1, freeze enc.layer1, freeze fc1.w, freeze blocks[0]: an
+// instance (all of its params), a list of them, or one param of the
+// model's instance tree.
 static void check_freeze(Train *t, Setting *st) {
   Sema *S = t->S;
   Expr *segs[64];
   int n = 0;
   Expr *e = st->value;
-  while (e->kind == EX_MEMBER && n < 63) {
+  while ((e->kind == EX_MEMBER || e->kind == EX_INDEX) && n < 63) {
     segs[n++] = e;
     e = e->lhs;
   }
@@ -513,34 +566,38 @@ static void check_freeze(Train *t, Setting *st) {
   StrBuf path = {0};
   for (int i = n - 1; i >= 0; i--) {
     Expr *s = segs[i];
-    MInfo *mi = sema_member(cur, s->name);
+    const char *name = NULL;
+    MInfo *mi = freeze_seg(t, s, cur, &name);
     Member *m = mi ? mi->m : NULL;
     if (!m || m->kind == MB_METHOD) {
       Vec c = {0};
       for (int k = 0; k < cur->item->members.len; k++) {
         Member *o = cur->members[k]->m;
-        if (o->kind == MB_INSTANCE || o->kind == MB_PARAM)
+        if (o->kind == MB_INSTANCE || o->kind == MB_INSTANCE_LIST || o->kind == MB_PARAM)
           vec_push(S->arena, &c, (void *)o->name);
       }
-      sema_error(S, s->span, "%s has no instance or param '%s'%s", cur->label,
-                 s->name, sema_suggest(S, s->name, &c));
+      if (name && cur->is_list)
+        sema_error(S, s->span, "%s has no element '%s': its elements are 0 to %d",
+                   cur->label, name, cur->item->members.len - 1);
+      else if (name)
+        sema_error(S, s->span, "%s has no instance or param '%s'%s", cur->label,
+                   name, sema_suggest(S, name, &c));
       sb_free(&path);
       return;
     }
-    sb_printf(&path, "%s%s", path.len ? "." : "", s->name);
+    sb_printf(&path, "%s%s", path.len ? "." : "", name);
     if (m->kind == MB_BUFFER) {
       sema_error(S, s->span, "'%s' is a buffer: buffers are never trained, so "
-                 "there is nothing to freeze", s->name);
+                 "there is nothing to freeze", name);
       sb_free(&path);
       return;
     }
     if (m->kind == MB_PARAM && i > 0) {
-      sema_error(S, segs[i - 1]->span, "'%s' is a param and has no members",
-                 s->name);
+      sema_error(S, segs[i - 1]->span, "'%s' is a param and has no members", name);
       sb_free(&path);
       return;
     }
-    if (m->kind == MB_INSTANCE) {
+    if (m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST) {
       cur = mi->child;
       if (!cur) {
         sb_free(&path);
@@ -552,6 +609,186 @@ static void check_freeze(Train *t, Setting *st) {
   vec_push(S->arena, &t->model->frozen, (void *)p);
   vec_push(S->arena, &t->r->freeze, (void *)p);
   sb_free(&path);
+}
+
+// ---- parameter groups ----------------------------------------------------------------------
+// group no_decay(match = ["*.b", "*.bias"], weight_decay = 0): torch.optim's
+// param_groups. The setting is bound here; what it may set depends on the
+// optimizer and what it matches on the freezes, so the rest waits for the
+// end of the block (finish_groups).
+typedef struct GroupSetting {
+  Setting *st;
+  const char *name;
+  Span name_span;
+  HVal h[10];
+} GroupSetting;
+
+static void check_group(Train *t, Setting *st) {
+  Sema *S = t->S;
+  Expr *e = st->value;
+  if (e->kind != EX_CALL || e->lhs->kind != EX_NAME) {
+    sema_error(S, e->span, "write group NAME(match = \"pattern\", hyper-parameters...), like "
+               "group no_decay(match = [\"*.b\", \"*.bias\"], weight_decay = 0)");
+    return;
+  }
+  GroupSetting *g = arena_alloc(S->arena, sizeof *g);
+  g->st = st;
+  g->name = e->lhs->name;
+  g->name_span = e->lhs->span;
+  if (!bind_hparams(t, &group_spec, &e->args, e->span, g->h)) return;
+  for (int i = 0; i < t->groups.len; i++) {
+    GroupSetting *o = VEC_AT(t->groups, GroupSetting, i);
+    if (strcmp(o->name, g->name)) continue;
+    sema_error(S, g->name_span, "two parameter groups named '%s'", g->name);
+    sema_note(S, o->name_span, "the first is here");
+    return;
+  }
+  vec_push(S->arena, &t->groups, g);
+}
+
+// `*` matches any run of characters (dots too), `?` any one.
+static bool glob_match(const char *p, const char *s) {
+  const char *star = NULL, *resume = NULL;
+  while (*s) {
+    if (*p == '?' || (*p && *p == *s && *p != '*')) p++, s++;
+    else if (*p == '*') star = p++, resume = s;
+    else if (star) p = star + 1, s = ++resume;
+    else return false;
+  }
+  while (*p == '*') p++;
+  return !*p;
+}
+
+// The params of I below `path`, in the model's order: trainable ones into
+// out, frozen ones into frozen.
+static void param_paths(Train *t, Inst *I, const char *path, Vec *out, Vec *frozen, int depth) {
+  Sema *S = t->S;
+  if (!I || depth > SEMA_MAX_INST_DEPTH) return;
+  for (int i = 0; i < I->item->members.len; i++) {
+    MInfo *mi = I->members[i];
+    Member *m = mi->m;
+    const char *p = sema_join_path(S, path, m->name);
+    if (m->kind == MB_INSTANCE || m->kind == MB_INSTANCE_LIST)
+      param_paths(t, mi->child, p, out, frozen, depth + 1);
+    else if (m->kind == MB_PARAM)
+      vec_push(S->arena, m->frozen || sema_path_frozen(&t->model->frozen, p) ? frozen : out, (void *)p);
+  }
+}
+
+// A group may set the hyper-parameters of the recipe's optimizer (and
+// lr or lr_scale); the ranges are the optimizer's.
+static bool group_values(Train *t, GroupSetting *g, OptimGroup *G) {
+  Sema *S = t->S;
+  const OptimRecipe *o = &t->r->opt;
+  HVal *h = g->h;
+  bool sgd = o->opt == OPT_SGD, ok = true;
+  for (int k = G_MOMENTUM; k <= G_EPS; k++) {
+    if (!h[k].given || (k <= G_NESTEROV ? sgd : !sgd) || k == G_WD) continue;
+    sema_error(S, h[k].src->span, "%s has no '%s': a group of it may set %s", t->r->optimizer,
+               group_spec.p[k].name, sgd ? "lr_scale, lr, momentum, dampening, nesterov and "
+               "weight_decay" : "lr_scale, lr, beta1, beta2, eps and weight_decay");
+    ok = false;
+  }
+  if (h[G_LR].given && h[G_LR_SCALE].given) {
+    sema_error(S, h[G_LR].src->span, "a group sets lr or lr_scale, not both");
+    return false;
+  }
+  double scale = h[G_LR].given ? h[G_LR].num / o->lr : h[G_LR_SCALE].given ? h[G_LR_SCALE].num : 1;
+  HVal *lr = h[G_LR].given ? &h[G_LR] : &h[G_LR_SCALE];
+  ok &= hcheck(t, lr, h[G_LR].given ? "lr" : "lr_scale", lr->num > 0, "positive");
+#define OR(k, dflt) (h[k].given ? (k == G_NESTEROV ? (double)h[k].b : h[k].num) : (dflt))
+  *G = (OptimGroup){.name = g->name, .lr_scale = scale, .momentum = OR(G_MOMENTUM, o->momentum),
+                    .dampening = OR(G_DAMPENING, o->dampening),
+                    .weight_decay = OR(G_WD, o->weight_decay),
+                    .nesterov = OR(G_NESTEROV, o->nesterov) != 0, .beta1 = OR(G_BETA1, o->beta1),
+                    .beta2 = OR(G_BETA2, o->beta2), .eps = OR(G_EPS, o->eps)};
+#undef OR
+  ok &= hcheck(t, &h[G_MOMENTUM], "momentum", h[G_MOMENTUM].num >= 0, "non-negative");
+  ok &= hcheck(t, &h[G_DAMPENING], "dampening", h[G_DAMPENING].num >= 0, "non-negative");
+  ok &= hcheck(t, &h[G_WD], "weight_decay", h[G_WD].num >= 0, "non-negative");
+  ok &= hcheck(t, &h[G_BETA1], "beta1", h[G_BETA1].num >= 0 && h[G_BETA1].num < 1, "in [0, 1)");
+  ok &= hcheck(t, &h[G_BETA2], "beta2", h[G_BETA2].num >= 0 && h[G_BETA2].num < 1, "in [0, 1)");
+  ok &= hcheck(t, &h[G_EPS], "eps", h[G_EPS].num > 0, "positive");
+  if (ok && sgd && G->nesterov && (!(G->momentum > 0) || G->dampening != 0)) {
+    Span at = h[G_NESTEROV].given ? h[G_NESTEROV].src->span : g->name_span;
+    sema_error(S, at, "nesterov needs momentum > 0 and dampening = 0 (group '%s': momentum = %g, "
+               "dampening = %g)", g->name, G->momentum, G->dampening);
+    ok = false;
+  }
+  return ok;
+}
+
+// The params one pattern of group gi matches (owner: the group index that
+// holds each param so far, -1 none). False after reporting a pattern that
+// matches nothing or a param another group holds.
+static bool group_match(Train *t, int gi, Value *pat, const Vec *paths, const Vec *frozen,
+                        int *owner, Vec *mine) {
+  Sema *S = t->S;
+  GroupSetting *g = VEC_AT(t->groups, GroupSetting, gi);
+  int hits = 0;
+  for (int i = 0; i < paths->len; i++) {
+    const char *p = VEC_AT(*paths, const char, i);
+    if (!glob_match(pat->str, p)) continue;
+    hits++;
+    if (owner[i] == gi) continue;
+    if (owner[i] >= 0) {
+      GroupSetting *o = VEC_AT(t->groups, GroupSetting, owner[i]);
+      sema_error(S, pat->span, "'%s' matches groups '%s' and '%s': a param belongs to one group "
+                 "(torch.optim refuses a param in two)", p, o->name, g->name);
+      sema_note(S, o->name_span, "group '%s' is here", o->name);
+      return false;
+    }
+    owner[i] = gi;
+    vec_push(S->arena, mine, (void *)p);
+  }
+  if (hits) return true;
+  for (int i = 0; i < frozen->len; i++) {
+    const char *p = VEC_AT(*frozen, const char, i);
+    if (!glob_match(pat->str, p)) continue;
+    sema_error(S, pat->span, "pattern \"%s\" of group '%s' matches only frozen params, like "
+               "'%s': a group holds params the optimizer updates", pat->str, g->name, p);
+    return false;
+  }
+  StrBuf b = {0};
+  for (int i = 0; i < paths->len && i < 6; i++)
+    sb_printf(&b, "%s%s", i ? ", " : "", VEC_AT(*paths, const char, i));
+  sema_error(S, pat->span, "pattern \"%s\" of group '%s' matches no trainable param", pat->str,
+             g->name);
+  sema_note(S, (Span){0}, "the trainable params are %s%s (* matches any characters, dots too)",
+            b.data ? b.data : "none", paths->len > 6 ? ", ..." : "");
+  sb_free(&b);
+  return false;
+}
+
+// Once the block is read: every group's values and params into the recipe.
+static void finish_groups(Train *t) {
+  Sema *S = t->S;
+  if (!t->groups.len || !t->model) return;
+  if (t->groups.len > OPTIM_MAX_GROUPS) {
+    sema_error(S, VEC_AT(t->groups, GroupSetting, OPTIM_MAX_GROUPS)->name_span, "at most %d "
+               "parameter groups", OPTIM_MAX_GROUPS);
+    return;
+  }
+  Vec paths = {0}, frozen = {0};
+  param_paths(t, t->model, "", &paths, &frozen, 0);
+  int *owner = arena_alloc(S->arena, sizeof(int) * (size_t)(paths.len + 1));
+  for (int i = 0; i < paths.len; i++) owner[i] = -1;
+  OptimRecipe *o = &t->r->opt;
+  bool ok = true;
+  for (int gi = 0; gi < t->groups.len; gi++) {
+    GroupSetting *g = VEC_AT(t->groups, GroupSetting, gi);
+    OptimGroup *G = &o->groups[gi];
+    ok &= group_values(t, g, G);
+    Value *m = g->h[G_MATCH].v;
+    Vec mine = {0};
+    int n = m->kind == V_LIST ? m->items.len : 1;
+    for (int k = 0; k < n; k++)
+      ok &= group_match(t, gi, m->kind == V_LIST ? VEC_AT(m->items, Value, k) : m, &paths, &frozen,
+                        owner, &mine);
+    G->npaths = mine.len;
+    G->paths = (const char *const *)mine.data;
+  }
+  o->ngroups = ok ? t->groups.len : 0;
 }
 
 // ---- data ------------------------------------------------------------------------------------
@@ -813,12 +1050,13 @@ static void check_data(Train *t, Setting *st) {
 static const char *const setting_names[] = {
     "batch",  "epochs",    "seed",   "accumulate", "optimizer",  "schedule",
     "clip",   "freeze",    "checkpoint", "precision", "metric", "train_data",
-    "test_data",
+    "test_data", "group",
 };
 
-// Settings other than freeze and checkpoint may appear once.
+// Settings other than freeze, checkpoint and group may appear once.
 static bool check_once(Train *t, Setting *st) {
-  if (!strcmp(st->key, "freeze") || !strcmp(st->key, "checkpoint")) return true;
+  if (!strcmp(st->key, "freeze") || !strcmp(st->key, "checkpoint") || !strcmp(st->key, "group"))
+    return true;
   Setting *prev = sema_map_put(t->S->arena, &t->seen, st->key, st);
   if (!prev) return true;
   sema_error(t->S, st->key_span, "'%s' is set twice", st->key);
@@ -862,6 +1100,8 @@ static void check_setting(Train *t, Setting *st) {
     t->r->opt.plateau_max = w && !strcmp(w, "accuracy");
   } else if (!strcmp(k, "freeze")) {
     if (t->model) check_freeze(t, st);
+  } else if (!strcmp(k, "group")) {
+    check_group(t, st);
   } else check_data(t, st);
 }
 
@@ -933,10 +1173,11 @@ void sema_check_train(Sema *S, Item *it) {
   t.r->present = true;
   for (int i = 0; i < it->settings.len; i++) {
     Setting *st = VEC_AT(it->settings, Setting, i);
-    if (!model && (!strcmp(st->key, "freeze") ||
+    if (!model && (!strcmp(st->key, "freeze") || !strcmp(st->key, "group") ||
                    !strcmp(st->key, "train_data") ||
                    !strcmp(st->key, "test_data")))
       continue; // they need the model
     check_setting(&t, st);
   }
+  finish_groups(&t);
 }

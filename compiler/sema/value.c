@@ -8,7 +8,7 @@
 static const char *const kind_names[] = {
     [V_TENSOR] = "tensor", [V_DIM] = "integer", [V_FLOAT] = "float",
     [V_BOOL] = "bool",     [V_DTYPE] = "dtype", [V_LIST] = "list",
-    [V_STR] = "string",
+    [V_STR] = "string", [V_INST] = "block instance", [V_TUPLE] = "results",
 };
 
 const char *valkind_name(ValKind k) {
@@ -25,6 +25,15 @@ static void put_bare(Arena *a, StrBuf *b, const Value *v) {
   case V_BOOL: sb_puts(b, v->b ? "true" : "false"); break;
   case V_DTYPE: sb_puts(b, dtype_name((DType)v->dtype)); break;
   case V_STR: sb_printf(b, "\"%s\"", v->str ? v->str : ""); break;
+  case V_INST: sb_printf(b, "%s (%s)", v->path ? v->path : "?", v->str ? v->str : "?"); break;
+  case V_TUPLE:
+    sb_putc(b, '(');
+    for (int i = 0; i < v->items.len; i++) {
+      if (i) sb_puts(b, ", ");
+      put_bare(a, b, VEC_AT(v->items, Value, i));
+    }
+    sb_putc(b, ')');
+    break;
   case V_LIST:
     sb_putc(b, '[');
     for (int i = 0; i < v->items.len; i++) {
@@ -39,7 +48,7 @@ static void put_bare(Arena *a, StrBuf *b, const Value *v) {
 char *value_str(Arena *a, const Value *v) {
   if (!v) return arena_strdup(a, "?");
   StrBuf b = {0};
-  if (v->kind != V_TENSOR) sb_printf(&b, "%s ", valkind_name(v->kind));
+  if (v->kind != V_TENSOR && v->kind != V_TUPLE) sb_printf(&b, "%s ", valkind_name(v->kind));
   put_bare(a, &b, v);
   char *s = arena_strdup(a, b.data);
   sb_free(&b);

@@ -19,6 +19,10 @@ typedef enum {
   V_DTYPE,  // .dtype
   V_LIST,   // .items (Value*)
   V_STR,    // .str
+  V_INST,   // a block instance: .inst, .top, .path, .up, .str (its label); what
+            // a loop over a list binds (for b in blocks), or a block argument
+            // (head = Head(tok))
+  V_TUPLE,  // the results of a call of several (a, b = f(x)): .items
 } ValKind;
 
 typedef struct Value {
@@ -35,6 +39,14 @@ typedef struct Value {
   // and lists holding tensors; NULL for constants (the value is its own
   // recipe).
   struct CkExpr *ck;
+  // V_INST: the instantiation, the member its uses are counted on, and
+  // where it is: `up` path segments above the scope's instance, then `path`
+  // ("blocks.2"; up > 0 for an instance passed to a block as an argument,
+  // which lives in the block's parent).
+  struct Inst *inst;
+  struct MInfo *top;
+  const char *path;
+  int up;
 } Value;
 
 const char *valkind_name(ValKind k); // "tensor", "integer", "float", ...

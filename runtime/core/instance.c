@@ -215,7 +215,8 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
   MlcCtx *c = &in->ctx;
   c->step_seed = mlc_rng_step_seed(&c->rng);
   c->nonfinite_site = -1;
-  void *outs[4] = {&out[0], &out[1], &out[2], logits};
+  void *outs[4 + MLC_MAX_AUX] = {&out[0], &out[1], &out[2], logits};
+  for (int i = 0; i < in->m->naux && i < MLC_MAX_AUX; i++) outs[4 + i] = &in->aux[i];
   int rc = in->m->train_step(c, b, inputs, outs);
   if (rc == MLC_ERROR) return rc;
   c->step++, in->last_lr = out[2], in->last_gnorm = out[1];

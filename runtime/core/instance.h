@@ -18,6 +18,7 @@ struct MlcInstance {
   int64_t capacity;      // batch that scratch and logits are sized for
   int64_t out_numel;     // forward output floats per sample
   float last_lr, last_gnorm;
+  float aux[MLC_MAX_AUX]; // the last train_step's auxiliary values (m->naux of them)
   char err[1024];
 };
 
@@ -32,7 +33,8 @@ int rt_instance_init(MlcInstance *in, uint64_t seed);
 int rt_instance_reserve(MlcInstance *in, int64_t b);
 // One train_step on a batch of b: a fresh dropout seed, the entry point,
 // then the step count and last lr / gradient norm. out: loss, gradient
-// norm, lr; logits (may be NULL): the forward output for accuracy. Returns
+// norm, lr; logits (may be NULL): the forward output for accuracy; the
+// loss's auxiliary values land in in->aux. Returns
 // MLC_OK, MLC_NONFINITE or MLC_ERROR (ctx.err says why); the step counts
 // unless MLC_ERROR.
 int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],

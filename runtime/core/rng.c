@@ -80,6 +80,20 @@ static int64_t numel(const MlcStateDesc *d) {
   return n;
 }
 
+// N(mean, std^2) conditioned on [low, high], by redrawing: the law of
+// torch.nn.init.trunc_normal_ (which inverts the CDF instead, so the values
+// differ, not their distribution). A window holding under ~1e-4 of the
+// mass (far in a tail) would need too many draws: after 10^4 misses the
+// value is drawn uniformly in the window, where the conditioned density is
+// nearly flat anyway (docs/language.md, section 5).
+static double trunc_gauss(const MlcInit *in, InitStream *s) {
+  for (int tries = 0; tries < 10000; tries++) {
+    double v = in->mean + in->std * gauss(s);
+    if (v >= in->low && v <= in->high) return v;
+  }
+  return in->low + (in->high - in->low) * uni(s);
+}
+
 static double draw_init(const MlcInit *in, InitStream *s) {
   double gain = in->gain ? in->gain : 1;
   double fan = (double)(in->mode == MLC_FAN_OUT ? in->fan_out : in->fan_in);
@@ -102,6 +116,7 @@ static double draw_init(const MlcInit *in, InitStream *s) {
     return -b + 2 * b * uni(s);
   }
   case MLC_INIT_XAVIER_NORMAL: return gain * sqrt(2 / fsum) * gauss(s);
+  case MLC_INIT_TRUNC_NORMAL: return trunc_gauss(in, s);
   }
   return 0;
 }

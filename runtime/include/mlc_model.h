@@ -63,6 +63,7 @@ typedef enum MlcInitKind {
   MLC_INIT_KAIMING_NORMAL,  // N(0, (gain / sqrt(fan))^2), fan by mode
   MLC_INIT_XAVIER_UNIFORM,  // U(-b, b), b = gain * sqrt(6 / (fan_in + fan_out))
   MLC_INIT_XAVIER_NORMAL,   // N(0, gain^2 * 2 / (fan_in + fan_out))
+  MLC_INIT_TRUNC_NORMAL,    // N(mean, std^2) redrawn until in [low, high] (trunc_normal_'s a, b)
 } MlcInitKind;
 
 typedef enum MlcFanMode {
@@ -73,8 +74,8 @@ typedef enum MlcFanMode {
 typedef struct MlcInit {
   MlcInitKind kind;
   double value;          // CONSTANT
-  double mean, std;      // NORMAL
-  double low, high;      // UNIFORM
+  double mean, std;      // NORMAL, TRUNC_NORMAL
+  double low, high;      // UNIFORM; TRUNC_NORMAL: the bounds a, b
   double a;              // kaiming's negative slope (informational; gain has it)
   double gain;           // KAIMING_*, XAVIER_*; 0 means 1
   int64_t fan_in, fan_out;
@@ -182,6 +183,23 @@ typedef struct MlcRng {
 
 typedef struct MlcModel MlcModel;
 
+// ---- the device path (a model built with --target cuda) -------------------------------------
+// What a program's generated host launchers (compiler/backend/cuda/cuda_gen.h)
+// call for each launch: kernel `kernel` of the model's kernel table over
+// `grid` blocks of `block` threads, params cuLaunchKernel's kernelParams.
+// 0, or -1 (the launcher keeps the reason).
+typedef struct MlcLauncher MlcLauncher;
+struct MlcLauncher {
+  int (*launch)(MlcLauncher *l, int kernel, int64_t grid, int64_t block, void **params);
+};
+// A program's launcher: dims as the CPU entry's, every pointer a device
+// address (scratch: the block the plan lays temporaries into; flag: a zeroed
+// uint32_t that a failed check sets to its message's number + 1). 0, or -1
+// when a launch failed.
+typedef int32_t (*MlcDeviceProgram)(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs,
+                                    const uint64_t *outputs, const uint64_t *state, uint64_t scratch,
+                                    uint64_t seed, uint64_t flag);
+
 // What each call sees. The runtime fills every field before the first call
 // and keeps them across calls; generated code may read all, and writes only
 // nonfinite_site / nonfinite_value / err.
@@ -220,7 +238,9 @@ enum {
 //              outputs: [0] f32 loss (mean over the batch), [1] f32 global
 //              gradient norm (before clipping), [2] f32 learning rate used,
 //              [3] f32 forward output [B, num_out] or NULL (for training
-//              accuracy; the model skips writing it when NULL).
+//              accuracy; the model skips writing it when NULL), [4 + i] f32
+//              auxiliary value i of the loss (model->naux of them, each the
+//              batch's like the loss; the caller passes 4 + naux slots).
 //              (Wherever a forward output is named it has num_out times
 //              the product of ctx->syms[out_syms[k]] floats per sample.)
 //              Updates parameters and optimizer state in place.
@@ -271,6 +291,8 @@ struct MlcModel {
   const int64_t *sym_max;   // per symbol, the largest value the model accepts
                             // (a position table's rows); 0: no limit. May be NULL
   const char *const *sym_max_what; // where sym_max comes from ("the rows of pos.w")
+  int naux;                 // the loss's auxiliary values (train_step's outputs[4..]),
+  const char *const *aux_names; // at most MLC_MAX_AUX, logged under these names ("ce")
 };
 
 #endif

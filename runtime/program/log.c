@@ -7,7 +7,9 @@
 // stay greppable. A model without a class dim (a regression) logs no
 // accuracy anywhere. Metrics: one JSON object per logged step and per epoch
 // (JSON lines), for plotting; every write is checked, and the first failure
-// is kept for mlc_log_check. Run record: one JSON document at the end
+// is kept for mlc_log_check. The loss's auxiliary values (MlcModel.naux)
+// follow the loss on every line and in every record, under their names
+// ("ce", "train_ce"). Run record: one JSON document at the end
 // (model, hash, compiler, seed, hyper-parameters, per-epoch metrics and
 // "final"), replaced atomically (rt_write_atomic). JSON is written with
 // cJSON.
@@ -25,6 +27,8 @@ struct MlcLog {
   FILE *out, *metrics;
   const char *metrics_path;
   bool tty, accuracy;
+  int naux;                 // the loss's auxiliary values, logged by name
+  const char *const *aux_names;
   int64_t every;
   int write_errno; // first failed metrics write (0: none)
 };
@@ -45,6 +49,25 @@ MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every, bool
   }
   return lg;
 }
+
+void mlc_log_aux(MlcLog *lg, int naux, const char *const *names) {
+  lg->naux = naux < 0 ? 0 : naux > MLC_MAX_AUX ? MLC_MAX_AUX : naux;
+  lg->aux_names = names;
+}
+
+// " ce 0.1234 reg 0.0021": the auxiliary values after the loss, prefixed
+// ("train_") on epoch lines.
+static const char *aux_text(const MlcLog *lg, const char *prefix, const double *v, char *buf,
+                            size_t len) {
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < lg->naux && n < len; i++)
+    n += (size_t)snprintf(buf + n, len - n, " %s%s %.6g", prefix, lg->aux_names[i], v[i]);
+  return buf;
+}
+
+static void aux_json(cJSON *o, int naux, const char *const *names, const char *prefix,
+                     const double *v);
 
 int mlc_log_check(const MlcLog *lg, char *err, size_t errlen) {
   if (!lg || !lg->write_errno) return 0;
@@ -88,22 +111,26 @@ static const char *acc_text(const MlcLog *lg, const char *key, const char *fmt, 
 }
 
 void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t steps,
-                  int64_t global, double loss, double acc, double lr, double gnorm, double ips) {
+                  int64_t global, double loss, double acc, double lr, double gnorm, double ips,
+                  const float *aux) {
   bool last = k == steps;
-  char ab[48];
+  char ab[48], xb[512];
+  double av[MLC_MAX_AUX] = {0};
+  for (int i = 0; aux && i < lg->naux; i++) av[i] = aux[i];
+  const char *xt = aux_text(lg, "", av, xb, sizeof xb);
   if (lg->tty) {
     int width = 24, fill = steps ? (int)(width * k / steps) : width;
     char bar[32];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
     bar[width] = 0;
-    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f%s lr %.3g gnorm %.3g %.0f img/s\033[K",
-            (long long)epoch, (long long)epochs, bar, (long long)k, (long long)steps, loss,
+    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f%s%s lr %.3g gnorm %.3g %.0f img/s\033[K",
+            (long long)epoch, (long long)epochs, bar, (long long)k, (long long)steps, loss, xt,
             acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
     if (last) fputc('\n', lg->out);
     fflush(lg->out);
   } else if (k % lg->every == 0 || last) {
-    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f%s lr %.6g gnorm %.6g img/s %.0f\n",
-            (long long)epoch, (long long)k, (long long)steps, loss,
+    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f%s%s lr %.6g gnorm %.6g img/s %.0f\n",
+            (long long)epoch, (long long)k, (long long)steps, loss, xt,
             acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
     fflush(lg->out);
   }
@@ -113,15 +140,28 @@ void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t 
     cJSON_AddNumberToObject(o, "epoch", (double)epoch);
     cJSON_AddNumberToObject(o, "step", (double)global);
     num(o, "loss", loss);
+    aux_json(o, lg->naux, lg->aux_names, "", av);
     if (lg->accuracy) num(o, "accuracy", acc);
     num(o, "lr", lr), num(o, "grad_norm", gnorm), num(o, "images_per_second", ips);
     emit(lg, o);
   }
 }
 
-static void epoch_fields(cJSON *o, const MlcEpochStats *s, bool accuracy) {
+// "ce": 0.12 (with prefix "train_": "train_ce").
+static void aux_json(cJSON *o, int naux, const char *const *names, const char *prefix,
+                     const double *v) {
+  for (int i = 0; i < naux && i < MLC_MAX_AUX; i++) {
+    char key[128];
+    snprintf(key, sizeof key, "%s%s", prefix, names[i]);
+    num(o, key, v[i]);
+  }
+}
+
+static void epoch_fields(cJSON *o, const MlcEpochStats *s, bool accuracy, int naux,
+                         const char *const *names) {
   cJSON_AddNumberToObject(o, "epoch", (double)s->epoch);
   num(o, "train_loss", s->train_loss);
+  aux_json(o, naux, names, "train_", s->train_aux);
   if (accuracy) num(o, "train_accuracy", s->train_accuracy);
   num(o, "test_loss", s->test_loss);
   if (accuracy) num(o, "test_accuracy", s->test_accuracy);
@@ -129,8 +169,9 @@ static void epoch_fields(cJSON *o, const MlcEpochStats *s, bool accuracy) {
 }
 
 void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s) {
-  char ab[48];
-  fprintf(lg->out, "epoch %lld done: train_loss %.6f%s", (long long)s->epoch, s->train_loss,
+  char ab[48], xb[512];
+  fprintf(lg->out, "epoch %lld done: train_loss %.6f%s%s", (long long)s->epoch, s->train_loss,
+          aux_text(lg, "train_", s->train_aux, xb, sizeof xb),
           acc_text(lg, "train_acc", "%.4f", s->train_accuracy, ab, sizeof ab));
   if (!isnan(s->test_loss))
     fprintf(lg->out, " test_loss %.6f%s", s->test_loss,
@@ -140,7 +181,7 @@ void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s) {
   if (lg->metrics) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "type", "epoch");
-    epoch_fields(o, s, lg->accuracy);
+    epoch_fields(o, s, lg->accuracy, lg->naux, lg->aux_names);
     emit(lg, o);
   }
 }
@@ -178,7 +219,7 @@ int mlc_log_run_record(const char *path, const MlcRunInfo *ri, char *err, size_t
   cJSON *eps = cJSON_AddArrayToObject(o, "epochs");
   for (int i = 0; i < ri->nepochs; i++) {
     cJSON *e = cJSON_CreateObject();
-    epoch_fields(e, &ri->epochs_stats[i], ri->accuracy);
+    epoch_fields(e, &ri->epochs_stats[i], ri->accuracy, m->naux, m->aux_names);
     cJSON_AddItemToArray(eps, e);
   }
   cJSON *f = cJSON_AddObjectToObject(o, "final");

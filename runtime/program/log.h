@@ -12,6 +12,7 @@
 typedef struct MlcEpochStats {
   int64_t epoch; // 1-based
   double train_loss, train_accuracy;
+  double train_aux[MLC_MAX_AUX]; // the loss's auxiliary values, means over the epoch
   double test_loss, test_accuracy; // NAN when no test data
   double seconds, images_per_second;
 } MlcEpochStats;
@@ -24,9 +25,14 @@ MlcLog *mlc_log_new(FILE *out, const char *metrics_path, int64_t log_every, bool
                     char *err, size_t errlen);
 // Closes the metrics file; -1 with a message when any write to it failed.
 int mlc_log_free(MlcLog *lg, char *err, size_t errlen);
+// The loss's auxiliary values the step and epoch lines show after the loss,
+// under their names (MlcModel.naux, aux_names); none until this is called.
+void mlc_log_aux(MlcLog *lg, int naux, const char *const *names);
+// aux: the step's auxiliary values (naux of them; may be NULL without any).
 void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t step_in_epoch,
                   int64_t steps_per_epoch, int64_t global_step, double loss,
-                  double acc, double lr, double gnorm, double images_per_second);
+                  double acc, double lr, double gnorm, double images_per_second,
+                  const float *aux);
 void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s);
 // -1 with "PATH: write failed: REASON" once a write to the metrics file has
 // failed (a full disk), so the run stops at the step that lost a line.

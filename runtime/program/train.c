@@ -170,9 +170,10 @@ static int nonfinite(Train *t, double loss, char *err, size_t errlen) {
                 "first non-finite value came from");
 }
 
-// One train_step on batch b; adds to the epoch's sums.
-static int step(Train *t, const MlcBatch *b, double *lsum, double *good, float out[3], char *err,
-                size_t errlen) {
+// One train_step on batch b; adds to the epoch's sums (the loss's auxiliary
+// values in asum).
+static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double *good,
+                float out[3], char *err, size_t errlen) {
   MlcInstance *in = t->in;
   in->ctx.check_finite = t->o->check_finite;
   int rc = rt_instance_step(in, b->size, b->inputs, out, t->acc.label >= 0 ? in->logits : NULL);
@@ -180,6 +181,7 @@ static int step(Train *t, const MlcBatch *b, double *lsum, double *good, float o
     return rt_err(err, errlen, "step %" PRId64 ": %s", in->ctx.step + 1, in->ctx.err);
   if (rc == MLC_NONFINITE || !isfinite(out[0])) return nonfinite(t, out[0], err, errlen);
   *lsum += (double)out[0] * (double)b->size;
+  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) asum[i] += (double)in->aux[i] * (double)b->size;
   *good += count_correct(in, &t->acc, b);
   return 0;
 }
@@ -223,18 +225,18 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   const Opts *o = t->o;
   MlcCtx *c = &t->in->ctx;
   int64_t steps = mlc_loader_batches(t->loader), k = mlc_loader_pos(t->loader) / o->batch;
-  double lsum = 0, t0 = now(), good = 0;
+  double lsum = 0, t0 = now(), good = 0, asum[MLC_MAX_AUX] = {0};
   int64_t n = 0;
   MlcBatch b;
   c->epoch = epoch;
   while (mlc_loader_next(t->loader, &b)) {
     float out[3] = {0};
-    if (step(t, &b, &lsum, &good, out, err, errlen)) return -1;
+    if (step(t, &b, &lsum, asum, &good, out, err, errlen)) return -1;
     n += b.size, k++;
     t->images += (double)b.size;
     double dt = now() - t0;
     mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0], good / (double)n, out[2],
-                 out[1], dt > 0 ? (double)n / dt : 0);
+                 out[1], dt > 0 ? (double)n / dt : 0, t->in->aux);
     if (mlc_log_check(t->log, err, errlen)) return -1;
     bool last = mlc_loader_pos(t->loader) >= t->train.n; // the epoch's checkpoint follows
     if (o->max_steps && c->step >= o->max_steps) {
@@ -249,6 +251,7 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? lsum / (double)n : NAN,
                      .train_accuracy = n && t->acc.label >= 0 ? good / (double)n : NAN,
                      .test_loss = NAN, .test_accuracy = NAN};
+  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? asum[i] / (double)n : NAN;
   s.seconds = now() - t0;
   s.images_per_second = s.seconds > 0 ? (double)n / s.seconds : 0;
   return finish_epoch(t, &s, err, errlen);
@@ -288,6 +291,7 @@ static int start_loop(Train *t, char *err, size_t errlen) {
   c->total_steps = total;
   int64_t every = o->log_every ? o->log_every : (c->steps_per_epoch + 9) / 10;
   t->log = mlc_log_new(stdout, o->metrics, every, t->acc.label >= 0, err, errlen);
+  if (t->log) mlc_log_aux(t->log, t->m->naux, t->m->aux_names);
   return t->log ? 0 : -1;
 }
 
@@ -325,6 +329,7 @@ static int train_run(Train *t, char *err, size_t errlen) {
   for (int64_t e = mlc_loader_epoch(t->loader); e < o->epochs && !t->stopped;
        e = mlc_loader_epoch(t->loader))
     if (train_epoch(t, e, err, errlen)) return -1;
+  if (!o->epochs && save_ckpt(t, err, errlen)) return -1; // the state training would start from
   return write_record(t, err, errlen);
 }
 

@@ -266,7 +266,7 @@ def case_usage_top(ctx):
 
 
 SAMPLE = {"color": "auto", "model": "M", "emit": "ir", "dump-after": "lower", "cpu": "native",
-          "entry": "loss", "input": "x=x.npy", "seed": "1"}
+          "entry": "loss", "input": "x=x.npy", "seed": "1", "target": "cpu", "cuda-arch": "sm_90"}
 
 
 def case_help(ctx, cmd):
@@ -487,7 +487,7 @@ def case_interrupted(ctx):
 
 # ---- verifiers and times ------------------------------------------------------------------------
 
-TIME_RE = re.compile(r"^mlc build: (\w+) +([\d.]+) ms(, verify ([\d.]+) ms)?", re.M)
+TIME_RE = re.compile(r"^mlc build: ([\w-]+) +([\d.]+) ms(, verify ([\d.]+) ms)?", re.M)
 
 
 def case_verify(ctx):

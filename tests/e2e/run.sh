@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20|finite|plateau|seq MLC PYTHON WORKDIR   (from the repo root)
+# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux MLC PYTHON WORKDIR   (from the repo root)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -310,8 +310,48 @@ PY
   echo "[PASS] e2e seq"
 }
 
+# aux: a loss returning (loss, ce: f32, mse: f32) logs ce and mse next to
+# the loss; the loss is ce + 0.5 * mse in every logged step (accumulation:
+# each the mean of the micro-batches'), and the epoch's train_ce, train_mse.
+aux() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  "$mlc" build tests/e2e/two_heads.model -O1 -o "$work/two_heads" || fail "mlc build two_heads.model"
+  "$py" - "$work" <<'PY' || fail "make the data"
+import sys, numpy as np
+r = np.random.default_rng(0)
+x = r.standard_normal((96, 8)).astype(np.float32)
+np.save(f"{sys.argv[1]}/x.npy", x)
+np.save(f"{sys.argv[1]}/y.npy", (x[:, 0] > 0).astype(np.int32) + (x[:, 1] > 0))
+np.save(f"{sys.argv[1]}/t.npy", x[:, 2:3] * 2)
+PY
+  local w=$work
+  "$w/two_heads" train --train-data "$w/x.npy,$w/y.npy,$w/t.npy" --log-every 1 \
+    --metrics "$w/a.jsonl" >"$w/a.log" 2>&1 || { cat "$w/a.log"; fail "two_heads run"; }
+  tail -n 1 "$w/a.log"
+  grep -q "^epoch 3 done: train_loss [0-9.]* train_ce [0-9.]* train_mse [0-9.]*" "$w/a.log" ||
+    { cat "$w/a.log"; fail "the epoch line has no train_ce and train_mse"; }
+  "$py" - "$w/a.jsonl" <<'PY' || fail "the logged ce and mse are not the loss's terms"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+steps = [r for r in rows if r["type"] == "step"]
+assert len(steps) == 18, len(steps)
+for r in steps:
+    assert abs(r["loss"] - (r["ce"] + 0.5 * r["mse"])) <= 1e-5 * max(1, abs(r["loss"])), r
+epochs = [r for r in rows if r["type"] == "epoch"]
+assert all("train_ce" in e and "train_mse" in e for e in epochs), epochs
+assert epochs[-1]["train_mse"] < epochs[0]["train_mse"], epochs
+print(f"{len(steps)} steps: loss = ce + 0.5 * mse; train_mse {epochs[0]['train_mse']:.4f} -> "
+      f"{epochs[-1]['train_mse']:.4f}")
+PY
+  echo "[PASS] e2e aux"
+}
+
 case $what in
 train) train ;;
+aux) aux ;;
 seq) seq_dim ;;
 plateau) plateau ;;
 embed) embed ;;

@@ -6,7 +6,8 @@
 //        tests/e2e/accum.model: dropout, accumulation, clipping, AdamW, cosine,
 //        and tests/e2e/tiny_gpt.model: a one-layer transformer over [B, T]
 //        token windows, the shape of examples/char_transformer.model, whose
-//        own build is too slow for the suite)
+//        own build is too slow for the suite, and tests/e2e/two_heads.model:
+//        two heads, a loss with auxiliary results among train_step's)
 //
 // For each model, the `mlc build` pipeline (pipeline.h: front end, lowering,
 // autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
@@ -223,7 +224,8 @@ static void check_model(const char *path, MlcPool *pool) {
 int main(int argc, char **argv) {
   const char *defaults[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model",
                             "examples/regression.model", "examples/frozen_ste.model",
-                            "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model"};
+                            "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model",
+                            "tests/e2e/two_heads.model"};
   MlcPool *pool = mlc_pool_new(2);
   if (argc > 1)
     for (int i = 1; i < argc; i++) check_model(argv[i], pool);

@@ -608,11 +608,11 @@ static void check_recipes(void) {
   arena_free(l.a);
   l = lower_src("examples/char_transformer.model", NULL, "CharGPT");
   if (l.ok) sema_recipe(l.S, "CharGPT", &r);
-  check("char_transformer recipe: adamw, cosine warmup 100 steps, clip 1, accumulate 2",
+  check("char_transformer recipe: adamw, cosine warmup 100 steps, clip 1, batch 64",
         l.ok && r.opt.opt == OPT_ADAMW && r.opt.lr == 3e-4 && r.opt.beta2 == 0.95 &&
             r.opt.weight_decay == 0.1 && r.opt.sched == SCHED_COSINE && r.opt.warmup == 100 &&
             !r.opt.warmup_epochs && r.opt.min_lr == 3e-5 && r.opt.clip == 1.0 &&
-            r.opt.accumulate == 2 && r.seed == 1337);
+            r.opt.accumulate == 1 && r.batch == 64 && r.seed == 1337);
   arena_free(l.a);
   l = lower_src("examples/regression.model", NULL, "Regressor");
   if (l.ok) sema_recipe(l.S, "Regressor", &r);
@@ -628,6 +628,64 @@ static void check_recipes(void) {
   check("no train block: the documented defaults (batch 32, sgd lr 0.01)",
         l.ok && !r.present && r.batch == 32 && r.epochs == 1 && r.opt.opt == OPT_SGD &&
             r.opt.lr == 0.01 && r.opt.sched == SCHED_CONSTANT && r.opt.accumulate == 1);
+  arena_free(l.a);
+}
+
+// ---- lists of instances and loops ------------------------------------------------------------------
+// A list's elements are state under positions (blocks.0.fc.w, as a
+// ModuleList's state dict), and a loop over it is unrolled: each element's
+// forward inlined once per iteration, reading its own params.
+static void check_lists(void) {
+  const char *src = "block Res(d) {\n  fc = Linear(d, d)\n"
+                    "  forward(x: f32[B, d]) -> f32[B, d] { return x + fc(x) }\n}\n"
+                    "model M {\n  blocks = [Res(4) for i in range(3)]\n"
+                    "  heads = [Linear(4, 2), Linear(4, 1)]\n"
+                    "  forward(x: f32[B, 4]) -> f32[B, 2] {\n    h = x\n"
+                    "    for b in blocks { h = b(h) }\n"
+                    "    return heads[0](h) + heads.1(h)\n  }\n}\n";
+  Lowered l = lower_src("<lists>", src, "M");
+  bool ok = l.ok && l.r.module->params.len == 10;
+  const char *want[] = {"blocks.0.fc.w", "blocks.0.fc.b", "blocks.1.fc.w", "blocks.1.fc.b",
+                        "blocks.2.fc.w", "blocks.2.fc.b", "heads.0.w", "heads.0.b", "heads.1.w",
+                        "heads.1.b"};
+  for (int i = 0; ok && i < 10; i++) ok = !strcmp(VEC_AT(l.r.module->params, IrParam, i)->name, want[i]);
+  check("lists: elements' params under their positions, in order", ok);
+  int reads = 0;
+  for (int i = 0; l.ok && i < l.r.forward->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.forward->nodes, IrNode, i);
+    reads += n->op == IR_PARAM && strstr(n->name, "blocks.") == n->name;
+  }
+  check("lists: the loop is unrolled, each element read once (5 matmuls: 3 blocks, 2 heads)",
+        l.ok && count_op(l.r.forward, IR_MATMUL, 0) == 5 && reads == 6);
+  check("lists: round-trips", l.ok && round_trips(&l));
+  arena_free(l.a);
+}
+
+// ---- instances given to blocks ---------------------------------------------------------------------
+// head = Head(tok) in a block instantiated twice: each Head reads its own
+// parent's tok (the path goes up from the head), passed on to an inner block
+// too.
+static void check_instance_args(void) {
+  const char *src = "block Inner(e) {\n  forward(h: f32[B, 4]) -> f32[B, 3] { return h @ e.w.T }\n}\n"
+                    "block Head(emb) {\n  inner = Inner(emb)\n"
+                    "  forward(h: f32[B, 4]) -> f32[B, 3] { return inner(h) + emb(h) }\n}\n"
+                    "block Pair() {\n  tok = Linear(4, 3)\n  head = Head(tok)\n"
+                    "  forward(h: f32[B, 4]) -> f32[B, 3] { return head(h) }\n}\n"
+                    "model M {\n  p1 = Pair()\n  p2 = Pair()\n"
+                    "  forward(x: f32[B, 4]) -> f32[B, 3] { return p1(x) - p2(x) }\n}\n";
+  Lowered l = lower_src("<instance args>", src, "M");
+  bool ok = l.ok && l.r.module->params.len == 4;
+  int w1 = 0, w2 = 0, other = 0;
+  for (int i = 0; ok && i < l.r.forward->nodes.len; i++) {
+    IrNode *n = VEC_AT(l.r.forward->nodes, IrNode, i);
+    if (n->op != IR_PARAM) continue;
+    if (!strcmp(n->name, "p1.tok.w")) w1++;
+    else if (!strcmp(n->name, "p2.tok.w")) w2++;
+    else other += strcmp(n->name, "p1.tok.b") && strcmp(n->name, "p2.tok.b");
+  }
+  // (inner's h @ e.w.T and the Linear's product are one node: hash-consed)
+  check("instance arguments: no state of their own, each head reads its own pair's tok",
+        ok && w1 == 1 && w2 == 1 && other == 0 && count_op(l.r.forward, IR_MATMUL, 0) == 2);
   arena_free(l.a);
 }
 
@@ -663,6 +721,8 @@ int main(void) {
   check_size_numbers();
   check_shared_grads();
   check_vector_matmul();
+  check_lists();
+  check_instance_args();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

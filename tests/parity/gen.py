@@ -1,21 +1,25 @@
 #!/usr/bin/python3
 """gen.py — writes the PyTorch reference data of the whole-model parity test.
 
-For every example model (models.EXAMPLES) it builds the PyTorch twin with a
+For every example model (models.EXAMPLES, which also names the parity-only
+models of tests/parity/*.model) it builds the PyTorch twin with a
 fixed seed, draws one small batch, and computes the loss and the gradient
 of every trainable parameter twice: in float64 (the float32 initial weights
 and inputs widened exactly) and in float32. One file per example,
 tests/parity/data/<example>.safetensors, holds
 
-    param/<path>        the initial weights, F32 (every parameter, frozen too)
+    param/<path>        the initial weights, F32 (every parameter, frozen too,
+                        and every buffer: BatchNorm's running statistics)
     input/<name>        the arguments of `loss`, with the signature's dtypes
     f64/loss            F64 scalar
     f64/grad/<path>     F64, one per trainable parameter
     f64/grad_input/<n>  F64, d loss / d input for every float input
+    f64/aux/<name>      F64, the loss's auxiliary values (a loss of several results)
     f32/...             the same in F32
 
-and metadata: example, model (the .model's model name), inputs (argument
-names of `loss`, comma-separated), seed, batch, torch (version).
+and metadata: example, model (the .model's model name), source (the .model
+file, relative to the repository root), inputs (argument names of `loss`,
+comma-separated), seed, batch, torch (version).
 
 Run with the Debian python (torch 1.13, numpy): /usr/bin/python3
 tests/parity/gen.py [EXAMPLE...]. The output is deterministic; the files
@@ -45,14 +49,17 @@ def to_np(t):
 
 
 def run(model, batch, dtype):
-    """loss, {path: grad} and {input name: grad} of a copy of model in `dtype`."""
+    """loss, {path: grad}, {input name: grad} and {aux name: value} of a copy
+    of model in `dtype`."""
     m = copy.deepcopy(model).to(dtype)
     args = [t.to(dtype).requires_grad_() if t.is_floating_point() else t for _, t in batch]
-    loss = m.loss(*args)
+    res = m.loss(*args)
+    loss, aux = (res[0], res[1:]) if isinstance(res, tuple) else (res, ())
     loss.backward()
     grads = {p: to_np(v.grad) for p, v in m.named_parameters() if v.requires_grad}
     dinputs = {n: to_np(a.grad) for (n, _), a in zip(batch, args) if a.is_floating_point()}
-    return loss, grads, dinputs
+    auxv = {n: to_np(a) for n, a in zip(getattr(model, "AUX", ()), aux)}
+    return loss, grads, dinputs, auxv
 
 
 def step_margin_ok(model, batch):
@@ -88,12 +95,15 @@ def generate(example):
             if p == prefix or p.startswith(prefix + "."):
                 v.requires_grad_(False)
     out = {f"param/{p}": to_np(v) for p, v in model.named_parameters()}
+    out.update({f"param/{p}": to_np(v) for p, v in model.named_buffers()})
     for name, t in batch:
         out[f"input/{name}"] = to_np(t)
     for tag, dtype, npdt in (("f64", torch.float64, np.float64),
                              ("f32", torch.float32, np.float32)):
-        loss, grads, dinputs = run(model, batch, dtype)
+        loss, grads, dinputs, aux = run(model, batch, dtype)
         out[f"{tag}/loss"] = np.array(loss.item(), dtype=npdt)
+        for n, a in aux.items():
+            out[f"{tag}/aux/{n}"] = np.array(a, dtype=npdt)
         for p, g in grads.items():
             assert g.dtype == npdt, (p, g.dtype)
             out[f"{tag}/grad/{p}"] = g
@@ -101,8 +111,9 @@ def generate(example):
             out[f"{tag}/grad_input/{n}"] = g
     meta = {
         "example": example, "model": model_name,
+        "source": models.SOURCES.get(example, f"examples/{example}.model"),
         "inputs": ",".join(n for n, _ in batch), "seed": str(seed),
-        "batch": str(models.B), "torch": torch.__version__,
+        "batch": str(batch[0][1].shape[0]), "torch": torch.__version__,
     }
     os.makedirs(os.path.join(HERE, "data"), exist_ok=True)
     path = os.path.join(HERE, "data", f"{example}.safetensors")

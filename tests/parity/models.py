@@ -1,4 +1,5 @@
-"""models.py — PyTorch twins of the example models (examples/*.model).
+"""models.py — PyTorch twins of the example models (examples/*.model) and of
+the parity-only models in tests/parity/*.model.
 
 Each module is written with torch.nn.functional, step for step like the
 .model source, and its parameters carry the same paths as mlc's
@@ -8,12 +9,16 @@ Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
 LayerNorm has weight/bias; Embedding.w is [n, d].
 
 A model's FROZEN names the parameter paths (or path prefixes) that mlc does
-not train; gen.py writes no gradient for them.
+not train; gen.py writes no gradient for them. A model whose loss returns
+(loss, aux, ..) names the auxiliary values in AUX, as the .model names its
+loss's other results; gen.py writes them as f64/aux/NAME and f32/aux/NAME.
 
 EXAMPLES maps each example file name to (model class name, constructor,
 make_batch), where make_batch(generator) returns the inputs of `loss` in
 signature order as a list of (name, tensor) with the dtypes the .model
-signature declares (f32 / i32 / i64).
+signature declares (f32 / i32 / i64). An example is examples/<name>.model
+unless SOURCES names another file (the parity cases of tests/parity/cases/,
+which exercise one language feature each).
 """
 import math
 
@@ -38,14 +43,16 @@ class Linear(nn.Module):
 
 
 class Conv2d(nn.Module):
-    def __init__(self, cin, cout, k, stride=1, padding=0):
+    def __init__(self, cin, cout, k, stride=1, padding=0, bias=True):
         super().__init__()
         self.stride, self.padding = stride, padding
         self.w = nn.Parameter(torch.empty(cout, cin, k, k))
-        self.b = nn.Parameter(torch.empty(cout))
         nn.init.kaiming_uniform_(self.w, a=math.sqrt(5))
-        bound = 1 / math.sqrt(cin * k * k)
-        nn.init.uniform_(self.b, -bound, bound)
+        self.b = None
+        if bias:  # bias=False: bn_cnn's ConvNoBias block
+            self.b = nn.Parameter(torch.empty(cout))
+            bound = 1 / math.sqrt(cin * k * k)
+            nn.init.uniform_(self.b, -bound, bound)
 
     def forward(self, x):
         return F.conv2d(x, self.w, self.b, stride=self.stride, padding=self.padding)
@@ -60,6 +67,22 @@ class LayerNorm(nn.Module):
 
     def forward(self, x):
         return F.layer_norm(x, (self.d,), self.weight, self.bias, self.eps)
+
+
+class BatchNorm2d(nn.Module):
+    """Training mode (batch statistics), as mlc's loss computes it."""
+
+    def __init__(self, c, momentum=0.1, eps=1e-5):
+        super().__init__()
+        self.momentum, self.eps = momentum, eps
+        self.weight = nn.Parameter(torch.ones(c))
+        self.bias = nn.Parameter(torch.zeros(c))
+        self.register_buffer("running_mean", torch.zeros(c))
+        self.register_buffer("running_var", torch.ones(c))
+
+    def forward(self, x):
+        return F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                            training=True, momentum=self.momentum, eps=self.eps)
 
 
 class Embedding(nn.Module):
@@ -99,6 +122,24 @@ class FashionCNN(nn.Module):
     def forward(self, x):
         h = F.max_pool2d(F.relu(self.conv1(x)), 2)
         h = F.max_pool2d(F.relu(self.conv2(h)), 2)
+        return self.fc(h.reshape(h.shape[0], -1))
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- tests/parity/cases/bn_cnn.model ---------------------------------------------------
+
+class BnCNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.bn1 = Conv2d(1, 8, 3, padding=1, bias=False), BatchNorm2d(8)
+        self.conv2, self.bn2 = Conv2d(8, 16, 3, stride=2, padding=1, bias=False), BatchNorm2d(16)
+        self.fc = Linear(16 * 3 * 3, 10)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        h = F.avg_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
         return self.fc(h.reshape(h.shape[0], -1))
 
     def loss(self, x, y):
@@ -174,14 +215,17 @@ class CharGPT(nn.Module):
         super().__init__()
         self.tok = Embedding(65, 64)
         self.pos = Embedding(64, 64)
-        self.layer1 = TransformerLayer(64, 4)
-        self.layer2 = TransformerLayer(64, 4)
+        # blocks = [TransformerLayer(64, 4) for i in range(3)]: the state
+        # dict keys blocks.0.ln1.weight, ... are mlc's paths.
+        self.blocks = nn.ModuleList([TransformerLayer(64, 4) for _ in range(3)])
         self.ln_f = LayerNorm(64)
 
     def forward(self, idx):
         B, T = idx.shape
         h = self.tok(idx) + F.embedding(torch.arange(T), self.pos.w)
-        h = self.ln_f(self.layer2(self.layer1(h)))
+        for b in self.blocks:
+            h = b(h)
+        h = self.ln_f(h)
         logits = h.reshape(B * T, 64) @ self.tok.w.T
         return logits.reshape(B, T, 65)
 
@@ -242,18 +286,137 @@ class BinaryCodes(nn.Module):
         return F.cross_entropy(self.forward(x), y.long())
 
 
+# ---- tests/parity/cases/rank_generic.model --------------------------------------
+
+class MLP(nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.up, self.down = Linear(d, 2 * d), Linear(2 * d, d)
+
+    def forward(self, x):  # Dropout(0.0) is the identity
+        return self.down(F.gelu(self.up(x)))
+
+
+def rms(x):
+    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + 1e-6)
+
+
+class RankGeneric(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.ln = LayerNorm(8)
+        self.mlp = MLP(8)
+        self.head = Linear(8, 11)
+        self.bias = Linear(8, 11)
+
+    def forward(self, idx):
+        h = self.ln(self.tok(idx))
+        h = h + self.mlp(rms(h))
+        first = self.bias(h[0, 0])
+        return self.head(h) + first
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
+# ---- tests/parity/cases/two_heads.model -----------------------------------------
+
+class Body(nn.Module):
+    def __init__(self, d_in, d):
+        super().__init__()
+        self.fc1, self.fc2 = Linear(d_in, d), Linear(d, d)
+
+    def forward(self, x):
+        h = F.relu(self.fc1(x))
+        return self.fc2(h), h
+
+
+class TwoHeads(nn.Module):
+    # loss returns the total and these auxiliary values, in this order
+    AUX = ("ce", "mse")
+
+    def __init__(self):
+        super().__init__()
+        self.body = Body(8, 16)
+        self.cls, self.value = Linear(16, 3), Linear(16, 1)
+
+    def forward(self, x):
+        h, skip = self.body(x)
+        return self.cls(h), self.value(h + skip)
+
+    def loss(self, x, y, t):
+        logits, v = self.forward(x)
+        ce = F.cross_entropy(logits, y.long())
+        m = F.mse_loss(v, t)
+        return ce + 0.5 * m, ce, m
+
+
+# ---- tests/parity/cases/tied_blocks.model ---------------------------------------
+
+class TiedHead(nn.Module):
+    def __init__(self, emb):
+        super().__init__()
+        self.emb = [emb]  # shared, not a submodule: its params stay under tok.*
+        self.scale = nn.Parameter(torch.ones(()))
+
+    def forward(self, h):
+        return (h @ self.emb[0].w.T) * self.scale
+
+
+class TiedDecoder(nn.Module):
+    def __init__(self, enc, d_in):
+        super().__init__()
+        self.enc = [enc]
+        self.b = nn.Parameter(torch.zeros(d_in))
+
+    def forward(self, z):
+        return z @ self.enc[0].w + self.b
+
+
+class TiedBlocks(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = Embedding(11, 8)
+        self.enc = Linear(8, 4)
+        self.dec = TiedDecoder(self.enc, 8)
+        self.head = TiedHead(self.tok)
+
+    def forward(self, idx):
+        h = self.tok(idx)
+        h = h + self.dec(torch.tanh(self.enc(h)))
+        return self.head(h)
+
+    def loss(self, idx, y):
+        B, T = idx.shape
+        return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
 T = 8  # context length of the transformer batch
+BN_B = 64  # bn_cnn's batch: large enough that its batch statistics test the sums
 
 
 def _pixels(g, *shape):
     return torch.rand(*shape, generator=g)
 
 
-def _labels(g, n, dtype=torch.int32):
-    return torch.randint(0, n, (B,), generator=g).to(dtype)
+def _objects(g, n):
+    """Images like Fashion-MNIST's: an object (random pixels, 20x20) on a
+    uniform background (half of the image). The background is 0.25, not 0,
+    so that a convolution without bias gives one constant over it: a float32
+    sum that adds one element at a time rounds the same way again and again
+    on such runs, which is how real images made batch statistics drift."""
+    x = torch.full((n, 1, 28, 28), 0.25)
+    x[:, :, 4:24, 4:24] = torch.rand(n, 1, 20, 20, generator=g)
+    return x
+
+
+def _labels(g, n, dtype=torch.int32, batch=B):
+    return torch.randint(0, n, (batch,), generator=g).to(dtype)
 
 
 EXAMPLES = {
@@ -269,4 +432,22 @@ EXAMPLES = {
                                     ("y", torch.randint(0, 65, (B, T), generator=g))]),
     "frozen_ste": ("BinaryCodes", BinaryCodes,
                    lambda g: [("x", _pixels(g, B, 784)), ("y", _labels(g, 10))]),
+    "bn_cnn": ("BnCNN", BnCNN,
+               lambda g: [("x", _objects(g, BN_B)), ("y", _labels(g, 10, batch=BN_B))]),
+    "rank_generic": ("RankGeneric", RankGeneric,
+                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
+    "two_heads": ("TwoHeads", TwoHeads,
+                  lambda g: [("x", torch.randn(B, 8, generator=g)), ("y", _labels(g, 3)),
+                             ("t", torch.randn(B, 1, generator=g))]),
+    "tied_blocks": ("TiedBlocks", TiedBlocks,
+                    lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
+                               ("y", torch.randint(0, 11, (B, T), generator=g))]),
+}
+
+SOURCES = {
+    "bn_cnn": "tests/parity/cases/bn_cnn.model",
+    "tied_blocks": "tests/parity/cases/tied_blocks.model",
+    "rank_generic": "tests/parity/cases/rank_generic.model",
+    "two_heads": "tests/parity/cases/two_heads.model",
 }

@@ -2,9 +2,10 @@
 // batch in, the same loss and parameter gradients out.
 //
 // Usage: test_parity [-v] [EXAMPLE...]   (run from the repo root; default:
-// every example; -v prints every tensor's error)
+// every example and parity case; -v prints every tensor's error)
 //
-// For each example model the reference is tests/parity/data/<example>.safetensors,
+// For each example model (or parity case, tests/parity/cases/) the reference
+// is tests/parity/data/<example>.safetensors,
 // written by tests/parity/gen.py from the PyTorch twin in models.py (see that
 // file for the tensor names). The mlc side runs the whole compiler path up
 // to the reference interpreter:
@@ -12,14 +13,21 @@
 //   -> interp_run with the file's weights and batch, in INTERP_F64 and INTERP_F32
 // and compares:
 //   f64: the loss within 1e-9 relative, each gradient within 1e-9;
-//   f32: the same within 1e-4 of PyTorch's float32 results.
+//   f32: the same within 1e-4 of PyTorch's float32 results; a gradient
+//   further off passes when it is no more than twice as far from PyTorch's
+//   float64 gradient as PyTorch's own float32 one is (a sum that cancels,
+//   bn_cnn's conv1.w: 50,176 terms whose mean batch norm removes, leaves
+//   both float32 results about 1.7e-4 from the exact one, each in its own
+//   accumulation order).
 // The norm is max|mlc - torch| / max|torch| over the tensor: the error
 // relative to the tensor's largest magnitude. For gradients the denominator
 // is at least GRAD_FLOOR (1e-3) times the largest gradient magnitude of the
 // whole model, since a gradient that is zero in exact arithmetic holds only
 // rounding noise (see parity_err). The trained parameters must be the same
 // set on both sides, and the gradient of every float input PyTorch recorded
-// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs).
+// (f64/grad_input/NAME) is compared too (AdOptions.wrt_inputs), and so are a
+// loss's auxiliary values (f64/aux/NAME, AdOptions.keep_outputs), with the
+// loss's norm (reported in the loss column).
 //
 // Any stage that fails (no lowering yet included) fails that model with the
 // stage's message. Prints "[PASS] example" / "[FAIL] example: reason" with
@@ -37,8 +45,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+// The examples, then the parity cases of tests/parity/cases/ (one language
+// feature each, and bn_cnn: batch statistics over 50,176 values per channel;
+// the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
+    "bn_cnn", "rank_generic", "two_heads", "tied_blocks",
 };
 
 enum { MAX_STATE = 256 };
@@ -104,7 +116,16 @@ static const MlcStTensor *ref_tensor(Run *r, const char *prefix, const char *nam
 
 static bool compile(Run *r, const char *model) {
   char path[256];
-  snprintf(path, sizeof path, "examples/%s.model", r->example);
+  // The reference names its source; files written before it did are
+  // examples/NAME.model or tests/parity/cases/NAME.model.
+  const char *source = mlc_st_metadata(r->ref, "source");
+  if (source) snprintf(path, sizeof path, "%s", source);
+  else {
+    snprintf(path, sizeof path, "examples/%s.model", r->example);
+    FILE *probe = fopen(path, "rb");
+    if (probe) fclose(probe);
+    else snprintf(path, sizeof path, "tests/parity/cases/%s.model", r->example);
+  }
   const char *err = NULL;
   SrcFile *f = src_read(r->arena, path, &err);
   if (!f) return fail(r, "%s: %s", path, err);
@@ -131,7 +152,7 @@ static bool compile(Run *r, const char *model) {
              r->ngrad_in < (int)(sizeof r->grad_inputs / sizeof r->grad_inputs[0]);
     if (wrt[i]) r->grad_inputs[r->ngrad_in++] = in->name;
   }
-  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt};
+  AdOptions o = {.diags = &r->diags, .wrt_inputs = wrt, .keep_outputs = true};
   r->grad = ad_grad(r->lr.module, loss, &o);
   if (!r->grad) return fail(r, "ad_grad: %s", diag_text(r));
   if (!ir_verify(r->lr.module, &r->diags))
@@ -154,9 +175,10 @@ static bool grad_params(Run *r) {
     }
     if (read && r->ngrad < MAX_STATE) r->grad_paths[r->ngrad++] = p->name;
   }
-  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1)
+  if (r->grad->outputs.len != r->ngrad + r->ngrad_in + 1 + r->lr.naux)
     return fail(r, "the gradient function returns %d values; expected the loss, %d parameter "
-                "and %d input gradients", r->grad->outputs.len, r->ngrad, r->ngrad_in);
+                "and %d input gradients and %d auxiliary values", r->grad->outputs.len, r->ngrad,
+                r->ngrad_in, r->lr.naux);
   // The same set of trained parameters on both sides.
   for (int i = 0; i < mlc_st_count(r->ref); i++) {
     const char *name = mlc_st_at(r->ref, i)->name;
@@ -262,6 +284,24 @@ static double parity_err(Run *r, const Tensor *a, const MlcStTensor *t, double f
   return scale > 0 ? diff / scale : diff;
 }
 
+// The error of float32 gradient g (mlc's, or PyTorch's when NULL) against
+// PyTorch's float64 one, with parity_err's norm; -1 when either is missing.
+static double err_vs_f64(Run *r, const Tensor *g, const char *path, double floor) {
+  const MlcStTensor *t64 = ref_tensor(r, "f64/grad/", path), *t32 = ref_tensor(r, "f32/grad/", path);
+  if (!t64 || !t32 || (g && !same_shape(g, t64))) return -1;
+  double *x = malloc((t64->numel ? t64->numel : 1) * sizeof *x), *y = malloc((t64->numel ? t64->numel : 1) * sizeof *y);
+  mlc_st_to_f64(t64, x);
+  if (!g) mlc_st_to_f64(t32, y);
+  double diff = 0, scale = floor;
+  for (int64_t i = 0; i < t64->numel; i++) {
+    double d = fabs((g ? g->data[i] : y[i]) - x[i]);
+    if (!(d <= diff)) diff = d;
+    scale = fmax(scale, fabs(x[i]));
+  }
+  free(x), free(y);
+  return scale > 0 ? diff / scale : diff;
+}
+
 // Runs the gradient function in one mode and compares with prefix "f64/" or "f32/".
 static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, Err *loss,
                          Err *grad, Err *dx) {
@@ -290,10 +330,18 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
   for (int i = 0; i < r->ngrad; i++) {
     const MlcStTensor *gt = ref_tensor(r, pre, r->grad_paths[i]);
     double e = gt ? parity_err(r, outs[i + 1], gt, floor) : -1;
-    if (e < 0 || !(e <= grad->worst)) {
+    bool cancels = false; // passes against float64 (above)
+    if (e > tol && mode == INTERP_F32) {
+      double mine = err_vs_f64(r, outs[i + 1], r->grad_paths[i], floor), torch = err_vs_f64(r, NULL, r->grad_paths[i], floor);
+      printf("    f32 %s: %.3g from PyTorch f32; from PyTorch f64 %.3g, PyTorch f32's own %.3g\n", r->grad_paths[i], e,
+             mine, torch);
+      cancels = mine >= 0 && torch >= 0 && mine <= 2 * torch;
+    }
+    if (!cancels && (e < 0 || !(e <= grad->worst))) {
       grad->worst = e < 0 ? INFINITY : e;
       grad->where = r->grad_paths[i];
     }
+    if (cancels) e = 0;
     if (ok && !(e >= 0 && e <= tol))
       ok = fail(r, "%s gradient of %s: %s", tag, r->grad_paths[i],
                 !gt ? "no PyTorch gradient in the file" : e < 0 ? "shape differs" : "error above tolerance");
@@ -309,6 +357,15 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
     if (ok && !(e >= 0 && e <= tol))
       ok = fail(r, "%s gradient of input %s: %s (error %.3g > %g)", tag, r->grad_inputs[i],
                 !gt ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+  }
+  snprintf(pre, sizeof pre, "%s/aux/", tag); // the loss's auxiliary values, like the loss
+  for (int i = 0; i < r->lr.naux; i++) {
+    const MlcStTensor *at = ref_tensor(r, pre, r->lr.aux_names[i]);
+    double e = at ? parity_err(r, outs[1 + r->ngrad + r->ngrad_in + i], at, 0) : -1;
+    if (ok && !(e >= 0 && e <= tol))
+      ok = fail(r, "%s auxiliary value %s: %s (error %.3g > %g)", tag, r->lr.aux_names[i],
+                !at ? "missing in the file" : e < 0 ? "shape differs" : "above tolerance", e, tol);
+    if (e > loss->worst) loss->worst = e;
   }
   for (int i = 0; i < r->grad->outputs.len; i++) interp_tensor_free(outs[i]);
   if (ok && grad->worst > tol) ok = fail(r, "%s gradient of %s: error %.3g > %g", tag, grad->where, grad->worst, tol);

@@ -169,6 +169,31 @@ static Tensor *find_state(State *s, const char *path) {
 }
 
 // ---- recipes ------------------------------------------------------------------------------------------
+// Parameter groups: recipe.group gives the group of each trained param of
+// mlp.ir (in the order below, -1: the default group), groupK.* group K's
+// hyper-parameters (the optimizer's where the case does not set them).
+static const char *const trained[] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b"};
+static const char *group_paths[OPTIM_MAX_GROUPS][4];
+
+static void groups_of(const Table *t, OptimRecipe *r) {
+  r->ngroups = (int)num(t, "recipe.ngroups");
+  const Entry *of = get(t, "recipe.group");
+  for (int g = 0; g < r->ngroups && g < OPTIM_MAX_GROUPS; g++) {
+    OptimGroup *G = &r->groups[g];
+    char key[64];
+#define GET(field) (snprintf(key, sizeof key, "group%d." #field, g), num(t, key))
+    G->name = "group";
+    G->lr_scale = GET(lr_scale), G->momentum = GET(momentum), G->dampening = GET(dampening);
+    G->weight_decay = GET(weight_decay), G->nesterov = GET(nesterov) != 0;
+    G->beta1 = GET(beta1), G->beta2 = GET(beta2), G->eps = GET(eps);
+#undef GET
+    G->npaths = 0;
+    for (int i = 0; of && i < of->n && i < 4; i++)
+      if ((int)of->v[i] == g) group_paths[g][G->npaths++] = trained[i];
+    G->paths = group_paths[g];
+  }
+}
+
 static OptimRecipe recipe_of(const Table *t) {
   OptimRecipe r = {0};
   r.opt = (OptimKind)(int)num(t, "recipe.opt");
@@ -191,6 +216,7 @@ static OptimRecipe recipe_of(const Table *t) {
   r.steps_per_epoch = (int64_t)num(t, "recipe.steps_per_epoch");
   r.clip = num(t, "recipe.clip");
   r.accumulate = (int)num(t, "recipe.accumulate");
+  groups_of(t, &r);
   return r;
 }
 
@@ -392,18 +418,20 @@ static void test_stores(void) {
     int64_t d2[1] = {2};
     double wv[2] = {0, 1}, xv[2] = {10, 20};
     Tensor *w = interp_tensor_from(DT_F64, 1, d2, wv), *n = interp_tensor_new(DT_I64, 0, NULL);
-    Tensor *x = interp_tensor_from(DT_F64, 1, d2, xv), *out[2] = {0};
+    Tensor *x = interp_tensor_from(DT_F64, 1, d2, xv), *first[2] = {0}, *second[2] = {0};
     const char *paths[2] = {"w", "opt.n"};
     Tensor *vals[2] = {w, n};
     InterpParams ip = {2, paths, vals, 0};
     IrFunc *f = ir_module_find_func(m, "f");
-    int rc = run_f64(m, f, &x, 1, &ip, out);
-    rc |= run_f64(m, f, &x, 1, &ip, out + 1) ? 1 : 0;
-    // reads see the old value (cos of the old w), stores land after the run
+    // f returns two values: each run gets its own array of two
+    int rc = run_f64(m, f, &x, 1, &ip, first);
+    rc |= run_f64(m, f, &x, 1, &ip, second) ? 1 : 0;
+    // reads see the old value (cos of the old w, the old opt.n), stores land after the run
     check("store: reads see the old value, writes land after the function",
-          rc == 0 && fabs(out[0]->data[1] - cos(1)) < 1e-15 && w->data[0] == 20 && w->data[1] == 41 &&
-              n->data[0] == 2);
-    for (int i = 0; i < 2; i++) interp_tensor_free(out[i]);
+          rc == 0 && fabs(first[0]->data[1] - cos(1)) < 1e-15 && first[1]->data[0] == 0 &&
+              fabs(second[0]->data[1] - cos(21)) < 1e-15 && second[1]->data[0] == 1 && w->data[0] == 20 &&
+              w->data[1] == 41 && n->data[0] == 2);
+    for (int i = 0; i < 2; i++) interp_tensor_free(first[i]), interp_tensor_free(second[i]);
     interp_tensor_free(w);
     interp_tensor_free(n);
     interp_tensor_free(x);
@@ -441,6 +469,7 @@ int main(int argc, char **argv) {
   Table data;
   check("reference data loads", load(&data, "data.txt"));
   const char *cases[] = {"sgd_nesterov", "adam", "adamw", "accum_sgd_linear", "sgd_step",
+                         "adamw_groups", "sgd_groups",
                          "adam_multistep", "adamw_exponential", "sgd_constant"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_case(cases[i], &data);
   test_plateau(&data);

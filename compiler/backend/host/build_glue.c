@@ -31,6 +31,7 @@
 // come from the graph (glue_ranges.c).
 #include "host_internal.h"
 #include "passes/optim.h"
+#include "runtime/include/mlc_model.h" // MlcInit: host_init_spec
 
 #include <math.h>
 #include <string.h>
@@ -165,33 +166,48 @@ static double kaiming_gain(const IrInit *in) {
   return 1;
 }
 
-static void init_spec(StrBuf *b, const IrParam *p, const OptimRecipe *r) {
+void host_init_spec(const IrParam *p, const OptimRecipe *r, MlcInit *out) {
   const IrInit *in = p->init;
+  *out = (MlcInit){.kind = MLC_INIT_ZEROS};
   if (p->kind == IRP_OPTSTATE) {
     double v = optim_state_init(r, p->name);
-    if (v == 0) sb_puts(b, "{.kind = MLC_INIT_ZEROS}");
-    else sb_puts(b, "{.kind = MLC_INIT_CONSTANT, .value = "), c_double(b, v), sb_putc(b, '}');
+    if (v != 0) *out = (MlcInit){.kind = MLC_INIT_CONSTANT, .value = v};
     return;
   }
-  if (!in) {
-    sb_puts(b, "{.kind = MLC_INIT_ZEROS}");
-    return;
-  }
-  static const char *kinds[] = {
-      [IRI_ZEROS] = "ZEROS", [IRI_ONES] = "ONES", [IRI_NORMAL] = "NORMAL", [IRI_UNIFORM] = "UNIFORM",
-      [IRI_CONSTANT] = "CONSTANT", [IRI_KAIMING_UNIFORM] = "KAIMING_UNIFORM",
-      [IRI_KAIMING_NORMAL] = "KAIMING_NORMAL", [IRI_XAVIER_UNIFORM] = "XAVIER_UNIFORM",
-      [IRI_XAVIER_NORMAL] = "XAVIER_NORMAL", [IRI_TRUNC_NORMAL] = "NORMAL", // bounds dropped
+  if (!in) return;
+  static const MlcInitKind kinds[] = {
+      [IRI_ZEROS] = MLC_INIT_ZEROS, [IRI_ONES] = MLC_INIT_ONES, [IRI_NORMAL] = MLC_INIT_NORMAL,
+      [IRI_UNIFORM] = MLC_INIT_UNIFORM, [IRI_CONSTANT] = MLC_INIT_CONSTANT,
+      [IRI_KAIMING_UNIFORM] = MLC_INIT_KAIMING_UNIFORM, [IRI_KAIMING_NORMAL] = MLC_INIT_KAIMING_NORMAL,
+      [IRI_XAVIER_UNIFORM] = MLC_INIT_XAVIER_UNIFORM, [IRI_XAVIER_NORMAL] = MLC_INIT_XAVIER_NORMAL,
+      [IRI_TRUNC_NORMAL] = MLC_INIT_TRUNC_NORMAL,
   };
   bool kaiming = in->kind == IRI_KAIMING_UNIFORM || in->kind == IRI_KAIMING_NORMAL;
-  double gain = kaiming ? kaiming_gain(in) : in->gain;
-  sb_printf(b, "{.kind = MLC_INIT_%s, .value = ", kinds[in->kind]);
-  c_double(b, in->value), sb_puts(b, ", .mean = "), c_double(b, in->mean);
-  sb_puts(b, ", .std = "), c_double(b, in->std), sb_puts(b, ", .low = "), c_double(b, in->low);
-  sb_puts(b, ", .high = "), c_double(b, in->high), sb_puts(b, ", .a = "), c_double(b, in->a);
-  sb_puts(b, ", .gain = "), c_double(b, gain);
-  sb_printf(b, ", .fan_in = %lld, .fan_out = %lld, .mode = %s}", (long long)in->fan_in, (long long)in->fan_out,
-            in->mode && !strcmp(in->mode, "fan_out") ? "MLC_FAN_OUT" : "MLC_FAN_IN");
+  *out = (MlcInit){.kind = kinds[in->kind], .value = in->value, .mean = in->mean, .std = in->std,
+                   .low = in->low, .high = in->high, .a = in->a,
+                   .gain = kaiming ? kaiming_gain(in) : in->gain, .fan_in = in->fan_in,
+                   .fan_out = in->fan_out,
+                   .mode = in->mode && !strcmp(in->mode, "fan_out") ? MLC_FAN_OUT : MLC_FAN_IN};
+}
+
+// host_init_spec's MlcInit as a C initializer (every double exact: %.17g).
+static void init_spec(StrBuf *b, const IrParam *p, const OptimRecipe *r) {
+  static const char *kinds[] = {
+      [MLC_INIT_ZEROS] = "ZEROS", [MLC_INIT_ONES] = "ONES", [MLC_INIT_CONSTANT] = "CONSTANT",
+      [MLC_INIT_NORMAL] = "NORMAL", [MLC_INIT_UNIFORM] = "UNIFORM",
+      [MLC_INIT_KAIMING_UNIFORM] = "KAIMING_UNIFORM", [MLC_INIT_KAIMING_NORMAL] = "KAIMING_NORMAL",
+      [MLC_INIT_XAVIER_UNIFORM] = "XAVIER_UNIFORM", [MLC_INIT_XAVIER_NORMAL] = "XAVIER_NORMAL",
+      [MLC_INIT_TRUNC_NORMAL] = "TRUNC_NORMAL",
+  };
+  MlcInit in;
+  host_init_spec(p, r, &in);
+  sb_printf(b, "{.kind = MLC_INIT_%s, .value = ", kinds[in.kind]);
+  c_double(b, in.value), sb_puts(b, ", .mean = "), c_double(b, in.mean);
+  sb_puts(b, ", .std = "), c_double(b, in.std), sb_puts(b, ", .low = "), c_double(b, in.low);
+  sb_puts(b, ", .high = "), c_double(b, in.high), sb_puts(b, ", .a = "), c_double(b, in.a);
+  sb_puts(b, ", .gain = "), c_double(b, in.gain);
+  sb_printf(b, ", .fan_in = %lld, .fan_out = %lld, .mode = %s}", (long long)in.fan_in, (long long)in.fan_out,
+            in.mode == MLC_FAN_OUT ? "MLC_FAN_OUT" : "MLC_FAN_IN");
 }
 
 static void states_table(StrBuf *b, const Glue *g) {
@@ -446,9 +462,11 @@ static const char *const wrappers[] = {
     "  set_i64(ctx, SPE_SLOT, ctx->steps_per_epoch > 0 ? ctx->steps_per_epoch : 1);\n"
     "  set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1);\n"
     "  set_float(ctx, LR_SLOT, ctx->lr);\n"
-    "  void *outs[4] = {out[0], out[1], out[2], NULL};\n"
+    "  // the program's results: loss, grad norm, lr, the loss's auxiliary values, the forward output\n"
+    "  void *outs[4 + NAUX] = {out[0], out[1], out[2]};\n"
+    "  for (int i = 0; i < NAUX; i++) outs[3 + i] = out[4 + i];\n"
     "  if (STEP_OUT)\n"
-    "    outs[3] = out[3] ? out[3] : (char *)ctx->scratch + align64((size_t)TRAIN_SCRATCH(dims));\n"
+    "    outs[3 + NAUX] = out[3] ? out[3] : (char *)ctx->scratch + align64((size_t)TRAIN_SCRATCH(dims));\n"
     "  // the checked variant's check kernels use no scratch: the same layout\n"
     "  if (ctx->check_finite)\n"
     "    return run(ctx, TRAIN_CHECKED_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
@@ -494,6 +512,7 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
   sb_puts(b, "    .sym_max = sym_max,\n    .sym_max_what = sym_max_what,\n");
+  sb_puts(b, "    .naux = NAUX,\n    .aux_names = aux_names,\n");
   // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
   sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
             (long long)(r->batch * r->opt.accumulate), (long long)r->epochs, (unsigned long long)r->seed);
@@ -547,6 +566,10 @@ static void sym_tables(StrBuf *b, const Glue *g) {
   sb_printf(b, "%s};\nstatic const int out_syms[] = {", g->nsyms ? "" : "NULL");
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g->nout_syms ? "" : "0", g->nout_syms);
+  const LowerResult *lr = &g->u->lr;
+  sb_puts(b, "static const char *const aux_names[] = {");
+  for (int k = 0; k < lr->naux; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, lr->aux_names[k]);
+  sb_printf(b, "%s};\nenum { NAUX = %d };\n", lr->naux ? "" : "NULL", lr->naux);
 }
 
 bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_api, char *err, size_t errlen) {

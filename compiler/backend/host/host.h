@@ -28,6 +28,12 @@ typedef struct BuildUnit {
   KirProgram *k_train_checked;
   KirLowerOptions checked;
   KirProgram *k_plateau; // of plateau (symbol ..._k_plateau_update); NULL without
+  // The targets built (--target): CPU kernels (the k_ programs, LLVM) and
+  // CUDA kernels: the same functions lowered again, scheduled for the gpu
+  // target and planned (host launchers mlc_<cname>_cu_<program>, the
+  // kernels in the CUDA bundle); NULL without cuda.
+  bool cpu, cuda;
+  KirProgram *g_train, *g_train_checked, *g_eval, *g_predict, *g_plateau;
 } BuildUnit;
 
 // The glue C source (build_glue.c). with_main: define main() calling
@@ -46,5 +52,13 @@ void build_glue_header(StrBuf *b, const BuildUnit *u);
 bool host_write_runtime_headers(const char *dir, char *err, size_t errlen);
 // Removes what host_write_runtime_headers wrote.
 void host_remove_runtime_headers(const char *dir);
+
+// How the runtime initialises state p (runtime/include/mlc_model.h): p's
+// IrInit (kaiming's gain computed, trunc_normal as normal), or for optimizer
+// state optim_state_init's constant. The one mapping from IrInit to the
+// runtime's spec: the glue prints it into the model descriptor, and
+// `mlc run --interp` has the runtime draw from it (mlc_instance_new).
+struct MlcInit;
+void host_init_spec(const IrParam *p, const OptimRecipe *r, struct MlcInit *out);
 
 #endif

@@ -41,6 +41,7 @@
 // backend failure) and a last line "N passed, N failed, N skipped"; exits 1
 // on any failure.
 #include "backend/llvm/llvm.h"
+#include "jit.h"
 #include "kernel/kir_lower.h"
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
@@ -185,8 +186,10 @@ static double elem(const void *b, DType dt, int64_t e) {
 
 // Modules of matmuls and convolutions: compiled code (the kernel library's
 // calls for f32, loops with llvm.fma for f64) and the references follow one
-// order (kernels/gemm_ref.h), so they must agree bit for bit.
-static const char *const exact_files[] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir", "tests/graph/ir/mlp.ir",
+// order (kernels/gemm_ref.h), so they must agree bit for bit (mlp.ir is
+// not among them: its cross_entropy_grad is a composite formula, which the
+// interpreter rounds once and kernels after every primitive).
+static const char *const exact_files[] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir",
                                           "tests/graph/interp/matmul.ir", "tests/graph/interp/conv2d.ir",
                                           "tests/graph/interp/conv2d_grad_input.ir",
                                           "tests/graph/interp/conv2d_grad_weight.ir"};
@@ -219,30 +222,8 @@ static KirProgram *planned(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o,
   return ok ? p : NULL;
 }
 
-typedef struct Compiled {
-  LlvmGen *g;
-  LlvmJit *j;
-  KirEntryFn run;
-  KirScratchFn scratch;
-} Compiled;
-
 static bool compile(const KirProgram *p, Compiled *out, char *why, size_t n) {
-  BackendOptions o = opts;
-  memset(out, 0, sizeof *out);
-  char sym[300];
-  if (!(out->g = llvm_gen_new(&o, why, n))) return false;
-  if (llvm_gen_add(out->g, p, why, n) || !(out->j = llvm_jit_new(out->g, jit_runtime, JIT_RUNTIME_N, why, n)))
-    return false;
-  snprintf(sym, sizeof sym, "mlc_%s", p->name);
-  out->run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  snprintf(sym, sizeof sym, "mlc_%s_scratch_bytes", p->name);
-  out->scratch = (KirScratchFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);
-  return out->run && out->scratch;
-}
-
-static void release(Compiled *c) {
-  llvm_jit_free(c->j);
-  llvm_gen_free(c->g);
+  return jit_compile(p, &opts, out, why, n);
 }
 
 static const Tensor *state_of(Case *c, Tensor **st, const char *path) {

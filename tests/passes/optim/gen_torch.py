@@ -16,7 +16,10 @@ model matches tests/passes/optim/mlp.ir:
     logits = tanh((x * pre.s) @ fc1.w + fc1.b) @ fc2.w + fc2.b   (pre.s frozen)
     loss   = cross_entropy(logits, y)
 
-Schedules are composed as docs/design/optim.md says: warmup + cosine/linear
+Parameter groups (recipe.group: the group of each of fc1.w, fc1.b, fc2.w,
+fc2.b, -1 for the default; groupK.*: group K's hyper-parameters) become
+torch.optim param_groups, the default group first, each group's lr the
+optimizer's times its lr_scale. Schedules are composed as docs/design/optim.md says: warmup + cosine/linear
 as a LambdaLR over optimizer steps, step/multistep/exponential as StepLR,
 MultiStepLR, ExponentialLR stepped once per epoch (every steps_per_epoch
 optimizer steps).
@@ -81,15 +84,53 @@ def schedule(opt, r):
     return None, False
 
 
+TRAIN = ("fc1.w", "fc1.b", "fc2.w", "fc2.b")
+GROUP_KEYS = ("lr_scale", "momentum", "dampening", "weight_decay", "nesterov", "beta1", "beta2", "eps")
+
+
+def group_of(r, k):
+    for i, g in enumerate(r["groups"]):
+        if k in g["params"]:
+            return i
+    return -1
+
+
+def param_groups(r, p):
+    """torch.optim param_groups: the default group (the params no group
+    names, the optimizer's hyper-parameters) first, then each group with its
+    own; a group's lr is the optimizer's times its lr_scale."""
+    default = [p[k] for k in TRAIN if group_of(r, k) < 0]
+    out = [{"params": default}] if default else []
+    for g in r["groups"]:
+        d = {"params": [p[k] for k in TRAIN if k in g["params"]], "lr": r["lr"] * g.get("lr_scale", 1.0)}
+        for key in ("momentum", "dampening", "weight_decay", "nesterov"):
+            if key in g:
+                d[key] = g[key]
+        if "beta1" in g or "beta2" in g:
+            d["betas"] = (g.get("beta1", r["beta1"]), g.get("beta2", r["beta2"]))
+        if "eps" in g:
+            d["eps"] = g["eps"]
+        out.append(d)
+    return out
+
+
+def base_lr(r, opt):
+    """The scheduled lr without a group's multiplier: the default group's."""
+    if any(group_of(r, k) < 0 for k in TRAIN):
+        return opt.param_groups[0]["lr"]
+    return opt.param_groups[0]["lr"] / r["groups"][0].get("lr_scale", 1.0)
+
+
 def run_case(name, r, init, xs, ys):
     p = {k: v.clone().requires_grad_(k != "pre.s") for k, v in init.items()}
-    train = [p[k] for k in ("fc1.w", "fc1.b", "fc2.w", "fc2.b")]
+    train = [p[k] for k in TRAIN]
+    groups = param_groups(r, p)
     if r["opt"] == "sgd":
-        opt = torch.optim.SGD(train, lr=r["lr"], momentum=r["momentum"], dampening=r["dampening"],
+        opt = torch.optim.SGD(groups, lr=r["lr"], momentum=r["momentum"], dampening=r["dampening"],
                               nesterov=r["nesterov"], weight_decay=r["weight_decay"], foreach=False)
     else:
         cls = torch.optim.Adam if r["opt"] == "adam" else torch.optim.AdamW
-        opt = cls(train, lr=r["lr"], betas=(r["beta1"], r["beta2"]), eps=r["eps"],
+        opt = cls(groups, lr=r["lr"], betas=(r["beta1"], r["beta2"]), eps=r["eps"],
                   weight_decay=r["weight_decay"], foreach=False)
     sched, per_epoch = schedule(opt, r)
     K = r["accumulate"]
@@ -106,7 +147,7 @@ def run_case(name, r, init, xs, ys):
             norms.append(torch.nn.utils.clip_grad_norm_(train, r["clip"]).item())
         else:
             norms.append(torch.norm(torch.stack([t.grad.norm(2) for t in train]), 2).item())
-        lrs.append(opt.param_groups[0]["lr"])
+        lrs.append(base_lr(r, opt))
         opt.step()
         if sched is not None and (not per_epoch or (step + 1) % r["steps_per_epoch"] == 0):
             sched.step()
@@ -118,6 +159,12 @@ def run_case(name, r, init, xs, ys):
         put(f, "recipe.nesterov", [1 if r["nesterov"] else 0])
         put(f, "recipe.sched", [SCHED[r["sched"]]])
         put(f, "recipe.milestones", r["milestones"])
+        put(f, "recipe.ngroups", [len(r["groups"])])
+        put(f, "recipe.group", [group_of(r, k) for k in TRAIN])
+        for i, g in enumerate(r["groups"]):
+            for key in GROUP_KEYS:
+                v = g.get(key, 1.0 if key == "lr_scale" else r[key])
+                put(f, "group%d.%s" % (i, key), [1 if v is True else 0 if v is False else v])
         put(f, "loss", losses)
         put(f, "grad_norm", norms)
         put(f, "lr", lrs)
@@ -128,7 +175,8 @@ def run_case(name, r, init, xs, ys):
 def recipe(**kw):
     r = dict(opt="sgd", lr=0.1, momentum=0.0, dampening=0.0, nesterov=False, weight_decay=0.0,
              beta1=0.9, beta2=0.999, eps=1e-8, sched="constant", step_size=1, milestones=[],
-             gamma=0.1, warmup=0, min_lr=0.0, epochs=2, steps_per_epoch=5, clip=1.0, accumulate=1)
+             gamma=0.1, warmup=0, min_lr=0.0, epochs=2, steps_per_epoch=5, clip=1.0, accumulate=1,
+             groups=[])
     r.update(kw)
     return r
 
@@ -148,6 +196,18 @@ CASES = {
     "adamw_exponential": recipe(opt="adamw", lr=0.05, sched="exponential", gamma=0.8,
                                 steps_per_epoch=2, epochs=5, clip=0.0),
     "sgd_constant": recipe(opt="sgd", lr=0.1, clip=0.0),
+    # parameter groups: no weight decay on the biases, a head with its own
+    # lr multiplier and betas (AdamW); SGD groups with their own momentum,
+    # dampening, nesterov and weight decay
+    "adamw_groups": recipe(opt="adamw", lr=0.05, weight_decay=0.1, sched="cosine", warmup=3,
+                           groups=[dict(params=("fc1.b", "fc2.b"), weight_decay=0.0),
+                                   dict(params=("fc2.w",), lr_scale=0.5, beta2=0.95, eps=1e-6)]),
+    "sgd_groups": recipe(opt="sgd", lr=0.2, momentum=0.9, weight_decay=1e-3, sched="linear",
+                         warmup=2, min_lr=0.01,
+                         groups=[dict(params=("fc1.w", "fc1.b"), lr_scale=0.25, momentum=0.5,
+                                      dampening=0.1),
+                                 dict(params=("fc2.b",), momentum=0.8, nesterov=True,
+                                      weight_decay=0.0)]),
 }
 
 

@@ -1,0 +1,58 @@
+// bundle.c — the container that carries a module's GPU code into the
+// generated object: the cubins (one per architecture) and the PTX of one
+// compile, each tagged with its kind and architecture (layout in nvrtc.h).
+// runtime/cuda/cuda_rt.c reads it back (mlc_cuda_bundle_select) and picks
+// the image for the device it runs on.
+#include "nvrtc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ALIGN = 64 };
+
+static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+static void put_u32(unsigned char *p, uint32_t v) {
+  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+unsigned char *cuda_bundle_pack(const CudaImage *images, int n, size_t *len) {
+  size_t off = align_up(CUDA_BUNDLE_HEADER + (size_t)n * CUDA_BUNDLE_ENTRY), total = off;
+  for (int i = 0; i < n; i++) total = align_up(total) + images[i].size;
+  unsigned char *b = calloc(1, total ? total : 1);
+  if (!b) return NULL;
+  memcpy(b, "MLCCUDA", 8);
+  put_u32(b + 8, CUDA_BUNDLE_VERSION);
+  put_u32(b + 12, (uint32_t)n);
+  for (int i = 0; i < n; i++) {
+    unsigned char *e = b + CUDA_BUNDLE_HEADER + (size_t)i * CUDA_BUNDLE_ENTRY;
+    off = align_up(off);
+    put_u32(e, (uint32_t)images[i].kind);
+    put_u32(e + 4, (uint32_t)images[i].arch);
+    put_u64(e + 8, off);
+    put_u64(e + 16, images[i].size);
+    memcpy(b + off, images[i].data, images[i].size);
+    off += images[i].size;
+  }
+  *len = total;
+  return b;
+}
+
+int cuda_bundle_write_c(FILE *f, const char *symbol, const unsigned char *bundle, size_t len) {
+  fprintf(f, "// CUDA images for mlc's runtime (a bundle: compiler/backend/cuda/nvrtc.h).\n");
+  fprintf(f, "__attribute__((aligned(64), section(\".mlc_cuda\"), used))\n");
+  fprintf(f, "const unsigned char %s[%zu] = {", symbol, len ? len : 1);
+  for (size_t i = 0; i < len; i++) fprintf(f, "%s%u,", i % 20 ? "" : "\n  ", bundle[i]);
+  fprintf(f, "%s\n};\n", len ? "" : "0");
+  fprintf(f, "const unsigned long long %s_size = %zuULL;\n", symbol, len);
+  if (fflush(f) != 0 || ferror(f)) {
+    if (!errno) errno = EIO;
+    return -1;
+  }
+  return 0;
+}

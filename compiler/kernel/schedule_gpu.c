@@ -1,0 +1,505 @@
+// schedule_gpu.c — the gpu target's part of the scheduling pass (schedule.h):
+// how a lowered kernel becomes launches of GPU blocks and threads, and the
+// gpu recipes. Everything is decided here, from the Target's numbers
+// (target.h), and written into the kernel IR, so the CUDA printer only
+// prints: one launch per top-level gpu-block loop, its grid the loop's trip
+// count, its block the largest gpu-thread trip count inside.
+//
+// Per kernel, the top-level statements are cut into launches:
+//
+//   mapped loop    an independent top-level loop whose body reads no local
+//                  of the kernel's top level (nothing crosses a launch). Its
+//                  perfect nest of independent loops (n0, .., nk) is
+//                  flattened, the innermost index fastest, so consecutive
+//                  threads touch consecutive elements of a row-major buffer
+//                  (coalesced):
+//                    for gb < ceil(N / T) @gpu-block { for gt < T @gpu-thread {
+//                      let g = gb * T + gt; if g < N { let i0 = g / (n1*..*nk); ..;
+//                      let ik = g % nk; body } } }
+//                  T = block_threads, or N rounded up to the warp for a
+//                  smaller constant N. A nest whose body is a reduction of
+//                  a long or unknown length (reduce_min) over few rows (a
+//                  constant count up to reduce_rows) gets a block per row
+//                  instead (below).
+//   serial run     the other statements between two mapped loops run on one
+//                  thread of one block; a run that is a reduction (below)
+//                  gets the threads of one block (max_threads).
+//
+// A reduction is `let acc = ID` followed by a loop nest whose body updates
+// acc only as `acc = acc OP e` (OP add, mul, max or min with ID its identity:
+// 0, 1, -inf, +inf), reads acc nowhere else, stores nothing and assigns no
+// other variable declared outside it. Its block form: thread t combines the
+// terms t, t + T, t + 2T, .. of the flattened nest (consecutive threads,
+// consecutive terms) into its own acc, stores it in a shared buffer; a tree
+// (T/2, T/4, .., 1 threads, a barrier before each level) combines the
+// partials; thread 0 loads the result into acc and runs the statements after
+// the loop. Float results thus differ from the sequential order by
+// rounding; the order is fixed by T, so runs are deterministic. No atomics.
+//
+// Recipes (the gpu strategy table): conv2d_grad_input and
+// conv2d_grad_weight as gathers, one output element each (the canonical
+// nests scatter, serially), summing their terms in the textbook order (a
+// product, then an add; the interpreter's is the library's im2col GEMM
+// with fma, kernels/gemm_ref.h, so these differ from it by rounding, like
+// the block reductions):
+//   dx[n, c, h, w] = sum over o of c's group, a desc, b desc of
+//                    dy[n, o, (h + p - a*d) / s, ..] * w[o, c % Cg, a, b]
+//   dw[o, c, a, b] = sum over n, i, j of dy[n, o, i, j] * x[n, g(o)*Cg + c, i*s - p + a*d, ..]
+// (dw then meets the row reduction: a block per weight element.)
+#include "schedule_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+// ---- variables an expression or block uses ----------------------------------------------------------
+static bool expr_uses(const KExpr *x, int var) {
+  if (!x) return false;
+  if (x->kind == KE_VAR && x->var == var) return true;
+  return expr_uses(x->a, var) || expr_uses(x->b, var) || expr_uses(x->c, var);
+}
+
+static void mark_expr(const KExpr *x, bool *used) {
+  if (!x) return;
+  if (x->kind == KE_VAR) used[x->var] = true;
+  mark_expr(x->a, used), mark_expr(x->b, used), mark_expr(x->c, used);
+}
+
+// Every variable a statement reads or assigns.
+static void mark_stmt(const KStmt *s, bool *used) {
+  if (s->kind == KS_ASSIGN) used[s->var] = true;
+  mark_expr(s->n, used), mark_expr(s->grain, used), mark_expr(s->index, used);
+  mark_expr(s->value, used), mark_expr(s->cond, used);
+  for (int i = 0; i < s->body.len; i++) mark_stmt(VEC_AT(s->body, KStmt, i), used);
+  for (int i = 0; i < s->els.len; i++) mark_stmt(VEC_AT(s->els, KStmt, i), used);
+}
+
+// live[i]: some top-level local let before statement i is used at or after
+// it (so no launch may start at i). live has blk->len + 1 entries.
+static void live_cuts(Sk *s, const Vec *blk, bool *live) {
+  bool *used = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1); // by blk[i..]
+  live[blk->len] = false;
+  for (int i = blk->len - 1; i >= 0; i--) {
+    mark_stmt(VEC_AT(*blk, KStmt, i), used);
+    bool any = false;
+    for (int j = 0; j < i && !any; j++) {
+      const KStmt *d = VEC_AT(*blk, KStmt, j);
+      any = d->kind == KS_LET && used[d->var];
+    }
+    live[i] = any;
+  }
+}
+
+static bool assigns(const Vec *blk, int var) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    if ((st->kind == KS_ASSIGN && st->var == var) || assigns(&st->body, var) || assigns(&st->els, var)) return true;
+  }
+  return false;
+}
+
+// ---- building blocks -----------------------------------------------------------------------------------
+static KExpr *prod(Sk *s, KExpr *const *n, int from, int to) {
+  KExpr *e = sk_i(s, 1);
+  for (int i = from; i < to; i++) e = sk_mul(s, e, n[i]);
+  return e;
+}
+
+static KExpr *ceil_div(Sk *s, KExpr *n, int64_t t) { return sk_div(s, sk_add(s, n, sk_i(s, t - 1)), sk_i(s, t)); }
+
+static bool is_multiple(const KExpr *n, int64_t t) {
+  int64_t v;
+  return kir_eval_i64(n, NULL, &v) && v % t == 0;
+}
+
+// let vars[i] = its coordinate of the flat index g over dims n[0..k), the
+// last fastest; the vars turn from loop indices into locals.
+static void unflatten(Sk *s, Vec *blk, KExpr *g, const int *vars, KExpr *const *n, int k) {
+  for (int i = 0; i < k; i++) {
+    KExpr *stride = prod(s, n, i + 1, k), *v = g;
+    if (!(stride->kind == KE_CONST && stride->i == 1)) v = sk_div(s, v, stride);
+    if (i > 0) v = sk_mod(s, v, n[i]);
+    VEC_AT(s->k->vars, KirVar, vars[i])->is_loop = false;
+    kir_let(s->p, blk, vars[i], v);
+  }
+}
+
+// for gb < nb @gpu-block { for gt < T @gpu-thread { ... } }: the block loop
+// and, in *thread, the thread loop's body; *gb / *gt their variables.
+static KStmt *launch(Sk *s, KExpr *nb, int64_t T, KExpr **gb, KExpr **gt, Vec **thread) {
+  Vec one = {0};
+  KStmt *b = sk_loop(s, &one, "gb", nb, true, gb);
+  KStmt *t = sk_loop(s, &b->body, "gt", sk_i(s, T), true, gt);
+  b->map = KMAP_GPU_BLOCK, t->map = KMAP_GPU_THREAD;
+  *thread = &t->body;
+  return b;
+}
+
+static KStmt *thread_loop(Sk *s, Vec *blk, int64_t T, KExpr **gt) {
+  KStmt *t = sk_loop(s, blk, "gt", sk_i(s, T), true, gt);
+  t->map = KMAP_GPU_THREAD;
+  return t;
+}
+
+// The statements of blk[from, to) on one thread of one block.
+static KStmt *single(Sk *s, const Vec *blk, int from, int to) {
+  KExpr *gb, *gt;
+  Vec *body;
+  KStmt *b = launch(s, sk_i(s, 1), 1, &gb, &gt, &body);
+  for (int i = from; i < to; i++) vec_push(s->p->arena, body, blk->data[i]);
+  return b;
+}
+
+// ---- reductions ---------------------------------------------------------------------------------------------
+typedef struct Reduction {
+  int acc;           // the accumulator
+  KBinOp op;
+  int nloops;        // the loop nest over the terms
+  int vars[SK_MAX_RANK];
+  KExpr *n[SK_MAX_RANK];
+  const Vec *body;   // its innermost body (updates acc)
+} Reduction;
+
+// Whether x is OP's identity in dtype dt.
+static bool is_identity(const KExpr *x, KBinOp op) {
+  if (x->kind != KE_CONST) return false;
+  bool fl = dtype_is_float(x->dtype);
+  switch (op) {
+  case KB_ADD: return fl ? x->f == 0 && !signbit(x->f) : x->i == 0;
+  case KB_MUL: return fl ? x->f == 1 : x->i == 1;
+  case KB_MAX: return fl && isinf(x->f) && x->f < 0;
+  case KB_MIN: return fl && isinf(x->f) && x->f > 0;
+  default: return false;
+  }
+}
+
+// blk updates acc only as acc = acc OP e (*op fixed on first sight), reads
+// it nowhere else, stores nothing, assigns only variables it declares.
+static bool updates_only(Sk *s, const Vec *blk, int acc, KBinOp *op, bool *own) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    switch (st->kind) {
+    case KS_ASSIGN: {
+      if (st->var != acc) {
+        if (!own[st->var] || expr_uses(st->value, acc)) return false;
+        break;
+      }
+      const KExpr *v = st->value;
+      if (v->kind != KE_BINARY || (v->bin != KB_ADD && v->bin != KB_MUL && v->bin != KB_MAX && v->bin != KB_MIN))
+        return false;
+      const KExpr *e = v->a->kind == KE_VAR && v->a->var == acc ? v->b : v->b->kind == KE_VAR && v->b->var == acc ? v->a : NULL;
+      if (!e || expr_uses(e, acc) || (*op != KB_COUNT && *op != v->bin)) return false;
+      *op = v->bin;
+      break;
+    }
+    case KS_LET:
+      if (expr_uses(st->value, acc)) return false;
+      own[st->var] = true;
+      break;
+    case KS_FOR:
+      if (expr_uses(st->n, acc)) return false;
+      own[st->var] = true;
+      if (!updates_only(s, &st->body, acc, op, own)) return false;
+      break;
+    case KS_IF:
+      if (expr_uses(st->cond, acc) || !updates_only(s, &st->body, acc, op, own) ||
+          !updates_only(s, &st->els, acc, op, own))
+        return false;
+      break;
+    case KS_CHECK:
+      if (expr_uses(st->cond, acc)) return false;
+      break;
+    default: return false; // stores, barriers
+    }
+  }
+  return true;
+}
+
+// blk[i] = let acc = ID, blk[i + 1] the loop nest that reduces into it.
+static bool find_reduction(Sk *s, const Vec *blk, int i, Reduction *r) {
+  if (i + 1 >= blk->len) return false;
+  const KStmt *let = VEC_AT(*blk, KStmt, i), *loop = VEC_AT(*blk, KStmt, i + 1);
+  if (let->kind != KS_LET || loop->kind != KS_FOR || let->value->dtype == DT_BOOL) return false;
+  *r = (Reduction){.acc = let->var};
+  const KStmt *l = loop;
+  for (;;) {
+    if (r->nloops == SK_MAX_RANK || expr_uses(l->n, r->acc)) return false;
+    r->vars[r->nloops] = l->var, r->n[r->nloops++] = l->n;
+    if (l->body.len == 1 && VEC_AT(l->body, KStmt, 0)->kind == KS_FOR) l = VEC_AT(l->body, KStmt, 0);
+    else break;
+  }
+  r->body = &l->body;
+  KBinOp op = KB_COUNT;
+  bool *own = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
+  if (!updates_only(s, r->body, r->acc, &op, own) || op == KB_COUNT || !is_identity(let->value, op)) return false;
+  r->op = op;
+  return true;
+}
+
+// The terms' count is long or unknown.
+static bool long_reduction(Sk *s, const Reduction *r) {
+  int64_t n;
+  KExpr *total = prod(s, r->n, 0, r->nloops);
+  return !kir_eval_i64(total, NULL, &n) || n >= s->t->reduce_min;
+}
+
+// Into thread loop body `tb` (thread gt of T): acc = ID, then the terms
+// gt, gt + T, .. of the nest, then sh[gt] = acc.
+static void partials(Sk *s, Vec *tb, const Reduction *r, KExpr *init, KExpr *gt, int64_t T, int sh) {
+  kir_let(s->p, tb, r->acc, init);
+  KExpr *R = prod(s, r->n, 0, r->nloops), *j;
+  KStmt *jl = sk_loop(s, tb, "j", ceil_div(s, R, T), false, &j);
+  KExpr *g = sk_let(s, &jl->body, "g", sk_add(s, sk_mul(s, j, sk_i(s, T)), gt));
+  Vec *in = &jl->body;
+  if (!is_multiple(R, T)) in = &kir_if(s->p, in, sk_lt(s, g, R))->body;
+  unflatten(s, in, g, r->vars, r->n, r->nloops);
+  for (int i = 0; i < r->body->len; i++) vec_push(s->p->arena, in, r->body->data[i]);
+  sk_st(s, tb, sh, gt, kir_varref(s->p, s->k, r->acc));
+}
+
+// Into block body `bb`: the tree over sh[0, T), then thread 0 runs
+// let acc = sh[0] and `after`.
+static void tree(Sk *s, Vec *bb, const Reduction *r, int64_t T, int sh, const Vec *after, int from, int to) {
+  KExpr *gt;
+  for (int64_t h = T / 2; h >= 1; h /= 2) {
+    kir_barrier(s->p, bb);
+    Vec *tb = &thread_loop(s, bb, h, &gt)->body;
+    KExpr *a = sk_ld(s, sh, gt), *b = sk_ld(s, sh, sk_add(s, gt, sk_i(s, h)));
+    sk_st(s, tb, sh, gt, kir_bin(s->p, r->op, a, b));
+  }
+  kir_barrier(s->p, bb);
+  Vec *tb = &thread_loop(s, bb, 1, &gt)->body;
+  kir_let(s->p, tb, r->acc, sk_ld(s, sh, sk_i(s, 0)));
+  for (int i = from; i < to; i++) vec_push(s->p->arena, tb, after->data[i]);
+}
+
+static int shared_buf(Sk *s, DType dt, int64_t T) {
+  KExpr *d = sk_i(s, T);
+  int b = sk_temp(s, "sh", dt, 1, &d);
+  kir_buf(s->p, b)->kind = KBUF_SHARED;
+  return b;
+}
+
+// blk[i] = let acc, blk[i + 1] its loop, blk[i + 2, n) what follows: one
+// block of T threads.
+static KStmt *block_reduction(Sk *s, const Vec *blk, int i, int n, const Reduction *r, int64_t T) {
+  KExpr *gb, *gt;
+  Vec *tb;
+  KStmt *b = launch(s, sk_i(s, 1), T, &gb, &gt, &tb);
+  int sh = shared_buf(s, VEC_AT(s->k->vars, KirVar, r->acc)->dtype, T);
+  partials(s, tb, r, VEC_AT(*blk, KStmt, i)->value, gt, T, sh);
+  tree(s, &b->body, r, T, sh, blk, i + 2, n);
+  return b;
+}
+
+// ---- serial runs -----------------------------------------------------------------------------------------------
+// blk[from, to): a reduction with nothing live across its start gets one
+// block (what comes before it a launch of its own); anything else runs on
+// one thread.
+static void map_run(Sk *s, const Vec *blk, int from, int to, const bool *live, Vec *out) {
+  if (from == to) return;
+  Reduction r;
+  for (int i = from; i + 1 < to; i++) {
+    if (live[i] || !find_reduction(s, blk, i, &r) || !long_reduction(s, &r)) continue;
+    if (i > from) vec_push(s->p->arena, out, single(s, blk, from, i));
+    vec_push(s->p->arena, out, block_reduction(s, blk, i, to, &r, s->t->max_threads));
+    return;
+  }
+  vec_push(s->p->arena, out, single(s, blk, from, to));
+}
+
+// ---- mapped loops -----------------------------------------------------------------------------------------------
+// The perfect nest of independent loops from l: dims and vars; its
+// innermost body.
+static int parallel_nest(KStmt *l, KExpr **n, int *vars, Vec **body) {
+  int k = 0;
+  for (;;) {
+    n[k] = l->n, vars[k++] = l->var;
+    KStmt *m = l->body.len == 1 ? VEC_AT(l->body, KStmt, 0) : NULL;
+    if (!m || m->kind != KS_FOR || !m->parallel || k == SK_MAX_RANK) break;
+    l = m;
+  }
+  *body = &l->body;
+  return k;
+}
+
+// A block per row: the nest's rows (n, vars), body = lets, then the
+// reduction at i, then what follows it.
+static KStmt *row_reductions(Sk *s, KExpr *const *n, const int *vars, int k, const Vec *body, int i,
+                             const Reduction *r) {
+  int64_t T = s->t->reduce_threads;
+  KExpr *gb, *gt;
+  Vec one = {0};
+  KStmt *b = sk_loop(s, &one, "gb", prod(s, n, 0, k), true, &gb);
+  b->map = KMAP_GPU_BLOCK;
+  unflatten(s, &b->body, gb, vars, n, k);
+  for (int j = 0; j < i; j++) vec_push(s->p->arena, &b->body, body->data[j]);
+  Vec *tb = &thread_loop(s, &b->body, T, &gt)->body;
+  int sh = shared_buf(s, VEC_AT(s->k->vars, KirVar, r->acc)->dtype, T);
+  partials(s, tb, r, VEC_AT(*body, KStmt, i)->value, gt, T, sh);
+  tree(s, &b->body, r, T, sh, body, i + 2, body->len);
+  return b;
+}
+
+// A row body that starts with lets (uniform over the block) and then a
+// long reduction; few rows.
+static bool row_reduction_fits(Sk *s, KExpr *const *n, int k, const Vec *body, int *at, Reduction *r) {
+  int64_t rows;
+  if (!kir_eval_i64(prod(s, n, 0, k), NULL, &rows) || rows > s->t->reduce_rows) return false;
+  int i = 0;
+  while (i < body->len && VEC_AT(*body, KStmt, i)->kind == KS_LET && !find_reduction(s, body, i, r)) i++;
+  if (!find_reduction(s, body, i, r) || !long_reduction(s, r)) return false;
+  // the lets before it are the block's, outside its thread loops: none is assigned later
+  for (int j = 0; j < i; j++) {
+    Vec rest = {.data = body->data + i, .len = body->len - i};
+    if (assigns(&rest, VEC_AT(*body, KStmt, j)->var)) return false;
+  }
+  *at = i;
+  return true;
+}
+
+static KStmt *map_loop(Sk *s, KStmt *l) {
+  KExpr *n[SK_MAX_RANK];
+  int vars[SK_MAX_RANK], at;
+  Vec *body;
+  int k = parallel_nest(l, n, vars, &body);
+  Reduction r;
+  if (row_reduction_fits(s, n, k, body, &at, &r)) return row_reductions(s, n, vars, k, body, at, &r);
+  KExpr *N = prod(s, n, 0, k), *gb, *gt;
+  int64_t T = s->t->block_threads, c;
+  if (kir_eval_i64(N, NULL, &c) && c < T) T = c < 1 ? 1 : (c + s->t->warp_size - 1) / s->t->warp_size * s->t->warp_size;
+  Vec *tb;
+  KStmt *b = launch(s, ceil_div(s, N, T), T, &gb, &gt, &tb);
+  KExpr *g = sk_let(s, tb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, T)), gt));
+  Vec *in = tb;
+  if (!is_multiple(N, T)) in = &kir_if(s->p, in, sk_lt(s, g, N))->body;
+  unflatten(s, in, g, vars, n, k);
+  for (int i = 0; i < body->len; i++) vec_push(s->p->arena, in, body->data[i]);
+  return b;
+}
+
+void sk_map_gpu(Sk *s) {
+  Vec old = s->k->body, *top = &s->k->body;
+  bool *live = arena_alloc(s->p->arena, (size_t)old.len + 1);
+  live_cuts(s, &old, live);
+  *top = (Vec){0};
+  int run = 0;
+  for (int i = 0; i < old.len; i++) {
+    KStmt *l = VEC_AT(old, KStmt, i);
+    Vec caps = {0};
+    if (l->kind != KS_FOR || !l->parallel || live[i]) continue;
+    kir_loop_captures(s->p, s->k, l, &caps);
+    if (caps.len) continue;
+    map_run(s, &old, run, i, live, top);
+    vec_push(s->p->arena, top, map_loop(s, l));
+    run = i + 1;
+  }
+  map_run(s, &old, run, old.len, live, top);
+  for (int i = 0; i < top->len; i++) {
+    KStmt *b = VEC_AT(*top, KStmt, i);
+    kir_loop_captures(s->p, s->k, b, &b->captures);
+  }
+}
+
+// ---- recipes ---------------------------------------------------------------------------------------------------
+// NCHW: x[N, C, H, W], w[O, C/g, KH, KW], y[N, O, HO, WO]; attributes
+// stride, padding, dilation (h, w), groups.
+typedef struct Conv {
+  int x, w, y;
+  KExpr *N, *C, *H, *W, *O, *Cg, *KH, *KW, *HO, *WO;
+  const int64_t *st, *pd, *dl;
+  int64_t g;
+} Conv;
+
+static bool conv(Sk *s, int xr, int wr, int yr, Conv *q) {
+  const KirOp *op = s->k->op;
+  for (int i = 0; i < 3; i++)
+    if (op->rank[i] != 4) return false;
+  *q = (Conv){.x = op->buf[xr], .w = op->buf[wr], .y = op->buf[yr], .st = op->attr, .pd = op->attr + 2,
+              .dl = op->attr + 4, .g = op->attr[6]};
+  q->N = sk_dim(s, xr, 0), q->C = sk_dim(s, xr, 1), q->H = sk_dim(s, xr, 2), q->W = sk_dim(s, xr, 3);
+  q->O = sk_dim(s, wr, 0), q->Cg = sk_dim(s, wr, 1), q->KH = sk_dim(s, wr, 2), q->KW = sk_dim(s, wr, 3);
+  q->HO = sk_dim(s, yr, 2), q->WO = sk_dim(s, yr, 3);
+  return q->g >= 1;
+}
+
+static KExpr *at4(Sk *s, KExpr *d1, KExpr *d2, KExpr *d3, KExpr *a, KExpr *b, KExpr *c, KExpr *e) {
+  return sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, a, d1), b), d2), c), d3), e);
+}
+
+// dx[n, c, h, w]: over o in c's group, a and b descending, the taps whose
+// dy row (h + p - a*d) / s is whole and inside [0, HO).
+static bool gpu_conv2d_grad_input(Sk *s) {
+  Conv q;
+  if (!conv(s, 2, 1, 0, &q)) return false;
+  DType dt = kir_buf(s->p, q.x)->dtype;
+  sk_restart(s);
+  KExpr *n, *c, *h, *w, *o, *ai, *bi;
+  Vec *in = &sk_loop(s, &s->k->body, "n", q.N, true, &n)->body;
+  in = &sk_loop(s, in, "c", q.C, true, &c)->body;
+  in = &sk_loop(s, in, "h", q.H, true, &h)->body;
+  in = &sk_loop(s, in, "w", q.W, true, &w)->body;
+  KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
+  KExpr *Og = sk_div(s, q.O, sk_i(s, q.g)), *grp = sk_div(s, c, q.Cg), *ci = sk_mod(s, c, q.Cg);
+  Vec *ob = &sk_loop(s, in, "o", Og, false, &o)->body;
+  KExpr *oo = sk_add(s, sk_mul(s, grp, Og), o);
+  Vec *ab = &sk_loop(s, ob, "a", q.KH, false, &ai)->body;
+  KExpr *a = sk_sub(s, sk_sub(s, q.KH, sk_i(s, 1)), ai);
+  Vec *bb = &sk_loop(s, ab, "b", q.KW, false, &bi)->body;
+  KExpr *b = sk_sub(s, sk_sub(s, q.KW, sk_i(s, 1)), bi);
+  KExpr *ih = sk_let(s, bb, "ih", sk_sub(s, sk_add(s, h, sk_i(s, q.pd[0])), sk_mul(s, a, sk_i(s, q.dl[0]))));
+  KExpr *iw = sk_let(s, bb, "iw", sk_sub(s, sk_add(s, w, sk_i(s, q.pd[1])), sk_mul(s, b, sk_i(s, q.dl[1]))));
+  KExpr *zero = sk_i(s, 0), *sh = sk_i(s, q.st[0]), *sw = sk_i(s, q.st[1]);
+  KExpr *okh = sk_and(s, kir_bin(s->p, KB_GE, ih, zero), kir_bin(s->p, KB_EQ, sk_mod(s, ih, sh), zero));
+  KExpr *okw = sk_and(s, kir_bin(s->p, KB_GE, iw, zero), kir_bin(s->p, KB_EQ, sk_mod(s, iw, sw), zero));
+  Vec *t1 = &kir_if(s->p, bb, sk_and(s, okh, okw))->body;
+  KExpr *i = sk_let(s, t1, "i", sk_div(s, ih, sh)), *j = sk_let(s, t1, "j", sk_div(s, iw, sw));
+  Vec *t2 = &kir_if(s->p, t1, sk_and(s, sk_lt(s, i, q.HO), sk_lt(s, j, q.WO)))->body;
+  KExpr *dy = sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, oo, i, j));
+  KExpr *wv = sk_ld(s, q.w, at4(s, q.Cg, q.KH, q.KW, oo, ci, a, b));
+  kir_assign(s->p, t2, acc->var, sk_add(s, acc, sk_mul(s, dy, wv)));
+  sk_st(s, in, q.x, at4(s, q.C, q.H, q.W, n, c, h, w), acc);
+  return true;
+}
+
+// dw[o, c, a, b]: over n, i, j ascending, the taps inside the image.
+static bool gpu_conv2d_grad_weight(Sk *s) {
+  Conv q;
+  if (!conv(s, 1, 2, 0, &q)) return false;
+  DType dt = kir_buf(s->p, q.w)->dtype;
+  sk_restart(s);
+  KExpr *o, *c, *a, *b, *n, *i, *j;
+  Vec *in = &sk_loop(s, &s->k->body, "o", q.O, true, &o)->body;
+  in = &sk_loop(s, in, "c", q.Cg, true, &c)->body;
+  in = &sk_loop(s, in, "a", q.KH, true, &a)->body;
+  in = &sk_loop(s, in, "b", q.KW, true, &b)->body;
+  KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
+  KExpr *Og = sk_div(s, q.O, sk_i(s, q.g)), *ch = sk_add(s, sk_mul(s, sk_div(s, o, Og), q.Cg), c);
+  Vec *nb = &sk_loop(s, in, "n", q.N, false, &n)->body;
+  nb = &sk_loop(s, nb, "i", q.HO, false, &i)->body;
+  nb = &sk_loop(s, nb, "j", q.WO, false, &j)->body;
+  KExpr *h = sk_let(s, nb, "h", sk_add(s, sk_mul(s, i, sk_i(s, q.st[0])), sk_add(s, sk_i(s, -q.pd[0]), sk_mul(s, a, sk_i(s, q.dl[0])))));
+  KExpr *w = sk_let(s, nb, "w", sk_add(s, sk_mul(s, j, sk_i(s, q.st[1])), sk_add(s, sk_i(s, -q.pd[1]), sk_mul(s, b, sk_i(s, q.dl[1])))));
+  Vec *t = &kir_if(s->p, nb, sk_and(s, sk_in_range(s, h, q.H), sk_in_range(s, w, q.W)))->body;
+  KExpr *dy = sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, o, i, j));
+  KExpr *xv = sk_ld(s, q.x, at4(s, q.C, q.H, q.W, n, ch, h, w));
+  kir_assign(s->p, t, acc->var, sk_add(s, acc, sk_mul(s, dy, xv)));
+  sk_st(s, in, q.w, at4(s, q.Cg, q.KH, q.KW, o, c, a, b), acc);
+  return true;
+}
+
+static const struct {
+  KirOpKind op;
+  bool (*recipe)(Sk *s);
+} gpu_strategies[] = {
+    {KOP_CONV2D_GRAD_INPUT, gpu_conv2d_grad_input},
+    {KOP_CONV2D_GRAD_WEIGHT, gpu_conv2d_grad_weight},
+};
+
+void sk_gpu_recipe(Sk *s) {
+  if (!s->k->op) return;
+  for (size_t i = 0; i < sizeof gpu_strategies / sizeof *gpu_strategies; i++)
+    if (gpu_strategies[i].op == s->k->op->kind) {
+      gpu_strategies[i].recipe(s);
+      return;
+    }
+}

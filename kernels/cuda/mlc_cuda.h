@@ -1,0 +1,85 @@
+// mlc_cuda.h — the one header every mlc CUDA kernel source includes first.
+//
+// Kernels are written (by hand in kernels/cuda and tests, by the CUDA printer
+// later) in the C subset of CUDA spelled through the macros below, so that
+// one text compiles two ways:
+//   - with NVRTC (__CUDACC__ defined): the macros become CUDA keywords and
+//     builtins; NVRTC has no host headers, so the fixed-width integer types
+//     are defined here. compiler/backend/cuda/nvrtc.c hands this file to
+//     NVRTC as an in-memory header named "mlc_cuda.h".
+//   - with a C compiler (gcc -std=gnu17): cuda_emu.h, the CPU emulation
+//     (threads as fibers, blocks in a loop; docs/design/cuda.md has its
+//     limits).
+//
+// The subset (both sides define exactly these):
+//   MLC_KERNEL name(params)        an entry point: extern "C" __global__ void
+//   MLC_LAUNCH_BOUNDS(n)           after MLC_KERNEL: __launch_bounds__(n)
+//   MLC_DEVICE                     a helper function: static __device__ inline
+//   MLC_SHARED T x[N];             a __shared__ array (in a kernel body)
+//   MLC_DYN_SHARED(T, x);          T *x: the launch's dynamic shared memory
+//   MLC_BARRIER()                  __syncthreads()
+//   MLC_RESTRICT                   __restrict__
+//   MLC_ENTRY<n>(name, T1, .., Tn) the emulation's unpacking entry
+//                                  name##_entry(void **args) for a kernel of
+//                                  n parameters, n <= 16 (nothing under
+//                                  NVRTC); no ';'
+//   threadIdx blockIdx blockDim gridDim warpSize (unsigned x, y, z)
+//   __shfl_sync __shfl_down_sync __shfl_up_sync __shfl_xor_sync (mask, v,
+//   lane|delta [, width]) for float, double, int, unsigned, (unsigned) long long;
+//   __syncwarp(mask); atomicAdd on float, double, int, unsigned, unsigned
+//   long long; atomicMax/atomicMin on int
+//   int8_t .. uint64_t; INFINITY, NAN; float math as CUDA spells it (expf,
+//   fmaxf, rsqrtf, __expf, __logf, __fdividef); fmaf and fma (rounded
+//   once); __fmul_rn and __dmul_rn (a product that is never contracted
+//   into an FMA)
+#ifndef MLC_CUDA_H
+#define MLC_CUDA_H
+
+#if defined(__CUDACC__)
+
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+
+// math.h's constants (NVRTC has no math.h; its float functions are built in)
+#define INFINITY __int_as_float(0x7f800000)
+#define NAN __int_as_float(0x7fffffff)
+
+#define MLC_KERNEL extern "C" __global__ void
+#define MLC_LAUNCH_BOUNDS(n) __launch_bounds__(n)
+#define MLC_DEVICE static __device__ inline
+#define MLC_SHARED __shared__
+#define MLC_DYN_SHARED(T, name) extern __shared__ T name[]
+#define MLC_BARRIER() __syncthreads()
+#define MLC_RESTRICT __restrict__
+
+#define MLC_ENTRY0(name)
+#define MLC_ENTRY1(name, T1)
+#define MLC_ENTRY2(name, T1, T2)
+#define MLC_ENTRY3(name, T1, T2, T3)
+#define MLC_ENTRY4(name, T1, T2, T3, T4)
+#define MLC_ENTRY5(name, T1, T2, T3, T4, T5)
+#define MLC_ENTRY6(name, T1, T2, T3, T4, T5, T6)
+#define MLC_ENTRY7(name, T1, T2, T3, T4, T5, T6, T7)
+#define MLC_ENTRY8(name, T1, T2, T3, T4, T5, T6, T7, T8)
+#define MLC_ENTRY9(name, ...)
+#define MLC_ENTRY10(name, ...)
+#define MLC_ENTRY11(name, ...)
+#define MLC_ENTRY12(name, ...)
+#define MLC_ENTRY13(name, ...)
+#define MLC_ENTRY14(name, ...)
+#define MLC_ENTRY15(name, ...)
+#define MLC_ENTRY16(name, ...)
+
+#else
+
+#include "cuda_emu.h"
+
+#endif
+
+#endif

@@ -1,0 +1,490 @@
+// test_cuda_examples.c — the CUDA C mlc prints for whole models, without a GPU.
+//
+//   test_cuda_examples nvrtc WORKDIR PTXAS [MODEL...]
+//   test_cuda_examples emu WORKDIR CC [MODEL...]
+//
+// For each model (default: every examples/*.model, tests/e2e/tiny_gpt.model and
+// tests/e2e/accum.model: dropout, accumulation, clipping, AdamW)
+// the `mlc build --target cpu,cuda` pipeline (pipeline.h) runs in-process
+// through the cuda stage: train_step, its checked copy, eval, predict (and
+// plateau_update) scheduled for the gpu target, planned and printed
+// (backend/cuda/cuda_gen.h).
+//
+// nvrtc: the device source compiles with NVRTC for sm_90 (a cubin and PTX)
+//   and `ptxas -arch=sm_90` accepts the PTX. Exits 77 when NVRTC or ptxas is
+//   missing, saying which.
+// emu: the device source compiled as C against the CPU emulation
+//   (kernels/cuda/cuda_emu.h, -ffp-contract=off) and the host launchers,
+//   both into one shared object with CC, run train_step, eval and predict on
+//   a batch of 3 (random state, the optimizer's step past 0, symbolic dims 3);
+//   every output and every state tensor train_step stores must agree with the
+//   graph interpreter (interp_run, f32) and with the CPU backend (the cpu
+//   programs compiled by LLVM and run by its JIT, as tests/e2e/test_e2e_agree.c
+//   does): |gpu - ref| <= 1e-3 * max(1, |ref|) — the gpu schedule sums long
+//   reductions in another order (block partials and a tree), and its conv
+//   gradient gathers add their products in the textbook order, not the
+//   library's (matmul and the conv forward nests follow the library's). char_transformer
+//   is compared with the interpreter only (its CPU build takes a minute here;
+//   tests/e2e/tiny_gpt.model is its shape at test size, compared with both).
+//
+// Prints "[PASS] model: what" / "[FAIL] model: what: why" and a total; exits
+// 1 on any failure.
+#include "backend/cuda/cuda_gen.h"
+#include "backend/llvm/llvm.h"
+#include "cuda_emu.h"
+#include "driver/pipeline.h"
+#include "graph/interp.h"
+#include "mlc_model.h"
+#include "mlc_rt.h"
+#include "tests/backend/llvm/jit_runtime.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int npass, nfail;
+static bool skipped;
+static const char *workdir, *tool;
+
+static void report(const char *model, const char *what, bool ok, const char *why) {
+  if (ok) printf("[PASS] %s: %s\n", model, what);
+  else printf("[FAIL] %s: %s: %s\n", model, what, why);
+  fflush(stdout);
+  ok ? npass++ : nfail++;
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+// Runs argv; its exit status (-1: not run).
+static int run(char *const argv[]) {
+  fflush(stdout);
+  pid_t pid = fork();
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    execvp(argv[0], argv);
+    perror(argv[0]);
+    _exit(127);
+  }
+  int st;
+  if (waitpid(pid, &st, 0) < 0) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static bool write_file(const char *path, const void *data, size_t n) {
+  FILE *f = fopen(path, "wb");
+  bool ok = f && fwrite(data, 1, n, f) == n;
+  if (f && fclose(f)) ok = false;
+  return ok;
+}
+
+static const char *stem(const char *path) {
+  const char *b = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  static char s[256];
+  snprintf(s, sizeof s, "%s", b);
+  if (strchr(s, '.')) *strchr(s, '.') = 0;
+  return s;
+}
+
+// The pipeline through the cuda stage (on the way to codegen: no NVRTC).
+static bool build_model(Pipeline *P, Arena *a, DiagSink *d, const char *path, unsigned targets) {
+  diag_init(d, a);
+  pipeline_init(P, a, d, &(PipelineOptions){.path = path, .cname = "t", .targets = targets});
+  bool ok = pipeline_run(P, STAGE_CUDA);
+  if (!ok) diag_print(d, stdout);
+  return ok && P->cuda;
+}
+
+// ---- nvrtc --------------------------------------------------------------------------------------
+static void nvrtc_model(CudaNvrtc *nv, const char *path) {
+  Arena *a = arena_new();
+  DiagSink d;
+  Pipeline P;
+  const char *name = stem(path);
+  if (!build_model(&P, a, &d, path, PIPE_CUDA)) {
+    report(name, "printed", false, "the pipeline failed");
+    pipeline_free(&P);
+    arena_free(a);
+    return;
+  }
+  int nlines;
+  const CudaKernelLines *lines = cuda_gen_lines(P.cuda, &nlines);
+  char src_name[300];
+  snprintf(src_name, sizeof src_name, "%s.cu", name);
+  CudaSource src = {.name = src_name, .text = cuda_gen_device(P.cuda), .lines = lines, .nlines = nlines};
+  CudaCompileOptions o = cuda_compile_defaults();
+  CudaCompileResult r;
+  double t0 = now();
+  int rc = cuda_nvrtc_compile(nv, &src, &o, &r);
+  char why[1024] = "", what[256];
+  if (rc) {
+    snprintf(why, sizeof why, "%s", r.err);
+    for (int i = 0; i < r.ndiags && i < 5; i++) {
+      char line[512];
+      cuda_diag_format(&r.diags[i], line, sizeof line);
+      printf("  %s\n", line);
+    }
+  }
+  snprintf(what, sizeof what, "%d kernels compile with NVRTC for sm_90 (%.1f s)", cuda_gen_kernels(P.cuda),
+           now() - t0);
+  report(name, what, rc == 0 && r.nimages == 2, why[0] ? why : "not a cubin and PTX");
+  char ptx[4096];
+  snprintf(ptx, sizeof ptx, "%s/%s.ptx", workdir, name);
+  if (!skipped && rc == 0 && r.nimages == 2 && write_file(ptx, r.images[1].data, r.images[1].size - 1)) {
+    char *argv[] = {(char *)tool, "-arch=sm_90", "-o", "/dev/null", ptx, NULL};
+    t0 = now();
+    int st = run(argv);
+    snprintf(what, sizeof what, "ptxas -arch=sm_90 accepts the PTX (%.1f s)", now() - t0);
+    report(name, what, st == 0, "ptxas failed");
+  }
+  cuda_compile_result_free(&r);
+  pipeline_free(&P);
+  arena_free(a);
+}
+
+// ---- emu: data ------------------------------------------------------------------------------------
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static double urand(void) {
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (double)(rng >> 11) * 0x1p-53;
+}
+
+// A tensor of type t with every symbolic dim b.
+static Tensor *make(const Type *t, int64_t b, int64_t classes, double scale) {
+  int64_t dims[INTERP_MAX_RANK];
+  for (int i = 0; i < t->rank; i++)
+    if (!dim_is_const(t->dims[i], &dims[i])) dims[i] = b;
+  Tensor *x = interp_tensor_new(t->dtype, t->rank, dims);
+  for (int64_t e = 0; x && e < x->numel; e++) {
+    double u = urand();
+    x->data[e] = dtype_is_float(t->dtype) ? (double)(float)(scale * (2 * u - 1)) : floor(u * (double)classes);
+  }
+  return x;
+}
+
+static void *to_bytes(const Tensor *t) {
+  size_t sz = (size_t)dtype_size(t->dtype);
+  unsigned char *b = calloc((size_t)(t->numel ? t->numel : 1), sz);
+  for (int64_t e = 0; e < t->numel; e++) {
+    double v = t->data[e];
+    switch (t->dtype) {
+    case DT_F32: ((float *)b)[e] = (float)v; break;
+    case DT_F64: ((double *)b)[e] = v; break;
+    case DT_I32: ((int32_t *)b)[e] = (int32_t)v; break;
+    case DT_I64: ((int64_t *)b)[e] = (int64_t)v; break;
+    default: b[e] = (unsigned char)v; break;
+    }
+  }
+  return b;
+}
+
+static double elem(const void *b, DType dt, int64_t e) {
+  switch (dt) {
+  case DT_F32: return ((const float *)b)[e];
+  case DT_F64: return ((const double *)b)[e];
+  case DT_I32: return ((const int32_t *)b)[e];
+  case DT_I64: return (double)((const int64_t *)b)[e];
+  default: return ((const unsigned char *)b)[e];
+  }
+}
+
+// got (bytes of dtype dt) against want within 1e-3 relative; the largest
+// difference seen goes to *worst.
+static bool agree(const void *got, DType dt, const void *want, bool want_tensor, int64_t n, const char *what,
+                  double *worst, char *why, size_t len) {
+  for (int64_t e = 0; e < n; e++) {
+    double g = elem(got, dt, e), w = want_tensor ? ((const Tensor *)want)->data[e] : elem(want, dt, e);
+    double diff = fabs(g - w) / fmax(1, fabs(w));
+    if (diff > *worst) *worst = diff;
+    if (!(diff <= 1e-3)) {
+      snprintf(why, len, "%s[%lld]: emulated CUDA %.9g, reference %.9g", what, (long long)e, g, w);
+      return false;
+    }
+  }
+  return true;
+}
+
+// ---- emu: the shared object and its launcher ---------------------------------------------------------
+typedef int (*EmuLaunchFn)(MlcEmuEntry, void **, dim3, dim3, size_t, char *, size_t);
+
+typedef struct Emu {
+  MlcLauncher l; // first: the launcher callbacks get an Emu
+  void *so;
+  EmuLaunchFn launch;
+  const char *const *names;
+  const char *const *messages;
+  int nkernels;
+  MlcEmuEntry *entries;
+  char err[512];
+} Emu;
+
+static int emu_launch(MlcLauncher *l, int k, int64_t grid, int64_t block, void **params) {
+  Emu *e = (Emu *)l;
+  if (k < 0 || k >= e->nkernels) return snprintf(e->err, sizeof e->err, "kernel %d out of range", k), -1;
+  if (!e->entries[k]) {
+    char sym[512];
+    snprintf(sym, sizeof sym, "%s_entry", e->names[k]);
+    if (!(e->entries[k] = (MlcEmuEntry)(uintptr_t)dlsym(e->so, sym)))
+      return snprintf(e->err, sizeof e->err, "no %.400s in the emulation object", sym), -1;
+  }
+  char why[400];
+  if (e->launch(e->entries[k], params, mlc_dim3((unsigned)grid, 1, 1), mlc_dim3((unsigned)block, 1, 1), 0, why,
+                sizeof why)) {
+    snprintf(e->err, sizeof e->err, "%.100s: %.400s", e->names[k], why);
+    return -1;
+  }
+  return 0;
+}
+
+// dev.cu (as C) + host.c + the emulation, into WORKDIR/NAME.so, opened.
+static bool emu_open(Emu *e, Pipeline *P, const char *name, char *why, size_t len) {
+  char dev[4096], host[4096], so[4096];
+  snprintf(dev, sizeof dev, "%s/%s.cu", workdir, name);
+  snprintf(host, sizeof host, "%s/%s_host.c", workdir, name);
+  snprintf(so, sizeof so, "%s/%s.so", workdir, name);
+  const char *d = cuda_gen_device(P->cuda), *h = cuda_gen_host(P->cuda);
+  if (!write_file(dev, d, strlen(d)) || !write_file(host, h, strlen(h)))
+    return snprintf(why, len, "cannot write %.400s", dev), false;
+  char *argv[] = {(char *)tool, "-std=gnu17", "-O1", "-g0", "-shared", "-fPIC", "-ffp-contract=off", "-w",
+                  "-Ikernels/cuda", "-Iruntime/include", "-I.", "-x", "c", dev, host,
+                  "kernels/cuda/cuda_emu.c", "-o", so, "-lm", NULL};
+  if (run(argv) != 0) return snprintf(why, len, "%.200s failed to compile %.400s", tool, dev), false;
+  *e = (Emu){.l = {.launch = emu_launch}};
+  if (!(e->so = dlopen(so, RTLD_NOW | RTLD_LOCAL))) return snprintf(why, len, "dlopen: %s", dlerror()), false;
+  e->launch = (EmuLaunchFn)(uintptr_t)dlsym(e->so, "mlc_emu_launch");
+  e->names = dlsym(e->so, "mlc_t_cu_kernels");
+  e->messages = dlsym(e->so, "mlc_t_cu_messages");
+  const int *nk = dlsym(e->so, "mlc_t_cu_nkernels");
+  if (!e->launch || !e->names || !nk) return snprintf(why, len, "the emulation object lacks its tables"), false;
+  e->nkernels = *nk;
+  e->entries = calloc((size_t)e->nkernels + 1, sizeof *e->entries);
+  return true;
+}
+
+static void emu_close(Emu *e) {
+  free(e->entries);
+  if (e->so) {
+    void (*release)(void) = (void (*)(void))(uintptr_t)dlsym(e->so, "mlc_emu_release");
+    if (release) release();
+    dlclose(e->so);
+  }
+}
+
+// ---- emu: one program --------------------------------------------------------------------------------
+typedef struct Model {
+  BuildUnit u;
+  IrModule *mod;
+  LlvmJit *jit;    // NULL: no CPU comparison
+  Emu emu;
+  int nstate;
+  const char *paths[256];
+  Tensor *state[256];
+} Model;
+
+static int state_index(Model *m, const char *path) {
+  for (int i = 0; i < m->nstate; i++)
+    if (!strcmp(m->paths[i], path)) return i;
+  return -1;
+}
+
+typedef struct Run {
+  void *in[16], *out[16], *st[256];
+  int stidx[256], nst;
+  int64_t dims[16 * MLC_MAX_RANK];
+} Run;
+
+static void run_free(Run *r) {
+  for (int i = 0; i < 16; i++) free(r->in[i]), free(r->out[i]);
+  for (int i = 0; i < r->nst; i++) free(r->st[i]);
+}
+
+// Buffers for program p of graph function f: inputs, outputs sized like
+// the interpreter's, state in p's KBUF_STATE order.
+static void run_init(Run *r, Model *m, IrFunc *f, const KirProgram *p, Tensor **args, Tensor **outs) {
+  memset(r, 0, sizeof *r);
+  for (int i = 0; i < f->params.len; i++) {
+    for (int d = 0; d < args[i]->rank; d++) r->dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
+    r->in[i] = to_bytes(args[i]);
+  }
+  for (int i = 0; i < f->outputs.len; i++) r->out[i] = calloc((size_t)outs[i]->numel + 1, 8);
+  for (int b = 0; b < p->bufs.len; b++) {
+    KirBuf *kb = kir_buf(p, b);
+    if (kb->kind != KBUF_STATE) continue;
+    r->stidx[r->nst] = state_index(m, kb->path);
+    r->st[r->nst] = to_bytes(m->state[r->stidx[r->nst]]);
+    r->nst++;
+  }
+}
+
+static bool run_emu(Model *m, const KirProgram *p, Run *r, char *why, size_t len) {
+  char sym[256];
+  snprintf(sym, sizeof sym, "mlc_t_cu_%s", p->name);
+  MlcDeviceProgram fn = (MlcDeviceProgram)(uintptr_t)dlsym(m->emu.so, sym);
+  snprintf(sym, sizeof sym, "mlc_t_cu_%s_scratch_bytes", p->name);
+  int64_t (*scratch)(const int64_t *) = (int64_t (*)(const int64_t *))(uintptr_t)dlsym(m->emu.so, sym);
+  if (!fn || !scratch) return snprintf(why, len, "no %s in the emulation object", sym), false;
+  uint64_t in[16], out[16], st[256];
+  for (int i = 0; i < 16; i++) in[i] = (uint64_t)(uintptr_t)r->in[i], out[i] = (uint64_t)(uintptr_t)r->out[i];
+  for (int i = 0; i < r->nst; i++) st[i] = (uint64_t)(uintptr_t)r->st[i];
+  void *sc = aligned_alloc(256, (size_t)((scratch(r->dims) + 511) / 256 * 256));
+  uint32_t flag = 0;
+  int rc = fn(&m->emu.l, r->dims, in, out, st, (uint64_t)(uintptr_t)sc, 777, (uint64_t)(uintptr_t)&flag);
+  free(sc);
+  if (rc) return snprintf(why, len, "a launch failed: %.400s", m->emu.err), false;
+  if (flag) return snprintf(why, len, "a check failed: %s", m->emu.messages[flag - 1]), false;
+  return true;
+}
+
+static bool run_cpu(Model *m, const KirProgram *p, Run *r, MlcPool *pool, char *why, size_t len) {
+  char sym[256];
+  snprintf(sym, sizeof sym, "mlc_t_%s", p->name);
+  KirEntryFn fn = (KirEntryFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, len);
+  snprintf(sym, sizeof sym, "mlc_t_%s_scratch_bytes", p->name);
+  KirScratchFn scratch = (KirScratchFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, len);
+  if (!fn || !scratch) return false;
+  void *sc = aligned_alloc(64, (size_t)((scratch(r->dims) + 127) / 64 * 64));
+  const char *msg = NULL;
+  bool ok = fn(r->dims, r->in, r->out, r->st, sc, 777, pool, &msg) == 0;
+  if (!ok) snprintf(why, len, "the CPU program failed: %s", msg ? msg : "?");
+  free(sc);
+  return ok;
+}
+
+// Program g (gpu) and c (cpu) of graph function f, emulated, compiled and
+// interpreted on args.
+static void check_program(Model *m, const char *model, IrFunc *f, const KirProgram *g, const KirProgram *c,
+                          Tensor **args, MlcPool *pool) {
+  char why[512] = "";
+  Tensor *ist[256], *outs[16] = {0};
+  for (int i = 0; i < m->nstate; i++) ist[i] = interp_tensor_clone(m->state[i]);
+  InterpParams ip = {m->nstate, m->paths, ist, 777};
+  DiagSink d;
+  diag_init(&d, m->u.arena);
+  bool ok = interp_run(m->mod, f, INTERP_F32, args, f->params.len, &ip, outs, &d) == 0;
+  if (!ok) snprintf(why, sizeof why, "interpreter: %s", VEC_AT(d.diags, Diag, 0)->msg);
+  Run gr = {0}, cr = {0};
+  if (ok) run_init(&gr, m, f, g, args, outs);
+  if (ok && m->jit) run_init(&cr, m, f, c, args, outs);
+  double t0 = now();
+  ok = ok && run_emu(m, g, &gr, why, sizeof why);
+  double secs = now() - t0;
+  ok = ok && (!m->jit || run_cpu(m, c, &cr, pool, why, sizeof why));
+  double wi = 0, wc = 0;
+  for (int i = 0; ok && i < f->outputs.len; i++) {
+    const char *what = arena_printf(m->u.arena, "output %d", i);
+    ok = agree(gr.out[i], outs[i]->dtype, outs[i], true, outs[i]->numel, what, &wi, why, sizeof why) &&
+         (!m->jit || agree(gr.out[i], outs[i]->dtype, cr.out[i], false, outs[i]->numel, what, &wc, why, sizeof why));
+  }
+  for (int i = 0; ok && i < gr.nst; i++) {
+    Tensor *w = ist[gr.stidx[i]];
+    const char *what = m->paths[gr.stidx[i]];
+    ok = agree(gr.st[i], w->dtype, w, true, w->numel, what, &wi, why, sizeof why) &&
+         (!m->jit || agree(gr.st[i], w->dtype, cr.st[i], false, w->numel, what, &wc, why, sizeof why));
+  }
+  char what[256];
+  snprintf(what, sizeof what, "%s emulated (%.1f s) agrees with the interpreter (%.1e)%s", g->name, secs, wi,
+           m->jit ? arena_printf(m->u.arena, " and the CPU backend (%.1e)", wc) : "");
+  report(model, what, ok, why);
+  run_free(&gr);
+  run_free(&cr);
+  for (int i = 0; i < 16; i++) interp_tensor_free(outs[i]);
+  for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
+}
+
+static void emu_model(const char *path, MlcPool *pool) {
+  Arena *a = arena_new();
+  DiagSink d;
+  Pipeline P;
+  const char *name = arena_strdup(a, stem(path));
+  bool cpu = strcmp(name, "char_transformer") != 0;
+  Model m = {0};
+  char why[1024] = "";
+  bool ok = build_model(&P, a, &d, path, PIPE_CUDA | (cpu ? PIPE_CPU : 0));
+  m.u = P.u, m.mod = P.u.lr.module;
+  double t0 = now();
+  ok = ok && emu_open(&m.emu, &P, name, why, sizeof why);
+  if (ok) printf("  %s: %d kernels compiled as C in %.1f s\n", name, cuda_gen_kernels(P.cuda), now() - t0);
+  LlvmGen *g = NULL;
+  if (ok && cpu) {
+    BackendOptions bo = backend_default_options();
+    bo.prefix = "mlc_t_";
+    g = llvm_gen_new(&bo, why, sizeof why);
+    const KirProgram *ps[3] = {m.u.k_train, m.u.k_eval, m.u.k_predict};
+    for (int i = 0; g && ok && i < 3; i++) ok = llvm_gen_add(g, ps[i], why, sizeof why) == 0;
+    ok = ok && g && (m.jit = llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, why, sizeof why));
+  }
+  if (!ok) {
+    report(name, "build", false, why[0] ? why : "the pipeline failed");
+  } else {
+    const Type *ot = VEC_AT(m.u.predict->outputs, IrNode, 0)->type;
+    int64_t classes = 2;
+    dim_is_const(ot->dims[ot->rank - 1], &classes);
+    m.nstate = m.mod->params.len;
+    for (int i = 0; i < m.nstate; i++) {
+      IrParam *p = VEC_AT(m.mod->params, IrParam, i);
+      m.paths[i] = p->name;
+      m.state[i] = make(p->type, 1, 1, 0.2);
+      if (!strcmp(p->name, "opt.step")) m.state[i]->data[0] = 3;
+      if (!strcmp(p->name, "opt.steps_per_epoch")) m.state[i]->data[0] = 10;
+      if (!strcmp(p->name, "opt.total_steps")) m.state[i]->data[0] = 100;
+      if (strstr(p->name, "exp_avg_sq"))
+        for (int64_t e = 0; e < m.state[i]->numel; e++) m.state[i]->data[e] = fabs(m.state[i]->data[e]);
+    }
+    IrFunc *step = m.u.train_step;
+    Tensor *args[16] = {0};
+    for (int i = 0; i < step->params.len && i < 16; i++)
+      args[i] = make(VEC_AT(step->params, IrNode, i)->type, 3, classes, 1.0);
+    check_program(&m, name, step, m.u.g_train, m.u.k_train, args, pool);
+    check_program(&m, name, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool);
+    check_program(&m, name, m.u.predict, m.u.g_predict, m.u.k_predict, args, pool);
+    for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
+    for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);
+  }
+  if (m.jit) llvm_jit_free(m.jit);
+  llvm_gen_free(g);
+  emu_close(&m.emu);
+  pipeline_free(&P);
+  arena_free(a);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 4 || (strcmp(argv[1], "nvrtc") && strcmp(argv[1], "emu"))) {
+    fprintf(stderr, "usage: test_cuda_examples nvrtc WORKDIR PTXAS [MODEL...]\n"
+                    "       test_cuda_examples emu WORKDIR CC [MODEL...]\n");
+    return 2;
+  }
+  workdir = argv[2], tool = argv[3];
+  const char *defaults[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model",
+                            "examples/regression.model", "examples/frozen_ste.model",
+                            "examples/char_transformer.model", "tests/e2e/tiny_gpt.model",
+                            "tests/e2e/accum.model"};
+  const char *const *models = argc > 4 ? (const char *const *)argv + 4 : defaults;
+  int nmodels = argc > 4 ? argc - 4 : (int)(sizeof defaults / sizeof *defaults);
+  if (!strcmp(argv[1], "nvrtc")) {
+    char err[1024];
+    CudaNvrtc *nv = cuda_nvrtc_open(err, sizeof err);
+    if (!nv) {
+      printf("[SKIP] %s\n", err);
+      return 77;
+    }
+    if (!tool[0] || access(tool, X_OK)) {
+      printf("[SKIP] ptxas not found (pass its path as the third argument)\n");
+      skipped = true;
+    }
+    for (int i = 0; i < nmodels; i++) nvrtc_model(nv, models[i]);
+    cuda_nvrtc_close(nv);
+  } else {
+    MlcPool *pool = mlc_pool_new(2);
+    for (int i = 0; i < nmodels; i++) emu_model(models[i], pool);
+    mlc_pool_free(pool);
+  }
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : skipped ? 77 : 0;
+}
