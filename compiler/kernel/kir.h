@@ -331,8 +331,18 @@ typedef struct KStmt {
 // shares its source's buffer, so the two shapes may differ) and its
 // constant attributes; the canonical nest stays the kernel's body until a
 // recipe replaces it. X(id, name, roles, attributes "name:count ...").
+// The matmul_* kinds are a matmul with the elementwise op(s) after it
+// folded in (the kernel library's epilogues, applied to each element after
+// its K sum, in this order): + bias[j] (bias: [N], along y's last dim),
+// + aux (aux: y's shape, row-major), then relu (attribute relu = 1, or
+// matmul_relu), or relu_mask (y = aux > 0 ? y : 0, relu_grad's mask). y
+// and aux are row-major and never share bytes.
 #define KIR_OPS(X)                                                             \
   X(MATMUL, "matmul", "a b y", "")                                             \
+  X(MATMUL_BIAS, "matmul_bias", "a b y bias", "relu:1")                        \
+  X(MATMUL_RESIDUAL, "matmul_residual", "a b y aux", "relu:1")                 \
+  X(MATMUL_RELU, "matmul_relu", "a b y", "")                                   \
+  X(MATMUL_RELU_MASK, "matmul_relu_mask", "a b y aux", "")                     \
   X(CONV2D, "conv2d", "x w y", "stride:2 padding:2 dilation:2 groups:1")      \
   X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "dy w dx",                         \
     "stride:2 padding:2 dilation:2 groups:1")                                  \

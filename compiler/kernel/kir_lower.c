@@ -777,7 +777,9 @@ static int slot_of(const KLower *c, const IrNode *n) { return n->order + c->npar
 
 // Readers of every body node, as counts: by matmul operands, by elided
 // transposes, by anything else; results and stores count as other readers.
-static void plan_views(KLower *c) {
+static void plan_epilogues(KLower *c, const int *users, IrNode *const *last);
+
+static void plan_views(KLower *c, bool epilogues) {
   IrFunc *f = c->f;
   int total = f->params.len + f->nodes.len + 1;
   int *other = arena_alloc(c->p->arena, sizeof(int) * (size_t)total);
@@ -786,6 +788,8 @@ static void plan_views(KLower *c) {
   c->elided = arena_alloc(c->p->arena, (size_t)total);
   c->placed = arena_alloc(c->p->arena, (size_t)total);
   c->into = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  c->epi_end = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  c->epi_of = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
   for (int i = 0; i < f->outputs.len; i++) other[slot_of(c, VEC_AT(f->outputs, IrNode, i))]++;
   // Readers come after what they read: walking backwards, a transpose's
   // readers are settled before it.
@@ -807,6 +811,7 @@ static void plan_views(KLower *c) {
         !c->elided[slot_of(c, last[me])] && !is_result(c, n))
       c->into[me] = last[me];
   }
+  if (epilogues) plan_epilogues(c, users, last);
 }
 
 // The view of value n: its buffer, row-major; through an elided transpose,
@@ -841,6 +846,58 @@ static KlView out_view(KLower *c, const IrNode *n) {
   return v;
 }
 
+// ---- matmul epilogues --------------------------------------------------------------------------------------
+// An elementwise op that is the only reader of a row-major matmul result
+// folds into the matmul's kernel (kir.h, the matmul_* op kinds; the kernel
+// library's epilogue flags): a bias add (an operand [N] along the last
+// dim), a residual add (an operand of the result's type), a relu after
+// either or alone, or relu_grad(matmul, x) (the mask of an incoming
+// gradient). The chain's last op owns the buffer; the matmul's kernel
+// applies each op's own formula after the K sum, so results are the
+// separate kernels' bit for bit. Not in checked programs (each op keeps
+// its finite check there).
+typedef enum { EPI_NONE, EPI_BIAS, EPI_RESIDUAL, EPI_RELU, EPI_RELU_MASK } EpiKind;
+
+// The one reader of n when n has exactly one (and is no result), else NULL.
+static IrNode *only_reader(const KLower *c, const int *users, IrNode *const *last, const IrNode *n) {
+  int me = slot_of(c, n);
+  return users[me] == 1 && !is_result(c, n) ? last[me] : NULL;
+}
+
+// The operand of e that is not v (NULL when both are v).
+static IrNode *other_in(const IrNode *e, const IrNode *v) {
+  if (e->nin != 2 || (e->in[0] == v) == (e->in[1] == v)) return NULL;
+  return e->in[0] == v ? e->in[1] : e->in[0];
+}
+
+// What e does to v (its operand) as an epilogue step, or EPI_NONE.
+static EpiKind epi_step(const KLower *c, const IrNode *e, const IrNode *v) {
+  const Type *t = v->type;
+  if (!type_eq(e->type, t)) return EPI_NONE;
+  if (e->op == IR_RELU) return EPI_RELU;
+  IrNode *x = other_in(e, v);
+  if (!x || c->elided[slot_of(c, x)] || x->type->dtype != t->dtype) return EPI_NONE;
+  if (e->op == IR_RELU_GRAD) return e->in[0] == v && type_eq(x->type, t) ? EPI_RELU_MASK : EPI_NONE;
+  if (e->op != IR_ADD) return EPI_NONE;
+  if (type_eq(x->type, t)) return EPI_RESIDUAL;
+  return x->type->rank == 1 && dim_eq(x->type->dims[0], t->dims[t->rank - 1]) ? EPI_BIAS : EPI_NONE;
+}
+
+static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
+  IrFunc *f = c->f;
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i), *e = only_reader(c, users, last, n);
+    if (ir_op_class(n->op) != IRC_MATMUL || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e)
+      continue;
+    EpiKind k = epi_step(c, e, n);
+    if (k == EPI_NONE || c->epi_of[slot_of(c, e)]) continue; // add(mm, mm): the first matmul's
+    c->epi_of[slot_of(c, e)] = n, c->epi_end[slot_of(c, n)] = e;
+    IrNode *r = only_reader(c, users, last, e);
+    if ((k == EPI_BIAS || k == EPI_RESIDUAL) && r && epi_step(c, r, e) == EPI_RELU)
+      c->epi_of[slot_of(c, r)] = n, c->epi_end[slot_of(c, n)] = r;
+  }
+}
+
 // ---- matmul -------------------------------------------------------------------------------------------------
 // [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast (an operand's
 // dim of 1 indexes 0), operands and result as strided views: per output
@@ -871,14 +928,64 @@ static KExpr *batch_off(KLower *c, const KlView *v, int r, KExpr **iv) {
   return e;
 }
 
+// Matmul n's epilogue: its ops in order (none, one or two), the op kind
+// of the fused kernel, its fourth operand (bias or aux; NULL for none) and
+// whether a relu ends it.
+typedef struct Epilogue {
+  IrNode *ops[2];
+  int nops;
+  KirOpKind kind;
+  IrNode *operand;
+  bool relu;
+} Epilogue;
+
+static Epilogue epilogue_of(KLower *c, IrNode *n) {
+  Epilogue e = {.kind = KOP_MATMUL};
+  IrNode *end = c->epi_end[slot_of(c, n)];
+  if (!end) return e;
+  if (end->op == IR_RELU && end->in[0] != n) e.ops[e.nops++] = end->in[0];
+  e.ops[e.nops++] = end;
+  IrNode *first = e.ops[0];
+  e.relu = end->op == IR_RELU;
+  switch (epi_step(c, first, n)) {
+  case EPI_BIAS: e.kind = KOP_MATMUL_BIAS; break;
+  case EPI_RESIDUAL: e.kind = KOP_MATMUL_RESIDUAL; break;
+  case EPI_RELU_MASK: e.kind = KOP_MATMUL_RELU_MASK; break;
+  default: e.kind = KOP_MATMUL_RELU; break;
+  }
+  if (e.kind != KOP_MATMUL_RELU) e.operand = other_in(first, n);
+  return e;
+}
+
+// v after the epilogue's ops, each by its own formula (operands broadcast
+// to the result's index iv, as lower_elementwise loads them).
+static KExpr *apply_epilogue(KLower *c, KirKernel *k, const Epilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
+                             KExpr *v) {
+  const IrNode *prev = n;
+  for (int i = 0; i < e->nops; i++) {
+    IrNode *op = e->ops[i];
+    KExpr *in[3];
+    for (int j = 0; j < op->nin; j++)
+      in[j] = op->in[j] == prev ? v : kl_ld(c, op->in[j], kl_bcast(c, op->in[j]->type, op->type->rank, iv));
+    v = let_local(c, k, blk, "e", elementwise_expr(c, op, in));
+    prev = op;
+  }
+  return v;
+}
+
 static bool lower_matmul(KLower *c, IrNode *n) {
   KlView a = view_of(c, n->in[0]), b = view_of(c, n->in[1]), y = out_view(c, n);
-  KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_matmul", n->id), n->span);
-  int bufs[3] = {a.buf, b.buf, y.buf}, rank[3] = {a.rank, b.rank, y.rank};
+  Epilogue epi = epilogue_of(c, n);
+  const char *what = epi.kind == KOP_MATMUL ? "matmul" : kir_op_name(epi.kind);
+  KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
+  int nb = epi.operand ? 4 : 3;
+  KlView x = epi.operand ? view_of(c, epi.operand) : y;
+  int bufs[4] = {a.buf, b.buf, y.buf, x.buf}, rank[4] = {a.rank, b.rank, y.rank, x.rank};
   KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
-  KlView *views[3] = {&a, &b, &y};
-  for (int i = 0; i < 3; i++) memcpy(dims[i], views[i]->dims, sizeof(KExpr *) * (size_t)views[i]->rank);
-  KirOp *op = kir_kernel_op(c->p, k, KOP_MATMUL, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, NULL);
+  KlView *views[4] = {&a, &b, &y, &x};
+  for (int i = 0; i < nb; i++) memcpy(dims[i], views[i]->dims, sizeof(KExpr *) * (size_t)views[i]->rank);
+  int64_t relu = epi.relu;
+  KirOp *op = kir_kernel_op(c->p, k, epi.kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, &relu);
   for (int i = 0; i < 3; i++)
     for (int d = 0; d < views[i]->rank; d++)
       if (!kir_expr_equal(views[i]->strides[d], kir_op_stride(c->p, op, i, d))) {
@@ -896,7 +1003,9 @@ static bool lower_matmul(KLower *c, IrNode *n) {
   KExpr *sum = kl_ksum(&q, blk, a.dims[a.rank - 1]);
   KExpr *oy = kl_i(c, 0);
   for (int d = 0; d < r; d++) oy = kl_add(c, oy, kl_mul(c, iv[d], y.strides[d]));
-  kir_store(c->p, blk, y.buf, oy, kir_cast(c->p, kir_buf(c->p, y.buf)->dtype, sum));
+  KExpr *v = kir_cast(c->p, kir_buf(c->p, y.buf)->dtype, sum);
+  if (epi.nops) v = apply_epilogue(c, k, &epi, n, blk, iv, v);
+  kir_store(c->p, blk, y.buf, oy, v);
   return true;
 }
 
@@ -938,6 +1047,9 @@ static bool is_alias(const IrNode *n) {
 }
 
 static bool lower_node(KLower *c, IrNode *n) {
+  // A matmul with an epilogue is lowered at its last op: every operand of
+  // the chain is computed by then.
+  if (c->epi_of[slot_of(c, n)]) return lower_matmul(c, c->epi_of[slot_of(c, n)]);
   switch (ir_op_class(n->op)) {
   case IRC_INPUT: return true;
   case IRC_CONST: return lower_const(c, n);
@@ -964,25 +1076,31 @@ static bool lower_node(KLower *c, IrNode *n) {
 // Gives node n its buffer: state slots by path, aliases share, the rest a
 // fresh temporary.
 // An elided transpose has none (-1); a matmul writing into a transpose
-// takes (and makes) that transpose's buffer.
+// takes (and makes) that transpose's buffer. A matmul with an epilogue
+// writes the buffer of the epilogue's last op; the ops before it have none.
 static void node_buffer(KLower *c, IrNode *n) {
   int me = slot_of(c, n), *slot = &c->buf[me];
   if (c->placed[me]) return;
   c->placed[me] = true;
+  IrNode *owner = c->into[me] ? c->into[me] : c->epi_end[me];
   if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
   else if (c->elided[me]) *slot = -1;
+  else if (c->epi_of[me] && c->epi_end[slot_of(c, c->epi_of[me])] != n) *slot = -1;
   else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
-  else if (c->into[me]) {
-    node_buffer(c, c->into[me]);
-    *slot = kl_buf(c, c->into[me]);
+  else if (owner) {
+    node_buffer(c, owner);
+    *slot = kl_buf(c, owner);
   } else {
     *slot = kl_buf_new(c, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type);
   }
 }
 
-// A transpose a matmul wrote already, or one that is only a view: no kernel.
+// A transpose a matmul wrote already, or one that is only a view: no kernel;
+// nor a matmul with an epilogue, nor its epilogue's ops but the last.
 static bool no_kernel(KLower *c, const IrNode *n) {
-  if (c->elided[slot_of(c, n)]) return true;
+  int me = slot_of(c, n);
+  if (c->elided[me] || c->epi_end[me]) return true;
+  if (c->epi_of[me]) return c->epi_end[slot_of(c, c->epi_of[me])] != n;
   return n->op == IR_TRANSPOSE && c->into[slot_of(c, n->in[0])] == n;
 }
 
@@ -1100,7 +1218,7 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   bool checks = o && o->check_finite;
   bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
-  plan_views(&c);
+  plan_views(&c, !checks);
   for (int i = 0; i < f->nodes.len && !c.failed; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     node_buffer(&c, n);

@@ -24,6 +24,9 @@ typedef struct KLower {
   IrNode **into;     // a matmul whose one reader is a transpose: that transpose,
                      // whose buffer the matmul writes through permuted strides
   bool *placed;      // the value has its buffer already
+  // Matmul epilogues (kir_lower.c, "matmul epilogues"), per value:
+  IrNode **epi_end;  // a matmul: the last op of its epilogue, whose buffer it writes
+  IrNode **epi_of;   // an op folded into a matmul's epilogue: that matmul (no kernel)
 } KLower;
 
 // A strided view of a buffer as an op operand sees it: dims and element

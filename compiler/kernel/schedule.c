@@ -94,6 +94,10 @@ static const struct {
   bool (*recipe)(Sk *s);
 } strategies[] = {
     {KOP_MATMUL, sk_matmul},
+    {KOP_MATMUL_BIAS, sk_matmul},
+    {KOP_MATMUL_RESIDUAL, sk_matmul},
+    {KOP_MATMUL_RELU, sk_matmul},
+    {KOP_MATMUL_RELU_MASK, sk_matmul},
     {KOP_CONV2D, sk_conv2d},
     {KOP_CONV2D_GRAD_INPUT, sk_conv2d_grad_input},
     {KOP_CONV2D_GRAD_WEIGHT, sk_conv2d_grad_weight},

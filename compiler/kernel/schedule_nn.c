@@ -141,6 +141,7 @@ static void collapse(Sk *s, Batch *b) {
 
 typedef struct Gemm {
   uint32_t flags;
+  bool swapped; // computed as C^T = B^T A^T
   KExpr *m, *n, *k, *lda, *ldb, *ldc;
   int a, b, c;
 } Gemm;
@@ -169,6 +170,7 @@ static bool gemm_of(Sk *s, Gemm *g, Batch *b) {
     Mat a2 = {B.buf, B.cols, B.rows, B.cs, B.rs}, b2 = {A.buf, A.cols, A.rows, A.cs, A.rs};
     Mat c2 = {C.buf, C.cols, C.rows, C.cs, C.rs};
     A = a2, B = b2, C = c2;
+    g->swapped = true;
     for (int i = 0; i < b->n; i++) {
       KExpr *t = b->st[0][i];
       b->st[0][i] = b->st[1][i], b->st[1][i] = t;
@@ -189,8 +191,23 @@ static void gemm_args(Sk *s, KStmt *st, const Gemm *g, KExpr *const *off) {
   kir_call_operand(st, "a", g->a, off[0]), kir_call_set(st, "lda", g->lda);
   kir_call_operand(st, "b", g->b, off[1]), kir_call_set(st, "ldb", g->ldb);
   kir_call_operand(st, "c", g->c, off[2]), kir_call_set(st, "ldc", g->ldc);
-  kir_call_operand(st, "bias", -1, NULL), kir_call_operand(st, "aux", -1, NULL);
-  kir_call_set(st, "ldaux", sk_i(s, 0));
+  const KirOp *op = s->k->op;
+  bool bias = op->kind == KOP_MATMUL_BIAS, aux = op->kind == KOP_MATMUL_RESIDUAL || op->kind == KOP_MATMUL_RELU_MASK;
+  kir_call_operand(st, "bias", bias ? op->buf[3] : -1, bias ? sk_i(s, 0) : NULL);
+  kir_call_operand(st, "aux", aux ? op->buf[3] : -1, aux ? off[2] : NULL);
+  kir_call_set(st, "ldaux", aux ? g->ldc : sk_i(s, 0));
+}
+
+// The epilogue flags of a matmul_* kernel (kir.h): bias along C's columns,
+// aux in C's layout (row-major, as C is when not swapped).
+static uint32_t epilogue_flags(const KirOp *op) {
+  switch (op->kind) {
+  case KOP_MATMUL_BIAS: return KIR_GEMM_BIAS_COL | (op->attr[0] ? KIR_GEMM_RELU : 0);
+  case KOP_MATMUL_RESIDUAL: return KIR_GEMM_RESIDUAL | (op->attr[0] ? KIR_GEMM_RELU : 0);
+  case KOP_MATMUL_RELU: return KIR_GEMM_RELU;
+  case KOP_MATMUL_RELU_MASK: return KIR_GEMM_RELU_MASK;
+  default: return 0;
+  }
 }
 
 bool sk_matmul(Sk *s) {
@@ -199,9 +216,12 @@ bool sk_matmul(Sk *s) {
   for (int i = 0; i < 3; i++)
     if (kir_buf(s->p, op->buf[i])->dtype != DT_F32) return false;
   Batch b;
-  Gemm g;
+  Gemm g = {0};
   batch_of(s, &b);
   if (!gemm_of(s, &g, &b)) return false;
+  uint32_t epi = epilogue_flags(op);
+  if (epi && g.swapped) return false; // an epilogue's C is row-major: never
+  g.flags |= epi;
   collapse(s, &b);
   fold_rows(s, &b, &g);
   sk_restart(s);
@@ -219,7 +239,8 @@ bool sk_matmul(Sk *s) {
     int i = b.n - 1;
     kir_call_set(st, "batch", b.size[i]);
     kir_call_set(st, "sa", b.st[0][i]), kir_call_set(st, "sb", b.st[1][i]), kir_call_set(st, "sc", b.st[2][i]);
-    kir_call_set(st, "saux", sk_i(s, 0));
+    bool aux = op->kind == KOP_MATMUL_RESIDUAL || op->kind == KOP_MATMUL_RELU_MASK;
+    kir_call_set(st, "saux", aux ? b.st[2][i] : sk_i(s, 0));
   }
   return true;
 }

@@ -584,6 +584,50 @@ static void test_finite(void) {
   }
 }
 
+// Matmul epilogues (kir_lower.c): which ops of gemm.ir's epilogue
+// functions fold into a matmul's kernel, as the kernels' op kinds in
+// order (tests/graph/ir/gemm.ir runs them against the interpreter), and
+// none in a checked program.
+static void test_epilogues(void) {
+  static const struct { const char *func, *want; } cases[] = {
+      {"linear_relu", "matmul_bias(relu=1)"},
+      {"residual", "matmul_residual(relu=0) matmul_residual(relu=1)"},
+      {"relu_only", "matmul_relu"},
+      {"mask", "matmul_relu_mask matmul_relu_mask"},
+      {"unfused", "matmul matmul"},
+      {"two_mm", "matmul matmul_residual(relu=0)"},
+      {"bias64", "matmul_bias(relu=1)"},
+  };
+  DiagSink ds;
+  diag_init(&ds, A);
+  const char *path = "tests/graph/ir/gemm.ir";
+  char *text = read_all(path);
+  IrModule *m = text ? ir_parse(A, src_from_string(A, path, text, strlen(text)), &ds) : NULL;
+  if (!check("parse gemm.ir", m && ir_verify(m, &ds))) return;
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    IrFunc *f = NULL;
+    for (int i = 0; i < m->funcs.len; i++)
+      if (!strcmp(VEC_AT(m->funcs, IrFunc, i)->name, cases[c].func)) f = VEC_AT(m->funcs, IrFunc, i);
+    for (int checked = 0; checked < 2; checked++) {
+      char err[256];
+      KirLowerOptions o = {.check_finite = checked};
+      KirProgram *p = f ? kir_lower_func_opts(A, m, f, &o, err, sizeof err) : NULL;
+      StrBuf b = {0};
+      for (int i = 0; p && i < p->kernels.len; i++) {
+        const KirOp *op = VEC_AT(p->kernels, KirKernel, i)->op;
+        if (!op || op->kind > KOP_MATMUL_RELU_MASK) continue;
+        sb_printf(&b, "%s%s", b.len ? " " : "", kir_op_name(op->kind));
+        if (op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL) sb_printf(&b, "(relu=%d)", (int)op->attr[0]);
+      }
+      const char *got = b.data ? b.data : "", *want = checked ? NULL : cases[c].want;
+      bool ok = p && (want ? !strcmp(got, want) : !strstr(got, "matmul_"));
+      if (!ok) printf("  %s%s: got \"%s\"\n", cases[c].func, checked ? " (checked)" : "", got);
+      check(arena_printf(A, "epilogue %s%s", cases[c].func, checked ? " (checked: none)" : ""), ok);
+      sb_free(&b);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   verbose = argc > 1 && !strcmp(argv[1], "-v");
   A = arena_new();
@@ -594,6 +638,7 @@ int main(int argc, char **argv) {
   run_inline();
   run_examples();
   test_finite();
+  test_epilogues();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)
     if (!covered[op] && op != IR_INPUT) sb_printf(&b, " %s", ir_op_name((IrOp)op));
