@@ -182,6 +182,11 @@ static LLVMValueRef entry_fn(LlvmGen *g, const char *suffix, LLVMTypeRef ret, LL
   char *name = arena_printf(g->p->arena, "%s%s%s", g->opt.prefix, g->p->name, suffix);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, ps, n, 0));
   llvm_fn_attrs(g, fn);
+  // An entry point is a straight chain of kernel calls (a block per call,
+  // thousands in a transformer's train step, twice that in its checked
+  // copy) over sizes printed once: optimising it buys nothing at run time
+  // and was half the module's compile time.
+  llvm_fn_unoptimized(g, fn);
   llvm_fn_begin(g, fn);
   return fn;
 }
@@ -322,7 +327,13 @@ int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
-  LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+  // No interleaved or unrolled copies of vectorised loops: the loops the
+  // kernel IR leaves to LLVM are elementwise passes and reductions over
+  // memory (the GEMMs and convolutions are library calls), which one
+  // vector body per iteration already keeps at memory speed, and the
+  // copies were most of the module's code and of its build time.
+  LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
   const char *pipe = g->opt.opt_level >= 3 ? "default<O3>" : g->opt.opt_level == 2 ? "default<O2>" : "default<O1>";
   LLVMErrorRef e = LLVMRunPasses(g->mod, pipe, g->tm, po);
   LLVMDisposePassBuilderOptions(po);

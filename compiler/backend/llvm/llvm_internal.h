@@ -65,6 +65,9 @@ LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt);
 void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn);
 void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name);
 // Starts fn's entry block (allocas go to its top through g->ab).
+// optnone + noinline: no IR passes and the fast instruction selector and
+// register allocator, for code that runs once per program call.
+void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn);
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
 LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);

@@ -81,6 +81,11 @@ void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn) {
   if (g->features[0]) str_attr(g, fn, "target-features", g->features);
 }
 
+void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn) {
+  fn_attr(g, fn, "noinline");
+  fn_attr(g, fn, "optnone");
+}
+
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn) {
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, entry);
