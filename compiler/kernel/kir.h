@@ -336,7 +336,8 @@ typedef struct KStmt {
 // its K sum, in this order): + bias[j] (bias: [N], along y's last dim),
 // + aux (aux: y's shape, row-major), then relu (attribute relu = 1, or
 // matmul_relu), or relu_mask (y = aux > 0 ? y : 0, relu_grad's mask). y
-// and aux are row-major and never share bytes.
+// and aux are row-major and never share bytes. conv2d_bias is conv2d then
+// + bias[o] (bias: [O, 1, 1] or [1, O, 1, 1]), then relu with relu = 1.
 #define KIR_OPS(X)                                                             \
   X(MATMUL, "matmul", "a b y", "")                                             \
   X(MATMUL_BIAS, "matmul_bias", "a b y bias", "relu:1")                        \
@@ -344,6 +345,8 @@ typedef struct KStmt {
   X(MATMUL_RELU, "matmul_relu", "a b y", "")                                   \
   X(MATMUL_RELU_MASK, "matmul_relu_mask", "a b y aux", "")                     \
   X(CONV2D, "conv2d", "x w y", "stride:2 padding:2 dilation:2 groups:1")      \
+  X(CONV2D_BIAS, "conv2d_bias", "x w y bias",                                  \
+    "stride:2 padding:2 dilation:2 groups:1 relu:1")                           \
   X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "dy w dx",                         \
     "stride:2 padding:2 dilation:2 groups:1")                                  \
   X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "dy x dw",                       \

@@ -870,6 +870,16 @@ static IrNode *other_in(const IrNode *e, const IrNode *v) {
   return e->in[0] == v ? e->in[1] : e->in[0];
 }
 
+// A conv2d bias: [O, 1, 1] or [1, O, 1, 1] against y [N, O, HO, WO].
+static bool conv_bias(const Type *x, const Type *y) {
+  if (y->rank != 4 || x->rank < 3 || x->rank > 4 || !dim_eq(x->dims[x->rank - 3], y->dims[1])) return false;
+  for (int i = 0; i < x->rank; i++) {
+    int64_t one;
+    if (i != x->rank - 3 && !(dim_is_const(x->dims[i], &one) && one == 1)) return false;
+  }
+  return true;
+}
+
 // What e does to v (its operand) as an epilogue step, or EPI_NONE.
 static EpiKind epi_step(const KLower *c, const IrNode *e, const IrNode *v) {
   const Type *t = v->type;
@@ -879,6 +889,7 @@ static EpiKind epi_step(const KLower *c, const IrNode *e, const IrNode *v) {
   if (!x || c->elided[slot_of(c, x)] || x->type->dtype != t->dtype) return EPI_NONE;
   if (e->op == IR_RELU_GRAD) return e->in[0] == v && type_eq(x->type, t) ? EPI_RELU_MASK : EPI_NONE;
   if (e->op != IR_ADD) return EPI_NONE;
+  if (v->op == IR_CONV2D) return conv_bias(x->type, t) ? EPI_BIAS : EPI_NONE;
   if (type_eq(x->type, t)) return EPI_RESIDUAL;
   return x->type->rank == 1 && dim_eq(x->type->dims[0], t->dims[t->rank - 1]) ? EPI_BIAS : EPI_NONE;
 }
@@ -887,10 +898,10 @@ static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
   IrFunc *f = c->f;
   for (int i = 0; i < f->nodes.len; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i), *e = only_reader(c, users, last, n);
-    if (ir_op_class(n->op) != IRC_MATMUL || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e)
-      continue;
+    bool mm = ir_op_class(n->op) == IRC_MATMUL, conv = n->op == IR_CONV2D;
+    if (!(mm || conv) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
     EpiKind k = epi_step(c, e, n);
-    if (k == EPI_NONE || c->epi_of[slot_of(c, e)]) continue; // add(mm, mm): the first matmul's
+    if (k == EPI_NONE || (conv && k != EPI_BIAS) || c->epi_of[slot_of(c, e)]) continue; // add(mm, mm): the first's
     c->epi_of[slot_of(c, e)] = n, c->epi_end[slot_of(c, n)] = e;
     IrNode *r = only_reader(c, users, last, e);
     if ((k == EPI_BIAS || k == EPI_RESIDUAL) && r && epi_step(c, r, e) == EPI_RELU)
@@ -928,19 +939,9 @@ static KExpr *batch_off(KLower *c, const KlView *v, int r, KExpr **iv) {
   return e;
 }
 
-// Matmul n's epilogue: its ops in order (none, one or two), the op kind
-// of the fused kernel, its fourth operand (bias or aux; NULL for none) and
-// whether a relu ends it.
-typedef struct Epilogue {
-  IrNode *ops[2];
-  int nops;
-  KirOpKind kind;
-  IrNode *operand;
-  bool relu;
-} Epilogue;
-
-static Epilogue epilogue_of(KLower *c, IrNode *n) {
-  Epilogue e = {.kind = KOP_MATMUL};
+KlEpilogue kl_epilogue_of(KLower *c, IrNode *n) {
+  bool conv = n->op == IR_CONV2D;
+  KlEpilogue e = {.kind = conv ? KOP_CONV2D : KOP_MATMUL};
   IrNode *end = c->epi_end[slot_of(c, n)];
   if (!end) return e;
   if (end->op == IR_RELU && end->in[0] != n) e.ops[e.nops++] = end->in[0];
@@ -948,7 +949,7 @@ static Epilogue epilogue_of(KLower *c, IrNode *n) {
   IrNode *first = e.ops[0];
   e.relu = end->op == IR_RELU;
   switch (epi_step(c, first, n)) {
-  case EPI_BIAS: e.kind = KOP_MATMUL_BIAS; break;
+  case EPI_BIAS: e.kind = conv ? KOP_CONV2D_BIAS : KOP_MATMUL_BIAS; break;
   case EPI_RESIDUAL: e.kind = KOP_MATMUL_RESIDUAL; break;
   case EPI_RELU_MASK: e.kind = KOP_MATMUL_RELU_MASK; break;
   default: e.kind = KOP_MATMUL_RELU; break;
@@ -957,10 +958,9 @@ static Epilogue epilogue_of(KLower *c, IrNode *n) {
   return e;
 }
 
-// v after the epilogue's ops, each by its own formula (operands broadcast
-// to the result's index iv, as lower_elementwise loads them).
-static KExpr *apply_epilogue(KLower *c, KirKernel *k, const Epilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
-                             KExpr *v) {
+// Operands load as lower_elementwise loads them.
+KExpr *kl_apply_epilogue(KLower *c, KirKernel *k, const KlEpilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
+                         KExpr *v) {
   const IrNode *prev = n;
   for (int i = 0; i < e->nops; i++) {
     IrNode *op = e->ops[i];
@@ -975,7 +975,7 @@ static KExpr *apply_epilogue(KLower *c, KirKernel *k, const Epilogue *e, const I
 
 static bool lower_matmul(KLower *c, IrNode *n) {
   KlView a = view_of(c, n->in[0]), b = view_of(c, n->in[1]), y = out_view(c, n);
-  Epilogue epi = epilogue_of(c, n);
+  KlEpilogue epi = kl_epilogue_of(c, n);
   const char *what = epi.kind == KOP_MATMUL ? "matmul" : kir_op_name(epi.kind);
   KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
   int nb = epi.operand ? 4 : 3;
@@ -1004,7 +1004,7 @@ static bool lower_matmul(KLower *c, IrNode *n) {
   KExpr *oy = kl_i(c, 0);
   for (int d = 0; d < r; d++) oy = kl_add(c, oy, kl_mul(c, iv[d], y.strides[d]));
   KExpr *v = kir_cast(c->p, kir_buf(c->p, y.buf)->dtype, sum);
-  if (epi.nops) v = apply_epilogue(c, k, &epi, n, blk, iv, v);
+  v = kl_apply_epilogue(c, k, &epi, n, blk, iv, v);
   kir_store(c->p, blk, y.buf, oy, v);
   return true;
 }
@@ -1049,7 +1049,8 @@ static bool is_alias(const IrNode *n) {
 static bool lower_node(KLower *c, IrNode *n) {
   // A matmul with an epilogue is lowered at its last op: every operand of
   // the chain is computed by then.
-  if (c->epi_of[slot_of(c, n)]) return lower_matmul(c, c->epi_of[slot_of(c, n)]);
+  IrNode *head = c->epi_of[slot_of(c, n)];
+  if (head) return head->op == IR_CONV2D ? kl_conv(c, head) : lower_matmul(c, head);
   switch (ir_op_class(n->op)) {
   case IRC_INPUT: return true;
   case IRC_CONST: return lower_const(c, n);

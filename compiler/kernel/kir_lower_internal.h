@@ -118,6 +118,23 @@ KExpr *kl_ksum(KlKSum *q, Vec *blk, KExpr *K);
 // acc = acc + (each block's sum over p < K), in order (acc: a local).
 void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc);
 
+// A matmul's or conv2d's epilogue (kir_lower.c, "matmul epilogues"): the
+// ops folded into its kernel, in order (none, one or two), the fused op
+// kind, its fourth operand (bias or aux; NULL for none) and whether a relu
+// ends it.
+typedef struct KlEpilogue {
+  IrNode *ops[2];
+  int nops;
+  KirOpKind kind;
+  IrNode *operand;
+  bool relu;
+} KlEpilogue;
+KlEpilogue kl_epilogue_of(KLower *c, IrNode *n);
+// v after the epilogue's ops, each by its own formula (operands broadcast
+// to the result's index iv); v itself when there are none.
+KExpr *kl_apply_epilogue(KLower *c, KirKernel *k, const KlEpilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
+                         KExpr *v);
+
 // kir_lower_nn.c: false after kl_fail.
 bool kl_conv(KLower *c, IrNode *n);
 bool kl_pool(KLower *c, IrNode *n);

@@ -69,6 +69,7 @@ typedef struct Conv {
   int64_t g;
   // per element being summed
   KExpr *nv, *ov, *iv, *jv, *gv, *qv, *rv;
+  const KlEpilogue *epi; // conv2d: the ops folded in after the sum
 } Conv;
 
 static Conv conv_geom(KLower *c, const IrNode *n) {
@@ -135,7 +136,8 @@ static void conv_forward(KLower *c, KirKernel *k, Conv *q) {
   blk = &loop(c, k, blk, "i", q->HO, true, &q->iv)->body;
   blk = &loop(c, k, blk, "j", q->WO, true, &q->jv)->body;
   KlKSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = fwd_step, .ctx = q};
-  KExpr *sum = kl_ksum(&sm, blk, q->Kc);
+  KExpr *sum = kl_ksum(&sm, blk, q->Kc), *iv[4] = {q->nv, q->ov, q->iv, q->jv};
+  sum = kl_apply_epilogue(c, k, q->epi, q->n, blk, iv, sum);
   kl_st(c, blk, q->n, y_at(c, q, q->nv, q->ov, kl_add(c, kl_mul(c, q->iv, q->WO), q->jv)), sum);
 }
 
@@ -247,8 +249,10 @@ static void conv_grad_weight(KLower *c, KirKernel *k, Conv *q) {
 // conv2d and its gradients: the nest, with the op record a schedule's
 // recipe (schedule_nn.c) replaces it by a library call from.
 bool kl_conv(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  KlEpilogue epi = kl_epilogue_of(c, n);
+  KirKernel *k = kl_kernel(c, n, epi.kind == KOP_CONV2D_BIAS ? "conv2d_bias" : ir_op_name(n->op));
   Conv q = conv_geom(c, n);
+  q.epi = &epi;
   if (n->op == IR_CONV2D) conv_forward(c, k, &q);
   else if (n->op == IR_CONV2D_GRAD_INPUT) conv_grad_input(c, k, &q);
   else conv_grad_weight(c, k, &q);
@@ -256,7 +260,11 @@ bool kl_conv(KLower *c, IrNode *n) {
   static const KirOpKind kinds[] = {KOP_CONV2D, KOP_CONV2D_GRAD_INPUT, KOP_CONV2D_GRAD_WEIGHT};
   const int64_t *st = kl_attr_ints(n, IRA_STRIDE), *pd = kl_attr_ints(n, IRA_PADDING);
   const int64_t *dl = kl_attr_ints(n, IRA_DILATION);
-  int64_t attr[7] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS)};
+  int64_t attr[8] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS), epi.relu};
+  if (epi.kind == KOP_CONV2D_BIAS) {
+    kl_op(c, k, KOP_CONV2D_BIAS, (IrNode *[]){n->in[0], n->in[1], n, epi.operand}, 4, attr);
+    return true;
+  }
   for (int i = 0; i < 3; i++)
     if (n->op == ops[i]) kl_op(c, k, kinds[i], (IrNode *[]){n->in[0], n->in[1], n}, 3, attr);
   return true;

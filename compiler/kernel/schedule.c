@@ -99,6 +99,7 @@ static const struct {
     {KOP_MATMUL_RELU, sk_matmul},
     {KOP_MATMUL_RELU_MASK, sk_matmul},
     {KOP_CONV2D, sk_conv2d},
+    {KOP_CONV2D_BIAS, sk_conv2d},
     {KOP_CONV2D_GRAD_INPUT, sk_conv2d_grad_input},
     {KOP_CONV2D_GRAD_WEIGHT, sk_conv2d_grad_weight},
     {KOP_MAX_POOL2D, sk_pool},

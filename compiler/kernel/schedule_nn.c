@@ -262,11 +262,13 @@ static bool sk_conv_call(Sk *s, KirCallFn fn, int xr, int wr) {
   sk_restart(s);
   KStmt *st = kir_call(s->p, &s->k->body, fn);
   kir_call_geom(st, geom);
+  if (op->kind == KOP_CONV2D_BIAS && a[7]) st->call->flags = KIR_CONV_RELU;
   KirCallSpec sp;
   kir_call_spec(fn, &sp);
   for (int i = 0, role = 0; i < sp.nparams; i++) {
     const KirCallParam *pa = &sp.param[i];
-    if (pa->kind == KCA_OPT) kir_call_operand(st, pa->name, -1, NULL); // no bias: a separate add
+    if (pa->kind == KCA_OPT && op->kind == KOP_CONV2D_BIAS) kir_call_operand(st, pa->name, op->buf[3], sk_i(s, 0));
+    else if (pa->kind == KCA_OPT) kir_call_operand(st, pa->name, -1, NULL); // no bias: a separate add
     else if (pa->kind >= KCA_READ && pa->kind <= KCA_UPDATE) kir_call_operand(st, pa->name, op->buf[role++], sk_i(s, 0));
   }
   return true;

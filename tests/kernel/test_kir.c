@@ -584,8 +584,8 @@ static void test_finite(void) {
   }
 }
 
-// Matmul epilogues (kir_lower.c): which ops of gemm.ir's epilogue
-// functions fold into a matmul's kernel, as the kernels' op kinds in
+// Matmul and conv2d epilogues (kir_lower.c): which ops of gemm.ir's and
+// convs.ir's epilogue functions fold into a matmul's or conv's kernel, as the kernels' op kinds in
 // order (tests/graph/ir/gemm.ir runs them against the interpreter), and
 // none in a checked program.
 static void test_epilogues(void) {
@@ -597,17 +597,24 @@ static void test_epilogues(void) {
       {"unfused", "matmul matmul"},
       {"two_mm", "matmul matmul_residual(relu=0)"},
       {"bias64", "matmul_bias(relu=1)"},
+      {"conv_bias_relu", "conv2d_bias(relu=1) conv2d_bias(relu=0) conv2d"},
+      {"conv_bias64", "conv2d_bias(relu=1)"},
   };
   DiagSink ds;
   diag_init(&ds, A);
-  const char *path = "tests/graph/ir/gemm.ir";
-  char *text = read_all(path);
-  IrModule *m = text ? ir_parse(A, src_from_string(A, path, text, strlen(text)), &ds) : NULL;
-  if (!check("parse gemm.ir", m && ir_verify(m, &ds))) return;
+  IrModule *mods[2];
+  const char *paths[2] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir"};
+  for (int i = 0; i < 2; i++) {
+    char *text = read_all(paths[i]);
+    mods[i] = text ? ir_parse(A, src_from_string(A, paths[i], text, strlen(text)), &ds) : NULL;
+    if (!check(arena_printf(A, "parse %s", paths[i]), mods[i] && ir_verify(mods[i], &ds))) return;
+  }
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     IrFunc *f = NULL;
-    for (int i = 0; i < m->funcs.len; i++)
-      if (!strcmp(VEC_AT(m->funcs, IrFunc, i)->name, cases[c].func)) f = VEC_AT(m->funcs, IrFunc, i);
+    IrModule *m = NULL;
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < mods[j]->funcs.len; i++)
+        if (!strcmp(VEC_AT(mods[j]->funcs, IrFunc, i)->name, cases[c].func)) f = VEC_AT(mods[j]->funcs, IrFunc, i), m = mods[j];
     for (int checked = 0; checked < 2; checked++) {
       char err[256];
       KirLowerOptions o = {.check_finite = checked};
@@ -615,12 +622,13 @@ static void test_epilogues(void) {
       StrBuf b = {0};
       for (int i = 0; p && i < p->kernels.len; i++) {
         const KirOp *op = VEC_AT(p->kernels, KirKernel, i)->op;
-        if (!op || op->kind > KOP_MATMUL_RELU_MASK) continue;
+        if (!op || (op->kind > KOP_MATMUL_RELU_MASK && op->kind != KOP_CONV2D && op->kind != KOP_CONV2D_BIAS)) continue;
         sb_printf(&b, "%s%s", b.len ? " " : "", kir_op_name(op->kind));
         if (op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL) sb_printf(&b, "(relu=%d)", (int)op->attr[0]);
+        if (op->kind == KOP_CONV2D_BIAS) sb_printf(&b, "(relu=%d)", (int)op->attr[7]);
       }
       const char *got = b.data ? b.data : "", *want = checked ? NULL : cases[c].want;
-      bool ok = p && (want ? !strcmp(got, want) : !strstr(got, "matmul_"));
+      bool ok = p && (want ? !strcmp(got, want) : !strstr(got, "matmul_") && !strstr(got, "_bias"));
       if (!ok) printf("  %s%s: got \"%s\"\n", cases[c].func, checked ? " (checked)" : "", got);
       check(arena_printf(A, "epilogue %s%s", cases[c].func, checked ? " (checked: none)" : ""), ok);
       sb_free(&b);
