@@ -14,6 +14,7 @@
 // shape comes from its type (reshape, const, ...) evaluates the type.
 #include "interp_internal.h"
 #include "scalar.h"
+#include "kernels/gemm_ref.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -490,8 +491,10 @@ static Tensor *broadcast_to(InterpCtx *c, IrNode *n, Tensor *x) {
 }
 
 // ---- matmul ------------------------------------------------------------------------------------------
-// [.., M, K] @ [.., K, N] -> [.., M, N]; batch dims broadcast. The K sum runs
-// in order, rounded after every multiply and add in f32 mode.
+// [.., M, K] @ [.., K, N] -> [.., M, N]; batch dims broadcast. Each product
+// is kernels/cpu's GEMM (kernels/gemm_ref.h): per element, K blocks of
+// fused multiply-add chains in k order, block sums added in order; in f32
+// mode fmaf and float rounding, the library's bits.
 static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
   Tensor ba = *a, bb = *b;
   ba.rank -= 2;
@@ -513,14 +516,8 @@ static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
       oa += idx[i] * sa[i];
       ob += idx[i] * sb[i];
     }
-    const double *pa = a->data + oa * M * K, *pb = b->data + ob * K * N;
-    double *py = y->data + bi * M * N;
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) {
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s = interp_store(c, y->dtype, s + interp_store(c, y->dtype, pa[i * K + k] * pb[k * N + j]));
-        py[i * N + j] = s;
-      }
+    mlc_ref_gemm(c->f32, 0, M, N, K, 1, a->data + oa * M * K, K, 1, b->data + ob * K * N, N, 1, 0,
+                 y->data + bi * M * N, N, NULL, NULL, 0);
   }
   return y;
 }

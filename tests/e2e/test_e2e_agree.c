@@ -30,6 +30,7 @@
 #include "backend/llvm/llvm.h"
 #include "driver/pipeline.h"
 #include "graph/interp.h"
+#include "tests/backend/llvm/jit_runtime.h"
 #include "mlc_rt.h"
 
 #include <math.h>
@@ -184,7 +185,7 @@ static void check_model(const char *path, MlcPool *pool) {
   LlvmGen *g = ok ? llvm_gen_new(&bo, err, sizeof err) : NULL;
   const KirProgram *ps[3] = {m.u.k_train, m.u.k_eval, m.u.k_predict};
   for (int i = 0; g && ok && i < 3; i++) ok = llvm_gen_add(g, ps[i], err, sizeof err) == 0;
-  if (ok && g) m.jit = llvm_jit_new(g, (void (*)(void))mlc_parallel_for, err, sizeof err);
+  if (ok && g) m.jit = llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, err, sizeof err);
   if (!ok || !m.jit) {
     report(path, "build", false, err[0] ? err : "the pipeline failed");
     llvm_gen_free(g);

@@ -10,7 +10,9 @@
 //    to kernel IR, verified, printed, and run with kir_run on random inputs;
 //    every output and every state slot the function stores must match
 //    interp_run: in f64 within 1e-12 relative, in f32 within 1e-5
-//    (|a - b| <= tol * max(1, |a|, |b|)). Symbolic dims are 3 unless a
+//    (|a - b| <= tol * max(1, |a|, |b|)), and exactly for the matmul and
+//    conv modules (exact_files: both evaluators follow the kernel library's
+//    order, kernels/gemm_ref.h). Symbolic dims are 3 unless a
 //    `; dim NAME N` directive says otherwise; `; positive NAME` draws from
 //    [0.5, 2] and `; int NAME N` integers from [0, N) (default N = 2);
 //    floats are otherwise uniform in [-1, 1].
@@ -160,15 +162,26 @@ static void state_free(State *s) {
 }
 
 // Runs f in one mode with both evaluators and compares outputs and state.
+// Modules of matmuls and convolutions (and the views and elementwise ops
+// exact in both evaluators): both follow the library's order
+// (kernels/gemm_ref.h), so they agree bit for bit, in f32 and f64 alike.
+static const char *const exact_files[] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir",
+                                          "tests/graph/interp/matmul.ir", "tests/graph/interp/conv2d.ir",
+                                          "tests/graph/interp/conv2d_grad_input.ir",
+                                          "tests/graph/interp/conv2d_grad_weight.ir"};
+static bool exact;
+
 static bool run_mode(IrModule *m, IrFunc *f, KirProgram *p, Tensor **args, const State *st, InterpMode mode) {
   // f64: bit for bit on the cpu schedule (kernels follow the interpreter's
-  // operation order, float sums included). f32: composite elementwise
-  // formulas round once in the interpreter and after every primitive in
-  // kernels (ir.md), so 1e-5; tests/kernel/test_reduce.c checks the sums
-  // exactly in f32. The gpu schedule splits long reductions into per-block
-  // partials and a tree (kir.md), so it is checked within a tolerance.
+  // operation order, float sums and the library's matmul/conv order
+  // included). f32: composite elementwise formulas round once in the
+  // interpreter and after every primitive in kernels (ir.md), so 1e-5,
+  // except the exact_files, whose ops round alike in both; the float sums
+  // are checked exactly in f32 by tests/kernel/test_reduce.c. The gpu
+  // schedule splits long reductions into per-block partials and a tree
+  // (kir.md), so it is checked within a tolerance.
   bool gpu = p->target && !strcmp(p->target, "gpu");
-  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : 1e-5);
+  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : exact ? 0 : 1e-5);
   State s1, s2;
   state_clone(&s1, st);
   state_clone(&s2, st);
@@ -252,6 +265,9 @@ static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
 
 static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file) {
   const char *name = arena_printf(A, "%s:%s", file, f->name);
+  exact = false;
+  for (size_t i = 0; i < sizeof exact_files / sizeof *exact_files; i++) exact |= !strcmp(file, exact_files[i]);
+  if (exact) name = arena_printf(A, "%s (bit for bit)", name);
   char err[512];
   KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
   if (!p) {
@@ -739,6 +755,58 @@ static void test_finite(void) {
   }
 }
 
+// Matmul and conv2d epilogues (kir_lower.c): which ops of gemm.ir's and
+// convs.ir's epilogue functions fold into a matmul's or conv's kernel, as the kernels' op kinds in
+// order (tests/graph/ir/gemm.ir runs them against the interpreter), and
+// none in a checked program.
+static void test_epilogues(void) {
+  static const struct { const char *func, *want; } cases[] = {
+      {"linear_relu", "matmul_bias(relu=1)"},
+      {"residual", "matmul_residual(relu=0) matmul_residual(relu=1)"},
+      {"relu_only", "matmul_relu"},
+      {"mask", "matmul_relu_mask matmul_relu_mask"},
+      {"unfused", "matmul matmul"},
+      {"two_mm", "matmul matmul_residual(relu=0)"},
+      {"bias64", "matmul_bias(relu=1)"},
+      {"conv_bias_relu", "conv2d_bias(relu=1) conv2d_bias(relu=0) conv2d"},
+      {"conv_bias64", "conv2d_bias(relu=1)"},
+  };
+  DiagSink ds;
+  diag_init(&ds, A);
+  IrModule *mods[2];
+  const char *paths[2] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir"};
+  for (int i = 0; i < 2; i++) {
+    char *text = read_all(paths[i]);
+    mods[i] = text ? ir_parse(A, src_from_string(A, paths[i], text, strlen(text)), &ds) : NULL;
+    if (!check(arena_printf(A, "parse %s", paths[i]), mods[i] && ir_verify(mods[i], &ds))) return;
+  }
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    IrFunc *f = NULL;
+    IrModule *m = NULL;
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < mods[j]->funcs.len; i++)
+        if (!strcmp(VEC_AT(mods[j]->funcs, IrFunc, i)->name, cases[c].func)) f = VEC_AT(mods[j]->funcs, IrFunc, i), m = mods[j];
+    for (int checked = 0; checked < 2; checked++) {
+      char err[256];
+      KirLowerOptions o = {.check_finite = checked};
+      KirProgram *p = f ? kir_lower_func_opts(A, m, f, &o, err, sizeof err) : NULL;
+      StrBuf b = {0};
+      for (int i = 0; p && i < p->kernels.len; i++) {
+        const KirOp *op = VEC_AT(p->kernels, KirKernel, i)->op;
+        if (!op || (op->kind > KOP_MATMUL_RELU_MASK && op->kind != KOP_CONV2D && op->kind != KOP_CONV2D_BIAS)) continue;
+        sb_printf(&b, "%s%s", b.len ? " " : "", kir_op_name(op->kind));
+        if (op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL) sb_printf(&b, "(relu=%d)", (int)op->attr[0]);
+        if (op->kind == KOP_CONV2D_BIAS) sb_printf(&b, "(relu=%d)", (int)op->attr[7]);
+      }
+      const char *got = b.data ? b.data : "", *want = checked ? NULL : cases[c].want;
+      bool ok = p && (want ? !strcmp(got, want) : !strstr(got, "matmul_") && !strstr(got, "_bias"));
+      if (!ok) printf("  %s%s: got \"%s\"\n", cases[c].func, checked ? " (checked)" : "", got);
+      check(arena_printf(A, "epilogue %s%s", cases[c].func, checked ? " (checked: none)" : ""), ok);
+      sb_free(&b);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   verbose = argc > 1 && !strcmp(argv[1], "-v");
   A = arena_new();
@@ -751,6 +819,7 @@ int main(int argc, char **argv) {
   run_inline();
   run_examples();
   test_finite();
+  test_epilogues();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)
     if (!covered[op] && op != IR_INPUT) sb_printf(&b, " %s", ir_op_name((IrOp)op));
