@@ -171,6 +171,14 @@ static void block_cost(Cost *c, const Vec *blk, int64_t mult) {
     }
     case KS_CHECK: expr_cost(c, s->cond, mult); break;
     case KS_BARRIER: break;
+    case KS_CALL: { // the kernel library: its op record gives the FLOPs;
+                    // every buffer it passes counts once, whole (capped below)
+      KirCallSpec spec;
+      kir_call_spec(s->call->fn, &spec);
+      for (int j = 0; j < spec.nslots; j++)
+        if (s->call->buf[j] >= 0) c->loads[s->call->buf[j]] = INT64_MAX / 4;
+      break;
+    }
     }
   }
 }
@@ -184,13 +192,20 @@ static int64_t numel_of(const Eval *e, const KirOp *op, int role) {
 // 2 * multiply-adds of an op record; -1 for ops counted from the loops.
 static int64_t op_flops(const Eval *e, const KirOp *op) {
   switch (op->kind) {
-  case KOP_MATMUL: // a [.., M, K] @ b [.., K, N] -> y [.., M, N]
-    return 2 * numel_of(e, op, 2) * ev0(e, op->dims[0][op->rank[0] - 1]);
-  case KOP_CONV2D: case KOP_CONV2D_GRAD_INPUT: case KOP_CONV2D_GRAD_WEIGHT: {
-    // roles: conv2d (x, w, y), grad_input (dy, w, dx), grad_weight (dy, x, dw); w/dw [O, C/g, KH, KW]
-    int w = op->kind == KOP_CONV2D_GRAD_WEIGHT ? 2 : 1, out = op->kind == KOP_CONV2D ? 2 : 0;
-    int64_t o = ev0(e, op->dims[w][0]);
-    return o > 0 ? 2 * numel_of(e, op, out) * (numel_of(e, op, w) / o) : 0;
+  case KOP_MATMUL: case KOP_MATMUL_RELU: case KOP_MATMUL_RELU_MASK:
+  case KOP_MATMUL_BIAS: case KOP_MATMUL_RESIDUAL: {
+    // a [.., M, K] @ b [.., K, N] -> y [.., M, N]; + bias or + aux: one add per y
+    int64_t y = numel_of(e, op, 2);
+    bool add = op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL;
+    return 2 * y * ev0(e, op->dims[0][op->rank[0] - 1]) + (add ? y : 0);
+  }
+  case KOP_CONV2D: case KOP_CONV2D_BIAS: case KOP_CONV2D_GRAD_INPUT: case KOP_CONV2D_GRAD_WEIGHT: {
+    // roles: conv2d (x, w, y [, bias]), grad_input (dy, w, dx), grad_weight (dy, x, dw);
+    // w/dw [O, C/g, KH, KW]; conv2d_bias adds one per y
+    bool fwd = op->kind == KOP_CONV2D || op->kind == KOP_CONV2D_BIAS;
+    int w = op->kind == KOP_CONV2D_GRAD_WEIGHT ? 2 : 1, out = fwd ? 2 : 0;
+    int64_t o = ev0(e, op->dims[w][0]), y = numel_of(e, op, out);
+    return o > 0 ? 2 * y * (numel_of(e, op, w) / o) + (op->kind == KOP_CONV2D_BIAS ? y : 0) : 0;
   }
   default: return -1;
   }
