@@ -457,6 +457,18 @@ Value *bi_rule_causal_mask(Args *g) {
   return bi_result(g, r);
 }
 
+// The type of dtype dt whose dims are a shape list's sizes (each dim's
+// origin the list item's span).
+static Type *shape_type(Args *g, DType dt, const Value *l) {
+  Type *r = type_new(g->a, dt, l->items.len);
+  for (int k = 0; k < r->rank; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    r->dims[k] = it->dim;
+    r->origin[k] = it->span;
+  }
+  return r;
+}
+
 // zeros, ones: [d..] -> dtype[d..]; full: [d..], value -> dtype[d..]; the
 // value must fit the dtype without conversion (float values need a float
 // dtype, bools bool)
@@ -484,12 +496,7 @@ Value *bi_rule_noise(Args *g) {
                 dtype_name(dt));
     return NULL;
   }
-  Type *r = type_new(g->a, dt, l->items.len);
-  for (int k = 0; k < r->rank; k++) {
-    Value *it = VEC_AT(l->items, Value, k);
-    r->dims[k] = it->dim;
-    r->origin[k] = it->span;
-  }
+  Type *r = shape_type(g, dt, l);
   g->c->flops = flops_per_elem(g, r, g->op == BI_RANDN ? 20 : 10);
   return bi_result(g, r);
 }
@@ -516,12 +523,7 @@ Value *bi_rule_fill(Args *g) {
       return NULL;
     }
   }
-  Type *r = type_new(g->a, dt, l->items.len);
-  for (int k = 0; k < r->rank; k++) {
-    Value *it = VEC_AT(l->items, Value, k);
-    r->dims[k] = it->dim;
-    r->origin[k] = it->span;
-  }
+  Type *r = shape_type(g, dt, l);
   double value = g->op == BI_ONES;
   if (full) {
     Value *v = g->v[1];
