@@ -8,7 +8,7 @@
 //
 // Build (not part of the CMake build; needs build-perf's libraries):
 //   cmake -S . -B build-perf -G Ninja -DMLC_WERROR=ON && ninja -C build-perf mlc_driver mlc_rt
-//   cc -O2 -std=gnu17 -D_GNU_SOURCE -Icompiler -I. -Ibuild-perf/gen -Iruntime/include -Iruntime
+//   cc -O2 -std=gnu17 -D_GNU_SOURCE -Icompiler -I. -Ibuild-perf/gen -Iruntime/include -Iruntime -Ikernels/cpu
 //      -isystem /usr/lib/llvm-19/include bench/conv_speed.c -o build-perf/conv_speed
 //      -Wl,--start-group build-perf/libmlc_*.a -Wl,--end-group -L/usr/lib/llvm-19/lib -lLLVM-19
 //      -lcjson -lz -lm -lpthread           (one command line)
@@ -26,6 +26,7 @@
 #include "kernel/kir_lower.h"
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
+#include "tests/backend/llvm/jit_runtime.h" // the runtime functions generated code calls
 #include "mlc_rt.h"
 
 #include <stdio.h>
@@ -128,7 +129,7 @@ static int run_bench(const Bench *b, MlcPool *pool, int reps) {
     fputs(sb.data, stderr);
     sb_free(&sb);
   }
-  LlvmJit *j = g && !err[0] ? llvm_jit_new(g, (void (*)(void))mlc_parallel_for, err, sizeof err) : NULL;
+  LlvmJit *j = g && !err[0] ? llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, err, sizeof err) : NULL;
   KirEntryFn run = j ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, "mlc_f", err, sizeof err) : NULL;
   KirScratchFn scratch = j ? (KirScratchFn)(uintptr_t)llvm_jit_lookup(j, "mlc_f_scratch_bytes", err, sizeof err) : NULL;
   if (!run || !scratch) return fprintf(stderr, "%s: %s\n", b->name, err), 1;

@@ -3,7 +3,7 @@
 one run, one measurement right after the other, with ratios.
 
     bench/side_by_side.py [--mlc build/mlc] [--parts gemm,train,sweep,infer,build]
-                          [--quick] [--all]
+                          [--quick]
 
 Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
   gemm   sgemm GFLOP/s, build/bench_kernels (mlc_sgemm) vs numpy.matmul
@@ -18,8 +18,7 @@ Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
   infer  batch-1 latency and batch-256 throughput: the `--emit lib`
          library's predict (bench/infer_bench.c) vs PyTorch eager and
          TorchScript (frozen, optimize_for_inference)
-  build  `mlc build` wall time and peak RSS per example (char_transformer
-         only with --all: it takes minutes today)
+  build  `mlc build` wall time and peak RSS per example
 --quick trains the CNN for 150 steps instead of an epoch and shortens the
 sweep (a check that the harness runs, not figures to publish).
 
@@ -261,9 +260,6 @@ def part_build(args):
     for f in sorted(os.listdir(os.path.join(ROOT, "examples"))):
         if not f.endswith(".model"):
             continue
-        if f == "char_transformer.model" and not args.all:
-            say("| %s | skipped (minutes today; --all builds it) | |" % f)
-            continue
         _, wall, rss = build_model(args, "examples/" + f, f[:-6])
         say("| %s | %.2f s | %.0f MiB |" % (f, wall, rss))
         res.append({"example": f, "wall_s": wall, "peak_rss_mib": rss})
@@ -275,7 +271,6 @@ def main():
     ap.add_argument("--mlc", default=os.path.join(ROOT, "build", "mlc"))
     ap.add_argument("--parts", default="gemm,train,sweep,infer,build")
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--all", action="store_true")
     args = ap.parse_args()
     for need in (args.mlc, os.path.join(ROOT, "build", "bench_kernels"), "/usr/bin/time", FASHION):
         if not os.path.exists(need):

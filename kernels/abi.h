@@ -12,8 +12,10 @@
 
 // The model ABI's version (runtime/include/mlc_model.h): a program refuses a
 // model object compiled for another one. 3: CSV column lists, the forward
-// output's class dim, value limits of integer inputs and symbols.
-#define MLC_ABI_VERSION 3
+// output's class dim, value limits of integer inputs and symbols. 4: the
+// device path (MlcModel.device and .device_only, MlcCtx.device). 5: a
+// label's ignore_index (MlcInputDesc.has_ignore, ignore_value).
+#define MLC_ABI_VERSION 5
 
 // Dims of one tensor at every interface: a kernel entry point reads
 // argument a's dim d at dims[a * MLC_MAX_RANK + d] (d = 0 is the batch dim),

@@ -5,6 +5,7 @@
 //             [--dump-after=STAGE,...] [--verify-each] [-v]
 //             [--target=cpu|cuda|cpu,cuda] [--cuda-arch=sm_90,...]
 //             [--cpu=native|NAME] [-O0..-O3] [--keep-temps]
+//             [--report[=FILE] [--batch N] [--max-memory SIZE]]
 //
 // Input: the model file. Output, by --emit (build_help_tail lists them):
 //   exe   OUT (default: the file's stem): a program, `OUT train|eval|predict ...`
@@ -13,6 +14,9 @@
 //   llvm, asm     the optimised kernel module as text (default NAME.ll, NAME.s)
 //   ir, dot       the graph IR after the last graph stage (text, Graphviz)
 //   STAGE         any stage with a text form: stop after it and print it
+// --report (report.h) prints the cost report on standard output and builds
+// nothing (the pipeline stops after the memory plan); --report=FILE writes
+// it to FILE next to the emission.
 // Text goes to standard output unless -o names a file; `-o -` is standard
 // output for every text emission. cname, the C name of symbols, comes from
 // OUT (libfoo.a -> foo) or the file's stem, made an identifier.
@@ -24,7 +28,9 @@
 #include "driver.h"
 #include "output.h"
 #include "pipeline.h"
+#include "report.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,6 +231,22 @@ static bool write_result(Build *b) {
   return (!b->header.f || out_commit(&b->header, &b->d)) && ok;
 }
 
+// --report=FILE, once the memory plan has run.
+static bool write_report(Build *b, StageId plan) {
+  if (!pipeline_run(&b->P, plan)) return false;
+  FILE *f = fopen(b->o->report_file, "w");
+  if (!f) {
+    diag_error(&b->d, (Span){0}, "cannot write the report to '%s': %s", b->o->report_file, strerror(errno));
+    return false;
+  }
+  report_write(f, &b->P.u, &(ReportOptions){b->o->batch, b->o->max_memory});
+  if (fclose(f)) {
+    diag_error(&b->d, (Span){0}, "cannot write the report to '%s': %s", b->o->report_file, strerror(errno));
+    return false;
+  }
+  return true;
+}
+
 static int build(const DriverOpts *o, const Emission *e, uint32_t dump, const PipelineOptions *targets) {
   Build b = {.o = o, .e = *e, .dump = dump, .a = arena_new()};
   driver_diag_init(&b.d, b.a, o);
@@ -239,7 +261,15 @@ static int build(const DriverOpts *o, const Emission *e, uint32_t dump, const Pi
     int last = e->stage;
     for (int s = last + 1; s < STAGE_COUNT; s++)
       if (dump >> s & 1) last = s;
-    ok = pipeline_run(&b.P, (StageId)e->stage) && write_result(&b) && pipeline_run(&b.P, (StageId)last);
+    StageId plan = (b.po.targets & PIPE_CPU) ? STAGE_MEMPLAN : STAGE_MEMPLAN_GPU;
+    if (o->report && !o->report_file) {
+      ok = pipeline_run(&b.P, plan);
+      if (ok) report_write(stdout, &b.P.u, &(ReportOptions){o->batch, o->max_memory});
+    } else {
+      if (o->report && last < (int)plan) last = plan;
+      ok = pipeline_run(&b.P, (StageId)e->stage) && write_result(&b) && pipeline_run(&b.P, (StageId)last) &&
+           (!o->report || write_report(&b, plan));
+    }
     pipeline_free(&b.P);
   }
   out_discard(&b.out);
@@ -277,7 +307,11 @@ int driver_build(int argc, char **argv) {
   if (driver_parse(CMD_BUILD, argc, argv, &o)) return EXIT_USAGE;
   if (o.help) return driver_help(CMD_BUILD, stdout), EXIT_OK;
   Emission e;
-  if (!find_emission(o.emit ? o.emit : "exe", &e)) {
+  // bare --report: the pipeline stops after the memory plan, nothing is written but the report
+  const char *kind = o.report && !o.report_file && !o.emit && !o.out
+                         ? (o.targets && !(o.targets & PIPE_CPU) ? "memplan-gpu" : "memplan")
+                         : o.emit ? o.emit : "exe";
+  if (!find_emission(kind, &e)) {
     StrBuf b = {0};
     stage_names(&b);
     driver_usage_error("build", "--emit must be exe, obj, lib, llvm, asm, ir, dot or a stage (%s), not '%s'",
@@ -285,6 +319,13 @@ int driver_build(int argc, char **argv) {
     sb_free(&b);
     return EXIT_USAGE;
   }
+  if ((o.batch || o.max_memory) && !o.report)
+    return driver_usage_error("build", "--batch and --max-memory are options of --report");
+  if (o.report && !o.report_file && (o.emit || o.out))
+    return driver_usage_error("build", "--report prints the report and builds nothing; "
+                              "--report=FILE writes it next to --emit or -o");
+  if (o.report && o.report_file && !*o.report_file)
+    return driver_usage_error("build", "--report= needs a file name");
   if (e.how == OUT_BINARY && o.out && !strcmp(o.out, "-"))
     return driver_usage_error("build", "-o - (standard output) is for text emissions, not --emit %s", e.name);
   uint32_t dump;

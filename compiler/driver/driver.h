@@ -63,6 +63,10 @@ typedef struct DriverOpts {
   bool keep_temps;        // --keep-temps
   bool no_fuse;           // --no-fuse
   bool verbose;           // -v, --verbose
+  bool report;            // --report[=FILE] (report.h)
+  const char *report_file; // its FILE; NULL: standard output, and nothing is built
+  int64_t batch;          // --batch N; 0: the recipe's
+  int64_t max_memory;     // --max-memory SIZE in bytes; 0: none
   // run
   bool interp;            // --interp
   const char *entry;      // --entry

@@ -5,9 +5,11 @@
 //   kernels.o   the module as an object (llvm.h)
 //   glue.o      glue.c (with the runtime headers it includes, embedded in
 //               mlc at build time: host_write_runtime_headers) compiled by `cc`
-//   out         exe: cc glue.o kernels.o libmlc_rt.a -lz -lcjson -lm -lpthread
-//   out.o       obj: cc -r -nostdlib glue.o kernels.o
-//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o`
+//   cuda.o      --target cuda: the host launchers and the bundle (cuda.c) by `cc`
+//   out         exe: cc glue.o kernels.o [cuda.o] libmlc_rt.a -lz -lcjson -lm -lpthread -ldl
+//   out.o       obj: cc -r -nostdlib glue.o kernels.o [cuda.o]
+//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o [cuda.o]`
+// (kernels.o only with the cpu target)
 //               (no ar script: no user string is ever parsed by ar), and
 //               the header NAME.h in P->header
 //
@@ -23,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend/cuda/cuda_gen.h"
 #include "backend/llvm/llvm.h"
 #include "output.h"
 
@@ -91,21 +94,57 @@ static bool compile_glue(Pipeline *P, const char *obj) {
   return run_tool(P, argv);
 }
 
-static bool link_exe(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
-  char *argv[] = {"cc", (char *)gobj, (char *)kobj, (char *)P->opt.runtime, "-lz", "-lcjson", "-lm",
-                  "-lpthread", "-o", (char *)out, NULL};
+// cuda.c: the host launchers and tables of the cuda stage and the bundle of
+// NVRTC's images as a C array (mlc_<cname>_cuda_bundle), compiled like the glue.
+static bool compile_cuda(Pipeline *P, const char *obj) {
+  const char *src = tmp_path(P, "cuda.c");
+  const char *host = cuda_gen_host(P->cuda);
+  FILE *f = fopen(src, "w");
+  bool ok = f && fputs(host, f) >= 0 &&
+            cuda_bundle_write_c(f, arena_printf(P->arena, "mlc_%s_cuda_bundle", P->u.cname), P->bundle,
+                                P->bundle_len) == 0;
+  if (f && fclose(f)) ok = false;
+  if (!ok) {
+    diag_error(P->diags, (Span){0}, "cannot write '%s': %s", src, strerror(errno));
+    return false;
+  }
+  char *inc = arena_printf(P->arena, "-I%s", P->tmp);
+  char *argv[] = {"cc", "-std=gnu17", "-O2", "-fPIC", "-w", inc, "-c", (char *)src, "-o", (char *)obj, NULL};
   return run_tool(P, argv);
 }
 
-static bool link_obj(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
-  char *argv[] = {"cc", "-r", "-nostdlib", (char *)gobj, (char *)kobj, "-o", (char *)out, NULL};
+// The objects the link takes: the glue, then the CPU kernels and the CUDA
+// host side where those targets are built.
+static int objects(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, char **argv) {
+  int n = 0;
+  argv[n++] = (char *)gobj;
+  if (P->u.cpu) argv[n++] = (char *)kobj;
+  if (P->u.cuda) argv[n++] = (char *)cobj;
+  return n;
+}
+
+static bool link_exe(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
+  char *argv[16] = {"cc"};
+  int n = 1 + objects(P, gobj, kobj, cobj, argv + 1);
+  const char *tail[] = {P->opt.runtime, "-lz", "-lcjson", "-lm", "-lpthread", "-ldl", "-o", out, NULL};
+  for (int i = 0; tail[i]; i++) argv[n++] = (char *)tail[i];
+  argv[n] = NULL;
+  return run_tool(P, argv);
+}
+
+static bool link_obj(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
+  char *argv[16] = {"cc", "-r", "-nostdlib"};
+  int n = 3 + objects(P, gobj, kobj, cobj, argv + 3);
+  argv[n++] = "-o", argv[n++] = (char *)out, argv[n] = NULL;
   return run_tool(P, argv);
 }
 
 // libNAME.a = libmlc_rt.a's objects + glue (with the API) + kernels.
-static bool link_lib(Pipeline *P, const char *gobj, const char *kobj, const char *out) {
+static bool link_lib(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
   if (!out_file_copy(P->diags, P->opt.runtime, out)) return false;
-  char *argv[] = {"ar", "rs", (char *)out, (char *)gobj, (char *)kobj, NULL};
+  char *argv[16] = {"ar", "rs", (char *)out};
+  int n = 3 + objects(P, gobj, kobj, cobj, argv + 3);
+  argv[n] = NULL;
   if (!run_tool(P, argv)) return false;
   build_glue_header(&P->header, &P->u);
   return true;
@@ -114,19 +153,23 @@ static bool link_lib(Pipeline *P, const char *gobj, const char *kobj, const char
 bool link_run(Pipeline *P) {
   MLC_ASSERT(P->glue_done);
   if (!link_make_tmp(P)) return false;
-  const char *kobj = tmp_path(P, "kernels.o"), *gobj = tmp_path(P, "glue.o");
+  const char *kobj = tmp_path(P, "kernels.o"), *gobj = tmp_path(P, "glue.o"), *cobj = tmp_path(P, "cuda.o");
   static const char *const outs[] = {[LINK_EXE] = "out", [LINK_OBJ] = "out.o", [LINK_LIB] = "out.a"};
   const char *out = tmp_path(P, outs[P->opt.link]);
   double t0 = pipeline_now();
-  if (!write_kernels(P, kobj)) return false;
+  if (P->u.cpu && !write_kernels(P, kobj)) return false;
   double t1 = pipeline_now();
   if (!compile_glue(P, gobj)) return false;
   double t2 = pipeline_now();
-  bool ok = P->opt.link == LINK_EXE   ? link_exe(P, gobj, kobj, out)
-            : P->opt.link == LINK_OBJ ? link_obj(P, gobj, kobj, out)
-                                      : link_lib(P, gobj, kobj, out);
-  snprintf(P->link_times, sizeof P->link_times, "kernels.o %.1f ms, glue.o %.1f ms, %s %.1f ms", (t1 - t0) * 1e3,
-           (t2 - t1) * 1e3, P->opt.link == LINK_LIB ? "ar" : "cc", (pipeline_now() - t2) * 1e3);
+  if (P->u.cuda && !compile_cuda(P, cobj)) return false;
+  double t3 = pipeline_now();
+  bool ok = P->opt.link == LINK_EXE   ? link_exe(P, gobj, kobj, cobj, out)
+            : P->opt.link == LINK_OBJ ? link_obj(P, gobj, kobj, cobj, out)
+                                      : link_lib(P, gobj, kobj, cobj, out);
+  char cuda[64] = "";
+  if (P->u.cuda) snprintf(cuda, sizeof cuda, ", cuda.o %.1f ms", (t3 - t2) * 1e3);
+  snprintf(P->link_times, sizeof P->link_times, "kernels.o %.1f ms, glue.o %.1f ms%s, %s %.1f ms", (t1 - t0) * 1e3,
+           (t2 - t1) * 1e3, cuda, P->opt.link == LINK_LIB ? "ar" : "cc", (pipeline_now() - t3) * 1e3);
   if (ok) P->linked = out;
   return ok;
 }

@@ -9,6 +9,7 @@
 //   mlc build: error: unknown option '--frob'
 //   Try 'mlc build --help' for more information.
 #include "driver.h"
+#include "report.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -55,6 +56,13 @@
     "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \
     "print the time of every stage (and of its verifier)")                                       \
+  X(REPORT, "report", 0, optional_argument, B(BUILD), "--report[=FILE]",                         \
+    "every kernel's lines, FLOPs and bytes moved, and the\npeak memory of training; bare: print it and\n" \
+    "build nothing, =FILE: write it there and build")                                            \
+  X(BATCH, "batch", 0, required_argument, B(BUILD), "--batch N",                                 \
+    "--report: the batch size (default the recipe's)")                                          \
+  X(MAX_MEMORY, "max-memory", 0, required_argument, B(BUILD), "--max-memory SIZE",               \
+    "--report: also the largest batch whose peak fits\nin SIZE (512M, 2G; K M G T are powers of 1024)") \
   X(INTERP, "interp", 0, no_argument, B(RUN), "--interp",                                        \
     "run in the reference interpreter (required)")                                               \
   X(ENTRY, "entry", 0, required_argument, B(RUN), "--entry ENTRY",                              \
@@ -241,6 +249,17 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
   case OPT_KEEP_TEMPS: o->keep_temps = true; break;
   case OPT_NO_FUSE: o->no_fuse = true; break;
   case OPT_VERBOSE: o->verbose = true; break;
+  case OPT_REPORT: o->report = true, o->report_file = arg; break;
+  case OPT_BATCH: {
+    uint64_t n;
+    if (parse_uint(arg, &n) || !n || n > (1ull << 40)) return driver_usage_error(cmd, "--batch takes a positive number, not '%s'", arg);
+    o->batch = (int64_t)n;
+    break;
+  }
+  case OPT_MAX_MEMORY:
+    if (!report_parse_size(arg, &o->max_memory))
+      return driver_usage_error(cmd, "--max-memory takes a size such as 512M or 2G, not '%s'", arg);
+    break;
   case OPT_INTERP: o->interp = true; break;
   case OPT_ENTRY: o->entry = arg; break;
   case OPT_WEIGHTS: o->weights = arg; break;

@@ -14,6 +14,7 @@
 // shape comes from its type (reshape, const, ...) evaluates the type.
 #include "interp_internal.h"
 #include "scalar.h"
+#include "kernels/gemm_ref.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -490,8 +491,10 @@ static Tensor *broadcast_to(InterpCtx *c, IrNode *n, Tensor *x) {
 }
 
 // ---- matmul ------------------------------------------------------------------------------------------
-// [.., M, K] @ [.., K, N] -> [.., M, N]; batch dims broadcast. The K sum runs
-// in order, rounded after every multiply and add in f32 mode.
+// [.., M, K] @ [.., K, N] -> [.., M, N]; batch dims broadcast. Each product
+// is kernels/cpu's GEMM (kernels/gemm_ref.h): per element, K blocks of
+// fused multiply-add chains in k order, block sums added in order; in f32
+// mode fmaf and float rounding, the library's bits.
 static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
   Tensor ba = *a, bb = *b;
   ba.rank -= 2;
@@ -513,14 +516,8 @@ static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
       oa += idx[i] * sa[i];
       ob += idx[i] * sb[i];
     }
-    const double *pa = a->data + oa * M * K, *pb = b->data + ob * K * N;
-    double *py = y->data + bi * M * N;
-    for (int64_t i = 0; i < M; i++)
-      for (int64_t j = 0; j < N; j++) {
-        double s = 0;
-        for (int64_t k = 0; k < K; k++) s = interp_store(c, y->dtype, s + interp_store(c, y->dtype, pa[i * K + k] * pb[k * N + j]));
-        py[i * N + j] = s;
-      }
+    mlc_ref_gemm(c->f32, 0, M, N, K, 1, a->data + oa * M * K, K, 1, b->data + ob * K * N, N, 1, 0,
+                 y->data + bi * M * N, N, NULL, NULL, 0);
   }
   return y;
 }
@@ -595,6 +592,23 @@ double interp_dropout_scale(uint64_t seed, uint64_t rng_seed, uint64_t index, do
   return u >= p ? 1 / (1 - p) : 0;
 }
 
+double interp_noise(uint64_t seed, uint64_t rng_seed, uint64_t index, bool normal) {
+  if (!normal) return philox_uniform24(seed, index, rng_seed);
+  double u1 = philox_uniform24(seed, 2 * index, rng_seed);
+  double u2 = philox_uniform24(seed, 2 * index + 1, rng_seed);
+  return sqrt(-2 * log(1 - u1)) * cos(6.283185307179586 * u2); // 2 pi, rounded
+}
+
+// rand, randn {seed}: one draw per element (interp_noise)
+static Tensor *noise(InterpCtx *c, IrNode *n) {
+  Tensor *y = interp_alloc_type(c, n->type);
+  if (!y) return NULL;
+  uint64_t seed = (uint64_t)interp_attr_i(n, IRA_SEED), rs = c->params ? c->params->rng_seed : 0;
+  for (int64_t e = 0; e < y->numel; e++)
+    y->data[e] = interp_r(c, interp_noise(seed, rs, (uint64_t)e, n->op == IR_RANDN));
+  return y;
+}
+
 // dropout {p, seed}: x * mask; dropout_mask: the mask (0 or 1/(1-p)).
 static Tensor *dropout(InterpCtx *c, IrNode *n, Tensor *x) {
   Tensor *y = interp_alloc(c, x->dtype, x->rank, x->dims);
@@ -659,7 +673,7 @@ static Tensor *eval_node(InterpCtx *c, IrNode *n, Tensor **in) {
   case IRC_POOL: return interp_pool(c, n, in);
   case IRC_NORM: return interp_norm(c, n, in);
   case IRC_INDEX: return interp_index(c, n, in);
-  case IRC_RNG: return dropout(c, n, in[0]);
+  case IRC_RNG: return n->nin ? dropout(c, n, in[0]) : noise(c, n);
   case IRC_LOSS:
     return n->op == IR_MSE || n->op == IR_BCE_WITH_LOGITS ? pair_loss(c, n, in) : cross_entropy(c, n, in);
   case IRC_CAST: return convert(c, n, in[0]);

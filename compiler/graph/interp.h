@@ -48,4 +48,13 @@ int interp_run(IrModule *m, IrFunc *f, InterpMode mode, Tensor **inputs,
 double interp_dropout_scale(uint64_t seed, uint64_t rng_seed, uint64_t index,
                             double p);
 
+// Element `index` of a rand or randn node, from the same draws: with
+// u(i) = (w >> 8) * 2^-24 for the first word w of Philox at key = seed and
+// counter = (i, rng_seed), rand is u(index) (dropout's uniform), randn is
+// Box-Muller over two of them:
+//   sqrt(-2 * log(1 - u(2 * index))) * cos(2 * pi * u(2 * index + 1))
+// in f64 (1 - u > 0, so the value is finite: |randn| <= 5.77), rounded to
+// the node's dtype. Backends build the same formula.
+double interp_noise(uint64_t seed, uint64_t rng_seed, uint64_t index, bool normal);
+
 #endif

@@ -4,6 +4,7 @@
 // gradient. Semantics follow PyTorch (docs/design/ir.md, "Interpreter
 // semantics"); every loop is the textbook one over NCHW row-major tensors.
 #include "interp_internal.h"
+#include "kernels/gemm_ref.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -15,73 +16,50 @@
 //   y[n, o, i, j] = sum over (c, a, b) of
 //       x[n, g(o)*C/g + c, i*sh - ph + a*dh, j*sw - pw + b*dw] * w[o, c, a, b]
 // (out-of-range x positions are zero padding; g(o) = o / (O/g)).
-// The gradients walk the same index space: conv2d_grad_input (dy, w) adds
-// dy*w into dx, conv2d_grad_weight (dy, x) adds dy*x into dw.
-typedef struct ConvGeom {
-  int64_t N, C, H, W, O, Cg, KH, KW, HO, WO, g;
-  const int64_t *s, *p, *d;
-} ConvGeom;
-
-static void conv_walk(InterpCtx *c, IrOp op, const ConvGeom *k, const double *xa,
-                      const double *wa, const double *dy, double *out) {
-  int64_t Og = k->O / k->g;
-  for (int64_t n = 0; n < k->N; n++)
-    for (int64_t o = 0; o < k->O; o++)
-      for (int64_t i = 0; i < k->HO; i++)
-        for (int64_t j = 0; j < k->WO; j++) {
-          int64_t yo = ((n * k->O + o) * k->HO + i) * k->WO + j;
-          double acc = 0;
-          for (int64_t ci = 0; ci < k->Cg; ci++)
-            for (int64_t a = 0; a < k->KH; a++)
-              for (int64_t b = 0; b < k->KW; b++) {
-                int64_t h = i * k->s[0] - k->p[0] + a * k->d[0], w = j * k->s[1] - k->p[1] + b * k->d[1];
-                if (h < 0 || h >= k->H || w < 0 || w >= k->W) continue;
-                int64_t xo = ((n * k->C + (o / Og) * k->Cg + ci) * k->H + h) * k->W + w;
-                int64_t wo = ((o * k->Cg + ci) * k->KH + a) * k->KW + b;
-                if (op == IR_CONV2D)
-                  acc = interp_r(c, acc + interp_r(c, xa[xo] * wa[wo]));
-                else if (op == IR_CONV2D_GRAD_INPUT)
-                  out[xo] = interp_r(c, out[xo] + interp_r(c, dy[yo] * wa[wo]));
-                else
-                  out[wo] = interp_r(c, out[wo] + interp_r(c, dy[yo] * xa[xo]));
-              }
-          if (op == IR_CONV2D) out[yo] = acc;
-        }
+// conv2d_grad_input (dy, w) is d conv2d / dx applied to dy, conv2d_grad_weight
+// (dy, x) d conv2d / dw summed over the batch. The order of every sum is
+// kernels/cpu's (kernels/gemm_ref.h): the im2col GEMM, padding taps as
+// products with 0, and the gradients' GEMMs with their chunk and scatter
+// order; in f32 mode the library's bits.
+Tensor *interp_conv(InterpCtx *c, IrNode *n, Tensor **in) {
+  const int64_t *s = interp_attr_ints(n, IRA_STRIDE), *p = interp_attr_ints(n, IRA_PADDING);
+  const int64_t *d = interp_attr_ints(n, IRA_DILATION);
+  Tensor *y = n->op == IR_CONV2D ? NULL : interp_alloc_type(c, n->type);
+  if (n->op != IR_CONV2D && !y) return NULL;
+  const Tensor *x = n->op == IR_CONV2D ? in[0] : n->op == IR_CONV2D_GRAD_INPUT ? y : in[1];
+  const Tensor *w = n->op == IR_CONV2D ? in[1] : n->op == IR_CONV2D_GRAD_INPUT ? in[1] : y;
+  int64_t geom[MLC_CONV_GEOM] = {
+      [MLC_CONV_N] = x->dims[0], [MLC_CONV_C] = x->dims[1], [MLC_CONV_H] = x->dims[2], [MLC_CONV_W] = x->dims[3],
+      [MLC_CONV_O] = w->dims[0], [MLC_CONV_KH] = w->dims[2], [MLC_CONV_KW] = w->dims[3],
+      [MLC_CONV_SH] = s[0], [MLC_CONV_SW] = s[1], [MLC_CONV_PH] = p[0], [MLC_CONV_PW] = p[1],
+      [MLC_CONV_DH] = d[0], [MLC_CONV_DW] = d[1], [MLC_CONV_G] = interp_attr_i(n, IRA_GROUPS)};
+  MlcRefConv k;
+  if (!mlc_ref_conv_of(geom, &k) || k.c != w->dims[1] * k.g) {
+    interp_tensor_free(y);
+    return interp_fail(c, "window or channels do not fit the input");
+  }
+  bool ok;
+  if (n->op == IR_CONV2D) {
+    int64_t od[4] = {k.n, k.o, k.ho, k.wo};
+    if (!(y = interp_alloc(c, x->dtype, 4, od))) return NULL;
+    ok = mlc_ref_conv2d(c->f32, geom, 0, x->data, w->data, NULL, y->data);
+  } else {
+    const Tensor *dy = in[0];
+    if (dy->dims[0] != k.n || dy->dims[1] != k.o || dy->dims[2] != k.ho || dy->dims[3] != k.wo) {
+      interp_tensor_free(y);
+      return interp_fail(c, "dy does not have the conv2d output's shape");
+    }
+    ok = n->op == IR_CONV2D_GRAD_INPUT ? mlc_ref_conv2d_grad_input(c->f32, geom, dy->data, w->data, y->data)
+                                       : mlc_ref_conv2d_grad_weight(c->f32, geom, dy->data, x->data, y->data);
+  }
+  if (ok) return y;
+  interp_tensor_free(y);
+  return interp_fail(c, "out of memory");
 }
 
 static int64_t window_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
   int64_t num = in + 2 * p - d * (k - 1) - 1;
   return num < 0 ? -1 : num / s + 1;
-}
-
-Tensor *interp_conv(InterpCtx *c, IrNode *n, Tensor **in) {
-  ConvGeom k = {.s = interp_attr_ints(n, IRA_STRIDE), .p = interp_attr_ints(n, IRA_PADDING),
-                .d = interp_attr_ints(n, IRA_DILATION), .g = interp_attr_i(n, IRA_GROUPS)};
-  Tensor *y = n->op == IR_CONV2D ? NULL : interp_alloc_type(c, n->type);
-  if (n->op != IR_CONV2D && !y) return NULL;
-  const Tensor *x = n->op == IR_CONV2D ? in[0] : n->op == IR_CONV2D_GRAD_INPUT ? y : in[1];
-  const Tensor *w = n->op == IR_CONV2D ? in[1] : n->op == IR_CONV2D_GRAD_INPUT ? in[1] : y;
-  k.N = x->dims[0], k.C = x->dims[1], k.H = x->dims[2], k.W = x->dims[3];
-  k.O = w->dims[0], k.Cg = w->dims[1], k.KH = w->dims[2], k.KW = w->dims[3];
-  k.HO = window_extent(k.H, k.KH, k.s[0], k.p[0], k.d[0]);
-  k.WO = window_extent(k.W, k.KW, k.s[1], k.p[1], k.d[1]);
-  if (k.HO < 0 || k.WO < 0 || k.C != k.Cg * k.g || k.O % k.g) {
-    interp_tensor_free(y);
-    return interp_fail(c, "window or channels do not fit the input");
-  }
-  if (n->op == IR_CONV2D) {
-    int64_t od[4] = {k.N, k.O, k.HO, k.WO};
-    if (!(y = interp_alloc(c, x->dtype, 4, od))) return NULL;
-    conv_walk(c, n->op, &k, x->data, w->data, NULL, y->data);
-    return y;
-  }
-  const Tensor *dy = in[0];
-  if (dy->dims[0] != k.N || dy->dims[1] != k.O || dy->dims[2] != k.HO || dy->dims[3] != k.WO) {
-    interp_tensor_free(y);
-    return interp_fail(c, "dy does not have the conv2d output's shape");
-  }
-  conv_walk(c, n->op, &k, x == y ? NULL : x->data, w == y ? NULL : w->data, dy->data, y->data);
-  return y;
 }
 
 // ---- pooling ----------------------------------------------------------------------------------

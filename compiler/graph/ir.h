@@ -42,7 +42,7 @@ typedef enum {
   IRC_POOL,      // 2-D pooling and its gradients
   IRC_NORM,      // batch_norm layer_norm and their gradients
   IRC_INDEX,     // embedding (gather) and embedding_grad (scatter-add)
-  IRC_RNG,       // dropout dropout_mask (impure)
+  IRC_RNG,       // dropout dropout_mask rand randn (impure)
   IRC_LOSS,      // scalar losses and cross_entropy_grad
   IRC_CAST,      // cast stop_gradient
   IRC_GRAD,      // fused backward rules (dy, saved) -> dx

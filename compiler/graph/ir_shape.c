@@ -58,6 +58,7 @@ uint32_t ir_op_attrs(IrOp op) {
   case IR_BATCH_NORM: case IR_BATCH_NORM_GRAD: return A(EPS);
   case IR_LAYER_NORM: case IR_LAYER_NORM_GRAD: return A(EPS) | A(NDIMS);
   case IR_DROPOUT: case IR_DROPOUT_MASK: return A(P) | A(SEED);
+  case IR_RAND: case IR_RANDN: return A(SEED);
   case IR_CONST: return A(VALUE);
   case IR_CUSTOM_GRAD: return A(FUNC);
   default: {
@@ -537,6 +538,7 @@ static Type *rule_embedding_grad(Ctx *c, const Type *dy, const Type *idx, const 
   return ret(c, given);
 }
 
+// rand/randn {seed}: -> the given float type (no operands)
 // dropout/dropout_mask {p, seed}: x -> x, floats, 0 <= p < 1
 static Type *rule_rng(Ctx *c, const Type *x, const IrAttrs *as) {
   double p = -1;
@@ -590,6 +592,7 @@ static bool needs_given(IrOp op) {
   default: break;
   }
   switch (op) {
+  case IR_RAND: case IR_RANDN:
   case IR_REDUCE_TO: case IR_RESHAPE: case IR_SLICE: case IR_BROADCAST_TO:
   case IR_CONV2D_GRAD_INPUT: case IR_CONV2D_GRAD_WEIGHT: case IR_EMBEDDING_GRAD:
   case IR_CAST:
@@ -626,7 +629,9 @@ static Type *infer_class(Ctx *c, IrOp op, IrNode **in, int nin, const IrAttrs *a
   case IRC_INDEX:
     return op == IR_EMBEDDING ? rule_embedding(c, T(0), T(1))
                               : rule_embedding_grad(c, T(0), T(1), given);
-  case IRC_RNG: return rule_rng(c, T(0), as);
+  case IRC_RNG:
+    if (op == IR_RAND || op == IR_RANDN) return need_float(c, given) ? ret(c, given) : NULL;
+    return rule_rng(c, T(0), as);
   case IRC_LOSS: return rule_loss(c, op, in);
   case IRC_CAST: return rule_cast(c, op, T(0), given);
   case IRC_GRAD: return rule_grad(c, op, in, as);

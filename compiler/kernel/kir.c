@@ -39,8 +39,19 @@ static const struct {
     KIR_OPS(X)
 #undef X
 };
+static const struct {
+  const char *name, *cfn, *params;
+} call_table[] = {
+#define X(id, name, cfn, params) {name, cfn, params},
+    KIR_CALLS(X)
+#undef X
+};
+static const char *const gemm_flag_names[KIR_GEMM_FLAGS] = {"trans_a", "trans_b", "bias_col", "bias_row",
+                                                            "residual", "relu", "relu_mask"};
+static const char *const conv_flag_names[KIR_CONV_FLAGS] = {"relu"};
 _Static_assert(sizeof map_names / sizeof *map_names == KMAP_COUNT, "map names");
 _Static_assert(sizeof op_table / sizeof *op_table == KOP_COUNT, "op table");
+_Static_assert(sizeof call_table / sizeof *call_table == KCALL_COUNT, "call table");
 
 const char *const kir_buf_kind_names[KBUF_KIND_COUNT] = {"input", "output", "state", "temp", "shared"};
 
@@ -68,6 +79,149 @@ void kir_op_spec(KirOpKind op, KirOpSpec *o) {
     s += n + 2;
     s += *s == ' ';
   }
+}
+
+// ---- library calls -----------------------------------------------------------------------------
+const char *kir_call_name(KirCallFn fn) { return call_table[fn].name; }
+const char *kir_call_cfn(KirCallFn fn) { return call_table[fn].cfn; }
+
+const char *const *kir_call_flag_names(KCallArgKind kind, int *n) {
+  *n = kind == KCA_GFLAGS ? KIR_GEMM_FLAGS : KIR_CONV_FLAGS;
+  return kind == KCA_GFLAGS ? gemm_flag_names : conv_flag_names;
+}
+
+// Splits the table's "name:kind ..." into parameters and slot positions.
+void kir_call_spec(KirCallFn fn, KirCallSpec *o) {
+  static const char kinds[] = "ifFCrwmog";
+  memset(o, 0, sizeof *o);
+  o->name = call_table[fn].name, o->cfn = call_table[fn].cfn;
+  for (const char *s = call_table[fn].params; *s;) {
+    int n = 0;
+    while (s[n] != ':') n++;
+    MLC_ASSERT(o->nparams < KIR_CALL_MAX_PARAMS && n < (int)sizeof o->param[0].name);
+    KirCallParam *pa = &o->param[o->nparams++];
+    memcpy(pa->name, s, (size_t)n);
+    const char *k = strchr(kinds, s[n + 1]);
+    MLC_ASSERT(k && *k);
+    pa->kind = (KCallArgKind)(k - kinds);
+    pa->nslots = pa->kind == KCA_GEOM ? KIR_CONV_GEOM : pa->kind == KCA_GFLAGS || pa->kind == KCA_CFLAGS ? 0 : 1;
+    pa->slot = o->nslots;
+    o->nslots += pa->nslots;
+    s += n + 2;
+    s += *s == ' ';
+  }
+  MLC_ASSERT(o->nslots <= KIR_CALL_MAX_SLOTS);
+}
+
+const KirCallParam *kir_call_param(const KirCallSpec *sp, const char *name) {
+  for (int i = 0; i < sp->nparams; i++)
+    if (!strcmp(sp->param[i].name, name)) return &sp->param[i];
+  return NULL;
+}
+
+bool kir_call_set(KStmt *s, const char *param, KExpr *e) {
+  KirCallSpec sp;
+  kir_call_spec(s->call->fn, &sp);
+  const KirCallParam *pa = kir_call_param(&sp, param);
+  if (!pa || (pa->kind != KCA_I64 && pa->kind != KCA_F32)) return false;
+  s->call->slot[pa->slot] = e;
+  return true;
+}
+
+bool kir_call_operand(KStmt *s, const char *param, int buf, KExpr *offset) {
+  KirCallSpec sp;
+  kir_call_spec(s->call->fn, &sp);
+  const KirCallParam *pa = kir_call_param(&sp, param);
+  if (!pa || pa->kind < KCA_READ || pa->kind > KCA_OPT || (buf < 0 && pa->kind != KCA_OPT)) return false;
+  s->call->buf[pa->slot] = buf;
+  s->call->slot[pa->slot] = buf < 0 ? NULL : offset;
+  return true;
+}
+
+bool kir_call_geom(KStmt *s, KExpr *const *geom) {
+  KirCallSpec sp;
+  kir_call_spec(s->call->fn, &sp);
+  for (int i = 0; i < sp.nparams; i++)
+    if (sp.param[i].kind == KCA_GEOM) {
+      for (int j = 0; j < KIR_CONV_GEOM; j++) s->call->slot[sp.param[i].slot + j] = geom[j];
+      return true;
+    }
+  return false;
+}
+
+static int64_t max0(int64_t v) { return v > 0 ? v : 0; }
+
+// Elements [lo, hi) of a strided operand: `count` blocks of rows x cols,
+// offset off, element (b, i, j) at off + b*sb + i*rs + j*cs.
+static void span3(int64_t off, int64_t count, int64_t sb, int64_t rows, int64_t rs, int64_t cols, int64_t cs,
+                  int64_t *lo, int64_t *hi) {
+  if (count <= 0 || rows <= 0 || cols <= 0) {
+    *lo = *hi = off;
+    return;
+  }
+  *lo = off;
+  *hi = off + (count - 1) * sb + (rows - 1) * rs + (cols - 1) * cs + 1;
+}
+
+static bool gemm_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v, int64_t *lo, int64_t *hi) {
+#define V(name) v[kir_call_param(sp, name)->slot]
+#define S(name) kir_call_param(sp, name)->slot
+  bool batched = c->fn == KCALL_SGEMM_BATCHED;
+  int64_t nb = batched ? V("batch") : 1, m = V("m"), n = V("n"), k = V("k");
+  int64_t sa = batched ? V("sa") : 0, sb = batched ? V("sb") : 0, sc = batched ? V("sc") : 0;
+  int64_t saux = batched ? V("saux") : 0, lda = V("lda"), ldb = V("ldb"), ldc = V("ldc"), ldaux = V("ldaux");
+  if (nb < 0 || m < 0 || n < 0 || k < 0 || sa < 0 || sb < 0 || sc < 0 || saux < 0 || lda < 0 || ldb < 0 ||
+      ldc < 0 || ldaux < 0)
+    return false;
+  if (m == 0 || n == 0) nb = 0; // the library returns at once
+  bool ta = c->flags & KIR_GEMM_TRANS_A, tb = c->flags & KIR_GEMM_TRANS_B;
+  span3(V("a"), nb, sa, ta ? k : m, lda, ta ? m : k, 1, &lo[S("a")], &hi[S("a")]);
+  span3(V("b"), nb, sb, tb ? n : k, ldb, tb ? k : n, 1, &lo[S("b")], &hi[S("b")]);
+  span3(V("c"), nb, sc, m, ldc, n, 1, &lo[S("c")], &hi[S("c")]);
+  bool col = c->flags & KIR_GEMM_BIAS_COL, row = c->flags & KIR_GEMM_BIAS_ROW;
+  span3(V("bias"), nb ? 1 : 0, 0, 1, 0, col ? n : row ? m : 0, 1, &lo[S("bias")], &hi[S("bias")]);
+  bool aux = c->flags & (KIR_GEMM_RESIDUAL | KIR_GEMM_RELU_MASK);
+  span3(V("aux"), aux ? nb : 0, saux, m, ldaux, n, 1, &lo[S("aux")], &hi[S("aux")]);
+  return true;
+#undef V
+#undef S
+}
+
+// A convolution's operands: x [N, C, H, W], w [O, C/G, KH, KW], bias [O],
+// y [N, O, HO, WO], by role name.
+static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v, int64_t *lo, int64_t *hi) {
+  const int64_t *g = v + sp->param[0].slot;
+  for (int i = 0; i < KIR_CONV_GEOM; i++)
+    if (g[i] < 0 || (i >= 5 && g[i] == 0 && i != 9 && i != 10)) return false; // kernel, stride, dilation, groups >= 1
+  int64_t n = g[0], ch = g[1], h = g[2], w = g[3], o = g[4], kh = g[5], kw = g[6], gr = g[13];
+  if (ch % gr || o % gr) return false;
+  int64_t nh = h + 2 * g[9] - g[11] * (kh - 1) - 1, nw = w + 2 * g[10] - g[12] * (kw - 1) - 1;
+  if (nh < 0 || nw < 0) return false;
+  int64_t ho = nh / g[7] + 1, wo = nw / g[8] + 1;
+  for (int i = 0; i < sp->nparams; i++) {
+    const KirCallParam *pa = &sp->param[i];
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPT) continue;
+    int64_t size = !strcmp(pa->name, "w") || !strcmp(pa->name, "dw") ? o * (ch / gr) * kh * kw
+                   : !strcmp(pa->name, "bias")                     ? o
+                   : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? n * o * ho * wo
+                                                                      : n * ch * h * w;
+    lo[pa->slot] = v[pa->slot];
+    hi[pa->slot] = v[pa->slot] + max0(size);
+  }
+  (void)c;
+  return true;
+}
+
+bool kir_call_extents(const KCall *c, const int64_t *vals, int64_t *lo, int64_t *hi) {
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  int64_t v[KIR_CALL_MAX_SLOTS];
+  for (int i = 0; i < sp.nslots; i++) v[i] = vals[i], lo[i] = hi[i] = 0;
+  bool ok = c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED ? gemm_extents(&sp, c, v, lo, hi)
+                                                                 : conv_extents(&sp, c, v, lo, hi);
+  for (int i = 0; i < sp.nslots; i++)
+    if (c->buf[i] < 0) lo[i] = hi[i] = 0;
+  return ok;
 }
 
 // ---- program, syms, buffers, kernels, vars ------------------------------------------------------
@@ -268,6 +422,21 @@ KExpr *kir_cast(KirProgram *p, DType dt, KExpr *a) {
   return e;
 }
 
+KExpr *kir_fma(KirProgram *p, KExpr *a, KExpr *b, KExpr *c) {
+  KExpr *e = expr(p, KE_FMA, a->dtype);
+  e->a = a;
+  e->b = b;
+  e->c = c;
+  return e;
+}
+
+KExpr *kir_op_stride(KirProgram *p, const KirOp *op, int role, int d) {
+  if (op->strides[role][0]) return op->strides[role][d];
+  KExpr *st = kir_idx(p, 1);
+  for (int i = op->rank[role] - 1; i > d; i--) st = kir_bin(p, KB_MUL, st, op->dims[role][i]);
+  return st;
+}
+
 KExpr *kir_rand(KirProgram *p, KExpr *key, KExpr *counter, KExpr *stream) {
   KExpr *e = expr(p, KE_RAND, DT_F64);
   e->a = key;
@@ -330,6 +499,17 @@ KStmt *kir_check(KirProgram *p, Vec *block, KExpr *cond, const char *msg) {
 
 KStmt *kir_barrier(KirProgram *p, Vec *block) { return stmt(p, block, KS_BARRIER); }
 
+KStmt *kir_call(KirProgram *p, Vec *block, KirCallFn fn) {
+  KStmt *s = stmt(p, block, KS_CALL);
+  KCall *c = arena_alloc(p->arena, sizeof *c);
+  c->fn = fn;
+  c->slot = arena_alloc(p->arena, sizeof(KExpr *) * KIR_CALL_MAX_SLOTS);
+  c->buf = arena_alloc(p->arena, sizeof(int) * KIR_CALL_MAX_SLOTS);
+  for (int i = 0; i < KIR_CALL_MAX_SLOTS; i++) c->buf[i] = -1;
+  s->call = c;
+  return s;
+}
+
 // ---- analysis helpers ---------------------------------------------------------------------------------
 bool kir_expr_equal(const KExpr *a, const KExpr *b) {
   if (a == b) return true;
@@ -343,7 +523,7 @@ bool kir_expr_equal(const KExpr *a, const KExpr *b) {
   case KE_UNARY: return a->un == b->un && kir_expr_equal(a->a, b->a);
   case KE_BINARY: return a->bin == b->bin && kir_expr_equal(a->a, b->a) && kir_expr_equal(a->b, b->b);
   case KE_CAST: return kir_expr_equal(a->a, b->a);
-  case KE_SELECT: case KE_RAND:
+  case KE_SELECT: case KE_RAND: case KE_FMA:
     return kir_expr_equal(a->a, b->a) && kir_expr_equal(a->b, b->b) && kir_expr_equal(a->c, b->c);
   }
   return false;
@@ -362,6 +542,7 @@ static void uses_block(const Vec *blk, bool *used, bool *defd) {
     if (s->kind == KS_ASSIGN) used[s->var] = true;
     uses_expr(s->n, used), uses_expr(s->grain, used), uses_expr(s->index, used);
     uses_expr(s->value, used), uses_expr(s->cond, used);
+    for (int j = 0; s->kind == KS_CALL && j < KIR_CALL_MAX_SLOTS; j++) uses_expr(s->call->slot[j], used);
     uses_block(&s->body, used, defd);
     uses_block(&s->els, used, defd);
   }
@@ -385,8 +566,24 @@ static void access_expr(const KExpr *x, bool *reads) {
   access_expr(x->a, reads), access_expr(x->b, reads), access_expr(x->c, reads);
 }
 
+// A call reads its r/o/m operands, writes its w/m ones (and the offsets'
+// expressions read nothing: they are i64 over syms and variables).
+static void call_access(const KCall *c, bool *reads, bool *writes) {
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    int b = c->buf[pa->slot];
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPT || b < 0) continue;
+    if (pa->kind != KCA_WRITE) reads[b] = true;
+    if (pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE) writes[b] = true;
+  }
+  for (int j = 0; j < sp.nslots; j++) access_expr(c->slot[j], reads);
+}
+
 void kir_stmt_access(const KStmt *s, bool *reads, bool *writes) {
   if (s->kind == KS_STORE) writes[s->buf] = true;
+  if (s->kind == KS_CALL) call_access(s->call, reads, writes);
   access_expr(s->n, reads), access_expr(s->index, reads), access_expr(s->value, reads);
   access_expr(s->cond, reads);
   for (int i = 0; i < s->body.len; i++) kir_stmt_access(VEC_AT(s->body, KStmt, i), reads, writes);
@@ -395,6 +592,7 @@ void kir_stmt_access(const KStmt *s, bool *reads, bool *writes) {
 
 static bool concurrent(const KStmt *s) {
   if (s->kind == KS_FOR && s->map != KMAP_SERIAL && s->map != KMAP_VECTOR) return true;
+  if (s->kind == KS_CALL) return true; // the library runs it on the pool
   for (int i = 0; i < s->body.len; i++)
     if (concurrent(VEC_AT(s->body, KStmt, i))) return true;
   for (int i = 0; i < s->els.len; i++)
@@ -448,6 +646,7 @@ typedef struct Printer {
   int *symmap;  // canon: program sym -> canonical position, -1 before its first use
   int *symlist; // canon: canonical position -> program sym
   int nsyms;
+  int nchecks;  // canon: checks printed so far (their messages print as m<i>)
 } Printer;
 
 const char *kir_infix(KBinOp op) {
@@ -554,6 +753,7 @@ static void put_expr(Printer *pr, const KExpr *e) {
   }
   case KE_SELECT: put_args(pr, "select(", e->a, e->b, e->c); return;
   case KE_RAND: put_args(pr, "rand(", e->a, e->b, e->c); return;
+  case KE_FMA: put_args(pr, "fma(", e->a, e->b, e->c); return;
   case KE_CAST: put_args(pr, arena_printf(pr->p->arena, "cast<%s>(", dtype_name(e->dtype)), e->a, NULL, NULL); return;
   }
 }
@@ -583,6 +783,51 @@ static void put_check_msg(StrBuf *b, const char *msg) {
     sb_putc(b, *c);
   }
   sb_puts(b, "\"\n");
+}
+
+static void put_dims(Printer *pr, int rank, KExpr *const *dims) {
+  sb_putc(pr->b, '[');
+  for (int d = 0; d < rank; d++) {
+    if (d) sb_puts(pr->b, ", ");
+    put_expr(pr, dims[d]);
+  }
+  sb_putc(pr->b, ']');
+}
+
+// call NAME(PARAM = VALUE, ...): expressions; flags as [name, ...]; buffer
+// operands as BUF[offset] (the address of that element) or none; a
+// geometry as [e, ...].
+static void put_call(Printer *pr, const KCall *c) {
+  StrBuf *b = pr->b;
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  sb_printf(b, "call %s(", sp.name);
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    sb_printf(b, "%s%s = ", i ? ", " : "", pa->name);
+    if (pa->kind == KCA_GFLAGS || pa->kind == KCA_CFLAGS) {
+      int n;
+      const char *const *names = kir_call_flag_names(pa->kind, &n);
+      sb_putc(b, '[');
+      for (int f = 0, first = 1; f < n; f++)
+        if (c->flags >> f & 1) sb_printf(b, "%s%s", first ? "" : ", ", names[f]), first = 0;
+      sb_putc(b, ']');
+    } else if (pa->kind == KCA_GEOM) {
+      put_dims(pr, KIR_CONV_GEOM, c->slot + pa->slot);
+    } else if (pa->kind >= KCA_READ && pa->kind <= KCA_OPT) {
+      if (c->buf[pa->slot] < 0) {
+        sb_puts(b, "none");
+        continue;
+      }
+      put_buf(pr, c->buf[pa->slot]);
+      sb_putc(b, '[');
+      put_expr(pr, c->slot[pa->slot]);
+      sb_putc(b, ']');
+    } else {
+      put_expr(pr, c->slot[pa->slot]);
+    }
+  }
+  sb_puts(b, ")\n");
 }
 
 static void put_stmt(Printer *pr, const KStmt *s, int ind) {
@@ -626,9 +871,11 @@ static void put_stmt(Printer *pr, const KStmt *s, int ind) {
   case KS_CHECK:
     sb_puts(b, "check ");
     put_expr(pr, s->cond);
-    put_check_msg(b, s->msg);
+    if (pr->canon) sb_printf(b, " m%d\n", pr->nchecks++);
+    else put_check_msg(b, s->msg);
     return;
   case KS_BARRIER: sb_puts(b, "barrier\n"); return;
+  case KS_CALL: put_call(pr, s->call); return;
   }
 }
 
@@ -636,14 +883,6 @@ static void put_block(Printer *pr, const Vec *blk, int ind) {
   for (int i = 0; i < blk->len; i++) put_stmt(pr, VEC_AT(*blk, KStmt, i), ind);
 }
 
-static void put_dims(Printer *pr, int rank, KExpr *const *dims) {
-  sb_putc(pr->b, '[');
-  for (int d = 0; d < rank; d++) {
-    if (d) sb_puts(pr->b, ", ");
-    put_expr(pr, dims[d]);
-  }
-  sb_putc(pr->b, ']');
-}
 
 // op NAME(ROLE = BUF[DIMS], ...) {GROUP = V | [V, V], ...}
 static void put_op(Printer *pr, const KirOp *op) {
@@ -655,6 +894,7 @@ static void put_op(Printer *pr, const KirOp *op) {
     sb_printf(b, "%s%s = ", i ? ", " : "", sp.roles[i]);
     put_buf(pr, op->buf[i]);
     put_dims(pr, op->rank[i], op->dims[i]);
+    if (op->strides[i][0]) sb_puts(b, " strides "), put_dims(pr, op->rank[i], op->strides[i]);
   }
   sb_putc(b, ')');
   for (int g = 0, a = 0; g < sp.ngroups; g++) {
@@ -715,6 +955,20 @@ void kir_dump(const KirProgram *p, FILE *out) {
   kir_print(&b, p);
   if (b.data) fputs(b.data, out);
   sb_free(&b);
+}
+
+static void checks_of(const Vec *blk, Vec *out, Arena *a) {
+  for (int i = 0; i < blk->len; i++) {
+    KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_CHECK) vec_push(a, out, s);
+    checks_of(&s->body, out, a);
+    checks_of(&s->els, out, a);
+  }
+}
+
+void kir_kernel_checks(const KirProgram *p, const KirKernel *k, Vec *out) {
+  out->len = 0;
+  checks_of(&k->body, out, p->arena);
 }
 
 void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k, int *syms_used, int *nsyms) {

@@ -119,9 +119,23 @@
 //   - Temporaries live in the program's scratch block (at least `scratch`
 //     bytes, 64-byte aligned) at their planned byte offset (a multiple of
 //     64); temporaries whose lifetimes (first to last kernel using them)
-//     overlap never overlap in bytes.
+//     overlap never overlap in bytes, others may share them, so a
+//     temporary holds nothing before the first kernel that takes it, which
+//     writes it.
 //   - check(cond, msg): if cond is false the program stops with msg (an index
 //     out of range, a bad target); backends report it and return an error.
+//   - fma(a, b, c) is a * b + c with one rounding (fmaf for f32, f16 and bf16,
+//     fma for f64). matmul and conv2d (and its gradients) accumulate in the
+//     order of the CPU kernel library, kernels/gemm_ref.h (the lowering's
+//     canonical nests and the library calls alike): per output element K
+//     blocks of fma chains from +0 in k order, block sums added in order; a
+//     convolution is its im2col GEMM (a padding tap is a product with 0).
+//   - call FN(..) runs one entry point of that library (the KIR_CALLS
+//     table; mlc_kernels.h) on f32 buffer operands, each a buffer and an i64
+//     element offset: its results are kernels/gemm_ref.h's in f32. A call is
+//     internally parallel (it counts as concurrent for the barrier rule) and
+//     finishes before the next statement starts; inside a chunk loop it runs
+//     on that chunk's thread. Its bits do not depend on the thread count.
 //
 // Ownership: everything lives in the program's arena.
 #ifndef MLC_KIR_H
@@ -141,6 +155,7 @@ typedef enum {
   KE_SELECT,  // .a ? .b : .c   (.a bool; .b, .c of dtype)
   KE_CAST,    // (dtype) .a
   KE_RAND,    // Philox uniform in [0, 1): key .a, counter .b, stream .c (all i64); f64
+  KE_FMA,     // .a * .b + .c rounded once (all of dtype, a float dtype)
 } KExprKind;
 
 #define KIR_UNOPS(X)                                                           \
@@ -210,7 +225,73 @@ typedef enum {
   KS_IF,      // if .cond: .body else .els
   KS_CHECK,   // if !.cond: stop with .msg
   KS_BARRIER, // everything before it finishes before anything after it starts
+  KS_CALL,    // .call: one entry point of the CPU kernel library (KIR_CALLS)
 } KStmtKind;
+
+// ---- library calls ----------------------------------------------------------------------------------
+// The entry points of kernels/cpu (mlc_kernels.h) a schedule may call
+// instead of a loop nest, with their parameters in the C function's order
+// after the pool: X(id, name, C function, "NAME:KIND ..."), KIND one of
+//   i  an i64 expression                 f  an f32 expression
+//   F  the flag word, GEMM flag names    C  the flag word, conv flag names
+//   r  a buffer read: buffer + i64 element offset (the address of that element)
+//   w  a buffer written                  m  read (when beta != 0) and written
+//   o  an optional buffer read: a buffer + offset, or none
+//   g  a conv geometry: KIR_CONV_GEOM i64 expressions in MLC_CONV_* order
+#define KIR_CALLS(X)                                                                              \
+  X(SGEMM, "sgemm", "mlc_sgemm",                                                                  \
+    "flags:F m:i n:i k:i alpha:f a:r lda:i b:r ldb:i beta:f c:m ldc:i bias:o aux:o ldaux:i")     \
+  X(SGEMM_BATCHED, "sgemm_batched", "mlc_sgemm_batched",                                          \
+    "flags:F batch:i m:i n:i k:i alpha:f a:r lda:i sa:i b:r ldb:i sb:i beta:f c:m ldc:i sc:i "   \
+    "bias:o aux:o ldaux:i saux:i")                                                                \
+  X(CONV2D, "conv2d", "mlc_conv2d", "geom:g flags:C x:r w:r bias:o y:w")                          \
+  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input", "geom:g dy:r w:r dx:w")      \
+  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight", "geom:g dy:r x:r dw:w")
+
+typedef enum {
+#define X(id, name, cfn, params) KCALL_##id,
+  KIR_CALLS(X)
+#undef X
+  KCALL_COUNT
+} KirCallFn;
+
+// The flag bits, as mlc_kernels.h numbers them (kir_interp.c asserts it).
+enum {
+  KIR_GEMM_TRANS_A = 1 << 0, KIR_GEMM_TRANS_B = 1 << 1, KIR_GEMM_BIAS_COL = 1 << 2,
+  KIR_GEMM_BIAS_ROW = 1 << 3, KIR_GEMM_RESIDUAL = 1 << 4, KIR_GEMM_RELU = 1 << 5,
+  KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_FLAGS = 7, // named bits
+  KIR_CONV_RELU = 1 << 0, KIR_CONV_FLAGS = 1,
+  KIR_CONV_GEOM = 14, // N C H W O KH KW SH SW PH PW DH DW G
+};
+
+typedef enum {
+  KCA_I64,   // i
+  KCA_F32,   // f
+  KCA_GFLAGS, KCA_CFLAGS, // F, C
+  KCA_READ, KCA_WRITE, KCA_UPDATE, KCA_OPT, // r, w, m, o
+  KCA_GEOM,  // g
+} KCallArgKind;
+
+enum { KIR_CALL_MAX_PARAMS = 24, KIR_CALL_MAX_SLOTS = 40 };
+
+typedef struct KirCallParam {
+  char name[12];
+  KCallArgKind kind;
+  int slot, nslots; // its expressions in KCall.slot (flags: none)
+} KirCallParam;
+
+typedef struct KirCallSpec {
+  const char *name, *cfn;
+  int nparams, nslots;
+  KirCallParam param[KIR_CALL_MAX_PARAMS];
+} KirCallSpec;
+
+typedef struct KCall {
+  KirCallFn fn;
+  uint32_t flags;  // the flag word (F or C parameter)
+  KExpr **slot;    // per slot: an i64/f32 expression, or a buffer operand's element offset
+  int *buf;        // per slot: a buffer operand's buffer, -1 (none, or not a buffer)
+} KCall;
 
 // How a schedule runs a loop (kir.h top). The text form names them.
 #define KIR_MAPS(X)                                                            \
@@ -242,6 +323,7 @@ typedef struct KStmt {
   const char *msg;  // KS_CHECK
   Vec body;         // KStmt*: KS_FOR body, KS_IF then-branch
   Vec els;          // KStmt*: KS_IF else-branch
+  KCall *call;      // KS_CALL
 } KStmt;
 
 // ---- what a kernel computes ---------------------------------------------------------------
@@ -251,9 +333,22 @@ typedef struct KStmt {
 // shares its source's buffer, so the two shapes may differ) and its
 // constant attributes; the canonical nest stays the kernel's body until a
 // recipe replaces it. X(id, name, roles, attributes "name:count ...").
+// The matmul_* kinds are a matmul with the elementwise op(s) after it
+// folded in (the kernel library's epilogues, applied to each element after
+// its K sum, in this order): + bias[j] (bias: [N], along y's last dim),
+// + aux (aux: y's shape, row-major), then relu (attribute relu = 1, or
+// matmul_relu), or relu_mask (y = aux > 0 ? y : 0, relu_grad's mask). y
+// and aux are row-major and never share bytes. conv2d_bias is conv2d then
+// + bias[o] (bias: [O, 1, 1] or [1, O, 1, 1]), then relu with relu = 1.
 #define KIR_OPS(X)                                                             \
   X(MATMUL, "matmul", "a b y", "")                                             \
+  X(MATMUL_BIAS, "matmul_bias", "a b y bias", "relu:1")                        \
+  X(MATMUL_RESIDUAL, "matmul_residual", "a b y aux", "relu:1")                 \
+  X(MATMUL_RELU, "matmul_relu", "a b y", "")                                   \
+  X(MATMUL_RELU_MASK, "matmul_relu_mask", "a b y aux", "")                     \
   X(CONV2D, "conv2d", "x w y", "stride:2 padding:2 dilation:2 groups:1")      \
+  X(CONV2D_BIAS, "conv2d_bias", "x w y bias",                                  \
+    "stride:2 padding:2 dilation:2 groups:1 relu:1")                           \
   X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "dy w dx",                         \
     "stride:2 padding:2 dilation:2 groups:1")                                  \
   X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "dy x dw",                       \
@@ -277,6 +372,9 @@ typedef struct KirOp {
   int buf[KIR_OP_MAX_BUFS];      // program buffers, in the table's role order
   int rank[KIR_OP_MAX_BUFS];     // each operand's shape as the op sees it:
   KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK]; // i64 expressions over syms
+  // and its element strides into the buffer (NULL in [i][0]: row-major
+  // over dims): a matmul operand may be a transposed view of its buffer
+  KExpr *strides[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
   int64_t attr[KIR_OP_MAX_ATTRS]; // in the table's order, pairs as (h, w)
 } KirOp;
 
@@ -378,6 +476,9 @@ KExpr *kir_bin(KirProgram *p, KBinOp op, KExpr *a, KExpr *b);
 KExpr *kir_select(KirProgram *p, KExpr *c, KExpr *a, KExpr *b);
 KExpr *kir_cast(KirProgram *p, DType dt, KExpr *a); // no-op when equal
 KExpr *kir_rand(KirProgram *p, KExpr *key, KExpr *counter, KExpr *stream);
+KExpr *kir_fma(KirProgram *p, KExpr *a, KExpr *b, KExpr *c); // a * b + c, one rounding
+// Stride d of the op operand in `role`: the recorded one, or the row-major one.
+KExpr *kir_op_stride(KirProgram *p, const KirOp *op, int role, int d);
 
 // Statements are appended to a block (a Vec of KStmt*); kir_for and kir_if
 // return the new statement so the caller appends to its body/els.
@@ -389,6 +490,24 @@ KStmt *kir_store(KirProgram *p, Vec *block, int buf, KExpr *index,
 KStmt *kir_if(KirProgram *p, Vec *block, KExpr *cond);
 KStmt *kir_check(KirProgram *p, Vec *block, KExpr *cond, const char *msg);
 KStmt *kir_barrier(KirProgram *p, Vec *block);
+// A call of fn with every slot unset (buffers -1, expressions NULL); the
+// setters fill parameters by name (kir_call_spec's), false for an unknown
+// name or a parameter of another kind.
+KStmt *kir_call(KirProgram *p, Vec *block, KirCallFn fn);
+void kir_call_spec(KirCallFn fn, KirCallSpec *out);
+const KirCallParam *kir_call_param(const KirCallSpec *sp, const char *name);
+bool kir_call_set(KStmt *s, const char *param, KExpr *e);            // i, f
+bool kir_call_operand(KStmt *s, const char *param, int buf, KExpr *offset); // r w m o (buf -1: none)
+bool kir_call_geom(KStmt *s, KExpr *const *geom);                    // g: KIR_CONV_GEOM values
+const char *kir_call_name(KirCallFn fn);
+const char *kir_call_cfn(KirCallFn fn);
+// The flag names of a flag kind (KCA_GFLAGS, KCA_CFLAGS), bit i's at [i].
+const char *const *kir_call_flag_names(KCallArgKind kind, int *n);
+// The element range [lo[s], hi[s]) each buffer operand slot s of a call
+// touches, from the values of its slots (vals[s]: i64 slots' values; a
+// buffer operand's slot holds its offset); lo = hi for one it does not touch.
+// False when the values make no sense (a negative size, a bad geometry).
+bool kir_call_extents(const KCall *c, const int64_t *vals, int64_t *lo, int64_t *hi);
 
 const char *kir_unop_name(KUnOp op);
 const char *kir_binop_name(KBinOp op);
@@ -443,12 +562,17 @@ void kir_print(StrBuf *b, const KirProgram *p);
 void kir_dump(const KirProgram *p, FILE *out);
 // A kernel's text independent of its program: buffers named by parameter
 // position (with their dtypes), syms by order of first use, variables by
-// index, no name, span or op record. Equal keys print to equal code; a
-// backend compiles such kernels once. syms_used (may be NULL; room for every
-// program sym) gets the program sym of each canonical sym, and *nsyms their
-// count.
+// index, check messages by position (m0, m1, ... in kir_kernel_checks'
+// order), no name, span or op record. Equal keys print to equal code once
+// the syms and the messages are given; a backend compiles such kernels once
+// (the finite checks of a program differ only in their messages). syms_used
+// (may be NULL; room for every program sym) gets the program sym of each
+// canonical sym, and *nsyms their count.
 void kir_kernel_key(StrBuf *b, const KirProgram *p, const KirKernel *k,
                     int *syms_used, int *nsyms);
+// The kernel's check statements (KStmt*) in the order the key numbers them:
+// statements in order, a loop's or branch's body (then else) before the next.
+void kir_kernel_checks(const KirProgram *p, const KirKernel *k, Vec *out);
 // Parses the text of one or more programs (kir_print's output; `;` starts a
 // comment) into progs (KirProgram*, in the file's order). Errors go to d at
 // file:line:col; false when there was any.
@@ -459,7 +583,8 @@ bool kir_parse(Arena *a, const SrcFile *src, Vec *progs, DiagSink *d);
 // bool, operands of one dtype). Scheduled programs: maps legal for the
 // target, chunk grains and captures complete, barriers where kir.h's rule
 // wants them. Planned programs: offsets aligned, inside scratch and apart
-// for temporaries live at once (checked at sample sizes). Reports
+// for temporaries live at once (checked at sample sizes), each temporary
+// written by the first kernel that takes it. Reports
 // "kir: kernel k3_matmul: ..." to d (at the kernel's span) and returns false
 // on the first problems found.
 bool kir_verify(const KirProgram *p, DiagSink *d);

@@ -44,7 +44,8 @@
 
 bool kl_fusable(const IrNode *n) {
   switch (ir_op_class(n->op)) {
-  case IRC_CONST: case IRC_RNG: return true;
+  case IRC_CONST: return true;
+  case IRC_RNG: return n->nin > 0; // dropout; rand/randn keep their own kernel
   case IRC_UNARY: case IRC_BINARY: case IRC_COMPARE: case IRC_LOGICAL: case IRC_SELECT:
     return sc_op(n->op) != NULL;
   case IRC_GRAD:
@@ -250,16 +251,16 @@ KlFuse *kl_fuse_plan(KLower *c) {
   for (int i = 0; i < n; i++) {
     IrNode *x = f.node[i];
     bool lit = kl_fuse_const(x) && !f.output[i];
-    for (int u = 0; lit && u < f.nusers[i]; u++) lit = kl_fusable(f.node[f.users[i][u]]);
+    for (int u = 0; lit && u < f.nusers[i]; u++) lit = kl_fuses(c, f.node[f.users[i][u]]);
     z->reg[i] = lit;
   }
   // Groups, greedily in topological order.
   for (int i = 0; i < n; i++) {
     IrNode *x = f.node[i];
-    if (!kl_fusable(x) || z->reg[i]) continue;
+    if (!kl_fuses(c, x) || z->reg[i]) continue;
     for (int j = 0; j < x->nin; j++) {
       IrNode *p = x->in[j];
-      if (p->order < 0 || z->reg[p->order] || !kl_fusable(p) || !same_dims(p->type, x->type)) continue;
+      if (p->order < 0 || z->reg[p->order] || !kl_fuses(c, p) || !same_dims(p->type, x->type)) continue;
       int ga = find(&f, i), gb = find(&f, p->order);
       if (ga == gb || merged_bufs(&f, ga, gb) > KL_FUSE_MAX_BUFS || path_into(&f, ga, gb) || path_into(&f, gb, ga))
         continue;
@@ -270,7 +271,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
   // (a step counter, a learning rate, a norm: one small kernel, not many).
   for (int i = 0, first = -1; i < n; i++) {
     IrNode *x = f.node[i];
-    if (!kl_fusable(x) || z->reg[i] || !one_element(x->type)) continue;
+    if (!kl_fuses(c, x) || z->reg[i] || !one_element(x->type)) continue;
     if (first < 0 || !same_dims(f.node[first]->type, x->type)) {
       if (first < 0) first = i;
       continue;
@@ -314,7 +315,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
     bool red = r->op == IR_SUM || r->op == IR_MEAN || r->op == IR_REDUCE_TO;
     if (!red || x->order < 0 || !dtype_is_float(x->type->dtype) || !dtype_is_float(r->type->dtype)) continue;
     int o = x->order, g = z->group[o], gr = z->group[i];
-    if (!kl_fusable(x) || z->reg[o] || f.output[o] || f.nusers[o] != 1 || z->nmembers[gr] != 1) continue;
+    if (!kl_fuses(c, x) || z->reg[o] || f.output[o] || f.nusers[o] != 1 || z->nmembers[gr] != 1) continue;
     bool ok = true;
     for (int j = 0; ok && j < z->nmembers[g]; j++) {
       IrNode *m = f.node[z->members[g][j]];
@@ -344,7 +345,7 @@ KlFuse *kl_fuse_plan(KLower *c) {
     IrNode *s = f.node[i];
     if (s->op != IR_STORE) continue;
     IrNode *v = s->in[0];
-    if (v->order < 0 || !kl_fusable(v) || z->reg[v->order] || z->state[v->order] || !type_eq(v->type, s->type))
+    if (v->order < 0 || !kl_fuses(c, v) || z->reg[v->order] || z->state[v->order] || !type_eq(v->type, s->type))
       continue;
     if (store_in_place(&f, v, s->name)) z->state[v->order] = s->name;
   }

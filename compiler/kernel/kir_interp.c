@@ -11,6 +11,7 @@
 // Output: fresh output tensors (shapes from the buffers' graph types under
 // the bound syms), state stores written back in place; or -1 with a message.
 #include "kir.h"
+#include "kernels/gemm_ref.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -50,6 +51,17 @@ static void fail(Run *r, const char *fmt, ...) {
     else snprintf(r->err, r->errlen, "kir: program %s: %s", r->p->name, msg);
   }
 }
+
+_Static_assert((int)KIR_GEMM_TRANS_A == (int)MLC_GEMM_TRANS_A &&
+                   (int)KIR_GEMM_TRANS_B == (int)MLC_GEMM_TRANS_B &&
+                   (int)KIR_GEMM_BIAS_COL == (int)MLC_GEMM_BIAS_COL &&
+                   (int)KIR_GEMM_BIAS_ROW == (int)MLC_GEMM_BIAS_ROW &&
+                   (int)KIR_GEMM_RESIDUAL == (int)MLC_GEMM_RESIDUAL &&
+                   (int)KIR_GEMM_RELU == (int)MLC_GEMM_RELU &&
+                   (int)KIR_GEMM_RELU_MASK == (int)MLC_GEMM_RELU_MASK &&
+                   (int)KIR_CONV_RELU == (int)MLC_CONV_RELU &&
+                   (int)KIR_CONV_GEOM == (int)MLC_CONV_GEOM,
+               "kir.h's library flags are mlc_kernels.h's");
 
 // ---- scalar semantics ----------------------------------------------------------------------
 // INTERP_F32 rounds values of f32/f16/bf16 dtype; f64 values (f64 tensors, the
@@ -189,8 +201,84 @@ static Val eval(Run *r, const KExpr *e) {
     b = eval(r, e->b);
     v.f = rand_uniform((uint64_t)a.i, (uint64_t)b.i, (uint64_t)eval(r, e->c).i);
     return v;
+  case KE_FMA:
+    a = eval(r, e->a);
+    b = eval(r, e->b);
+    v.f = mlc_ref_fma(r->f32 && e->dtype != DT_F64, a.f, b.f, eval(r, e->c).f); // f64 is never rounded
+    return v;
   }
   return v;
+}
+
+// ---- library calls ---------------------------------------------------------------------------------
+// kernels/gemm_ref.h's definition of each entry point, on the buffers at
+// their offsets (bounds checked first): the library's bits in f32 mode.
+typedef struct CallArgs {
+  KirCallSpec sp;
+  int64_t v[KIR_CALL_MAX_SLOTS]; // i64 slots (a buffer operand's: its offset)
+  double f[KIR_CALL_MAX_SLOTS];  // f32 slots
+  double *ptr[KIR_CALL_MAX_SLOTS];
+} CallArgs;
+
+static int64_t arg_i(const CallArgs *a, const char *n) { return a->v[kir_call_param(&a->sp, n)->slot]; }
+static double arg_f(const CallArgs *a, const char *n) { return a->f[kir_call_param(&a->sp, n)->slot]; }
+static double *arg_p(const CallArgs *a, const char *n) { return a->ptr[kir_call_param(&a->sp, n)->slot]; }
+
+static bool call_args(Run *r, const KCall *c, CallArgs *a) {
+  kir_call_spec(c->fn, &a->sp);
+  for (int i = 0; i < a->sp.nslots; i++) {
+    a->v[i] = 0, a->f[i] = 0, a->ptr[i] = NULL;
+    if (!c->slot[i]) continue;
+    Val x = eval(r, c->slot[i]);
+    if (dtype_is_float(c->slot[i]->dtype)) a->f[i] = x.f;
+    else a->v[i] = x.i;
+  }
+  int64_t lo[KIR_CALL_MAX_SLOTS], hi[KIR_CALL_MAX_SLOTS];
+  if (r->failed) return false;
+  if (!kir_call_extents(c, a->v, lo, hi)) return fail(r, "call %s: bad sizes", a->sp.name), false;
+  for (int i = 0; i < a->sp.nslots; i++) {
+    int b = c->buf[i];
+    if (b < 0) continue;
+    if (lo[i] < hi[i] && (lo[i] < 0 || hi[i] > r->numel[b]))
+      return fail(r, "call %s: elements [%lld, %lld) outside %s[%lld]", a->sp.name, (long long)lo[i],
+                  (long long)hi[i], kir_buf(r->p, b)->name, (long long)r->numel[b]), false;
+    a->ptr[i] = r->data[b] + a->v[i];
+  }
+  return true;
+}
+
+static void exec_gemm(Run *r, const KCall *c, const CallArgs *a) {
+  bool batched = c->fn == KCALL_SGEMM_BATCHED, ta = c->flags & KIR_GEMM_TRANS_A, tb = c->flags & KIR_GEMM_TRANS_B;
+  int64_t nb = batched ? arg_i(a, "batch") : 1, lda = arg_i(a, "lda"), ldb = arg_i(a, "ldb");
+  for (int64_t i = 0; i < nb; i++) {
+    double *aux = arg_p(a, "aux");
+    mlc_ref_gemm(r->f32, c->flags, arg_i(a, "m"), arg_i(a, "n"), arg_i(a, "k"), arg_f(a, "alpha"),
+                 arg_p(a, "a") + (batched ? i * arg_i(a, "sa") : 0), ta ? 1 : lda, ta ? lda : 1,
+                 arg_p(a, "b") + (batched ? i * arg_i(a, "sb") : 0), tb ? 1 : ldb, tb ? ldb : 1, arg_f(a, "beta"),
+                 arg_p(a, "c") + (batched ? i * arg_i(a, "sc") : 0), arg_i(a, "ldc"), arg_p(a, "bias"),
+                 aux ? aux + (batched ? i * arg_i(a, "saux") : 0) : NULL, arg_i(a, "ldaux"));
+  }
+}
+
+static void exec_call(Run *r, const KCall *c) {
+  CallArgs a;
+  if (!call_args(r, c, &a)) return;
+  const int64_t *geom = a.v + a.sp.param[0].slot;
+  bool ok = true;
+  switch (c->fn) {
+  case KCALL_SGEMM: case KCALL_SGEMM_BATCHED: exec_gemm(r, c, &a); break;
+  case KCALL_CONV2D:
+    ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
+    break;
+  case KCALL_CONV2D_GRAD_INPUT:
+    ok = mlc_ref_conv2d_grad_input(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "w"), arg_p(&a, "dx"));
+    break;
+  case KCALL_CONV2D_GRAD_WEIGHT:
+    ok = mlc_ref_conv2d_grad_weight(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw"));
+    break;
+  default: ok = false;
+  }
+  if (!ok) fail(r, "call %s failed", a.sp.name);
 }
 
 // ---- statements ----------------------------------------------------------------------------------
@@ -221,6 +309,7 @@ static void exec(Run *r, const KStmt *s) {
     if (!eval(r, s->cond).i) fail(r, "%s", s->msg);
     return;
   case KS_BARRIER: return; // a serial run finishes each statement before the next
+  case KS_CALL: exec_call(r, s->call); return;
   }
 }
 
@@ -298,10 +387,17 @@ static Tensor *output_tensor(Run *r, int b) {
   return t;
 }
 
-static bool stored(const Vec *blk, int b) {
+static bool stored(const KirProgram *p, const Vec *blk, int b) {
   for (int i = 0; i < blk->len; i++) {
     KStmt *s = VEC_AT(*blk, KStmt, i);
-    if ((s->kind == KS_STORE && s->buf == b) || stored(&s->body, b) || stored(&s->els, b)) return true;
+    if ((s->kind == KS_STORE && s->buf == b) || stored(p, &s->body, b) || stored(p, &s->els, b)) return true;
+    if (s->kind == KS_CALL) {
+      bool *rd = calloc((size_t)p->bufs.len * 2 + 1, 1);
+      kir_stmt_access(s, rd, rd + p->bufs.len);
+      bool w = rd[p->bufs.len + b];
+      free(rd);
+      if (w) return true;
+    }
   }
   return false;
 }
@@ -312,7 +408,7 @@ static void write_back(Run *r, const InterpParams *ps) {
     KirBuf *kb = kir_buf(r->p, b);
     bool w = false;
     for (int i = 0; i < r->p->kernels.len && !w && kb->kind == KBUF_STATE; i++)
-      w = stored(&VEC_AT(r->p->kernels, KirKernel, i)->body, b);
+      w = stored(r->p, &VEC_AT(r->p->kernels, KirKernel, i)->body, b);
     if (!w) continue;
     Tensor *t = (Tensor *)find_state(ps, kb->path);
     for (int64_t e = 0; e < t->numel; e++) {

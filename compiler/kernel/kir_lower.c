@@ -14,8 +14,8 @@
 // This file owns the driver, symbolic sizes (a Dim becomes an i64 expression
 // over the program's syms), buffers, the loop-nest helpers shared with
 // kir_lower_nn.c (float sums among them), and the general ops:
-// elementwise, reductions, softmax, views, matmul, constants, casts, dropout
-// and state stores.
+// elementwise, reductions, softmax, views, matmul, constants, casts, dropout,
+// rand and randn, and state stores.
 // With KirLowerOptions.check_finite it also adds the finite-check kernels
 // (kir.h) after each op that computes a float value.
 //
@@ -24,6 +24,7 @@
 // and broadcast_to are copy kernels whose loads carry the index map.
 #include "kir_lower_internal.h"
 #include "graph/scalar.h"
+#include "kernels/gemm_ref.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -213,6 +214,7 @@ void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v) {
   kir_store(c->p, blk, kl_buf(c, n), index, kir_cast(c->p, n->type->dtype, v));
 }
 
+// (An elided transpose has no buffer: a matmul reading one takes its source's.)
 KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what) {
   KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
   kir_kernel_use(c->p, k, kl_buf(c, n));
@@ -277,6 +279,63 @@ void kl_zero(KLower *c, KirKernel *k, const IrNode *n) {
   int v = kl_var(c, k, "z", DT_I64, true);
   KStmt *s = kir_for(c->p, &k->body, v, kl_prod(c, n->type, 0, n->type->rank), true);
   kl_st(c, &s->body, n, kl_v(c, k, v), kl_f(c, n->type->dtype, 0));
+}
+
+// ---- the library's K sum ---------------------------------------------------------------------------
+// kernels/gemm_ref.h's blocking as i64 expressions (constants when K is):
+//   KC = ceil(K / max(ceil(K / 512), 1))   (0 for K = 0)
+//   NB = max(ceil(K / max(KC, 1)), 1)
+// Block kb covers p in [kb*KC, min(K, (kb+1)*KC)).
+static KExpr *kmax(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_MAX, a, b); }
+static KExpr *kmin(KLower *c, KExpr *a, KExpr *b) { return kir_bin(c->p, KB_MIN, a, b); }
+
+static void ksum_blocks(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc, bool fresh, KExpr **out) {
+  KLower *c = q->c;
+  KExpr *one = kl_i(c, 1), *nb0 = kmax(c, kl_div(c, kl_add(c, K, kl_i(c, MLC_GEMM_KC_MAX - 1)), kl_i(c, MLC_GEMM_KC_MAX)), one);
+  KExpr *KC = kl_div(c, kl_sub(c, kl_add(c, K, nb0), one), nb0);
+  KExpr *NB = kmax(c, kl_div(c, kl_sub(c, kl_add(c, K, KC), one), kmax(c, KC, one)), one);
+  int64_t nb;
+  bool single = kir_eval_i64(NB, NULL, &nb) && nb == 1;
+  KExpr *kb = NULL;
+  Vec *body = blk;
+  if (!single) {
+    int v = kl_var(c, q->k, "kb", DT_I64, true);
+    body = &kir_for(c->p, blk, v, NB, false)->body;
+    kb = kl_v(c, q->k, v);
+  }
+  KExpr *s = let_local(c, q->k, body, "s", kl_f(c, q->dt, 0));
+  int v = kl_var(c, q->k, "p", DT_I64, true);
+  KExpr *n = single ? K : kmin(c, KC, kl_sub(c, K, kl_mul(c, kb, KC)));
+  Vec *in = &kir_for(c->p, body, v, n, false)->body;
+  KExpr *p = single ? kl_v(c, q->k, v) : kl_add(c, kl_mul(c, kb, KC), kl_v(c, q->k, v));
+  q->step(q, in, p, s);
+  if (single && fresh) {
+    *out = s;
+    return;
+  }
+  kir_assign(c->p, body, acc->var, kl_add(c, acc, s));
+  *out = acc;
+}
+
+// The sum of one element: a single block is its chain; more start from -0
+// (-0 + s0 is s0 exactly, as the library's first block is C = s0).
+KExpr *kl_ksum(KlKSum *q, Vec *blk, KExpr *K) {
+  KLower *c = q->c;
+  KExpr *out, *one = kl_i(c, 1);
+  KExpr *nb0 = kmax(c, kl_div(c, kl_add(c, K, kl_i(c, MLC_GEMM_KC_MAX - 1)), kl_i(c, MLC_GEMM_KC_MAX)), one);
+  int64_t nb;
+  if (kir_eval_i64(nb0, NULL, &nb) && nb == 1) {
+    ksum_blocks(q, blk, K, NULL, true, &out);
+    return out;
+  }
+  KExpr *acc = let_local(c, q->k, blk, "acc", kl_f(c, q->dt, -0.0));
+  ksum_blocks(q, blk, K, acc, false, &out);
+  return out;
+}
+
+void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc) {
+  KExpr *out;
+  ksum_blocks(q, blk, K, acc, false, &out);
 }
 
 // ---- float sums ---------------------------------------------------------------------------------------
@@ -701,29 +760,254 @@ static bool lower_concat(KLower *c, IrNode *n) {
   return true;
 }
 
+// ---- views ---------------------------------------------------------------------------------------------
+// A transpose whose every reader is a matmul operand (or another such
+// transpose) is not materialised: it is "elided", and each matmul reads its
+// source through permuted strides, which the schedule turns into a GEMM's
+// transpose flags and leading dimensions (or the canonical nest indexes).
+// A matmul whose one reader is a transpose writes straight into that
+// transpose's buffer, again through permuted strides (dW = (x^T dy)^T).
+// Only matmuls see strides; reshape, an alias, needs a row-major buffer, so
+// a transpose read by one is materialised.
+static bool is_result(const KLower *c, const IrNode *n) {
+  for (int i = 0; i < c->f->outputs.len; i++)
+    if (VEC_AT(c->f->outputs, IrNode, i) == n) return true;
+  return false;
+}
+
+static int slot_of(const KLower *c, const IrNode *n) { return n->order + c->nparams; }
+
+// Readers of every body node, as counts: by matmul operands, by elided
+// transposes, by anything else; results and stores count as other readers.
+static void plan_epilogues(KLower *c, const int *users, IrNode *const *last);
+
+static void plan_views(KLower *c, bool epilogues) {
+  IrFunc *f = c->f;
+  int total = f->params.len + f->nodes.len + 1;
+  int *other = arena_alloc(c->p->arena, sizeof(int) * (size_t)total);
+  int *users = arena_alloc(c->p->arena, sizeof(int) * (size_t)total);
+  IrNode **last = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  c->elided = arena_alloc(c->p->arena, (size_t)total);
+  c->placed = arena_alloc(c->p->arena, (size_t)total);
+  c->into = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  c->epi_end = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  c->epi_of = arena_alloc(c->p->arena, sizeof(IrNode *) * (size_t)total);
+  for (int i = 0; i < f->outputs.len; i++) other[slot_of(c, VEC_AT(f->outputs, IrNode, i))]++;
+  // Readers come after what they read: walking backwards, a transpose's
+  // readers are settled before it.
+  for (int i = f->nodes.len - 1; i >= 0; i--) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    int me = slot_of(c, n);
+    c->elided[me] = n->op == IR_TRANSPOSE && !other[me] && users[me] > 0;
+    for (int j = 0; j < n->nin; j++) {
+      int s = slot_of(c, n->in[j]);
+      users[s]++, last[s] = n;
+      bool view_reader = ir_op_class(n->op) == IRC_MATMUL || (n->op == IR_TRANSPOSE && c->elided[me]);
+      if (!view_reader) other[s]++;
+    }
+  }
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i);
+    int me = slot_of(c, n);
+    if (ir_op_class(n->op) == IRC_MATMUL && users[me] == 1 && last[me]->op == IR_TRANSPOSE &&
+        !c->elided[slot_of(c, last[me])] && !is_result(c, n))
+      c->into[me] = last[me];
+  }
+  if (epilogues) plan_epilogues(c, users, last);
+}
+
+// The view of value n: its buffer, row-major; through an elided transpose,
+// the source's view permuted (out dim i is source dim perm[i]).
+static KlView view_of(KLower *c, const IrNode *n) {
+  KlView v;
+  if (c->elided[slot_of(c, n)]) {
+    KlView s = view_of(c, n->in[0]);
+    const int64_t *perm = kl_attr_ints(n, IRA_PERM);
+    v = s;
+    for (int i = 0; i < s.rank; i++) v.dims[i] = s.dims[perm[i]], v.strides[i] = s.strides[perm[i]];
+    return v;
+  }
+  const Type *t = n->type;
+  v.buf = kl_buf(c, n), v.rank = t->rank;
+  KExpr *st = kl_i(c, 1);
+  for (int i = t->rank - 1; i >= 0; i--) {
+    v.dims[i] = kl_tdim(c, t, i), v.strides[i] = st;
+    st = kl_mul(c, st, v.dims[i]);
+  }
+  return v;
+}
+
+// Where matmul n writes: its own buffer, or the transpose it feeds with the
+// transpose's strides moved back (matmul dim perm[i] is transpose dim i).
+static KlView out_view(KLower *c, const IrNode *n) {
+  IrNode *t = c->into[slot_of(c, n)];
+  if (!t) return view_of(c, n);
+  KlView tv = view_of(c, t), v = tv;
+  const int64_t *perm = kl_attr_ints(t, IRA_PERM);
+  for (int i = 0; i < tv.rank; i++) v.dims[perm[i]] = tv.dims[i], v.strides[perm[i]] = tv.strides[i];
+  return v;
+}
+
+// ---- matmul epilogues --------------------------------------------------------------------------------------
+// An elementwise op that is the only reader of a row-major matmul result
+// folds into the matmul's kernel (kir.h, the matmul_* op kinds; the kernel
+// library's epilogue flags): a bias add (an operand [N] along the last
+// dim), a residual add (an operand of the result's type), a relu after
+// either or alone, or relu_grad(matmul, x) (the mask of an incoming
+// gradient). The chain's last op owns the buffer; the matmul's kernel
+// applies each op's own formula after the K sum, so results are the
+// separate kernels' bit for bit. Not in checked programs (each op keeps
+// its finite check there).
+typedef enum { EPI_NONE, EPI_BIAS, EPI_RESIDUAL, EPI_RELU, EPI_RELU_MASK } EpiKind;
+
+// The one reader of n when n has exactly one (and is no result), else NULL.
+static IrNode *only_reader(const KLower *c, const int *users, IrNode *const *last, const IrNode *n) {
+  int me = slot_of(c, n);
+  return users[me] == 1 && !is_result(c, n) ? last[me] : NULL;
+}
+
+// The operand of e that is not v (NULL when both are v).
+static IrNode *other_in(const IrNode *e, const IrNode *v) {
+  if (e->nin != 2 || (e->in[0] == v) == (e->in[1] == v)) return NULL;
+  return e->in[0] == v ? e->in[1] : e->in[0];
+}
+
+// A conv2d bias: [O, 1, 1] or [1, O, 1, 1] against y [N, O, HO, WO].
+static bool conv_bias(const Type *x, const Type *y) {
+  if (y->rank != 4 || x->rank < 3 || x->rank > 4 || !dim_eq(x->dims[x->rank - 3], y->dims[1])) return false;
+  for (int i = 0; i < x->rank; i++) {
+    int64_t one;
+    if (i != x->rank - 3 && !(dim_is_const(x->dims[i], &one) && one == 1)) return false;
+  }
+  return true;
+}
+
+// What e does to v (its operand) as an epilogue step, or EPI_NONE.
+static EpiKind epi_step(const KLower *c, const IrNode *e, const IrNode *v) {
+  const Type *t = v->type;
+  if (!type_eq(e->type, t)) return EPI_NONE;
+  if (e->op == IR_RELU) return EPI_RELU;
+  IrNode *x = other_in(e, v);
+  if (!x || c->elided[slot_of(c, x)] || x->type->dtype != t->dtype) return EPI_NONE;
+  if (e->op == IR_RELU_GRAD) return e->in[0] == v && type_eq(x->type, t) ? EPI_RELU_MASK : EPI_NONE;
+  if (e->op != IR_ADD) return EPI_NONE;
+  if (v->op == IR_CONV2D) return conv_bias(x->type, t) ? EPI_BIAS : EPI_NONE;
+  if (type_eq(x->type, t)) return EPI_RESIDUAL;
+  return x->type->rank == 1 && dim_eq(x->type->dims[0], t->dims[t->rank - 1]) ? EPI_BIAS : EPI_NONE;
+}
+
+static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
+  IrFunc *f = c->f;
+  for (int i = 0; i < f->nodes.len; i++) {
+    IrNode *n = VEC_AT(f->nodes, IrNode, i), *e = only_reader(c, users, last, n);
+    bool mm = ir_op_class(n->op) == IRC_MATMUL, conv = n->op == IR_CONV2D;
+    if (!(mm || conv) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
+    EpiKind k = epi_step(c, e, n);
+    if (k == EPI_NONE || (conv && k != EPI_BIAS) || c->epi_of[slot_of(c, e)]) continue; // add(mm, mm): the first's
+    c->epi_of[slot_of(c, e)] = n, c->epi_end[slot_of(c, n)] = e;
+    IrNode *r = only_reader(c, users, last, e);
+    if ((k == EPI_BIAS || k == EPI_RESIDUAL) && r && epi_step(c, r, e) == EPI_RELU)
+      c->epi_of[slot_of(c, r)] = n, c->epi_end[slot_of(c, n)] = r;
+  }
+}
+
 // ---- matmul -------------------------------------------------------------------------------------------------
-// [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast: per output
-// element the dot product over k in order, as the interpreter sums it
-// (0 + p == p exactly). The op record lets a recipe reorder the nest.
+// [.., M, K] @ [.., K, N] -> [.., M, N], batch dims broadcast (an operand's
+// dim of 1 indexes 0), operands and result as strided views: per output
+// element the library's K sum (kl_ksum; kernels/gemm_ref.h), the order the
+// interpreter computes. The op record (with the views' strides) lets a
+// schedule call the GEMM instead.
+typedef struct MatmulSum {
+  KlView *a, *b;
+  KExpr *oa, *ob; // batch and row/column parts of each operand's offset
+} MatmulSum;
+
+static void matmul_step(KlKSum *q, Vec *blk, KExpr *p, KExpr *s) {
+  KLower *c = q->c;
+  MatmulSum *m = q->ctx;
+  KExpr *ia = kl_add(c, m->oa, kl_mul(c, p, m->a->strides[m->a->rank - 1]));
+  KExpr *ib = kl_add(c, m->ob, kl_mul(c, p, m->b->strides[m->b->rank - 2]));
+  kir_assign(c->p, blk, s->var, kir_fma(c->p, kir_load(c->p, m->a->buf, ia), kir_load(c->p, m->b->buf, ib), s));
+}
+
+// Batch offset of operand v (rank rv) under output index iv of rank r.
+static KExpr *batch_off(KLower *c, const KlView *v, int r, KExpr **iv) {
+  KExpr *e = kl_i(c, 0);
+  for (int j = 0, i = r - v->rank; j < v->rank - 2; j++, i++) {
+    int64_t one;
+    if (kir_eval_i64(v->dims[j], NULL, &one) && one == 1) continue;
+    e = kl_add(c, e, kl_mul(c, iv[i], v->strides[j]));
+  }
+  return e;
+}
+
+KlEpilogue kl_epilogue_of(KLower *c, IrNode *n) {
+  bool conv = n->op == IR_CONV2D;
+  KlEpilogue e = {.kind = conv ? KOP_CONV2D : KOP_MATMUL};
+  IrNode *end = c->epi_end[slot_of(c, n)];
+  if (!end) return e;
+  if (end->op == IR_RELU && end->in[0] != n) e.ops[e.nops++] = end->in[0];
+  e.ops[e.nops++] = end;
+  IrNode *first = e.ops[0];
+  e.relu = end->op == IR_RELU;
+  switch (epi_step(c, first, n)) {
+  case EPI_BIAS: e.kind = conv ? KOP_CONV2D_BIAS : KOP_MATMUL_BIAS; break;
+  case EPI_RESIDUAL: e.kind = KOP_MATMUL_RESIDUAL; break;
+  case EPI_RELU_MASK: e.kind = KOP_MATMUL_RELU_MASK; break;
+  default: e.kind = KOP_MATMUL_RELU; break;
+  }
+  if (e.kind != KOP_MATMUL_RELU) e.operand = other_in(first, n);
+  return e;
+}
+
+// Operands load as lower_elementwise loads them.
+KExpr *kl_apply_epilogue(KLower *c, KirKernel *k, const KlEpilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
+                         KExpr *v) {
+  const IrNode *prev = n;
+  for (int i = 0; i < e->nops; i++) {
+    IrNode *op = e->ops[i];
+    KExpr *in[3];
+    for (int j = 0; j < op->nin; j++)
+      in[j] = op->in[j] == prev ? v : kl_ld(c, op->in[j], kl_bcast(c, op->in[j]->type, op->type->rank, iv));
+    v = let_local(c, k, blk, "e", elementwise_expr(c, op, in));
+    prev = op;
+  }
+  return v;
+}
+
 static bool lower_matmul(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, "matmul");
-  const Type *t = n->type, *at = n->in[0]->type, *bt = n->in[1]->type;
+  KlView a = view_of(c, n->in[0]), b = view_of(c, n->in[1]), y = out_view(c, n);
+  KlEpilogue epi = kl_epilogue_of(c, n);
+  const char *what = epi.kind == KOP_MATMUL ? "matmul" : kir_op_name(epi.kind);
+  KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
+  int nb = epi.operand ? 4 : 3;
+  KlView x = epi.operand ? view_of(c, epi.operand) : y;
+  int bufs[4] = {a.buf, b.buf, y.buf, x.buf}, rank[4] = {a.rank, b.rank, y.rank, x.rank};
+  KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
+  KlView *views[4] = {&a, &b, &y, &x};
+  for (int i = 0; i < nb; i++) memcpy(dims[i], views[i]->dims, sizeof(KExpr *) * (size_t)views[i]->rank);
+  int64_t relu = epi.relu;
+  KirOp *op = kir_kernel_op(c->p, k, epi.kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, &relu);
+  for (int i = 0; i < 3; i++)
+    for (int d = 0; d < views[i]->rank; d++)
+      if (!kir_expr_equal(views[i]->strides[d], kir_op_stride(c->p, op, i, d))) {
+        memcpy(op->strides[i], views[i]->strides, sizeof(KExpr *) * (size_t)views[i]->rank);
+        break;
+      }
+  const Type *t = n->type;
   int r = t->rank;
-  KExpr *iv[KL_MAX_RANK], *kk;
+  KExpr *iv[KL_MAX_RANK];
   Vec *blk = kl_loops(c, k, &k->body, t, 0, r, iv, true);
-  KExpr *N = kl_tdim(c, t, r - 1), *K = kl_tdim(c, at, at->rank - 1), *M = kl_tdim(c, at, at->rank - 2);
-  KExpr *acc = let_local(c, k, blk, "acc", kl_f(c, t->dtype, 0));
-  int kv = kl_var(c, k, "k", DT_I64, true);
-  Vec *kb = &kir_for(c->p, blk, kv, K, false)->body;
-  kk = kl_v(c, k, kv);
-  Type ab = *at, bb = *bt;
-  ab.rank -= 2;
-  bb.rank -= 2;
-  KExpr *ia = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &ab, r - 2, iv), M), iv[r - 2]), K), kk);
-  KExpr *ib = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_bcast(c, &bb, r - 2, iv), K), kk), N), iv[r - 1]);
-  kir_assign(c->p, kb, acc->var, kl_add(c, acc, kl_mul(c, kl_ld(c, n->in[0], ia), kl_ld(c, n->in[1], ib))));
-  kl_st(c, blk, n, kl_flat(c, t, iv), acc);
-  kl_op(c, k, KOP_MATMUL, (IrNode *[]){n->in[0], n->in[1], n}, 3, NULL);
+  MatmulSum m = {.a = &a, .b = &b};
+  m.oa = kl_add(c, batch_off(c, &a, r, iv), kl_mul(c, iv[r - 2], a.strides[a.rank - 2]));
+  m.ob = kl_add(c, batch_off(c, &b, r, iv), kl_mul(c, iv[r - 1], b.strides[b.rank - 1]));
+  KlKSum q = {.c = c, .k = k, .dt = t->dtype, .step = matmul_step, .ctx = &m};
+  KExpr *sum = kl_ksum(&q, blk, a.dims[a.rank - 1]);
+  KExpr *oy = kl_i(c, 0);
+  for (int d = 0; d < r; d++) oy = kl_add(c, oy, kl_mul(c, iv[d], y.strides[d]));
+  KExpr *v = kir_cast(c->p, kir_buf(c->p, y.buf)->dtype, sum);
+  v = kl_apply_epilogue(c, k, &epi, n, blk, iv, v);
+  kir_store(c->p, blk, y.buf, oy, v);
   return true;
 }
 
@@ -741,6 +1025,32 @@ static bool lower_dropout(KLower *c, IrNode *n) {
                         kir_float(c->p, DT_F64, 1 / (1 - p)), kir_float(c->p, DT_F64, 0));
   m = kir_cast(c->p, t->dtype, m);
   kl_st(c, blk, n, e, n->op == IR_DROPOUT_MASK ? m : kl_mul(c, kl_ld(c, n->in[0], e), m));
+  return true;
+}
+
+// ---- rand, randn --------------------------------------------------------------------------------------------
+// rand(e) = rand(seed, e, rngseed); randn(e) = Box-Muller over the draws
+// 2e and 2e + 1, in f64 as interp_noise computes it:
+//   sqrt(-2 * log(1 - u(2e))) * cos(2 pi * u(2e + 1))
+static bool lower_noise(KLower *c, IrNode *n) {
+  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+  const Type *t = n->type;
+  KExpr *iv[KL_MAX_RANK];
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *e = kl_flat(c, t, iv), *seed = kl_i(c, kl_attr_i(n, IRA_SEED));
+  KExpr *v;
+  if (n->op == IR_RAND) {
+    v = kir_rand(c->p, seed, e, kir_rngseed(c->p));
+  } else {
+    KExpr *e2 = kl_mul(c, e, kl_i(c, 2));
+    KExpr *u1 = kir_rand(c->p, seed, e2, kir_rngseed(c->p));
+    KExpr *u2 = kir_rand(c->p, seed, kl_add(c, e2, kl_i(c, 1)), kir_rngseed(c->p));
+    KExpr *lg = kir_un(c->p, KU_LOG, kir_bin(c->p, KB_SUB, kir_float(c->p, DT_F64, 1), u1));
+    KExpr *r = kir_un(c->p, KU_SQRT, kir_bin(c->p, KB_MUL, kir_float(c->p, DT_F64, -2), lg));
+    KExpr *cs = kir_un(c->p, KU_COS, kir_bin(c->p, KB_MUL, kir_float(c->p, DT_F64, 6.283185307179586), u2));
+    v = kir_bin(c->p, KB_MUL, r, cs);
+  }
+  kl_st(c, blk, n, e, kir_cast(c->p, t->dtype, v));
   return true;
 }
 
@@ -883,6 +1193,10 @@ static bool is_alias(const IrNode *n) {
 }
 
 static bool lower_node(KLower *c, IrNode *n) {
+  // A matmul with an epilogue is lowered at its last op: every operand of
+  // the chain is computed by then.
+  IrNode *head = c->epi_of[slot_of(c, n)];
+  if (head) return head->op == IR_CONV2D ? kl_conv(c, head) : lower_matmul(c, head);
   switch (ir_op_class(n->op)) {
   case IRC_INPUT: return true;
   case IRC_CONST: return lower_const(c, n);
@@ -899,7 +1213,7 @@ static bool lower_node(KLower *c, IrNode *n) {
   case IRC_POOL: return kl_pool(c, n);
   case IRC_NORM: return kl_norm(c, n);
   case IRC_INDEX: return kl_index(c, n);
-  case IRC_RNG: return lower_dropout(c, n);
+  case IRC_RNG: return n->nin ? lower_dropout(c, n) : lower_noise(c, n);
   case IRC_LOSS: return kl_loss(c, n);
   case IRC_CAST: return lower_cast(c, n);
   }
@@ -908,15 +1222,43 @@ static bool lower_node(KLower *c, IrNode *n) {
 
 // Gives node n its buffer: state slots by path, aliases share, the rest a
 // fresh temporary.
+// An elided transpose has none (-1); a matmul writing into a transpose
+// takes (and makes) that transpose's buffer. A matmul with an epilogue
+// writes the buffer of the epilogue's last op; the ops before it have none.
 static void node_buffer(KLower *c, IrNode *n) {
-  int *slot = &c->buf[n->order + c->nparams];
+  int me = slot_of(c, n), *slot = &c->buf[me];
+  if (c->placed[me]) return;
+  c->placed[me] = true;
+  IrNode *owner = c->into[me] ? c->into[me] : c->epi_end[me];
   if (c->fz && c->fz->reg[n->order]) *slot = -1;
   else if (c->fz && c->fz->state[n->order]) *slot = state_buf(c, c->fz->state[n->order], n->type);
   else if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
+  else if (c->elided[me]) *slot = -1;
+  else if (c->epi_of[me] && c->epi_end[slot_of(c, c->epi_of[me])] != n) *slot = -1;
   else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
-  else {
+  else if (owner) {
+    node_buffer(c, owner);
+    *slot = kl_buf(c, owner);
+  } else {
     *slot = kl_buf_new(c, KBUF_TEMP, arena_printf(c->p->arena, "t%d", n->id), n->type);
   }
+}
+
+// A transpose a matmul wrote already, or one that is only a view: no kernel;
+// nor a matmul with an epilogue, nor its epilogue's ops but the last.
+static bool no_kernel(const KLower *c, const IrNode *n) {
+  int me = slot_of(c, n);
+  if (c->elided[me] || c->epi_end[me]) return true;
+  if (c->epi_of[me]) return c->epi_end[slot_of(c, c->epi_of[me])] != n;
+  return n->op == IR_TRANSPOSE && c->into[slot_of(c, n->in[0])] == n;
+}
+
+// Whether the fusion plan may group n: an elementwise op that no view or
+// matmul/conv epilogue (plan_views) has claimed.
+bool kl_fuses(const KLower *c, const IrNode *n) {
+  if (!kl_fusable(n)) return false;
+  int me = slot_of(c, n);
+  return !c->elided[me] && !c->epi_of[me] && !c->epi_end[me] && !c->into[me] && !no_kernel(c, n);
 }
 
 // Arguments: one buffer each; bare symbols bind from their dims.
@@ -1034,6 +1376,7 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   bool checks = o && o->check_finite;
   bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
+  plan_views(&c, !checks);
   if (o && o->fuse && !checks) {
     KlFuse *z = c.fz = kl_fuse_plan(&c);
     // State slots in the unfused program's order (reads in node order, then
@@ -1058,8 +1401,8 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
         for (int j = 0; j < nm && c.p->kernels.len > k0; j++)
           cover(&c, VEC_AT(c.p->kernels, KirKernel, k0), VEC_AT(f->nodes, IrNode, mem[j]));
         c.pro = NULL, c.npro = 0;
-      } else if (nm > 1 || (kl_fusable(n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
-      else if (nm == 1 && !z->reg[mem[0]] && !is_alias(n)) lower_node(&c, n);
+      } else if (nm > 1 || (kl_fuses(&c, n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
+      else if (nm == 1 && !z->reg[mem[0]] && !is_alias(n) && !no_kernel(&c, n)) lower_node(&c, n);
     }
     if (!c.failed) lower_results(&c);
     return c.failed ? NULL : c.p;
@@ -1068,7 +1411,7 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     node_buffer(&c, n);
     int before = c.p->kernels.len;
-    if (!c.failed && !is_alias(n)) lower_node(&c, n);
+    if (!c.failed && !is_alias(n) && !no_kernel(&c, n)) lower_node(&c, n);
     if (!checks || c.failed) continue;
     infok[n->order + c.nparams] = inf_by_design(&c, infok, n);
     if (c.p->kernels.len > before && dtype_is_float(n->type->dtype))

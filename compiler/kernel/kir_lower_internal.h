@@ -18,10 +18,27 @@ typedef struct KLower {
   char *err;
   size_t errlen;
   bool failed;
+  // Views (kir_lower.c, "views"), per value (order + nparams):
+  bool *elided;      // a transpose only matmuls (and elided transposes) read:
+                     // no kernel and no buffer, its readers index its source
+  IrNode **into;     // a matmul whose one reader is a transpose: that transpose,
+                     // whose buffer the matmul writes through permuted strides
+  bool *placed;      // the value has its buffer already
+  // Matmul epilogues (kir_lower.c, "matmul epilogues"), per value:
+  IrNode **epi_end;  // a matmul: the last op of its epilogue, whose buffer it writes
+  IrNode **epi_of;   // an op folded into a matmul's epilogue: that matmul (no kernel)
   struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
   const int *pro;     // the reduction being lowered: its prologue's members
   int npro;           // (node orders), computed per term (kir_fuse.c)
 } KLower;
+
+// A strided view of a buffer as an op operand sees it: dims and element
+// strides (a transpose permutes both; a buffer is row-major).
+typedef struct KlView {
+  int buf;
+  int rank;
+  KExpr *dims[KL_MAX_RANK], *strides[KL_MAX_RANK];
+} KlView;
 
 // The fusion plan (kir_fuse.c): groups of elementwise ops of one shape, each
 // lowered as one loop nest; values that stay in registers; the order groups
@@ -41,6 +58,7 @@ typedef struct KlFuse {
 } KlFuse;
 enum { KL_FUSE_MAX_BUFS = 12 }; // buffers a group's kernel takes at most
 KlFuse *kl_fuse_plan(KLower *c);
+bool kl_fuses(const KLower *c, const IrNode *n); // kl_fusable and not claimed (kir_lower.c)
 // An op a group may hold (elementwise, of its result's shape).
 bool kl_fusable(const IrNode *n);
 // A const its elementwise users take as a literal.
@@ -111,6 +129,38 @@ KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i);
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);
 double kl_attr_f(const IrNode *n, IrAttrKey k);
+
+// The K sum of one output element in the library's order (kernels/gemm_ref.h):
+// K blocks (mlc_gemm_kblock of K) of fma chains from +0, block sums added in
+// order. step(q, blk, p, s) appends `s = fma(x_p, y_p, s)` for product p.
+typedef struct KlKSum {
+  KLower *c;
+  KirKernel *k;
+  DType dt;
+  void (*step)(struct KlKSum *q, Vec *blk, KExpr *p, KExpr *s);
+  void *ctx;
+} KlKSum;
+// A new local holding the sum over p < K.
+KExpr *kl_ksum(KlKSum *q, Vec *blk, KExpr *K);
+// acc = acc + (each block's sum over p < K), in order (acc: a local).
+void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc);
+
+// A matmul's or conv2d's epilogue (kir_lower.c, "matmul epilogues"): the
+// ops folded into its kernel, in order (none, one or two), the fused op
+// kind, its fourth operand (bias or aux; NULL for none) and whether a relu
+// ends it.
+typedef struct KlEpilogue {
+  IrNode *ops[2];
+  int nops;
+  KirOpKind kind;
+  IrNode *operand;
+  bool relu;
+} KlEpilogue;
+KlEpilogue kl_epilogue_of(KLower *c, IrNode *n);
+// v after the epilogue's ops, each by its own formula (operands broadcast
+// to the result's index iv); v itself when there are none.
+KExpr *kl_apply_epilogue(KLower *c, KirKernel *k, const KlEpilogue *e, const IrNode *n, Vec *blk, KExpr **iv,
+                         KExpr *v);
 
 // kir_lower_nn.c: false after kl_fail.
 bool kl_conv(KLower *c, IrNode *n);

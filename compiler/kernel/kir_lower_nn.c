@@ -15,6 +15,7 @@
 // channel for the pool gradients; none for conv2d_grad_weight and
 // embedding_grad).
 #include "kir_lower_internal.h"
+#include "kernels/gemm_ref.h"
 
 #include <math.h>
 
@@ -49,66 +50,221 @@ static KExpr *window_pos(KLower *c, KExpr *i, KExpr *a, int64_t s, int64_t p, in
   return kl_add(c, kl_mul(c, i, kl_i(c, s)), kl_add(c, kl_i(c, -p), kl_mul(c, a, kl_i(c, d))));
 }
 
-// ---- convolution: the textbook nest ----------------------------------------------------------------
-// conv2d (x, w):           y[n, o, i, j] = sum over (ci, a, b) of x[..] * w[..]
-// conv2d_grad_input (dy, w): dx[..] += dy[n, o, i, j] * w[..]
-// conv2d_grad_weight (dy, x): dw[..] += dy[n, o, i, j] * x[..]
-// with h = i*sh - ph + a*dh, w = j*sw - pw + b*dw in range, channel
-// (o / (O/g))*Cg + ci. The interpreter's loop nest; every output loop of
-// conv2d is independent, only the batch loop of conv2d_grad_input.
-static KirKernel *conv_textbook(KLower *c, IrNode *n) {
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
+// ---- convolution: the library's order ---------------------------------------------------------------
+// Each nest computes what kernels/cpu's convolution computes, element by
+// element in its order (kernels/gemm_ref.h), written as loops:
+//   conv2d (x, w)             y[n, o, i, j] = the K sum over kk = (ci, a, b)
+//                             of w[o, kk] * col (x at the tap, 0 at padding)
+//   conv2d_grad_input (dy, w) per image and group: dx zeroed, then for each
+//                             pixel chunk, col row r = (ci, a, b), pixel q of
+//                             the chunk: dx[tap] += the K sum over o of
+//                             w[o, r] * dy[n, o, q] (pointwise: dx = that sum)
+//   conv2d_grad_weight (dy, x) dw[o, r] = the K sums over each image's pixel
+//                             chunks of col * dy, added in order
+// with h = i*sh - ph + a*dh, w = j*sw - pw + b*dw, channel (o / (O/g))*Cg + ci.
+typedef struct Conv {
+  const IrNode *X, *Wn, *Y, *n;  // x-, w- and y-shaped operands (one is the result)
+  KExpr *N, *C, *H, *W, *O, *Cg, *KH, *KW, *HO, *WO, *Og, *KHW, *Kc, *P;
+  const int64_t *s, *p, *d;
+  int64_t g;
+  // per element being summed
+  KExpr *nv, *ov, *iv, *jv, *gv, *qv, *rv;
+  const KlEpilogue *epi; // conv2d: the ops folded in after the sum
+} Conv;
+
+static Conv conv_geom(KLower *c, const IrNode *n) {
   IrOp op = n->op;
-  const Type *xt = op == IR_CONV2D ? n->in[0]->type : op == IR_CONV2D_GRAD_INPUT ? n->type : n->in[1]->type;
-  const Type *wt = op == IR_CONV2D ? n->in[1]->type : op == IR_CONV2D_GRAD_INPUT ? n->in[1]->type : n->type;
-  const Type *yt = op == IR_CONV2D ? n->type : n->in[0]->type;
-  const IrNode *X = op == IR_CONV2D ? n->in[0] : op == IR_CONV2D_GRAD_INPUT ? n : n->in[1];
-  const IrNode *Wn = op == IR_CONV2D_GRAD_WEIGHT ? n : n->in[1], *Y = op == IR_CONV2D ? n : n->in[0];
-  const int64_t *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
-  const int64_t *d = kl_attr_ints(n, IRA_DILATION);
-  int64_t g = kl_attr_i(n, IRA_GROUPS);
-  if (op != IR_CONV2D) kl_zero(c, k, n);
-  KExpr *C = kl_tdim(c, xt, 1), *H = kl_tdim(c, xt, 2), *W = kl_tdim(c, xt, 3);
-  KExpr *O = kl_tdim(c, wt, 0), *Cg = kl_tdim(c, wt, 1), *KH = kl_tdim(c, wt, 2), *KW = kl_tdim(c, wt, 3);
-  KExpr *Og = kl_div(c, O, kl_i(c, g)), *nv, *ov, *iv, *jv, *civ, *av, *bv;
-  bool fwd = op == IR_CONV2D;
-  Vec *blk = &loop(c, k, &k->body, "n", kl_tdim(c, yt, 0), op != IR_CONV2D_GRAD_WEIGHT, &nv)->body;
-  blk = &loop(c, k, blk, "o", O, fwd, &ov)->body;
-  blk = &loop(c, k, blk, "i", kl_tdim(c, yt, 2), fwd, &iv)->body;
-  blk = &loop(c, k, blk, "j", kl_tdim(c, yt, 3), fwd, &jv)->body;
-  KExpr *yo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, O), ov), kl_tdim(c, yt, 2)), iv),
-                               kl_tdim(c, yt, 3)), jv);
-  DType dt = n->type->dtype;
-  KExpr *acc = op == IR_CONV2D ? let(c, k, blk, "acc", kl_f(c, dt, 0)) : NULL;
-  Vec *in = &loop(c, k, blk, "ci", Cg, false, &civ)->body;
-  in = &loop(c, k, in, "a", KH, false, &av)->body;
-  in = &loop(c, k, in, "b", KW, false, &bv)->body;
-  KExpr *h = let(c, k, in, "h", window_pos(c, iv, av, s[0], p[0], d[0]));
-  KExpr *w = let(c, k, in, "w", window_pos(c, jv, bv, s[1], p[1], d[1]));
-  Vec *body = &kir_if(c->p, in, and2(c, in_range(c, h, H), in_range(c, w, W)))->body;
-  KExpr *ch = kl_add(c, kl_mul(c, kl_div(c, ov, Og), Cg), civ);
-  KExpr *xo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, nv, C), ch), H), h), W), w);
-  KExpr *wo = kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, ov, Cg), civ), KH), av), KW), bv);
-  if (op == IR_CONV2D) {
-    kir_assign(c->p, body, acc->var, kl_add(c, acc, kl_mul(c, kl_ld(c, X, xo), kl_ld(c, Wn, wo))));
-    kl_st(c, blk, n, yo, acc);
-  } else if (op == IR_CONV2D_GRAD_INPUT) {
-    accumulate(c, body, n, xo, kl_mul(c, kl_ld(c, Y, yo), kl_ld(c, Wn, wo)));
-  } else {
-    accumulate(c, body, n, wo, kl_mul(c, kl_ld(c, Y, yo), kl_ld(c, X, xo)));
-  }
-  return k;
+  Conv q = {.n = n};
+  q.X = op == IR_CONV2D ? n->in[0] : op == IR_CONV2D_GRAD_INPUT ? n : n->in[1];
+  q.Wn = op == IR_CONV2D_GRAD_WEIGHT ? n : n->in[1];
+  q.Y = op == IR_CONV2D ? n : n->in[0];
+  const Type *xt = q.X->type, *wt = q.Wn->type, *yt = q.Y->type;
+  q.s = kl_attr_ints(n, IRA_STRIDE), q.p = kl_attr_ints(n, IRA_PADDING), q.d = kl_attr_ints(n, IRA_DILATION);
+  q.g = kl_attr_i(n, IRA_GROUPS);
+  q.N = kl_tdim(c, yt, 0), q.C = kl_tdim(c, xt, 1), q.H = kl_tdim(c, xt, 2), q.W = kl_tdim(c, xt, 3);
+  q.O = kl_tdim(c, wt, 0), q.Cg = kl_tdim(c, wt, 1), q.KH = kl_tdim(c, wt, 2), q.KW = kl_tdim(c, wt, 3);
+  q.HO = kl_tdim(c, yt, 2), q.WO = kl_tdim(c, yt, 3);
+  q.Og = kl_div(c, q.O, kl_i(c, q.g));
+  q.KHW = kl_mul(c, q.KH, q.KW);
+  q.Kc = kl_mul(c, q.Cg, q.KHW);
+  q.P = kl_mul(c, q.HO, q.WO);
+  return q;
 }
 
-// conv2d and its gradients: the canonical nest, with the op record a
-// schedule's recipe (schedule_nn.c) re-lowers the kernel from.
+// Offsets: x[n, ch, h, w], w[o, r] (r = (ci*KH + a)*KW + b), y[n, o, q].
+static KExpr *x_at(KLower *c, const Conv *q, KExpr *n, KExpr *ch, KExpr *h, KExpr *w) {
+  return kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, n, q->C), ch), q->H), h), q->W), w);
+}
+static KExpr *w_at(KLower *c, const Conv *q, KExpr *o, KExpr *r) { return kl_add(c, kl_mul(c, o, q->Kc), r); }
+static KExpr *y_at(KLower *c, const Conv *q, KExpr *n, KExpr *o, KExpr *pix) {
+  return kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, n, q->O), o), q->P), pix);
+}
+
+// Tap r = (ci, a, b) of output pixel (i, j): the input row h and column w,
+// and whether they are inside x.
+static KExpr *tap(KLower *c, KirKernel *k, Vec *blk, const Conv *q, KExpr *r, KExpr *i, KExpr *j, KExpr **ci,
+                  KExpr **h, KExpr **w) {
+  *ci = let(c, k, blk, "ci", kl_div(c, r, q->KHW));
+  KExpr *a = kir_bin(c->p, KB_MOD, kl_div(c, r, q->KW), q->KH), *b = kir_bin(c->p, KB_MOD, r, q->KW);
+  *h = let(c, k, blk, "h", window_pos(c, i, a, q->s[0], q->p[0], q->d[0]));
+  *w = let(c, k, blk, "w", window_pos(c, j, b, q->s[1], q->p[1], q->d[1]));
+  return and2(c, in_range(c, *h, q->H), in_range(c, *w, q->W));
+}
+
+// s = fma(u, x[tap], s) inside x, s = fma(u, 0, s) at padding (the library's
+// im2col holds a 0 there; forward: u = w, grad_weight: x first, then dy).
+static void fma_tap(KLower *c, Vec *blk, KExpr *in, KExpr *u, KExpr *xo, const IrNode *X, KExpr *s, bool x_first) {
+  KStmt *st = kir_if(c->p, blk, in);
+  KExpr *xv = kl_ld(c, X, xo), *z = kl_f(c, s->dtype, 0);
+  kir_assign(c->p, &st->body, s->var, x_first ? kir_fma(c->p, xv, u, s) : kir_fma(c->p, u, xv, s));
+  kir_assign(c->p, &st->els, s->var, x_first ? kir_fma(c->p, z, u, s) : kir_fma(c->p, u, z, s));
+}
+
+// conv2d: product kk of output (n, o, i, j).
+static void fwd_step(KlKSum *sm, Vec *blk, KExpr *kk, KExpr *s) {
+  KLower *c = sm->c;
+  Conv *q = sm->ctx;
+  KExpr *ci, *h, *w, *in = tap(c, sm->k, blk, q, kk, q->iv, q->jv, &ci, &h, &w);
+  KExpr *ch = kl_add(c, kl_mul(c, kl_div(c, q->ov, q->Og), q->Cg), ci);
+  KExpr *wv = let(c, sm->k, blk, "wv", kl_ld(c, q->Wn, w_at(c, q, q->ov, kk)));
+  fma_tap(c, blk, in, wv, x_at(c, q, q->nv, ch, h, w), q->X, s, false);
+}
+
+static void conv_forward(KLower *c, KirKernel *k, Conv *q) {
+  Vec *blk = &loop(c, k, &k->body, "n", q->N, true, &q->nv)->body;
+  blk = &loop(c, k, blk, "o", q->O, true, &q->ov)->body;
+  blk = &loop(c, k, blk, "i", q->HO, true, &q->iv)->body;
+  blk = &loop(c, k, blk, "j", q->WO, true, &q->jv)->body;
+  KlKSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = fwd_step, .ctx = q};
+  KExpr *sum = kl_ksum(&sm, blk, q->Kc), *iv[4] = {q->nv, q->ov, q->iv, q->jv};
+  sum = kl_apply_epilogue(c, k, q->epi, q->n, blk, iv, sum);
+  kl_st(c, blk, q->n, y_at(c, q, q->nv, q->ov, kl_add(c, kl_mul(c, q->iv, q->WO), q->jv)), sum);
+}
+
+// conv2d_grad_input: product o' of dcol[r, q] for group g, image n.
+static void gin_step(KlKSum *sm, Vec *blk, KExpr *o, KExpr *s) {
+  KLower *c = sm->c;
+  Conv *q = sm->ctx;
+  KExpr *og = kl_add(c, kl_mul(c, q->gv, q->Og), o);
+  kir_assign(c->p, blk, s->var, kir_fma(c->p, kl_ld(c, q->Wn, w_at(c, q, og, q->rv)),
+                                        kl_ld(c, q->Y, y_at(c, q, q->nv, og, q->qv)), s));
+}
+
+static bool pointwise(const Conv *q) {
+  int64_t kh, kw;
+  return kir_eval_i64(q->KH, NULL, &kh) && kir_eval_i64(q->KW, NULL, &kw) && kh == 1 && kw == 1 && q->s[0] == 1 &&
+         q->s[1] == 1 && q->p[0] == 0 && q->p[1] == 0;
+}
+
+// The library's pixel chunk: QC pixels, NQ chunks (mlc_conv_qchunk).
+static void conv_chunks(KLower *c, const Conv *q, KExpr **QC, KExpr **NQ) {
+  KExpr *one = kl_i(c, 1);
+  KExpr *q0 = kir_bin(c->p, KB_MAX, kl_i(c, 64), kl_div(c, kl_i(c, MLC_CONV_QCHUNK_FLOATS), kir_bin(c->p, KB_MAX, q->Kc, one)));
+  KExpr *nq = kl_div(c, kl_sub(c, kl_add(c, q->P, q0), one), q0);
+  *QC = kir_bin(c->p, KB_MAX, kl_div(c, kl_sub(c, kl_add(c, q->P, nq), one), kir_bin(c->p, KB_MAX, nq, one)), one);
+  *NQ = kl_div(c, kl_sub(c, kl_add(c, q->P, *QC), one), *QC);
+}
+
+// A loop over the chunks (none when there is one); *base = the chunk's
+// first pixel, *len = its pixels.
+static Vec *chunk_loop(KLower *c, KirKernel *k, Vec *blk, const Conv *q, KExpr **base, KExpr **len) {
+  KExpr *QC, *NQ, *qc;
+  conv_chunks(c, q, &QC, &NQ);
+  int64_t nq;
+  if (kir_eval_i64(NQ, NULL, &nq) && nq == 1) {
+    *base = kl_i(c, 0), *len = q->P;
+    return blk;
+  }
+  blk = &loop(c, k, blk, "qc", NQ, false, &qc)->body;
+  *base = kl_mul(c, qc, QC);
+  *len = let(c, k, blk, "nq", kir_bin(c->p, KB_MIN, QC, kl_sub(c, q->P, *base)));
+  return blk;
+}
+
+static void conv_grad_input(KLower *c, KirKernel *k, Conv *q) {
+  KlKSum sm = {.c = c, .k = k, .dt = q->n->type->dtype, .step = gin_step, .ctx = q};
+  KExpr *ch, *t;
+  if (pointwise(q)) { // dx[n, ch, q] = the sum itself
+    Vec *blk = &loop(c, k, &k->body, "n", q->N, true, &q->nv)->body;
+    blk = &loop(c, k, blk, "ch", q->C, true, &ch)->body;
+    blk = &loop(c, k, blk, "q", q->P, true, &q->qv)->body;
+    q->gv = let(c, k, blk, "g", kl_div(c, ch, q->Cg));
+    q->rv = let(c, k, blk, "r", kir_bin(c->p, KB_MOD, ch, q->Cg));
+    kl_st(c, blk, q->n, kl_add(c, kl_mul(c, kl_add(c, kl_mul(c, q->nv, q->C), ch), q->P), q->qv), kl_ksum(&sm, blk, q->Og));
+    return;
+  }
+  Vec *blk = &loop(c, k, &k->body, "n", q->N, true, &q->nv)->body;
+  blk = &loop(c, k, blk, "g", kl_i(c, q->g), true, &q->gv)->body;
+  KExpr *plane = kl_mul(c, q->H, q->W), *z;
+  KExpr *base = kl_mul(c, kl_add(c, kl_mul(c, q->nv, q->C), kl_mul(c, q->gv, q->Cg)), plane);
+  Vec *zb = &loop(c, k, blk, "z", kl_mul(c, q->Cg, plane), false, &z)->body;
+  kl_st(c, zb, q->n, kl_add(c, base, z), kl_f(c, q->n->type->dtype, 0));
+  KExpr *q0, *len;
+  blk = chunk_loop(c, k, blk, q, &q0, &len);
+  blk = &loop(c, k, blk, "r", q->Kc, false, &q->rv)->body;
+  blk = &loop(c, k, blk, "t", len, false, &t)->body;
+  q->qv = let(c, k, blk, "q", kl_add(c, q0, t));
+  KExpr *i = kl_div(c, q->qv, q->WO), *j = kir_bin(c->p, KB_MOD, q->qv, q->WO), *ci, *h, *w;
+  KExpr *in = tap(c, k, blk, q, q->rv, i, j, &ci, &h, &w);
+  Vec *body = &kir_if(c->p, blk, in)->body;
+  KExpr *sum = kl_ksum(&sm, body, q->Og);
+  accumulate(c, body, q->n, x_at(c, q, q->nv, kl_add(c, kl_mul(c, q->gv, q->Cg), ci), h, w), sum);
+}
+
+// conv2d_grad_weight: product t of the chunk at q0 for dw[o, r], image n.
+typedef struct GwCtx {
+  Conv *q;
+  KExpr *q0;
+} GwCtx;
+
+static void gw_step(KlKSum *sm, Vec *blk, KExpr *t, KExpr *s) {
+  KLower *c = sm->c;
+  GwCtx *x = sm->ctx;
+  Conv *q = x->q;
+  KExpr *pix = let(c, sm->k, blk, "q", kl_add(c, x->q0, t));
+  KExpr *i = kl_div(c, pix, q->WO), *j = kir_bin(c->p, KB_MOD, pix, q->WO), *ci, *h, *w;
+  KExpr *in = tap(c, sm->k, blk, q, q->rv, i, j, &ci, &h, &w);
+  KExpr *dy = let(c, sm->k, blk, "dv", kl_ld(c, q->Y, y_at(c, q, q->nv, q->ov, pix)));
+  fma_tap(c, blk, in, dy, x_at(c, q, q->nv, kl_add(c, kl_mul(c, q->gv, q->Cg), ci), h, w), q->X, s, true);
+}
+
+static void conv_grad_weight(KLower *c, KirKernel *k, Conv *q) {
+  Vec *blk = &loop(c, k, &k->body, "o", q->O, true, &q->ov)->body;
+  blk = &loop(c, k, blk, "r", q->Kc, true, &q->rv)->body;
+  q->gv = let(c, k, blk, "g", kl_div(c, q->ov, q->Og));
+  DType dt = q->n->type->dtype;
+  // No pixel at all: the library writes 0; else the first chain is C itself
+  // (-0 + s = s exactly).
+  KExpr *none = kir_bin(c->p, KB_EQ, kl_mul(c, q->N, q->P), kl_i(c, 0));
+  KExpr *acc = let(c, k, blk, "acc", kir_select(c->p, none, kl_f(c, dt, 0), kl_f(c, dt, -0.0)));
+  Vec *in = &loop(c, k, blk, "n", q->N, false, &q->nv)->body;
+  GwCtx x = {.q = q};
+  KExpr *len;
+  in = chunk_loop(c, k, in, q, &x.q0, &len);
+  KlKSum sm = {.c = c, .k = k, .dt = dt, .step = gw_step, .ctx = &x};
+  kl_ksum_add(&sm, in, len, acc);
+  kl_st(c, blk, q->n, w_at(c, q, q->ov, q->rv), acc);
+}
+
+// conv2d and its gradients: the nest, with the op record a schedule's
+// recipe (schedule_nn.c) replaces it by a library call from.
 bool kl_conv(KLower *c, IrNode *n) {
-  KirKernel *k = conv_textbook(c, n);
+  KlEpilogue epi = kl_epilogue_of(c, n);
+  KirKernel *k = kl_kernel(c, n, epi.kind == KOP_CONV2D_BIAS ? "conv2d_bias" : ir_op_name(n->op));
+  Conv q = conv_geom(c, n);
+  q.epi = &epi;
+  if (n->op == IR_CONV2D) conv_forward(c, k, &q);
+  else if (n->op == IR_CONV2D_GRAD_INPUT) conv_grad_input(c, k, &q);
+  else conv_grad_weight(c, k, &q);
   static const IrOp ops[] = {IR_CONV2D, IR_CONV2D_GRAD_INPUT, IR_CONV2D_GRAD_WEIGHT};
   static const KirOpKind kinds[] = {KOP_CONV2D, KOP_CONV2D_GRAD_INPUT, KOP_CONV2D_GRAD_WEIGHT};
   const int64_t *st = kl_attr_ints(n, IRA_STRIDE), *pd = kl_attr_ints(n, IRA_PADDING);
   const int64_t *dl = kl_attr_ints(n, IRA_DILATION);
-  int64_t attr[7] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS)};
+  int64_t attr[8] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS), epi.relu};
+  if (epi.kind == KOP_CONV2D_BIAS) {
+    kl_op(c, k, KOP_CONV2D_BIAS, (IrNode *[]){n->in[0], n->in[1], n, epi.operand}, 4, attr);
+    return true;
+  }
   for (int i = 0; i < 3; i++)
     if (n->op == ops[i]) kl_op(c, k, kinds[i], (IrNode *[]){n->in[0], n->in[1], n}, 3, attr);
   return true;

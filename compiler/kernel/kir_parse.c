@@ -9,12 +9,14 @@
 //   buf     := 'buf' NAME ':' DTYPE dims KIND [INT | PATH] ['at' expr]
 //   dims    := '[' [expr {',' expr}] ']' 
 //   kernel  := 'kernel' NAME '(' [NAME {',' NAME}] ')' '{' [op] stmt* '}'
-//   op      := 'op' OP '(' ROLE '=' NAME dims {',' ROLE '=' NAME dims} ')'
+//   op      := 'op' OP '(' ROLE '=' NAME dims ['strides' dims] {',' ...} ')'
 //              ['{' GROUP '=' (INT | '[' INT {',' INT} ']') {',' ...} '}']
 //   stmt    := ['parallel'] 'for' NAME '<' expr ['@' MAP ['(' expr ')']]
 //                ['capture' '(' NAME {',' NAME} ')'] block
 //            | 'let' NAME ':' DTYPE '=' expr | NAME '=' expr | NAME '[' expr ']' '=' expr
 //            | 'if' expr block ['else' block] | 'check' expr STRING | 'barrier'
+//            | 'call' FN '(' PARAM '=' arg {',' PARAM '=' arg} ')'
+//   arg     := expr | '[' [FLAG {',' FLAG}] ']' | NAME '[' expr ']' | 'none' | '[' expr {',' expr} ']'
 //   block   := '{' stmt* '}'
 //   expr    := INT [':' DTYPE] | FLOAT ':' DTYPE | NAME | NAME '[' expr ']' | 'rngseed'
 //            | '(' expr INFIX expr ')' | CALL '(' expr {',' expr} ')' | 'cast' '<' DTYPE '>' '(' expr ')'
@@ -217,8 +219,11 @@ static KExpr *call(Parser *ps, const char *at, const char *fn) {
   KExpr *x[3];
   int n = call_args(ps, x, 3);
   if (n < 0) return NULL;
-  bool three = !strcmp(fn, "select") || !strcmp(fn, "rand");
-  if (three && n == 3) return fn[0] == 's' ? kir_select(ps->p, x[0], x[1], x[2]) : kir_rand(ps->p, x[0], x[1], x[2]);
+  bool three = !strcmp(fn, "select") || !strcmp(fn, "rand") || !strcmp(fn, "fma");
+  if (three && n == 3)
+    return fn[0] == 's' ? kir_select(ps->p, x[0], x[1], x[2])
+           : fn[0] == 'r' ? kir_rand(ps->p, x[0], x[1], x[2])
+                          : kir_fma(ps->p, x[0], x[1], x[2]);
   for (int op = 0; op < KU_COUNT && n == 1; op++)
     if (!strcmp(fn, kir_unop_name((KUnOp)op))) return kir_un(ps->p, (KUnOp)op, x[0]);
   for (int op = 0; op < KB_COUNT && n == 2; op++)
@@ -275,17 +280,19 @@ static KExpr *expr(Parser *ps) {
   return n ? named(ps, at, n) : NULL;
 }
 
-// '[' [expr {',' expr}] ']' into dims (at most INTERP_MAX_RANK).
-static int dims_list(Parser *ps, KExpr **dims) {
+// '[' [expr {',' expr}] ']' into dims (at most max).
+static int expr_list(Parser *ps, KExpr **dims, int max) {
   int rank = 0;
   if (!expect(ps, "[")) return -1;
   if (punct(ps, "]")) return 0;
   do {
-    if (rank == INTERP_MAX_RANK) return perr(ps, ps->s, "more than %d dims", INTERP_MAX_RANK), -1;
+    if (rank == max) return perr(ps, ps->s, "more than %d values", max), -1;
     if (!(dims[rank++] = expr(ps))) return -1;
   } while (punct(ps, ","));
   return expect(ps, "]") ? rank : -1;
 }
+
+static int dims_list(Parser *ps, KExpr **dims) { return expr_list(ps, dims, INTERP_MAX_RANK); }
 
 // ---- statements ------------------------------------------------------------------------------
 static bool block(Parser *ps, Vec *blk);
@@ -377,6 +384,64 @@ static bool assign_or_store(Parser *ps, Vec *blk) {
   return x && kir_assign(ps->p, blk, v, x);
 }
 
+// call NAME(PARAM = VALUE, ...), parameters in the table's order.
+static bool call_flags(Parser *ps, KCallArgKind kind, uint32_t *flags) {
+  int n;
+  const char *const *names = kir_call_flag_names(kind, &n);
+  if (!expect(ps, "[")) return false;
+  if (punct(ps, "]")) return true;
+  do {
+    const char *at = (skip_ws(ps), ps->s);
+    char *f = name(ps, "a flag name");
+    int i = 0;
+    while (f && i < n && strcmp(f, names[i])) i++;
+    if (!f || i == n) return f ? perr(ps, at, "unknown flag %s", f) : false;
+    *flags |= 1u << i;
+  } while (punct(ps, ","));
+  return expect(ps, "]");
+}
+
+static bool call_operand(Parser *ps, KStmt *s, const KirCallParam *pa) {
+  if (pa->kind == KCA_OPT && word(ps, "none")) return true;
+  int b = buffer(ps);
+  KExpr *off = b >= 0 && expect(ps, "[") ? expr(ps) : NULL;
+  if (!off || !expect(ps, "]")) return false;
+  s->call->buf[pa->slot] = b;
+  s->call->slot[pa->slot] = off;
+  return true;
+}
+
+static bool call_stmt(Parser *ps, Vec *blk) {
+  const char *at = (skip_ws(ps), ps->s);
+  char *n = name(ps, "a library function");
+  int fn = 0;
+  while (n && fn < KCALL_COUNT && strcmp(n, kir_call_name((KirCallFn)fn))) fn++;
+  if (!n || fn == KCALL_COUNT) return n ? perr(ps, at, "unknown library function %s", n) : false;
+  KStmt *s = kir_call(ps->p, blk, (KirCallFn)fn);
+  KirCallSpec sp;
+  kir_call_spec((KirCallFn)fn, &sp);
+  if (!expect(ps, "(")) return false;
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    if ((i && !expect(ps, ",")) || !expect_word(ps, pa->name) || !expect(ps, "=")) return false;
+    bool ok;
+    switch (pa->kind) {
+    case KCA_GFLAGS: case KCA_CFLAGS: ok = call_flags(ps, pa->kind, &s->call->flags); break;
+    case KCA_GEOM: {
+      KExpr *g[KIR_CONV_GEOM];
+      int r = expr_list(ps, g, KIR_CONV_GEOM);
+      ok = r == KIR_CONV_GEOM ? (kir_call_geom(s, g), true)
+                              : r >= 0 && perr(ps, ps->s, "a geometry has %d values", KIR_CONV_GEOM);
+      break;
+    }
+    case KCA_READ: case KCA_WRITE: case KCA_UPDATE: case KCA_OPT: ok = call_operand(ps, s, pa); break;
+    default: ok = (s->call->slot[pa->slot] = expr(ps)) != NULL; break;
+    }
+    if (!ok) return false;
+  }
+  return expect(ps, ")");
+}
+
 static bool stmt(Parser *ps, Vec *blk) {
   if (word(ps, "parallel")) return expect_word(ps, "for") && for_stmt(ps, blk, true);
   if (word(ps, "for")) return for_stmt(ps, blk, false);
@@ -384,6 +449,7 @@ static bool stmt(Parser *ps, Vec *blk) {
   if (word(ps, "if")) return if_stmt(ps, blk);
   if (word(ps, "check")) return check_stmt(ps, blk);
   if (word(ps, "barrier")) return kir_barrier(ps->p, blk) != NULL;
+  if (word(ps, "call")) return call_stmt(ps, blk);
   return assign_or_store(ps, blk);
 }
 
@@ -419,15 +485,20 @@ static bool op_record(Parser *ps) {
   KirOpSpec sp;
   kir_op_spec((KirOpKind)kind, &sp);
   int bufs[KIR_OP_MAX_BUFS], rank[KIR_OP_MAX_BUFS];
-  KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
+  KExpr *dims[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK], *strides[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
   int64_t attr[KIR_OP_MAX_ATTRS] = {0};
   if (!expect(ps, "(")) return false;
   for (int i = 0; i < sp.nbufs; i++) {
     if ((i && !expect(ps, ",")) || !expect_word(ps, sp.roles[i]) || !expect(ps, "=")) return false;
     if ((bufs[i] = buffer(ps)) < 0 || (rank[i] = dims_list(ps, dims[i])) < 0) return false;
+    strides[i][0] = NULL;
+    if (word(ps, "strides") && dims_list(ps, strides[i]) != rank[i])
+      return perr(ps, ps->s, "%s: one stride per dim", sp.roles[i]);
   }
   if (!expect(ps, ")") || !op_attrs(ps, &sp, attr)) return false;
-  kir_kernel_op(ps->p, ps->k, (KirOpKind)kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, attr);
+  KirOp *op = kir_kernel_op(ps->p, ps->k, (KirOpKind)kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, attr);
+  for (int i = 0; i < sp.nbufs; i++)
+    if (strides[i][0]) memcpy(op->strides[i], strides[i], sizeof strides[i]);
   return true;
 }
 

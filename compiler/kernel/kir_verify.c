@@ -10,8 +10,10 @@
 //                  variable assigned in a parallel loop, a barrier wherever
 //                  kir.h's rule asks for one
 //   planned        every temporary at an aligned offset inside scratch and
-//                  apart from the temporaries live with it, evaluated at
-//                  sample sizes (sizes are polynomials over syms)
+//                  apart from the temporaries live with it (a kernel range:
+//                  the memory plan reuses the bytes of dead ones), evaluated
+//                  at sample sizes (sizes are polynomials over syms); the
+//                  first kernel that takes a temporary writes it
 // Input: a KirProgram. Output: true, or false with "kir: ..." errors in d.
 #include "kir_internal.h"
 #include "target.h"
@@ -111,6 +113,11 @@ static bool v_expr(Verify *v, const KExpr *e) {
   case KE_RAND:
     return e->dtype == DT_F64 && v_idx(v, e->a, "rand key") && v_idx(v, e->b, "rand counter") &&
            v_idx(v, e->c, "rand stream");
+  case KE_FMA:
+    if (!v_expr(v, e->a) || !v_expr(v, e->b) || !v_expr(v, e->c)) return false;
+    if (!dtype_is_float(e->dtype)) return vfail(v, "fma of %s", dtype_name(e->dtype));
+    return (e->a->dtype == e->dtype && e->b->dtype == e->dtype && e->c->dtype == e->dtype) ||
+           vfail(v, "fma operands differ in dtype");
   }
   return vfail(v, "bad expression kind %d", (int)e->kind);
 }
@@ -185,6 +192,78 @@ static bool v_map(Verify *v, const KStmt *s) {
   return v_captures(v, s, var);
 }
 
+// ---- library calls ---------------------------------------------------------------------------------
+// The operands' element ranges at the sample sizes, when the call's
+// expressions depend on syms only (inside a loop they may not: kir_run
+// checks those at run time).
+static bool v_call_bounds(Verify *v, const KCall *c, const KirCallSpec *sp) {
+  const KirProgram *p = v->p;
+  int64_t *args = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
+  int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
+  static const int64_t samples[] = {1, 7, 64};
+  for (size_t k = 0; k < sizeof samples / sizeof *samples; k++) {
+    for (int i = 0; i < p->syms.len; i++) args[i] = samples[k];
+    if (!kir_bind_syms(p, args, syms)) return true;
+    int64_t vals[KIR_CALL_MAX_SLOTS] = {0}, lo[KIR_CALL_MAX_SLOTS], hi[KIR_CALL_MAX_SLOTS];
+    for (int i = 0; i < sp->nslots; i++)
+      if (c->slot[i] && dtype_is_int(c->slot[i]->dtype) && !kir_eval_i64(c->slot[i], syms, &vals[i])) return true;
+    if (!kir_call_extents(c, vals, lo, hi)) return vfail(v, "call %s: bad sizes at sample %lld", sp->name, (long long)samples[k]);
+    for (int i = 0; i < sp->nslots; i++) {
+      int64_t n;
+      if (c->buf[i] < 0 || lo[i] == hi[i] || !kir_eval_i64(kir_buf(p, c->buf[i])->numel, syms, &n)) continue;
+      if (lo[i] < 0 || hi[i] > n)
+        return vfail(v, "call %s: elements [%lld, %lld) of %s (%lld elements) at sample %lld", sp->name,
+                     (long long)lo[i], (long long)hi[i], kir_buf(p, c->buf[i])->name, (long long)n,
+                     (long long)samples[k]);
+    }
+  }
+  return true;
+}
+
+static bool v_call_operand(Verify *v, const KCall *c, const KirCallParam *pa, const char *fn) {
+  int b = c->buf[pa->slot];
+  if (b < 0) return pa->kind == KCA_OPT || vfail(v, "call %s: %s needs a buffer", fn, pa->name);
+  if (b >= v->p->bufs.len || !has_param(v->k, b)) return vfail(v, "call %s: %s is not a parameter", fn, pa->name);
+  const KirBuf *kb = kir_buf(v->p, b);
+  if (kb->dtype != DT_F32) return vfail(v, "call %s: %s is %s, not f32", fn, pa->name, dtype_name(kb->dtype));
+  if ((pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE) && kb->kind == KBUF_INPUT)
+    return vfail(v, "call %s: writes input %s", fn, kb->name);
+  return v_idx(v, c->slot[pa->slot], "call operand offset");
+}
+
+static bool v_call(Verify *v, const KCall *c) {
+  if ((int)c->fn < 0 || c->fn >= KCALL_COUNT) return vfail(v, "bad library function %d", (int)c->fn);
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  if (v->t && !v->t->library) return vfail(v, "call %s: target %s has no kernel library", sp.name, v->t->name);
+  uint32_t nflags = 0;
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    switch (pa->kind) {
+    case KCA_I64: case KCA_GEOM:
+      for (int j = 0; j < pa->nslots; j++)
+        if (!v_idx(v, c->slot[pa->slot + j], pa->name)) return false;
+      break;
+    case KCA_F32:
+      if (!v_expr(v, c->slot[pa->slot])) return false;
+      if (c->slot[pa->slot]->dtype != DT_F32) return vfail(v, "call %s: %s is not f32", sp.name, pa->name);
+      break;
+    case KCA_GFLAGS: case KCA_CFLAGS: nflags = pa->kind == KCA_GFLAGS ? KIR_GEMM_FLAGS : KIR_CONV_FLAGS; break;
+    default:
+      if (!v_call_operand(v, c, pa, sp.name)) return false;
+    }
+  }
+  if (c->flags >> nflags) return vfail(v, "call %s: unknown flag bits 0x%x", sp.name, c->flags);
+  if (c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED) {
+    bool bias = c->flags & (KIR_GEMM_BIAS_COL | KIR_GEMM_BIAS_ROW), aux = c->flags & (KIR_GEMM_RESIDUAL | KIR_GEMM_RELU_MASK);
+    if ((c->flags & KIR_GEMM_RESIDUAL) && (c->flags & KIR_GEMM_RELU_MASK))
+      return vfail(v, "call %s: residual and relu_mask share aux", sp.name);
+    if (bias != (c->buf[kir_call_param(&sp, "bias")->slot] >= 0) || aux != (c->buf[kir_call_param(&sp, "aux")->slot] >= 0))
+      return vfail(v, "call %s: bias/aux operands do not match the flags", sp.name);
+  }
+  return v_call_bounds(v, c, &sp);
+}
+
 static bool v_stmt(Verify *v, const KStmt *s) {
   switch (s->kind) {
   case KS_FOR: {
@@ -206,6 +285,7 @@ static bool v_stmt(Verify *v, const KStmt *s) {
     v->in_block = saved.in_block, v->depth = saved.depth;
     return ok;
   }
+  case KS_CALL: return v_call(v, s->call);
   case KS_BARRIER:
     if (v->depth == 0 || v->in_map == KMAP_GPU_BLOCK) return true;
     return vfail(v, "barrier inside a loop or branch (only between top-level statements or in a gpu-block)");
@@ -320,6 +400,21 @@ static void lifetimes(const KirProgram *p, Placed *pl) {
   }
 }
 
+// A temporary's bytes hold its value only from the first kernel that takes
+// it (others live before may have used them): that kernel writes it.
+static bool v_first_writes(Verify *v, const Placed *pl) {
+  const KirProgram *p = v->p;
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int b = 0; b < p->bufs.len; b++) {
+    if (kir_buf(p, b)->kind != KBUF_TEMP || pl[b].first < 0) continue;
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, pl[b].first);
+    memset(writes, 0, (size_t)p->bufs.len);
+    for (int i = 0; i < k->body.len; i++) kir_stmt_access(VEC_AT(k->body, KStmt, i), reads, writes);
+    if (!writes[b]) return vfail(v, "%s is first taken by kernel %s, which does not write it", kir_buf(p, b)->name, k->name);
+  }
+  return true;
+}
+
 // "B = 7, T = 7": the argument-bound syms of a sample.
 static const char *sample_text(const KirProgram *p, const int64_t *args) {
   StrBuf b = {0};
@@ -370,8 +465,9 @@ static bool v_plan(Verify *v) {
   }
   Placed *pl = arena_alloc(p->arena, sizeof(Placed) * (size_t)(p->bufs.len + 1));
   lifetimes(p, pl);
+  if (!v_first_writes(v, pl)) return false;
   int64_t *args = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
-  static const int64_t samples[] = {1, 7, 64, 0};
+  static const int64_t samples[] = {1, 7, 64, 1000, 0};
   for (size_t k = 0; k < sizeof samples / sizeof *samples; k++) {
     for (int i = 0; i < p->syms.len; i++) args[i] = samples[k] ? samples[k] : 2 + 3 * i;
     if (!v_sample(v, pl, args)) return false;
@@ -390,8 +486,13 @@ static bool v_op(Verify *v) {
       return vfail(v, "op %s: %s is not a parameter", kir_op_name(op->kind), sp.roles[i]);
     if (op->rank[i] < 0 || op->rank[i] > KIR_OP_MAX_RANK) return vfail(v, "op %s: %s has rank %d", kir_op_name(op->kind), sp.roles[i], op->rank[i]);
     for (int d = 0; d < op->rank[i]; d++)
-      if (!v_idx(v, op->dims[i][d], "op dim")) return false;
+      if (!v_idx(v, op->dims[i][d], "op dim") || (op->strides[i][0] && !v_idx(v, op->strides[i][d], "op stride")))
+        return false;
   }
+  // A matmul epilogue reads its fourth operand while it writes y (kir.h).
+  bool epi = op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL || op->kind == KOP_MATMUL_RELU_MASK;
+  if (epi && op->buf[3] == op->buf[2])
+    return vfail(v, "op %s: %s is y's buffer", kir_op_name(op->kind), sp.roles[3]);
   return true;
 }
 

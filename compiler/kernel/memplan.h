@@ -7,11 +7,12 @@
 
 #include "kir.h"
 
-// The first plan: temporaries end to end in order of first use (the kernel
-// that first takes them; ties and unused temporaries by buffer index),
-// each 64-byte aligned; scratch is their total. Offsets and the size are
-// i64 polynomials over the syms, written in a canonical order (B * 1024 +
-// ...). Planning twice is an error (reported to d, false).
+// Liveness-based: a temporary lives from the first kernel that takes it to
+// the last; temporaries live at once get disjoint bytes, others may share
+// (memplan.c has the placement). Each is 64-byte aligned. Offsets and the
+// size are i64 expressions over the syms, valid for every value of them:
+// maxima of polynomials written in a canonical order (B * 1024 + ...).
+// Planning twice is an error (reported to d, false).
 bool kir_plan_memory(KirProgram *p, DiagSink *d);
 
 #endif

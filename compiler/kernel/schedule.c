@@ -5,11 +5,10 @@
 // would otherwise decide is decided here, from the Target's data.
 //
 // Why recipes, not rewrites of the canonical nest: the fast CPU forms of
-// matmul, conv and pooling are other loop nests (an im2col temporary,
-// flipped kernels, transposed gradients, blocks of weight rows) whose
+// matmul, conv and pooling are library calls or other loop nests whose
 // equality with the canonical nest rests on the op's semantics (each output
-// element's accumulation order), not on loop algebra a generic rewrite could
-// check. So, as TVM's op strategies do, a kernel carries its op record and
+// element's accumulation order, kernels/gemm_ref.h for matmul and conv),
+// not on loop algebra a generic rewrite could check. So, as TVM's op strategies do, a kernel carries its op record and
 // the strategy table below picks, per target, the recipe that re-lowers it
 // (schedule_nn.c); without a recipe the canonical nest stays. The mapping
 // of loops and the barriers are generic and apply to every kernel.
@@ -87,15 +86,20 @@ void sk_restart(Sk *s) {
 }
 
 // ---- strategies ------------------------------------------------------------------------------------
-// Per op, the recipe a target with recipes uses. The row for matmul is
-// where a call into a library GEMM (kernels/cpu) will go: a recipe that
-// replaces the nest by that call for the shapes it covers.
+// Per op, the recipe a target with recipes uses: matmul and the
+// convolutions become calls of the kernel library (kernels/cpu) where the
+// target links it and the dtype is f32, pools an unrolled nest.
 static const struct {
   KirOpKind op;
   bool (*recipe)(Sk *s);
 } strategies[] = {
     {KOP_MATMUL, sk_matmul},
+    {KOP_MATMUL_BIAS, sk_matmul},
+    {KOP_MATMUL_RESIDUAL, sk_matmul},
+    {KOP_MATMUL_RELU, sk_matmul},
+    {KOP_MATMUL_RELU_MASK, sk_matmul},
     {KOP_CONV2D, sk_conv2d},
+    {KOP_CONV2D_BIAS, sk_conv2d},
     {KOP_CONV2D_GRAD_INPUT, sk_conv2d_grad_input},
     {KOP_CONV2D_GRAD_WEIGHT, sk_conv2d_grad_weight},
     {KOP_MAX_POOL2D, sk_pool},

@@ -38,7 +38,10 @@
 //
 // Recipes (the gpu strategy table): conv2d_grad_input and
 // conv2d_grad_weight as gathers, one output element each (the canonical
-// nests scatter, serially), summing their terms in the interpreter's order:
+// nests scatter, serially), summing their terms in the textbook order (a
+// product, then an add; the interpreter's is the library's im2col GEMM
+// with fma, kernels/gemm_ref.h, so these differ from it by rounding, like
+// the block reductions):
 //   dx[n, c, h, w] = sum over o of c's group, a desc, b desc of
 //                    dy[n, o, (h + p - a*d) / s, ..] * w[o, c % Cg, a, b]
 //   dw[o, c, a, b] = sum over n, i, j of dy[n, o, i, j] * x[n, g(o)*Cg + c, i*s - p + a*d, ..]

@@ -2,11 +2,12 @@
 // hardware facts and scheduling parameters, as data.
 //
 // cpu: the x86-64 host this project is developed and measured on (Zen 4,
-// AVX-512, 2 cores, 32 KiB L1d and 1 MiB L2 per core, 32 MiB L3). Its
-// scheduling parameters are the ones the kernel lowering hard-coded before
-// it was split from the schedule (4 taps per conv row pass, 8 grad_weight
-// blocks, pools up to 16 taps unrolled, 64 chunks per parallel loop), each
-// measured with bench/conv_speed.c (docs/design/kir.md).
+// AVX-512, 2 cores, 32 KiB L1d and 1 MiB L2 per core, 32 MiB L3), with the
+// kernel library (kernels/cpu: f32 GEMM and convolutions) linked into every
+// program. Its scheduling parameters are the ones the kernel lowering
+// hard-coded before it was split from the schedule (pools up to 16 taps
+// unrolled, 64 chunks per parallel loop), measured with bench/conv_speed.c
+// (docs/design/kir.md).
 // gpu: an sm_90 part (warp 32, 48 KiB static shared memory per block, 1024
 // threads per block), printed by the CUDA backend; loop nests are flattened
 // onto blocks of 256 threads, long reductions over few rows get a block of
@@ -29,10 +30,9 @@ const KirTarget kir_target_cpu = {
     .l2_bytes = 1 << 20,
     .l3_bytes = 32 << 20,
     .chunks = 64,
-    .conv_taps = 4,
-    .grad_weight_blocks = 8,
     .pool_max_taps = 16,
     .recipes = true,
+    .library = true,
 };
 
 const KirTarget kir_target_gpu = {

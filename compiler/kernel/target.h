@@ -32,10 +32,10 @@ typedef struct KirTarget {
   // ---- scheduling parameters
   int chunks;             // CPU: a chunk loop of n iterations gets grain ceil(n / chunks):
                           // chunking depends on n alone, never on the thread count
-  int conv_taps;          // CPU conv recipes: taps added per pass over an output row
-  int grad_weight_blocks; // CPU conv2d_grad_weight recipe: parallel blocks of weight rows
   int pool_max_taps;      // CPU pool recipe: window sizes up to this are unrolled
   bool recipes;           // use the op recipes (schedule.c) at all
+  bool library;           // CPU: kernels/cpu (mlc_kernels.h) is linked with the program, so
+                          // f32 matmuls and convolutions may be `call`s of it (kir.h)
   int block_threads;      // GPU: threads per block of a flattened loop nest
   int reduce_threads;     // GPU: threads of a block that reduces one row
   int64_t reduce_min;     // GPU: a reduction of at least this many terms (or an unknown

@@ -13,8 +13,12 @@
 // embedding(w, idx); a smoothed cross_entropy is (1 - ls) * cross_entropy +
 // ls * mean(-log_softmax); dropout in eval mode, or with p = 0, is the
 // identity; batch_norm in train mode uses the batch statistics (mean over
-// every dim but 1) and stores the running-stat updates.
+// every dim but 1) and stores the running-stat updates; a loss with
+// ignore_index or a reduction other than the mean is computed per element;
+// rand and randn draw in train mode and are their means (0.5, 0) otherwise.
 #include "lower_internal.h"
+
+#include <string.h>
 
 static const struct {
   IrNode *(*emit)(Env *e, const CkExpr *x, IrNode **v);
@@ -85,6 +89,16 @@ IrNode *lw_emit_retype(Env *e, const CkExpr *x, IrNode **v) {
 }
 
 // arange, causal_mask, zeros/ones/full: a node of sema's type.
+// rand, randn: in train mode the graph's rand/randn (a fresh seed: drawn
+// per element as dropout's mask is); in eval and predict their mean, 0.5
+// and 0, as dropout is its mean there.
+IrNode *lw_emit_noise(Env *e, const CkExpr *x, IrNode **v) {
+  (void)v;
+  Type *t = lw_type(e, x->type);
+  if (!e->L->train) return ir_const(at(e, x), ir_op(x) == IR_RAND ? 0.5 : 0, t);
+  return ir_mk(at(e, x), ir_op(x), NULL, 0, NULL, t);
+}
+
 IrNode *lw_emit_construct(Env *e, const CkExpr *x, IrNode **v) {
   (void)v;
   return ir_mk(at(e, x), ir_op(x), NULL, 0, &x->attrs, lw_type(e, x->type));
@@ -196,20 +210,106 @@ IrNode *lw_emit_embedding(Env *e, const CkExpr *x, IrNode **v) {
   return ir_mk(at(e, x), IR_EMBEDDING, in, 2, NULL, NULL);
 }
 
-// cross_entropy(x, t, label_smoothing = ls): with ls > 0,
-//   (1 - ls) * cross_entropy(x, t) + ls * mean(-log_softmax(x))
+// The reduction a loss call names (reduction = "mean", "sum", "none"): 0, 1, 2.
+static int reduction_of(const CkExpr *a) {
+  const char *r = a && a->kind == CK_CONST && a->value->kind == V_STR ? a->value->str : "mean";
+  return !strcmp(r, "sum") ? 1 : !strcmp(r, "none") ? 2 : 0;
+}
+
+// The elements of dim d of x as a number of dtype dt (counted in the graph
+// when the dim is a symbol).
+static IrNode *dim_count(IrBuilder *b, Dim *d, DType dt) {
+  int64_t k;
+  if (dim_is_const(d, &k)) return ir_scalar(b, (double)k, dt);
+  Type *t = type_new(b->a, dt, 1);
+  t->dims[0] = d;
+  return ir_sum_all(b, ir_const(b, 1, t));
+}
+
+// The per-row cross entropy of logits [N, C] with targets t [N], from the
+// log-softmax and a one-hot of t (t == arange(C)):
+//   nll_i    = -log_softmax(x)_i[t_i]
+//   smooth_i = -sum_c log_softmax(x)_{i,c} / C
+//   l_i      = (1 - ls) * nll_i + ls * smooth_i, and 0 where t_i == ignore
+// as torch.nn.functional.cross_entropy computes it (reduction "none").
+static IrNode *ce_rows(IrBuilder *b, IrNode *lg, IrNode *t, double ls, bool ignore, int64_t K,
+                       IrNode **valid) {
+  Arena *a = b->a;
+  DType dt = lg->type->dtype;
+  IrAttrs as = {0};
+  ir_attr_set_int(a, &as, IRA_DIM, 1);
+  IrNode *logp = ir_mk(b, IR_LOG_SOFTMAX, &lg, 1, &as, NULL);
+  Type *col = type_new(a, t->type->dtype, 2), *row = type_new(a, t->type->dtype, 2);
+  Type *cls = type_new(a, DT_I64, 1);
+  col->dims[0] = lg->type->dims[0], col->dims[1] = dim_const(a, 1);
+  row->dims[0] = dim_const(a, 1), row->dims[1] = cls->dims[0] = lg->type->dims[1];
+  IrNode *classes = ir_reshape(b, ir_cast(b, ir_mk(b, IR_ARANGE, NULL, 0, NULL, cls), t->type->dtype), row);
+  IrNode *hot = ir_cast(b, ir_bin(b, IR_EQ, ir_reshape(b, t, col), classes), dt);
+  const int64_t d1[] = {1};
+  IrNode *l = ir_un(b, IR_NEG, ir_reduce(b, IR_SUM, ir_mul(b, logp, hot), d1, 1, false));
+  if (ls != 0) {
+    IrNode *smooth = ir_div(b, ir_un(b, IR_NEG, ir_reduce(b, IR_SUM, logp, d1, 1, false)),
+                            dim_count(b, lg->type->dims[1], dt));
+    l = ir_add(b, ir_mul(b, ir_scalar(b, 1 - ls, dt), l), ir_mul(b, ir_scalar(b, ls, dt), smooth));
+  }
+  *valid = NULL;
+  if (!ignore) return l;
+  *valid = ir_cast(b, ir_bin(b, IR_NE, t, ir_scalar(b, (double)K, t->type->dtype)), dt);
+  return ir_mul(b, l, *valid);
+}
+
+// cross_entropy(x, t, label_smoothing = ls, ignore_index = K, reduction):
+//   the mean without ignore_index: the graph's cross_entropy, and with ls > 0
+//     (1 - ls) * cross_entropy(x, t) + ls * mean(-log_softmax(x));
+//   otherwise the rows of ce_rows, summed, or their sum over the rows whose
+//   target is not K (the mean of torch's ignore_index), or as they are.
+// The loss's first cross_entropy tells the program which input holds the
+// labels, and which value of it is ignored (Lower.label).
 IrNode *lw_emit_cross_entropy(Env *e, const CkExpr *x, IrNode **v) {
   IrNode *lg = v[0];
   IrBuilder *b = at(e, x);
-  IrNode *ce = ir_bin(b, IR_CROSS_ENTROPY, lg, v[1]);
-  double ls = lw_number(e, x->args[2]);
-  if (ls == 0) return ce;
   DType dt = lg->type->dtype;
-  IrAttrs as = {0};
-  ir_attr_set_int(b->a, &as, IRA_DIM, lg->type->rank - 1);
-  IrNode *lsm = ir_mk(b, IR_LOG_SOFTMAX, &lg, 1, &as, NULL);
-  IrNode *sm = ir_reduce(b, IR_MEAN, ir_un(b, IR_NEG, lsm), (const int64_t[]){0, 1}, 2, false);
-  return ir_add(b, ir_mul(b, ir_scalar(b, 1 - ls, dt), ce), ir_mul(b, ir_scalar(b, ls, dt), sm));
+  double ls = lw_number(e, x->args[2]);
+  int red = reduction_of(x->args[4]);
+  bool ignore = x->args[3] != NULL;
+  int64_t K = ignore ? (int64_t)lw_number(e, x->args[3]) : 0;
+  if (!e->L->label.target && (ignore || red)) // the graph's cross_entropy is not there to say it
+    e->L->label = (LwLabel){v[1], lg, ignore, K};
+  if (!ignore && red == 0) {
+    IrNode *ce = ir_bin(b, IR_CROSS_ENTROPY, lg, v[1]);
+    if (ls == 0) return ce;
+    IrAttrs as = {0};
+    ir_attr_set_int(b->a, &as, IRA_DIM, lg->type->rank - 1);
+    IrNode *lsm = ir_mk(b, IR_LOG_SOFTMAX, &lg, 1, &as, NULL);
+    IrNode *sm = ir_reduce(b, IR_MEAN, ir_un(b, IR_NEG, lsm), (const int64_t[]){0, 1}, 2, false);
+    return ir_add(b, ir_mul(b, ir_scalar(b, 1 - ls, dt), ce), ir_mul(b, ir_scalar(b, ls, dt), sm));
+  }
+  IrNode *valid, *l = ce_rows(b, lg, v[1], ls, ignore, K, &valid);
+  if (red == 2) return l;
+  IrNode *sum = ir_sum_all(b, l);
+  if (red == 1) return sum;
+  return valid ? ir_div(b, sum, ir_sum_all(b, valid)) : ir_div(b, sum, dim_count(b, lg->type->dims[0], dt));
+}
+
+// mse, bce_with_logits: the graph's op for the mean; per element otherwise,
+//   mse: (pred - target)^2     bce: softplus(x) - x * z
+// (softplus(x) = log(1 + exp(x)), so its gradient is sigmoid(x) - z as the
+// graph's bce_with_logits has it), summed or as they are.
+IrNode *lw_emit_pair_loss(Env *e, const CkExpr *x, IrNode **v) {
+  IrBuilder *b = at(e, x);
+  int red = reduction_of(x->args[2]);
+  if (red == 0) return ir_bin(b, ir_op(x), v[0], v[1]);
+  IrNode *l;
+  if (ir_op(x) == IR_MSE) {
+    IrNode *d = ir_sub(b, v[0], v[1]);
+    l = ir_mul(b, d, d);
+  } else {
+    IrAttrs as = {0};
+    ir_attr_set_float(b->a, &as, IRA_A, 1.0);  // beta
+    ir_attr_set_float(b->a, &as, IRA_B, 20.0); // threshold
+    l = ir_sub(b, ir_mk(b, IR_SOFTPLUS, &v[0], 1, &as, NULL), ir_mul(b, v[0], v[1]));
+  }
+  return red == 1 ? ir_sum_all(b, l) : l;
 }
 
 IrNode *lw_emit_none(Env *e, const CkExpr *x, IrNode **v) {

@@ -310,6 +310,7 @@ static IrFunc *entry(Lower *L, const char *name, const CkFunc *fn, bool train, b
   bind_defs(&e, fn);
   L->train = train;
   L->loss_out = NULL;
+  L->label = (LwLabel){0};
   LwVal r = results(&e, fn);
   for (int i = 0; i < (all && r.n ? r.n : 1); i++) ir_return(f, r.n ? r.items[i] : r.node, NULL);
   if (with_out && L->loss_out) ir_return(f, L->loss_out, NULL);
@@ -334,6 +335,8 @@ bool lower_model(Arena *a, DiagSink *d, Sema *S, const char *model, LowerResult 
   out->forward = entry(L, "forward", cm->forward, true, true, false);
   out->loss = L->failed ? NULL : entry(L, "loss", cm->loss, true, true, false);
   out->loss_out = L->loss_out;
+  out->label_target = L->label.target, out->label_logits = L->label.logits;
+  out->label_ignore = L->label.ignore, out->label_ignore_value = L->label.ignore_value;
   out->eval = L->failed ? NULL : entry(L, "eval", cm->loss, false, false, true);
   out->predict = L->failed ? NULL : entry(L, "predict", cm->forward, false, false, false);
   if (cm->loss) { // the loss's other results: auxiliary values the program logs

@@ -32,6 +32,12 @@ typedef struct LowerResult {
                     // NULL when loss does not call forward
   int naux;                 // loss's results after the first: auxiliary values
   const char *const *aux_names; // their names (sema requires them)
+  // In loss, where no graph cross_entropy shows them (ignore_index, or a
+  // reduction other than the mean): the first cross_entropy's targets and
+  // logits, and the target value it ignores; NULL target otherwise.
+  IrNode *label_target, *label_logits;
+  bool label_ignore;
+  int64_t label_ignore_value;
 } LowerResult;
 
 // Returns false after reporting to `d`: an unknown model, a program with

@@ -16,6 +16,15 @@
 #include "sema/builtins.h"
 #include "sema/checked.h"
 
+// The loss's labels where no graph cross_entropy names them (a
+// cross_entropy with ignore_index or reduction "sum"/"none"): the target,
+// the logits, and the ignored value (LowerResult.label).
+typedef struct LwLabel {
+  IrNode *target, *logits;
+  bool ignore;
+  int64_t ignore_value;
+} LwLabel;
+
 typedef struct Lower {
   Arena *a;
   DiagSink *diags;
@@ -24,6 +33,7 @@ typedef struct Lower {
   bool train;            // dropout on, batch norm on batch statistics
   IrNode *loss_out;  // the model's forward output seen while lowering an entry
   Vec grads;             // GradEntry* (lower.c)
+  LwLabel label;         // while the loss entry is lowered (emit.c)
   bool failed;           // a user error was reported (lower.h)
 } Lower;
 

@@ -28,6 +28,7 @@
 //   mse 3*numel, bce_with_logits 5*numel
 //   views, casts, embedding, constructors .. 0
 #include "builtins_internal.h"
+#include "sema/checked.h"
 
 #include <assert.h>
 #include <math.h>
@@ -701,6 +702,51 @@ static int unify(Args *g, Type **ts, const int *pi, int n, Span sp) {
 // result of rank `rank`: the dim number the user sees in the result.
 static int aligned(int i, int r, int rank) { return rank - (r - i); }
 
+// The source text at sp when it is short and on one line, else NULL.
+static const char *span_text(Arena *a, Span sp) {
+  if (!sp.file || sp.len == 0 || sp.len > 48 || sp.off + sp.len > sp.file->len) return NULL;
+  const char *t = sp.file->text + sp.off;
+  if (memchr(t, '\n', sp.len)) return NULL;
+  return arena_strndup(a, t, sp.len);
+}
+
+// After a broadcast mismatch: an operand that a reduction without keepdim
+// made (directly, or the local it was bound to), whose form with the
+// reduced dims kept as 1 broadcasts with the other operand, gets a note
+// naming keepdim = true (x - mean(x, dim = 1) for x: [B, 10]).
+static void note_keepdim(Args *g, const Type *x, const Type *y, int xi, int yi) {
+  for (int s = 0; s < 2; s++) {
+    int i = s ? yi : xi;
+    Value *v = i >= 0 && i < g->np ? g->v[i] : NULL;
+    const CkExpr *c = v ? (v->def ? v->def : v->ck) : NULL;
+    if (!c || c->kind != CK_OP || c->nargs < 1 || !c->args[0] || !c->args[0]->type) continue;
+    if (c->op != BI_SUM && c->op != BI_MEAN && c->op != BI_MAX && c->op != BI_MIN && c->op != BI_ARGMAX)
+      continue;
+    int64_t keep = 1;
+    int nd = 0;
+    const int64_t *dims = ir_attr_ints(&c->attrs, IRA_DIMS, &nd);
+    if (!ir_attr_int(&c->attrs, IRA_KEEPDIM, &keep) || keep || !dims || nd < 1) continue;
+    const Type *in = c->args[0]->type;
+    Type *kept = type_copy(g->a, in);
+    kept->dtype = (s ? y : x)->dtype;
+    for (int k = 0; k < nd; k++)
+      if (dims[k] >= 0 && dims[k] < kept->rank) kept->dims[dims[k]] = dim_const(g->a, 1);
+    BcResult r = s ? broadcast2(g->a, x, kept) : broadcast2(g->a, kept, y);
+    if (r.status != BC_OK) continue;
+    StrBuf b = {0};
+    for (int k = 0; k < nd; k++) sb_printf(&b, "%s%lld", k ? ", " : "", (long long)dims[k]);
+    const char *call = span_text(g->a, c->span), *name = bi_text(g, i, NULL);
+    bool local = name && call && strcmp(name, call);
+    diag_note(g->c->diags, c->span,
+              "%s%s%s drops dim%s %s of %s (giving %s); keepdim = true keeps %s as 1: %s broadcasts with %s",
+              local ? name : "", local ? " = " : "", call ? call : g->opname, nd > 1 ? "s" : "", b.data,
+              type_str(g->a, in), type_str(g->a, s ? y : x), nd > 1 ? "them" : "it", type_str(g->a, kept),
+              type_str(g->a, s ? x : y));
+    sb_free(&b);
+    return;
+  }
+}
+
 static void report_bc(Args *g, const BcResult *r, const Type *x, const Type *y,
                       int xi, int yi, Span sp, const char *what) {
   Arena *a = g->a;
@@ -709,6 +755,7 @@ static void report_bc(Args *g, const BcResult *r, const Type *x, const Type *y,
     diag_error(g->c->diags, sp, "cannot broadcast %s%s and %s: dim %d is %s vs %s", what,
                type_str(a, x), type_str(a, y), aligned(r->dim_a, x->rank, rank),
                dim_str(a, x->dims[r->dim_a]), dim_str(a, y->dims[r->dim_b]));
+    if (!*what) note_keepdim(g, x, y, xi, yi);
     return;
   }
   // BC_SURPRISE: the higher-rank operand h has a 1 that would expand.

@@ -68,7 +68,7 @@ typedef enum {
   OC_NN,              // batch_norm layer_norm dropout embedding
   OC_LOSS,            // cross_entropy mse bce_with_logits
   OC_CAST,            // cast stop_gradient
-  OC_CONSTRUCT,       // arange causal_mask zeros ones full
+  OC_CONSTRUCT,       // arange causal_mask zeros ones full rand randn
   OC_DATA,            // idx csv npy (train blocks only; not graph ops)
 } OpClass;
 

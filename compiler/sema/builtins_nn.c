@@ -291,8 +291,30 @@ static void note_onehot(Args *g) {
             bi_text(g, 1, "target"));
 }
 
-// cross_entropy: logits f[N, C], target i32/i64[N] -> f (scalar), with an
-// integrated log_softmax; label_smoothing in [0, 1)
+// reduction = "mean" (the default), "sum" or "none" (one loss per element),
+// as PyTorch's losses take it: 0, 1, 2 in *out.
+static bool reduction_arg(Args *g, int i, int *out) {
+  static const char *const names[] = {"mean", "sum", "none"};
+  Value *v = g->v[i];
+  *out = 0;
+  if (!v) return true;
+  for (int k = 0; v->kind == V_STR && k < 3; k++)
+    if (!strcmp(v->str, names[k])) return *out = k, true;
+  diag_error(g->c->diags, bi_span(g, i), "%s's reduction is \"mean\", \"sum\" or \"none\", got %s",
+             g->opname, value_str(g->a, v));
+  return false;
+}
+
+// The loss's value: a scalar, or with reduction "none" `elems` (one per
+// sample: [N] for cross_entropy, the operands' shape for mse and bce).
+static Value *loss_result(Args *g, int red, const Type *elems) {
+  return bi_result(g, red == 2 ? type_copy(g->a, elems) : type_scalar(g->a, elems->dtype));
+}
+
+// cross_entropy: logits f[N, C], target i32/i64[N] -> f (scalar; [N] with
+// reduction "none"), with an integrated log_softmax; label_smoothing in
+// [0, 1] (torch's range); ignore_index: a target value whose rows count for nothing (the
+// mean is over the others)
 Value *bi_rule_cross_entropy(Args *g) {
   Type *x = bi_tensor(g, 0), *y = x ? bi_tensor(g, 1) : NULL;
   if (!y || !bi_need_float(g, 0, x)) return NULL;
@@ -330,9 +352,14 @@ Value *bi_rule_cross_entropy(Args *g) {
     return NULL;
   }
   double ls;
-  if (!bi_float(g, 2, &ls) || !need_range(g, 2, ls, 0, 1, true)) return NULL;
+  int64_t ignore;
+  int red;
+  if (!bi_float(g, 2, &ls) || !need_range(g, 2, ls, 0, 1, false)) return NULL;
+  if ((g->v[3] && !bi_int(g, 3, &ignore)) || !reduction_arg(g, 4, &red)) return NULL;
   g->c->flops = dim_mul(g->a, bi_k(g, 5), dim_mul(g->a, x->dims[0], x->dims[1]));
-  return bi_result(g, type_scalar(g->a, x->dtype));
+  Type *rows = type_new(g->a, x->dtype, 1);
+  rows->dims[0] = x->dims[0], rows->origin[0] = x->origin[0];
+  return loss_result(g, red, rows);
 }
 
 // Is t's shape u's with one extra trailing 1 ([B, 1] vs [B])?
@@ -352,7 +379,8 @@ static const char *dims_str(Args *g, const Type *t) {
 }
 
 // mse, bce_with_logits: pred f[..], target f[..] of exactly the same shape
-// (losses never broadcast) -> f (scalar mean)
+// (losses never broadcast) -> f (scalar mean; the sum, or f[..] per element
+// with reduction "sum", "none")
 Value *bi_rule_pair_loss(Args *g) {
   Type *x = bi_tensor(g, 0), *y = x ? bi_tensor(g, 1) : NULL;
   if (!y || !bi_need_float(g, 0, x) || !bi_need_float(g, 1, y) ||
@@ -368,8 +396,10 @@ Value *bi_rule_pair_loss(Args *g) {
                 bi_text(g, fix, g->pname[fix]), dims_str(g, fix ? x : y));
     return NULL;
   }
+  int red;
+  if (!reduction_arg(g, 2, &red)) return NULL;
   g->c->flops = flops_per_elem(g, x, g->op == BI_MSE ? 3 : 5);
-  return bi_result(g, type_scalar(g->a, x->dtype));
+  return loss_result(g, red, x);
 }
 
 // ---- casts ---------------------------------------------------------------------------------------------
@@ -427,9 +457,50 @@ Value *bi_rule_causal_mask(Args *g) {
   return bi_result(g, r);
 }
 
+// The type of dtype dt whose dims are a shape list's sizes (each dim's
+// origin the list item's span).
+static Type *shape_type(Args *g, DType dt, const Value *l) {
+  Type *r = type_new(g->a, dt, l->items.len);
+  for (int k = 0; k < r->rank; k++) {
+    Value *it = VEC_AT(l->items, Value, k);
+    r->dims[k] = it->dim;
+    r->origin[k] = it->span;
+  }
+  return r;
+}
+
 // zeros, ones: [d..] -> dtype[d..]; full: [d..], value -> dtype[d..]; the
 // value must fit the dtype without conversion (float values need a float
 // dtype, bools bool)
+// rand, randn: shape [d0, ..], a float dtype (f32) -> dtype[d0, ..]: noise
+// in train mode, drawn like dropout's mask; its mean (0.5, 0) in eval and
+// predict (the lowering)
+Value *bi_rule_noise(Args *g) {
+  Value *x = g->v[0];
+  if (x && x->kind == V_TENSOR && x->type) { // torch.randn_like(x)
+    diag_error(g->c->diags, bi_span(g, 0), "%s takes a shape, got the tensor %s %s", g->opname,
+               bi_text(g, 0, "x"), ts(g, x->type));
+    diag_note(g->c->diags, bi_span(g, 0), "for noise shaped like it (randn_like) write %s([%s])", g->opname,
+              dims_str(g, x->type));
+    return NULL;
+  }
+  Value *l = bi_shape(g, 0, false);
+  DType dt;
+  if (!l || !bi_dtype(g, 1, &dt)) return NULL;
+  if (!dtype_is_float(dt)) {
+    diag_error(g->c->diags, bi_span(g, 1), "%s draws floats, got dtype %s", g->opname, dtype_name(dt));
+    if (dt == DT_BOOL)
+      diag_note(g->c->diags, bi_span(g, 1), "for a random mask write rand(shape) < p");
+    else
+      diag_note(g->c->diags, bi_span(g, 1), "for random integers in [0, n) write cast(rand(shape) * n, %s)",
+                dtype_name(dt));
+    return NULL;
+  }
+  Type *r = shape_type(g, dt, l);
+  g->c->flops = flops_per_elem(g, r, g->op == BI_RANDN ? 20 : 10);
+  return bi_result(g, r);
+}
+
 Value *bi_rule_fill(Args *g) {
   bool full = g->op == BI_FULL;
   Value *l = bi_shape(g, 0, false);
@@ -452,12 +523,7 @@ Value *bi_rule_fill(Args *g) {
       return NULL;
     }
   }
-  Type *r = type_new(g->a, dt, l->items.len);
-  for (int k = 0; k < r->rank; k++) {
-    Value *it = VEC_AT(l->items, Value, k);
-    r->dims[k] = it->dim;
-    r->origin[k] = it->span;
-  }
+  Type *r = shape_type(g, dt, l);
   double value = g->op == BI_ONES;
   if (full) {
     Value *v = g->v[1];

@@ -187,6 +187,7 @@ static Value *local_value(Sema *S, Local *l, Span sp) {
   if (!v->ck && v->kind != V_TENSOR) return v;
   CkExpr *ck = sema_ck_new(S, CK_LOCAL, sp, v->kind == V_TENSOR ? v->type : NULL);
   ck->slot = l->slot;
+  if (!v->def) v->def = v->ck; // a local of a local keeps the first's definition
   v->ck = ck;
   return v;
 }
@@ -380,7 +381,13 @@ static Value *fold_dims(Scope *sc, Expr *e, Value *l, Value *r) {
     }
     d = dim_div(a, l->dim, r->dim);
     if (!d) {
-      if (cx && cy)
+      if (cx && cy && S->in_list) // a size: a float is no reading of it
+        sema_error(S, e->span,
+                   "%lld / %lld is not exact: a size must be a whole number, and %lld / %lld = %g "
+                   "(write %lld // %lld to round down to %lld, or sizes that divide evenly)",
+                   (long long)x, (long long)y, (long long)x, (long long)y, (double)x / (double)y,
+                   (long long)x, (long long)y, (long long)(x / y - (x % y && (x < 0) != (y < 0))));
+      else if (cx && cy)
         sema_error(S, e->span,
                    "%lld / %lld is not exact: integer division must divide "
                    "evenly (write %lld.0 / %lld for a float)",
@@ -1446,12 +1453,14 @@ static Value *eval_list(Scope *sc, Expr *e) {
   Sema *S = sc->S;
   Value *v = sema_new_value(S, V_LIST, e->span);
   bool ok = true, computed = false;
+  S->in_list++;
   for (int i = 0; i < e->args.len; i++) {
     Value *x = sema_eval(sc, VEC_AT(e->args, Arg, i)->value);
     if (!x) ok = false;
     else vec_push(S->arena, &v->items, x);
     computed = computed || (x && (x->ck || x->kind == V_TENSOR));
   }
+  S->in_list--;
   if (!ok) return NULL;
   if (!computed) return v;
   v->ck = sema_ck_new(S, CK_LIST, e->span, NULL);

@@ -171,6 +171,9 @@ typedef struct Sema {
   // While quiet > 0 errors are only counted (quiet_errors), not reported:
   // used to probe an expression whose failure is not the user's problem.
   int quiet, quiet_errors;
+  // > 0 while the items of a list literal are evaluated: sizes ([B, 32 / 5]),
+  // where a division that is not exact has no float reading
+  int in_list;
 } Sema;
 
 // ---- diagnostics (sema.c) ---------------------------------------------------------------

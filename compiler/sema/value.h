@@ -39,6 +39,9 @@ typedef struct Value {
   // and lists holding tensors; NULL for constants (the value is its own
   // recipe).
   struct CkExpr *ck;
+  // A local's use: how its binding computed it (the let's value), so that
+  // a diagnostic can name what made it (a reduction without keepdim).
+  struct CkExpr *def;
   // V_INST: the instantiation, the member its uses are counted on, and
   // where it is: `up` path segments above the scope's instance, then `path`
   // ("blocks.2"; up > 0 for an instance passed to a block as an argument,

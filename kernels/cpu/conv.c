@@ -9,7 +9,7 @@
 //   forward      y[n,g]  [O/G, P]  = w[g] [O/G, Kc] @ col [Kc, P]       (+ bias, relu)
 //   grad_input   dcol    [Kc, P]   = w[g]^T [Kc, O/G] @ dy[n,g] [O/G, P]; dx += col2im(dcol)
 //   grad_weight  dw[g]^T [Kc, O/G] = sum over n of col [Kc, P] @ dy[n,g]^T [P, O/G]
-// col is built per thread in chunks of at most QCHUNK_FLOATS / Kc pixels
+// col is built per thread in chunks of at most MLC_CONV_QCHUNK_FLOATS / Kc pixels
 // (a function of the geometry alone), so it stays in L2 and no call
 // allocates more than a chunk. A 1x1, stride-1, unpadded convolution reads
 // x in place (col == x[n, g]).
@@ -23,10 +23,9 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "../gemm_ref.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
-
-enum { QCHUNK_FLOATS = 1 << 16 }; // 256 KiB of col per chunk
 
 typedef struct Conv {
   int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
@@ -58,8 +57,7 @@ static bool conv_of(const int64_t *g, Conv *k) {
   k->ho = mlc_conv_out_h(g), k->wo = mlc_conv_out_w(g);
   if (k->ho < 0 || k->wo < 0 || k->g < 1 || k->c % k->g || k->o % k->g) return false;
   k->cg = k->c / k->g, k->og = k->o / k->g, k->kc = k->cg * k->kh * k->kw, k->p = k->ho * k->wo;
-  int64_t q = max64(64, QCHUNK_FLOATS / max64(k->kc, 1)), nq = (k->p + q - 1) / max64(q, 1);
-  k->qchunk = nq ? (k->p + nq - 1) / nq : 1;
+  k->qchunk = mlc_conv_qchunk(k->kc, k->p); // kernels/gemm_ref.h: the order depends on it
   return true;
 }
 

@@ -18,12 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../gemm_ref.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
 
-// The K block: 512 floats of an A row (2 KiB) per micro-panel row, so the
-// [8, KC] A micro-panel is 16 KiB, half of a 32 KiB L1d.
-enum { KC_MAX = 512 };
+// The K block: at most 512 floats of an A row (2 KiB) per micro-panel row,
+// so the [8, KC] A micro-panel is 16 KiB, half of a 32 KiB L1d. Its size
+// and count (mlc_gemm_kblock, mlc_gemm_kblocks) are kernels/gemm_ref.h's,
+// the definition of the order the compiler's interpreters share.
+enum { KC_MAX = MLC_GEMM_KC_MAX };
 // Below this many flops a call runs on the caller alone: a parallel region
 // costs a few microseconds (runtime/core/pool.c), about 0.5 MFLOP here.
 #define PAR_MIN_FLOPS 1.5e6
@@ -99,12 +102,6 @@ float *gemm_scratch(int slot, int64_t floats) {
 
 // ---- blocking --------------------------------------------------------------------------------
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-// K block size for this K: the fewest blocks of at most KC_MAX, of equal size.
-static int64_t kc_of(int64_t k) {
-  int64_t nb = (k + KC_MAX - 1) / KC_MAX;
-  return nb ? (k + nb - 1) / nb : 0;
-}
 
 // NC: a [KC_MAX, NC] block of B in half of the L2 (the rest holds C tiles
 // and the A stream), rounded to whole NR panels.
@@ -182,7 +179,7 @@ static void pack_b(const GemmVariant *v, const Gemm *g, int64_t pc, int64_t kc, 
 int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (i0 >= i1 || j0 >= j1) return 0;
   const GemmVariant *v = gemm_current();
-  int64_t nc = nc_of(v), kcb = kc_of(g->k), nkb = g->k ? (g->k + kcb - 1) / kcb : 1;
+  int64_t nc = nc_of(v), kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
   bool packb, packa;
   packing(g, v, i1 - i0, nc, &packb, &packa);
   float *bp = NULL, *ap = NULL;

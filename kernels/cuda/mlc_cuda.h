@@ -29,8 +29,9 @@
 //   __syncwarp(mask); atomicAdd on float, double, int, unsigned, unsigned
 //   long long; atomicMax/atomicMin on int
 //   int8_t .. uint64_t; INFINITY, NAN; float math as CUDA spells it (expf,
-//   fmaxf, rsqrtf, __expf, __logf, __fdividef); __fmul_rn and __dmul_rn
-//   (a product that is never contracted into an FMA)
+//   fmaxf, rsqrtf, __expf, __logf, __fdividef); fmaf and fma (rounded
+//   once); __fmul_rn and __dmul_rn (a product that is never contracted
+//   into an FMA)
 #ifndef MLC_CUDA_H
 #define MLC_CUDA_H
 

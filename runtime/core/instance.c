@@ -59,6 +59,7 @@ static int64_t state_bytes(const MlcStateDesc *d) {
 void mlc_instance_free(MlcInstance *in) {
   if (!in) return;
   MlcOptions o = in->opt;
+  if (in->dev) in->m->device->ops->close(in->dev);
   if (in->ctx.pool) mlc_pool_free(in->ctx.pool);
   for (int i = 0; in->raw && i < in->m->nstates; i++) hook_free(&o, in->raw[i]);
   hook_free(&o, in->state_raw), hook_free(&o, in->rawv_raw);
@@ -91,6 +92,7 @@ int rt_instance_reserve(MlcInstance *in, int64_t b) {
     return rt_err(in->err, sizeof in->err, "batch %lld is out of range 1..%lld", (long long)b,
                   (long long)MLC_MAX_BATCH);
   if (b <= in->capacity) return 0;
+  if (in->dev && in->m->device->ops->reserve(in->dev, b, in->ctx.syms, in->err, sizeof in->err)) return -1;
   int64_t sb = scratch_size(in->m, b, in->ctx.syms, in->err, sizeof in->err);
   int64_t lb = b;
   if (sb < 0) return -1;
@@ -137,7 +139,52 @@ static int check_options(const MlcOptions *o, char *err, size_t errlen) {
                   (long long)o->epochs, (long long)MLC_CKPT_MAX_STEP);
   if (!o->alloc != !o->free)
     return rt_err(err, errlen, "options: alloc and free must be given together");
+  if (o->device != MLC_DEVICE_CPU && o->device != MLC_DEVICE_CUDA && o->device != MLC_DEVICE_AUTO)
+    return rt_err(err, errlen, "options: device = %d is not MLC_DEVICE_CPU, MLC_DEVICE_CUDA or MLC_DEVICE_AUTO",
+                  o->device);
   return 0;
+}
+
+// The device the options ask for: the model's ops open it (the driver, the
+// module, the state's place); one line on failure ("no CUDA device").
+// MLC_DEVICE_AUTO takes the GPU when the model has a device side and one
+// opens, else the CPU (unless the model runs only on the GPU); in->device
+// says which, and why not the GPU.
+static int open_device(MlcInstance *in, char *err, size_t errlen) {
+  const MlcModel *m = in->m;
+  int want = in->opt.device;
+  snprintf(in->device, sizeof in->device, "cpu");
+  if (want == MLC_DEVICE_CPU) {
+    if (m->device_only)
+      return rt_err(err, errlen, "model %s was built with --target cuda alone: it runs only on a CUDA device",
+                    m->name);
+    return 0;
+  }
+  if (!m->device || !m->device->ops) {
+    if (want == MLC_DEVICE_AUTO) return 0;
+    return rt_err(err, errlen, "model %s was built without --target cuda: it runs only on the CPU", m->name);
+  }
+  char why[512];
+  if (!(in->dev = m->device->ops->open(m, 0, why, sizeof why))) {
+    if (want == MLC_DEVICE_CUDA || m->device_only) return rt_err(err, errlen, "%s", why);
+    snprintf(in->device, sizeof in->device, "cpu (%.380s)", why);
+    return 0;
+  }
+  snprintf(in->device, sizeof in->device, "cuda: %.380s", m->device->ops->name(in->dev));
+  in->ctx.device = in->dev;
+  return 0;
+}
+
+const char *mlc_instance_device(const MlcInstance *in) { return in ? in->device : "cpu"; }
+
+int rt_instance_to_device(MlcInstance *in) {
+  if (!in->dev) return 0;
+  return in->m->device->ops->push_state(in->dev, in->state, in->err, sizeof in->err);
+}
+
+int rt_instance_from_device(const MlcInstance *in) {
+  if (!in->dev) return 0;
+  return in->m->device->ops->pull_state(in->dev, in->state, (char *)in->err, sizeof in->err);
 }
 
 static bool alloc_state(MlcInstance *in) {
@@ -171,6 +218,10 @@ MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int
   bool ok = in->out_numel >= 0 && alloc_state(in);
   c->model = m, c->state = in->state, c->nonfinite_site = -1;
   c->pool = ok ? mlc_pool_new(o.threads) : NULL;
+  if (ok && c->pool && open_device(in, err, errlen)) {
+    mlc_instance_free(in);
+    return NULL;
+  }
   int64_t want = o.max_batch > 0 ? o.max_batch : m->recipe.batch > 0 ? m->recipe.batch : 1;
   if (!ok || !c->pool || rt_instance_reserve(in, want)) {
     rt_err(err, errlen, "%s", in->err[0] ? in->err : "out of memory allocating the model's state");
@@ -188,12 +239,15 @@ int rt_instance_init(MlcInstance *in, uint64_t seed) {
   in->ctx.rng = mlc_rng_new(seed);
   if (!in->m->init) {
     mlc_init_state(in->m, seed, in->state);
-    return 0;
+    return rt_instance_to_device(in);
   }
-  if (in->m->init(&in->ctx, 0, NULL, NULL) != MLC_OK)
-    return rt_err(in->err, sizeof in->err, "init: %s", in->ctx.err);
+  MlcDevice *dev = in->ctx.device;
+  in->ctx.device = NULL; // a model's own init fills the host state
+  int rc = in->m->init(&in->ctx, 0, NULL, NULL);
+  in->ctx.device = dev;
+  if (rc != MLC_OK) return rt_err(in->err, sizeof in->err, "init: %s", in->ctx.err);
   in->ctx.rng = mlc_rng_new(seed); // init's draws do not shift the training stream
-  return 0;
+  return rt_instance_to_device(in);
 }
 
 MlcInstance *mlc_instance_new(const MlcModel *m, const MlcOptions *opt) {
@@ -225,6 +279,7 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
 
 int rt_instance_finite(const MlcInstance *in, char *err, size_t errlen) {
   const MlcModel *m = in->m;
+  if (rt_instance_from_device(in)) return rt_err(err, errlen, "%s", in->err);
   for (int i = 0; i < m->nstates; i++) {
     const MlcStateDesc *d = &m->states[i];
     // optimizer state may hold infinities by design (plateau's best loss)
@@ -258,6 +313,20 @@ static double elem(MlcDType dt, const void *p, int64_t k) {
   }
 }
 
+// Whether n floats are all finite (no exponent field of all ones): one
+// branch-free pass of integer ORs, where the general scan below converts
+// each element to double and branches on it.
+static bool all_finite_f32(const void *p, int64_t n) {
+  const unsigned char *b = p;
+  uint32_t bad = 0;
+  for (int64_t k = 0; k < n; k++) {
+    uint32_t u;
+    memcpy(&u, b + 4 * k, 4);
+    bad |= (u & 0x7f800000u) == 0x7f800000u;
+  }
+  return !bad;
+}
+
 // Input i of a call: its size for the batch, then every value valid for
 // the model (after the buffers are known to fit, so a batch too large for
 // memory is refused before anything reads the caller's buffers).
@@ -274,8 +343,13 @@ static int check_input(MlcInstance *in, const char *fn, int i, const void *p, in
   const char *what = lim && lim == d->num_classes ? "the loss's classes"
                      : d->limit_what                ? d->limit_what
                                                     : mlc_dtype_name(d->dtype);
+  if (d->dtype == MLC_F32 && all_finite_f32(p, n)) return 0; // the common case; else find the first
   for (int64_t k = 0; k < n; k++) {
     double v = elem(d->dtype, p, k);
+    // a label's ignore_index: valid unless another limit (embedding rows) excludes it
+    if (!fl && d->has_ignore && v == (double)d->ignore_value &&
+        (!d->value_limit || (v >= 0 && v < (double)d->value_limit)))
+      continue;
     if (fl && !isfinite(v))
       return rt_err(in->err, sizeof in->err, "%s: in_%s[%lld] (sample %lld) is %s", fn, d->name,
                     (long long)k, (long long)(k / w), isnan(v) ? "NaN" : "infinite");
@@ -366,7 +440,9 @@ int mlc_instance_epoch_end(MlcInstance *in, double metric) {
 int mlc_instance_load(MlcInstance *in, const char *path) {
   if (!in) return null_instance("load_weights");
   if (!path) return rt_err(in->err, sizeof in->err, "load_weights: path is NULL");
-  return mlc_load_weights(path, in->m, in->state, in->err, sizeof in->err);
+  if (rt_instance_from_device(in)) return -1; // a refused file leaves the state as it was
+  if (mlc_load_weights(path, in->m, in->state, in->err, sizeof in->err)) return -1;
+  return rt_instance_to_device(in);
 }
 
 int mlc_instance_save(MlcInstance *in, const char *path) {
@@ -374,6 +450,7 @@ int mlc_instance_save(MlcInstance *in, const char *path) {
   if (!path) return rt_err(in->err, sizeof in->err, "save_weights: path is NULL");
   MlcRunState rs = {.epoch = in->ctx.epoch, .step = in->ctx.step, .rng = in->ctx.rng,
                     .seed = in->opt.seed, .lr = in->ctx.lr};
+  if (rt_instance_from_device(in)) return -1;
   return mlc_ckpt_save(path, in->m, in->state, &rs, in->err, sizeof in->err);
 }
 
@@ -388,6 +465,7 @@ void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
     const MlcStateDesc *d = &in->m->states[i];
     if (strcmp(d->path, path)) continue;
     if (numel) *numel = state_bytes(d) / (int64_t)mlc_dtype_size(d->dtype);
+    if (rt_instance_from_device(in)) return NULL; // the host copy is the device's now
     return in->state[i];
   }
   rt_err(in->err, sizeof in->err, "state: model %s has no state '%s'", in->m->name, path);

@@ -19,6 +19,8 @@ struct MlcInstance {
   int64_t out_numel;     // forward output floats per sample
   float last_lr, last_gnorm;
   float aux[MLC_MAX_AUX]; // the last train_step's auxiliary values (m->naux of them)
+  MlcDevice *dev;        // on a GPU (opt.device CUDA, or AUTO and one opened): where the state lives
+  char device[400];      // "cuda: NVIDIA H200 (...)", "cpu", "cpu (no CUDA device)"
   char err[1024];
 };
 
@@ -39,6 +41,12 @@ int rt_instance_reserve(MlcInstance *in, int64_t b);
 // unless MLC_ERROR.
 int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
                      float *logits);
+// On a device, the state lives there: after the host copy was written
+// (initialised, loaded) rt_instance_to_device uploads it; before it is read
+// (checkpoints, weights files, finite checks) rt_instance_from_device
+// downloads it. Both are no-ops on the CPU. 0, or -1 with in->err.
+int rt_instance_to_device(MlcInstance *in);
+int rt_instance_from_device(const MlcInstance *in);
 // The first parameter or buffer holding a NaN or infinity (optimizer state
 // may hold infinities by design): 0, or -1 with
 // "the state is no longer finite: 'fc1.w' element 12 is inf" in err.

@@ -14,7 +14,8 @@
 //   * every value an input reads is valid after conversion to the input's
 //     dtype: finite for float inputs (1e39 is finite in f64, not in f32),
 //     integral and representable for integer inputs, and within the ranges
-//     the model implies (class labels, embedding rows).
+//     the model implies (class labels, or the value the loss's ignore_index
+//     names; embedding rows).
 // Every message names the file and, where there is one, the record (1-based).
 // Conversion to the model's dtype (and scaling: integer data into a float
 // input is multiplied by the source's scale, u8 pixels to [0, 1]) happens per
@@ -302,7 +303,8 @@ static const char *bad_value(const MlcInputDesc *in, double v, char *buf, size_t
 }
 
 // Checks value v of element j of record r of input i: valid for the dtype,
-// a label within 0..num_classes-1, an index within 0..value_limit-1.
+// a label within 0..num_classes-1 (or its ignore_value), an index within
+// 0..value_limit-1.
 static int check_value(const MlcDataset *ds, int i, int64_t r, int64_t j, double v, char *err,
                        size_t errlen) {
   const MlcInputDesc *in = &ds->model->inputs[i];
@@ -312,9 +314,15 @@ static int check_value(const MlcDataset *ds, int i, int64_t r, int64_t j, double
   if (bad)
     return rt_err(err, errlen, "%s: record %lld: value %lld of input %s is %s", path,
                   (long long)r + 1, (long long)j + 1, in->name, bad);
-  if (in->num_classes && (v < 0 || v >= (double)in->num_classes))
+  bool ignored = in->has_ignore && v == (double)in->ignore_value;
+  if (in->num_classes && !ignored && (v < 0 || v >= (double)in->num_classes)) {
+    if (in->has_ignore)
+      return rt_err(err, errlen, "%s: record %lld: label %g is out of range 0..%lld and not the "
+                    "ignore_index %lld", path, (long long)r + 1, v,
+                    (long long)in->num_classes - 1, (long long)in->ignore_value);
     return rt_err(err, errlen, "%s: record %lld: label %g is out of range 0..%lld", path,
                   (long long)r + 1, v, (long long)in->num_classes - 1);
+  }
   if (in->value_limit && (v < 0 || v >= (double)in->value_limit))
     return rt_err(err, errlen, "%s: record %lld: value %lld of input %s is %g, out of range "
                   "0..%lld (%s)", path, (long long)r + 1, (long long)j + 1, in->name, v,

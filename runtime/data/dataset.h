@@ -80,6 +80,12 @@ void mlc_loader_seek(MlcLoader *l, int64_t epoch, int64_t pos);
 // The next batch of the current epoch; size 0 at its end (then the loader
 // moves to epoch + 1 at position 0). The batch stays valid until the next call.
 int64_t mlc_loader_next(MlcLoader *l, MlcBatch *b);
+// The batch the next mlc_loader_next will hand out, in the buffers it will
+// hand it out in (formed now unless the prefetch thread has), without
+// moving the cursor: a device uploads it while the current step computes.
+// Its size; 0 at the end of the epoch (nothing is peeked across it). The
+// current batch stays valid.
+int64_t mlc_loader_peek(MlcLoader *l, MlcBatch *b);
 int64_t mlc_loader_epoch(const MlcLoader *l);
 int64_t mlc_loader_pos(const MlcLoader *l);
 int64_t mlc_loader_batches(const MlcLoader *l); // per epoch

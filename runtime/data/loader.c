@@ -13,7 +13,9 @@
 // Prefetch: two slots. After handing out slot k the loader asks a worker
 // thread to form the following batch in slot 1-k while the caller runs its
 // step; the next call waits for the worker, then uses its slot if it holds
-// the wanted (epoch, pos), or forms the batch itself. Only one of the two
+// the wanted (epoch, pos), or forms the batch itself. mlc_loader_peek shows
+// slot 1-k early (formed the same way), so the buffers it shows are the
+// ones the next call hands out. Only one of the two
 // threads forms a batch at a time, so the permutation cache needs no lock.
 //
 // Buffers are sized for min(batch, records) samples (a --batch larger than
@@ -174,6 +176,17 @@ int64_t mlc_loader_next(MlcLoader *l, MlcBatch *b) {
   if (s->size == 0) l->epoch++, l->pos = 0;
   else l->pos += s->size;
   kick(l, l->epoch, l->pos);
+  return b->size;
+}
+
+int64_t mlc_loader_peek(MlcLoader *l, MlcBatch *b) {
+  wait_idle(l);
+  memset(b, 0, sizeof *b);
+  Slot *s = &l->slot[1 - l->cur]; // where next() looks first
+  if (s->size < 0 || s->epoch != l->epoch || s->pos != l->pos) form(l, s, l->epoch, l->pos);
+  b->size = s->size;
+  b->indices = s->indices;
+  for (int i = 0; i < l->ds->ninputs; i++) b->inputs[i] = s->inputs[i];
   return b->size;
 }
 

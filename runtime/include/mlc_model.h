@@ -130,6 +130,11 @@ typedef struct MlcDataSource {
 // integer input the model indexes with (embedding rows, classes): values
 // must lie in 0..value_limit-1, checked when the data is loaded; limit_what
 // says where the limit comes from, for messages ("the rows of tok.w").
+// A label whose cross-entropy has ignore_index = K has has_ignore set and
+// ignore_value K: its values lie in 0..num_classes-1 or are K, and accuracy
+// counts only the positions whose label is not K (K may be a class, such as
+// a padding class 0; then value_limit is num_classes as for any label,
+// otherwise the classes set no value_limit).
 typedef struct MlcInputDesc {
   const char *name;
   MlcDType dtype;
@@ -140,6 +145,8 @@ typedef struct MlcInputDesc {
   int64_t value_limit;   // 0: no limit
   const char *limit_what;
   MlcDataSource train, test;
+  int has_ignore;        // 1: a label whose value ignore_value counts for nothing
+  int64_t ignore_value;
 } MlcInputDesc;
 
 // A named hyper-parameter of the recipe, for the run record and `--help`.
@@ -200,6 +207,53 @@ typedef int32_t (*MlcDeviceProgram)(MlcLauncher *l, const int64_t *dims, const u
                                     const uint64_t *outputs, const uint64_t *state, uint64_t scratch,
                                     uint64_t seed, uint64_t flag);
 
+// A model instance's state and buffers on a GPU (runtime/cuda/cuda_model.c).
+typedef struct MlcDevice MlcDevice;
+
+// What runs a model on a device. The runtime's side (instance, program)
+// opens it, sizes it, moves the state; the glue's device entry points
+// (MlcCtx.device set) place a call's buffers and run its program. Functions
+// returning int give 0 or -1 (the reason in err, or in error(d)).
+typedef struct MlcDeviceOps {
+  // the driver, the model's module (its bundle) and kernels, its state
+  // tensors on the device; NULL with one line ("no CUDA device").
+  MlcDevice *(*open)(const MlcModel *m, int ordinal, char *err, size_t errlen);
+  void (*close)(MlcDevice *d);
+  const char *(*name)(const MlcDevice *d); // "NVIDIA H200 (sm_90; sm_90 cubin)"
+  // buffers for batches up to b (the state survives a reallocation)
+  int (*reserve)(MlcDevice *d, int64_t b, const int64_t *syms, char *err, size_t errlen);
+  int (*push_state)(MlcDevice *d, void *const *host, char *err, size_t errlen); // host -> device
+  int (*pull_state)(MlcDevice *d, void *const *host, char *err, size_t errlen); // device -> host
+  // the batch after the current one, uploaded while a step computes; next
+  // returns its size (0: none) and its inputs
+  void (*set_next)(MlcDevice *d, int64_t (*next)(void *user, const void **inputs), void *user);
+  // ---- the device entry points'
+  // the model's first n inputs for a batch of b samples on the device
+  int (*inputs)(MlcDevice *d, const void *const *in, int n, int64_t b, uint64_t *dev);
+  uint64_t (*state)(MlcDevice *d, int i);                       // state tensor i
+  int (*set_state)(MlcDevice *d, int i, const void *v, size_t n); // its first n bytes
+  uint64_t (*output)(MlcDevice *d, int k, size_t bytes);        // output slot k (0..3)
+  uint64_t (*scalar)(MlcDevice *d, const void *v, size_t n);    // a small input
+  // launches fn (zeroed flag, the scratch block); writes: it stores state
+  int (*run)(MlcDevice *d, MlcDeviceProgram fn, const int64_t *dims, const uint64_t *in,
+             const uint64_t *out, const uint64_t *state, uint64_t seed, int writes);
+  // downloads out[k] (n[k] bytes from dev[k]; NULL: none) and waits; 1 when
+  // a check failed (error(d) is its message), else 0 or -1
+  int (*finish)(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k);
+  const char *(*error)(const MlcDevice *d);
+} MlcDeviceOps;
+
+// The device side of a model built with --target cuda.
+typedef struct MlcDeviceModel {
+  const unsigned char *bundle;  // cubins and PTX (compiler/backend/cuda/nvrtc.h)
+  const unsigned long long *bundle_size;
+  const char *const *kernels;   // launch index -> kernel name; NULL-terminated
+  const char *const *messages;  // a failed check's flag - 1 -> message; NULL-terminated
+  // scratch of the gpu programs for a batch (as MlcModel.scratch_bytes)
+  size_t (*scratch_bytes)(int64_t batch, const int64_t *syms);
+  const MlcDeviceOps *ops;      // the runtime's CUDA layer (runtime/cuda)
+} MlcDeviceModel;
+
 // What each call sees. The runtime fills every field before the first call
 // and keeps them across calls; generated code may read all, and writes only
 // nonfinite_site / nonfinite_value / err.
@@ -221,6 +275,7 @@ typedef struct MlcCtx {
   int nonfinite_site;   // out: index into model->sites, -1 when unknown
   double nonfinite_value;
   char err[MLC_ERR_LEN]; // out: message for MLC_ERROR
+  MlcDevice *device;    // the GPU the entry points run on (state resident there); NULL: the CPU
 } MlcCtx;
 
 enum {
@@ -293,6 +348,9 @@ struct MlcModel {
   const char *const *sym_max_what; // where sym_max comes from ("the rows of pos.w")
   int naux;                 // the loss's auxiliary values (train_step's outputs[4..]),
   const char *const *aux_names; // at most MLC_MAX_AUX, logged under these names ("ce")
+  const MlcDeviceModel *device;    // --target cuda: the GPU side; NULL: none (ABI 4)
+  int device_only;          // 1: the entry points run only with ctx->device (built
+                            // with --target cuda alone); 0: on the CPU as well
 };
 
 #endif

@@ -81,7 +81,14 @@ typedef struct MlcOptions {
   void *(*alloc)(size_t size, void *user);
   void (*free)(void *ptr, void *user);
   void *user;
+  // Where the entry points run: MLC_DEVICE_CPU (0), MLC_DEVICE_CUDA for a
+  // model built with --target cuda (its state then lives on the GPU; no
+  // driver or device fails mlc_instance_new), or MLC_DEVICE_AUTO: the GPU
+  // when the model has a device side and one opens, else the CPU.
+  int device;
 } MlcOptions;
+
+enum { MLC_DEVICE_CPU = 0, MLC_DEVICE_CUDA = 1, MLC_DEVICE_AUTO = 2 };
 
 typedef struct MlcInstance MlcInstance;
 
@@ -94,6 +101,9 @@ MlcInstance *mlc_instance_new(const MlcModel *m, const MlcOptions *opt);
 void mlc_instance_free(MlcInstance *in);
 // The last failure's message ("" when none); never NULL.
 const char *mlc_instance_error(const MlcInstance *in);
+// Where the instance runs: "cuda: NVIDIA H200 (sm_90; sm_90 cubin)", "cpu",
+// or with MLC_DEVICE_AUTO why not the GPU: "cpu (no CUDA device)".
+const char *mlc_instance_device(const MlcInstance *in);
 // Parameters and buffers from a safetensors file (an mlc checkpoint, or a
 // PyTorch state_dict under the model's names, dtypes and shapes). A tensor
 // the model does not have, a missing one, another model's checkpoint or a

@@ -40,6 +40,7 @@ static void usage(FILE *f, const char *prog, const MlcModel *m) {
           "  --lr X               base learning rate, default %g\n"
           "  --seed N             default %llu\n"
           "  --threads N          default: all CPUs (results do not depend on it)\n"
+          "%s"
           "  --checkpoint FILE    write a checkpoint after each epoch (safetensors); with\n"
           "                       --epochs 0, one of the initial state\n"
           "  --checkpoint-every N also every N steps\n"
@@ -63,7 +64,12 @@ static void usage(FILE *f, const char *prog, const MlcModel *m) {
           "row of class scores (a model without classes: its outputs).\n"
           "Exit status: 0 success, 1 runtime error, 2 usage error.\n",
           prog, m->name, m->compiler ? m->compiler : "mlc", prog, prog, (long long)r->epochs,
-          (long long)r->batch, r->lr, (unsigned long long)r->seed);
+          (long long)r->batch, r->lr, (unsigned long long)r->seed,
+          !m->device ? ""
+          : m->device_only
+              ? "  --device cuda        where train, eval and predict run (built for CUDA alone)\n"
+              : "  --device cpu|cuda    where train, eval and predict run; default: cuda when a\n"
+                "                       driver and a GPU are present, else cpu (said on stderr)\n");
 }
 
 static int parse_i64(const char *prog, const char *opt, const char *s, int64_t min, int64_t max,
@@ -82,7 +88,7 @@ static int parse_i64(const char *prog, const char *opt, const char *s, int64_t m
 
 enum { O_TRAIN = 256, O_TEST, O_DATA, O_WEIGHTS, O_EPOCHS, O_BATCH, O_LR, O_SEED, O_THREADS,
        O_CKPT, O_CKPT_EVERY, O_RESUME, O_RECORD, O_METRICS, O_LOG_EVERY, O_FINITE, O_HELP,
-       O_MAX_STEPS, O_NO_SHUFFLE, O_FORCE };
+       O_MAX_STEPS, O_NO_SHUFFLE, O_FORCE, O_DEVICE };
 
 static const struct option long_opts[] = {
     {"train-data", required_argument, 0, O_TRAIN}, {"test-data", required_argument, 0, O_TEST},
@@ -97,13 +103,14 @@ static const struct option long_opts[] = {
     {"max-steps", required_argument, 0, O_MAX_STEPS},
     {"no-shuffle", no_argument, 0, O_NO_SHUFFLE},
     {"force", no_argument, 0, O_FORCE},
+    {"device", required_argument, 0, O_DEVICE},
     {0, 0, 0, 0}};
 
 // Parses argv (argv[0] = the subcommand). Returns 0, 2 on usage errors,
 // -2 after printing --help.
 static int parse_opts(const char *prog, int argc, char **argv, const MlcModel *m, Opts *o) {
   *o = (Opts){.epochs = m->recipe.epochs, .batch = m->recipe.batch, .lr = m->recipe.lr,
-              .seed = m->recipe.seed};
+              .seed = m->recipe.seed, .device = MLC_DEVICE_AUTO};
   optind = 1;
   opterr = 0;
   int c;
@@ -122,6 +129,14 @@ static int parse_opts(const char *prog, int argc, char **argv, const MlcModel *m
     case O_FINITE: o->check_finite = true; break;
     case O_NO_SHUFFLE: o->no_shuffle = true; break;
     case O_FORCE: o->force = true; break;
+    case O_DEVICE:
+      if (!strcmp(optarg, "cpu")) o->device = MLC_DEVICE_CPU;
+      else if (!strcmp(optarg, "cuda")) o->device = MLC_DEVICE_CUDA;
+      else {
+        fprintf(stderr, "%s: --device: '%s' is neither cpu nor cuda\n", prog, optarg);
+        return 2;
+      }
+      break;
     case O_EPOCHS: if (parse_i64(prog, "--epochs", optarg, 0, MLC_CKPT_MAX_EPOCH, &o->epochs)) return 2; break;
     case O_BATCH: if (parse_i64(prog, "--batch", optarg, 1, MLC_MAX_BATCH, &o->batch)) return 2; break;
     case O_THREADS: if (parse_i64(prog, "--threads", optarg, 0, MLC_MAX_THREADS, &o->threads)) return 2; break;
@@ -200,8 +215,17 @@ MlcInstance *program_instance(const MlcModel *m, const Opts *o, int64_t most, co
                               char *err, size_t errlen) {
   MlcOptions opt = {.seed = o->seed, .threads = (int)o->threads,
                     .max_batch = o->batch < most ? o->batch : most, .steps_per_epoch = 1,
-                    .epochs = 1};
-  return rt_instance_new(m, &opt, syms, err, errlen);
+                    .epochs = 1, .device = m->device ? o->device : MLC_DEVICE_CPU};
+  MlcInstance *in = rt_instance_new(m, &opt, syms, err, errlen);
+  // a program built for CUDA says where it runs, in one line
+  if (in && m->device && o->prog) fprintf(stderr, "%s: device %s\n", o->prog, mlc_instance_device(in));
+  return in;
+}
+
+int program_load_weights(MlcInstance *in, const char *path, char *err, size_t errlen) {
+  if (mlc_load_weights(path, in->m, in->state, err, errlen)) return -1;
+  if (rt_instance_to_device(in)) return rt_err(err, errlen, "%s", in->err);
+  return 0;
 }
 
 static int label_input(const MlcModel *m) {
@@ -236,20 +260,25 @@ static int64_t argmax(const float *row, int64_t n) {
   return best;
 }
 
-double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b) {
+double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b, double *scored) {
   if (a->label < 0) return 0;
   const MlcInputDesc *lab = &in->m->inputs[a->label];
-  int64_t c = 0;
-  for (int64_t s = 0; s < b->size * a->rows; s++)
-    c += argmax(in->logits + s * a->classes, a->classes) == label_at(lab, b->inputs[a->label], s);
-  return (double)c / (double)a->rows;
+  int64_t c = 0, n = 0;
+  for (int64_t s = 0; s < b->size * a->rows; s++) {
+    int64_t t = label_at(lab, b->inputs[a->label], s);
+    if (lab->has_ignore && t == lab->ignore_value) continue;
+    c += argmax(in->logits + s * a->classes, a->classes) == t;
+    n++;
+  }
+  *scored += (double)n;
+  return (double)c;
 }
 
 int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t batch, double *loss,
              double *acc, char *err, size_t errlen) {
   MlcLoader *l = mlc_loader_new(ds, batch, false, 0, false, true);
   if (!l) return rt_err(err, errlen, "out of memory");
-  double sum = 0, good = 0;
+  double sum = 0, good = 0, scored = 0;
   int64_t n = 0;
   MlcBatch b;
   while (mlc_loader_next(l, &b)) {
@@ -261,11 +290,11 @@ int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t b
     }
     sum += (double)lo * (double)b.size;
     n += b.size;
-    good += count_correct(in, a, &b);
+    good += count_correct(in, a, &b, &scored);
   }
   mlc_loader_free(l);
   *loss = n ? sum / (double)n : NAN;
-  *acc = n && a->label >= 0 ? good / (double)n : NAN;
+  *acc = scored > 0 && a->label >= 0 ? good / scored : NAN;
   return 0;
 }
 
@@ -288,7 +317,7 @@ static int cmd_eval(const char *prog, const Opts *o, const MlcModel *m) {
   char err[1024];
   double loss = NAN, acc = NAN;
   MlcInstance *in = program_instance(m, o, ds.n, ds.syms, err, sizeof err);
-  rc = in ? mlc_load_weights(o->weights, m, in->state, err, sizeof err) : -1;
+  rc = in ? program_load_weights(in, o->weights, err, sizeof err) : -1;
   Accuracy a = in ? accuracy_of(in) : (Accuracy){.label = -1};
   if (!rc) rc = evaluate(in, &a, &ds, o->batch, &loss, &acc, err, sizeof err);
   if (!rc && a.label >= 0) printf("loss %.6f accuracy %.4f (%lld samples)\n", loss, acc, (long long)ds.n);
@@ -374,7 +403,7 @@ static int cmd_predict(const char *prog, const Opts *o, const char *input, const
   if (m->nsyms) have_ds = !(rc = read_predict_input(input, m, &ds, err, sizeof err));
   if (!rc) rc = !(in = program_instance(m, o, have_ds ? ds.n : 1, have_ds ? ds.syms : none, err,
                                         sizeof err));
-  if (!rc) rc = mlc_load_weights(o->weights, m, in->state, err, sizeof err);
+  if (!rc) rc = program_load_weights(in, o->weights, err, sizeof err);
   if (!rc && !have_ds) have_ds = !(rc = read_predict_input(input, m, &ds, err, sizeof err));
   if (!rc) rc = predict_all(in, &ds, o->batch, err, sizeof err);
   mlc_instance_free(in);
@@ -386,7 +415,8 @@ static int cmd_predict(const char *prog, const Opts *o, const char *input, const
 // ---- main ---------------------------------------------------------------------------
 
 // The checks of a subcommand's arguments after parse_opts.
-static int check_args(const char *prog, const char *cmd, int argc, char **argv, const Opts *o) {
+static int check_args(const char *prog, const char *cmd, int argc, char **argv, const Opts *o,
+                      const MlcModel *m) {
   bool train = !strcmp(cmd, "train"), predict = !strcmp(cmd, "predict");
   if (!train && !o->weights) {
     fprintf(stderr, "%s: %s: --weights FILE is required (try --help)\n", prog, cmd);
@@ -401,6 +431,15 @@ static int check_args(const char *prog, const char *cmd, int argc, char **argv, 
     fprintf(stderr, "%s: --resume needs --checkpoint FILE\n", prog);
     return EXIT_USAGE;
   }
+  if (o->device == MLC_DEVICE_CUDA && !m->device) {
+    fprintf(stderr, "%s: --device cuda: this program was built without --target cuda\n", prog);
+    return EXIT_USAGE;
+  }
+  if (o->device == MLC_DEVICE_CPU && m->device_only) {
+    fprintf(stderr, "%s: --device cpu: this program was built with --target cuda alone (--target cpu,cuda "
+            "runs on both)\n", prog);
+    return EXIT_USAGE;
+  }
   if (train && o->resume && o->weights) {
     fprintf(stderr, "%s: --weights and --resume exclude each other (the checkpoint holds the "
             "weights)\n", prog);
@@ -413,7 +452,8 @@ static int run_command(const char *prog, const char *cmd, int argc, char **argv,
   Opts o;
   int rc = parse_opts(prog, argc, argv, m, &o);
   if (rc) return rc == -2 ? 0 : rc;
-  if ((rc = check_args(prog, cmd, argc, argv, &o))) return rc;
+  if ((rc = check_args(prog, cmd, argc, argv, &o, m))) return rc;
+  o.prog = prog;
   if (!strcmp(cmd, "train")) return cmd_train(prog, &o, m);
   if (!strcmp(cmd, "eval")) return cmd_eval(prog, &o, m);
   return cmd_predict(prog, &o, optind < argc ? argv[optind] : "-", m);

@@ -215,6 +215,7 @@ int mlc_log_run_record(const char *path, const MlcRunInfo *ri, char *err, size_t
   cJSON_AddNumberToObject(o, "seed", (double)ri->seed);
   cJSON_AddStringToObject(o, "train_data", ri->train_data ? ri->train_data : "");
   cJSON_AddStringToObject(o, "test_data", ri->test_data ? ri->test_data : "");
+  if (ri->device) cJSON_AddStringToObject(o, "device", ri->device);
   cJSON_AddItemToObject(o, "hyperparameters", hyper_json(ri));
   cJSON *eps = cJSON_AddArrayToObject(o, "epochs");
   for (int i = 0; i < ri->nepochs; i++) {

@@ -46,6 +46,7 @@ typedef struct MlcRunInfo {
   double lr;
   bool accuracy;
   const char *train_data, *test_data;
+  const char *device; // where it ran: "cpu", "cuda: NVIDIA H200 (...)"; NULL: not said
   int nepochs;
   const MlcEpochStats *epochs_stats;
   double final_train_loss, final_test_loss, final_test_accuracy;

@@ -17,6 +17,8 @@ typedef struct Opts {
   double lr;
   uint64_t seed;
   bool resume, check_finite, have_lr, have_seed, no_shuffle, force;
+  int device;       // MLC_DEVICE_CPU, _CUDA, or _AUTO (no --device)
+  const char *prog; // for the one line saying where the instance runs
 } Opts;
 
 // The data files of one split: the comma-separated list given, or the
@@ -41,9 +43,10 @@ typedef struct Accuracy {
 } Accuracy;
 
 Accuracy accuracy_of(const MlcInstance *in);
-// Correct predictions in a batch of logits: a sum over its samples of the
-// fraction of a sample's rows whose argmax is the label.
-double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b);
+// Correct predictions in a batch of logits: the rows whose argmax is the
+// label; adds the rows scored to *scored (every row but those whose label
+// is the ignore_value). Accuracy is the correct rows over the rows scored.
+double count_correct(const MlcInstance *in, const Accuracy *a, const MlcBatch *b, double *scored);
 // Mean loss and accuracy of the eval entry point over a dataset.
 int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t batch,
              double *loss, double *acc, char *err, size_t errlen);
@@ -51,6 +54,9 @@ int evaluate(MlcInstance *in, const Accuracy *a, const MlcDataset *ds, int64_t b
 // symbols the data bound; NULL with a message.
 MlcInstance *program_instance(const MlcModel *m, const Opts *o, int64_t most, const int64_t *syms,
                               char *err, size_t errlen);
+
+// Loads a weights file into the instance's state, wherever it lives.
+int program_load_weights(MlcInstance *in, const char *path, char *err, size_t errlen);
 
 int cmd_train(const char *prog, const Opts *o, const MlcModel *m);
 

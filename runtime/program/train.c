@@ -135,12 +135,13 @@ static int start_state(Train *t, char *err, size_t errlen) {
   t->saved_step = -1;
   if (!o->resume) {
     if (rt_instance_init(in, o->seed)) return rt_err(err, errlen, "%s", in->err);
-    return o->weights ? mlc_load_weights(o->weights, t->m, in->state, err, errlen) : 0;
+    return o->weights ? program_load_weights(in, o->weights, err, errlen) : 0;
   }
   MlcRunState got;
   if (mlc_ckpt_load(o->checkpoint, t->m, in->state, &got, err, errlen) ||
       check_resume(t, &got, err, errlen))
     return -1;
+  if (rt_instance_to_device(in)) return rt_err(err, errlen, "%s", in->err);
   if (o->have_seed && o->seed != got.seed)
     fprintf(stderr, "%s: note: resuming with the checkpoint's seed %" PRIu64 " (not %" PRIu64 ")\n",
             t->prog, got.seed, o->seed);
@@ -173,7 +174,7 @@ static int nonfinite(Train *t, double loss, char *err, size_t errlen) {
 // One train_step on batch b; adds to the epoch's sums (the loss's auxiliary
 // values in asum).
 static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double *good,
-                float out[3], char *err, size_t errlen) {
+                double *scored, float out[3], char *err, size_t errlen) {
   MlcInstance *in = t->in;
   in->ctx.check_finite = t->o->check_finite;
   int rc = rt_instance_step(in, b->size, b->inputs, out, t->acc.label >= 0 ? in->logits : NULL);
@@ -182,7 +183,7 @@ static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double 
   if (rc == MLC_NONFINITE || !isfinite(out[0])) return nonfinite(t, out[0], err, errlen);
   *lsum += (double)out[0] * (double)b->size;
   for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) asum[i] += (double)in->aux[i] * (double)b->size;
-  *good += count_correct(in, &t->acc, b);
+  *good += count_correct(in, &t->acc, b, scored);
   return 0;
 }
 
@@ -225,18 +226,19 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   const Opts *o = t->o;
   MlcCtx *c = &t->in->ctx;
   int64_t steps = mlc_loader_batches(t->loader), k = mlc_loader_pos(t->loader) / o->batch;
-  double lsum = 0, t0 = now(), good = 0, asum[MLC_MAX_AUX] = {0};
+  double lsum = 0, t0 = now(), good = 0, scored = 0, asum[MLC_MAX_AUX] = {0};
   int64_t n = 0;
   MlcBatch b;
   c->epoch = epoch;
   while (mlc_loader_next(t->loader, &b)) {
     float out[3] = {0};
-    if (step(t, &b, &lsum, asum, &good, out, err, errlen)) return -1;
+    if (step(t, &b, &lsum, asum, &good, &scored, out, err, errlen)) return -1;
     n += b.size, k++;
     t->images += (double)b.size;
     double dt = now() - t0;
-    mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0], good / (double)n, out[2],
-                 out[1], dt > 0 ? (double)n / dt : 0, t->in->aux);
+    mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0],
+                 scored > 0 ? good / scored : NAN, out[2], out[1], dt > 0 ? (double)n / dt : 0,
+                 t->in->aux);
     if (mlc_log_check(t->log, err, errlen)) return -1;
     bool last = mlc_loader_pos(t->loader) >= t->train.n; // the epoch's checkpoint follows
     if (o->max_steps && c->step >= o->max_steps) {
@@ -249,7 +251,7 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
       return -1;
   }
   MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? lsum / (double)n : NAN,
-                     .train_accuracy = n && t->acc.label >= 0 ? good / (double)n : NAN,
+                     .train_accuracy = scored > 0 && t->acc.label >= 0 ? good / scored : NAN,
                      .test_loss = NAN, .test_accuracy = NAN};
   for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? asum[i] / (double)n : NAN;
   s.seconds = now() - t0;
@@ -265,6 +267,7 @@ static int write_record(Train *t, char *err, size_t errlen) {
                    .epochs = t->o->epochs, .threads = mlc_pool_threads(t->in->ctx.pool),
                    .lr = t->in->ctx.lr, .accuracy = t->acc.label >= 0,
                    .train_data = t->data_desc[0], .test_data = t->data_desc[1],
+                   .device = t->m->device ? mlc_instance_device(t->in) : NULL,
                    .nepochs = t->nstats, .epochs_stats = t->stats,
                    .final_train_loss = last ? last->train_loss : NAN,
                    .final_test_loss = last ? last->test_loss : NAN,
@@ -275,6 +278,15 @@ static int write_record(Train *t, char *err, size_t errlen) {
 
 // ---- the run -------------------------------------------------------------------------------
 
+// On a device: the batch after the current one, which the device uploads
+// while the current step computes (MlcDeviceOps.set_next).
+static int64_t next_batch(void *user, const void **inputs) {
+  MlcBatch b;
+  int64_t n = mlc_loader_peek(user, &b);
+  for (int i = 0; i < MLC_MAX_INPUTS; i++) inputs[i] = b.inputs[i];
+  return n;
+}
+
 // The loader, the schedule's step counts and the log, from the state's cursor.
 static int start_loop(Train *t, char *err, size_t errlen) {
   const Opts *o = t->o;
@@ -283,6 +295,7 @@ static int start_loop(Train *t, char *err, size_t errlen) {
   t->loader = mlc_loader_new(&t->train, o->batch, !o->no_shuffle, t->rs.seed, false, true);
   if (!t->loader) return rt_err(err, errlen, "out of memory");
   mlc_loader_seek(t->loader, t->rs.epoch, t->rs.pos);
+  if (t->in->dev) t->m->device->ops->set_next(t->in->dev, next_batch, t->loader);
   c->steps_per_epoch = mlc_loader_batches(t->loader);
   int64_t total = c->steps_per_epoch;
   if (!rt_mul(&total, o->epochs > 0 ? o->epochs : 1) || total > MLC_CKPT_MAX_STEP)
@@ -342,6 +355,7 @@ int cmd_train(const char *prog, const Opts *o, const MlcModel *m) {
   if (rc) fprintf(stderr, "%s: %s\n", prog, err);
   else if ((rc = read_data(&t)) == 0 && (rc = train_run(&t, err, sizeof err)))
     fprintf(stderr, "%s: %s\n", prog, err);
+  if (t.in && t.in->dev) t.m->device->ops->set_next(t.in->dev, NULL, NULL);
   mlc_loader_free(t.loader);
   if (mlc_log_free(t.log, err, sizeof err) && !rc) rc = -1, fprintf(stderr, "%s: %s\n", prog, err);
   free(t.stats);

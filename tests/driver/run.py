@@ -23,7 +23,11 @@ and the files left behind:
     in a library name reaches no ar script; an interrupted build removes its
     temporary next to the output;
   - --verify-each runs every verifier (-v lists them), -v times every stage;
-  - mlc run --interp reads .npy inputs with the runtime's reader.
+  - mlc run --interp reads .npy inputs with the runtime's reader;
+  - build --report lists every kernel of train_step, eval and predict (as
+    --emit memplan has them) with lines that are the file's, a matmul's
+    FLOPs are 2*M*N*K at the --batch given, the peak is the sum of its parts,
+    and --max-memory gives B with peak(B) <= SIZE < peak(B + 1).
 Prints `[PASS] name`, `[SKIP] name: why` or `[FAIL] name` with the reasons,
 then `N passed, N failed, N skipped`; exits 1 when anything failed.
 """
@@ -239,6 +243,10 @@ USAGE_CASES = [
     (["help", "--frob"], "help", "--frob"),
     (["version", "--frob"], "version", "--frob"),
     (["version", "x"], "version", "takes no operands"),
+    (["build", MLP, "--batch", "8"], "build", "options of --report"),
+    (["build", MLP, "--report", "--batch", "0"], "build", "--batch"),
+    (["build", MLP, "--report", "--max-memory", "lots"], "build", "'lots'"),
+    (["build", MLP, "--report", "--emit", "kir"], "build", "--report=FILE"),
 ]
 
 
@@ -266,7 +274,8 @@ def case_usage_top(ctx):
 
 
 SAMPLE = {"color": "auto", "model": "M", "emit": "ir", "dump-after": "lower", "cpu": "native",
-          "entry": "loss", "input": "x=x.npy", "seed": "1", "target": "cpu", "cuda-arch": "sm_90"}
+          "entry": "loss", "input": "x=x.npy", "seed": "1", "target": "cpu", "cuda-arch": "sm_90",
+          "batch": "8", "max-memory": "1G"}
 
 
 def case_help(ctx, cmd):
@@ -563,6 +572,177 @@ def case_run_npy(ctx):
 
 # ---- main --------------------------------------------------------------------------------------------
 
+# ---- build --report ---------------------------------------------------------------------------
+
+def report(ctx, model, *extra):
+    """(why, text) of `mlc build MODEL --report EXTRA...`."""
+    rc, out, err, _ = ctx.run(["build", model, "--report"] + list(extra))
+    why = []
+    expect_rc(why, rc, 0, err)
+    return why, out.decode()
+
+
+def report_tables(text):
+    """{program: [(name, lines, flops, bytes, source)]} of a report."""
+    tables, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^(\w+): (\d+) kernels$", line)
+        if m:
+            cur = tables.setdefault(m.group(1), [])
+            continue
+        m = re.match(r"^  (\d+) +(\S+) +(\S+) +([\d,]+) +([\d,]+)  ?(.*)$", line)
+        if m and cur is not None:
+            cur.append((m.group(2), m.group(3), int(m.group(4).replace(",", "")),
+                        int(m.group(5).replace(",", "")), m.group(6)))
+        elif not line.strip():
+            cur = None
+    return tables
+
+
+def report_memory(text):
+    """{row: bytes} of the peak memory section."""
+    rows, inside = {}, False
+    for line in text.splitlines():
+        if line.startswith("peak memory of training"):
+            inside = True
+            continue
+        m = re.match(r"^  (\S.*?) {2,}([\d,]+)  ", line + "  ")
+        if inside and m:
+            rows[m.group(1)] = int(m.group(2).replace(",", ""))
+        elif inside and not line.startswith("  "):
+            inside = False
+    return rows
+
+
+def case_report_kernels(ctx):
+    why, text = report(ctx, MLP)
+    rc, out, err, _ = ctx.run(["build", MLP, "--emit", "memplan", "-o", "-"])
+    expect_rc(why, rc, 0, err)
+    want, prog = {}, None
+    for line in out.decode().splitlines():
+        m = re.match(r"^program (\w+)$", line)
+        if m:
+            prog = m.group(1)
+        m = re.match(r"^kernel (\w+)\(", line)
+        if m:
+            want.setdefault(prog, []).append(m.group(1))
+    tables = report_tables(text)
+    for p in ("train_step", "eval", "predict"):
+        have = [k[0] for k in tables.get(p, [])]
+        if have != want.get(p):
+            why.append("%s: the report lists %d kernels, --emit memplan has %d (first difference: %s)" % (
+                p, len(have), len(want.get(p, [])),
+                next((f"{a} / {b}" for a, b in zip(have, want.get(p, [])) if a != b), "length")))
+    src = open(MLP).read().splitlines()
+    for p, rows in tables.items():
+        for name, lines, _, _, text_ in rows:
+            if lines == "-":
+                continue
+            lo, _, hi = lines.partition("-")
+            lo, hi = int(lo), int(hi or lo)
+            if not 1 <= lo <= hi <= len(src):
+                why.append("%s %s: lines %s are not in the file" % (p, name, lines))
+            elif not src[lo - 1].strip().startswith(text_.rstrip(".").strip()):
+                why.append("%s %s: line %d is %r, the report shows %r" % (p, name, lo, src[lo - 1], text_))
+    if not tables.get("train_step") or all(r[1] == "-" for r in tables["train_step"]):
+        why.append("train_step's kernels name no lines")
+    return why
+
+
+def case_report_flops(ctx):
+    why = []
+    for b in (64, 7):
+        w, text = report(ctx, MLP, "--batch", str(b))
+        why += w
+        rows = {r[0]: r for r in report_tables(text).get("train_step", [])}
+        # fc1: x [B, 784] @ w^T [784, 256] (fashion_mlp.model line 14), its
+        # bias add folded in (matmul_bias: one more add per output) or not
+        name = next((n for n in ("k2_matmul_bias", "k2_matmul") if n in rows), None)
+        if not name:
+            why.append("no k2_matmul or k2_matmul_bias in train_step")
+            continue
+        _, lines, flops, nbytes, _ = rows[name]
+        bias = name.endswith("_bias")
+        want = 2 * b * 784 * 256 + (b * 256 if bias else 0)
+        if flops != want:
+            why.append("batch %d: %s has %d FLOPs, 2*M*N*K%s = %d" % (b, name, flops, " + M*N" if bias else "", want))
+        if lines != "14":
+            why.append("%s covers lines %s, not 14 (h = relu(fc1(x)))" % (name, lines))
+        # it reads x, w^T (and the bias) and writes y (the unfused matmul
+        # also accumulates into it)
+        want = 4 * (b * 784 + 784 * 256 + (256 + b * 256 if bias else 2 * b * 256))
+        if nbytes != want:
+            why.append("batch %d: %s moves %d bytes, expected %d" % (b, name, nbytes, want))
+    return why
+
+
+def case_report_peak(ctx):
+    why, text = report(ctx, MLP)
+    rows = report_memory(text)
+    parts = ["parameters", "gradients", "optimizer state", "other state", "activations, temporaries",
+             "workspace", "data batch"]
+    missing = [p for p in parts + ["total"] if p not in rows]
+    if missing:
+        return why + ["the memory section lacks %s" % ", ".join(missing)]
+    if sum(rows[p] for p in parts) != rows["total"]:
+        why.append("the parts sum to %d, the total is %d" % (sum(rows[p] for p in parts), rows["total"]))
+    # fashion_mlp: 784*256 + 256 + 256*128 + 128 + 128*10 + 10 floats; momentum as large; x and y at 64
+    nparams = 784 * 256 + 256 + 256 * 128 + 128 + 128 * 10 + 10
+    if rows["parameters"] != 4 * nparams:
+        why.append("parameters %d bytes, expected %d" % (rows["parameters"], 4 * nparams))
+    if rows["optimizer state"] < 4 * nparams:
+        why.append("optimizer state %d bytes, below one momentum buffer per parameter" % rows["optimizer state"])
+    if rows["data batch"] != 64 * (784 * 4 + 4):
+        why.append("data batch %d bytes, expected %d" % (rows["data batch"], 64 * (784 * 4 + 4)))
+    # the gpu programs' plan (--target cuda alone) reports the same way
+    w, text = report(ctx, MLP, "--target", "cuda")
+    why += w
+    g = report_memory(text)
+    if not text.startswith("mlc report: FashionMLP") or "gpu programs" not in text.splitlines()[0]:
+        why.append("--target cuda: the header does not say the gpu programs")
+    if any(v < 0 for v in g.values()) or sum(g.get(p, 0) for p in parts) != g.get("total"):
+        why.append("--target cuda: parts %s" % g)
+    return why
+
+
+def case_report_fit(ctx):
+    why = []
+    for size, limit in (("64M", 64 << 20), ("1G", 1 << 30)):
+        w, text = report(ctx, MLP, "--max-memory", size)
+        why += w
+        m = re.search(r"^largest batch within ([\d,]+) bytes: (\d+) \(peak ([\d,]+); batch (\d+) needs ([\d,]+)\)$",
+                      text, re.M)
+        if not m:
+            why.append("--max-memory %s: no 'largest batch' line" % size)
+            continue
+        if int(m.group(1).replace(",", "")) != limit:
+            why.append("--max-memory %s read as %s bytes" % (size, m.group(1)))
+        b = int(m.group(2))
+        peaks = {}
+        for x in (b, b + 1):
+            w, t = report(ctx, MLP, "--batch", str(x))
+            why += w
+            peaks[x] = report_memory(t).get("total", -1)
+        if not peaks[b] <= limit < peaks[b + 1]:
+            why.append("--max-memory %s: batch %d peaks at %d, batch %d at %d" % (size, b, peaks[b], b + 1, peaks[b + 1]))
+        if peaks[b] != int(m.group(3).replace(",", "")) or peaks[b + 1] != int(m.group(5).replace(",", "")):
+            why.append("the fit line's peaks differ from --batch's totals")
+    return why
+
+
+def case_report_file(ctx):
+    d = ctx.scratch("report")
+    path = os.path.join(d, "r.txt")
+    rc, out, err, _ = ctx.run(["build", SMALL, "--emit", "kir", "-o", "-", "--report=" + path])
+    why = []
+    expect_rc(why, rc, 0, err)
+    if not out.decode().startswith("program "):
+        why.append("--report=FILE --emit kir: stdout is not the kernel IR")
+    if not os.path.exists(path) or "peak memory of training" not in open(path).read():
+        why.append("--report=FILE wrote no report")
+    return why
+
+
 def cases(ctx):
     for s in GRAPH_STAGES + ["kir", "schedule", "memplan", "glue", "ir", "dot"]:
         yield "--emit %s prints its text form" % s, lambda s=s: case_emit(ctx, s, MLP)
@@ -591,6 +771,11 @@ def cases(ctx):
     yield "--verify-each runs the verifiers", lambda: case_verify(ctx)
     yield "-v times every stage", lambda: case_times(ctx)
     yield "mlc run --interp reads .npy with the runtime's reader", lambda: case_run_npy(ctx)
+    yield "--report lists every kernel with lines of the file", lambda: case_report_kernels(ctx)
+    yield "--report: matmul FLOPs are 2*M*N*K at --batch", lambda: case_report_flops(ctx)
+    yield "--report: the peak is the sum of its parts", lambda: case_report_peak(ctx)
+    yield "--report --max-memory: peak(B) <= SIZE < peak(B+1)", lambda: case_report_fit(ctx)
+    yield "--report=FILE writes it next to the emission", lambda: case_report_file(ctx)
 
 
 def main():

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux MLC PYTHON WORKDIR   (from the repo root)
+# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise MLC PYTHON WORKDIR
+#        (from the repo root; masked and noise are described above their functions)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -349,7 +350,121 @@ PY
   echo "[PASS] e2e aux"
 }
 
+# tests/e2e/masked.model with ignore_index = -100 (PyTorch's padding value,
+# outside the classes): the program loads targets holding -100, trains, and
+# the class loss falls. Accuracy counts only the positions whose target is
+# not -100: eval's, the last epoch's test_accuracy (metrics file and run
+# record) and the run record's final one equal the accuracy of the classes
+# `predict` prints over those positions (computed here, in Python), and the
+# training accuracy of an epoch at lr 1e-30 equals that of the initial
+# weights. The same for ignore_index = 0 (a padding class): rows of class 0
+# count for nothing.
+masked() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  sed 's/ignore_index = 0/ignore_index = -100/' tests/e2e/masked.model >"$work/m100.model"
+  grep -q "ignore_index = -100" "$work/m100.model" || fail "no ignore_index in tests/e2e/masked.model"
+  "$mlc" build "$work/m100.model" -O1 -o "$work/m100" || fail "mlc build masked.model (ignore_index = -100)"
+  "$mlc" build tests/e2e/masked.model -O1 -o "$work/m0" || fail "mlc build masked.model"
+  "$py" - "$work" <<'PY' || fail "make the data"
+import sys, numpy as np
+r = np.random.default_rng(0)
+idx = r.integers(1, 16, (256, 6)).astype(np.int64)
+y = (idx % 5).astype(np.int64)
+noisy = r.random((256, 6)) < 0.25                  # a quarter of the classes are noise
+y[noisy] = r.integers(0, 5, int(noisy.sum()))
+y0 = y.copy()
+y[:, -2:] = -100                                   # padding, ignored
+t = (idx / 16.0).astype(np.float32)
+m = (r.random((256, 6)) > 0.3).astype(np.float32)
+for n, a in dict(idx=idx, y=y, y0=y0, t=t, m=m).items():
+    np.save(f"{sys.argv[1]}/{n}.npy", a)
+PY
+  local w=$work k y prog
+  for k in -100 0; do
+    [[ $k == 0 ]] && y=y0 prog=m0 || y=y prog=m100
+    local d="$w/idx.npy,$w/$y.npy,$w/t.npy,$w/m.npy"
+    "$w/$prog" train --train-data "$d" --test-data "$d" --epochs 4 --log-every 8 --metrics "$w/m$k.jsonl" \
+      --run-record "$w/r$k.json" --checkpoint "$w/m$k.safetensors" >"$w/m$k.log" 2>&1 ||
+      { cat "$w/m$k.log"; fail "a run on targets holding $k (ignore_index = $k)"; }
+    tail -n 1 "$w/m$k.log"
+    grep -q "step 32/32 .* acc [0-9.]* " "$w/m$k.log" && grep -q "train_acc [0-9.]* .*test_acc [0-9.]*" "$w/m$k.log" ||
+      { cat "$w/m$k.log"; fail "no accuracy logged with ignore_index = $k"; }
+    "$w/$prog" eval --weights "$w/m$k.safetensors" --data "$d" >"$w/e$k.txt" 2>&1 ||
+      { cat "$w/e$k.txt"; fail "eval (ignore_index = $k)"; }
+    "$w/$prog" predict --weights "$w/m$k.safetensors" "$w/idx.npy" >"$w/p$k.txt" 2>&1 ||
+      { cat "$w/p$k.txt"; fail "predict (ignore_index = $k)"; }
+    # the initial weights, and an epoch that leaves them as they are
+    "$w/$prog" train --train-data "$d" --epochs 0 --checkpoint "$w/i$k.safetensors" >/dev/null 2>&1 &&
+      "$w/$prog" predict --weights "$w/i$k.safetensors" "$w/idx.npy" >"$w/q$k.txt" 2>&1 &&
+      "$w/$prog" train --train-data "$d" --epochs 1 --lr 1e-30 --metrics "$w/z$k.jsonl" >"$w/z$k.log" 2>&1 ||
+      { cat "$w/z$k.log"; fail "the initial weights (ignore_index = $k)"; }
+    "$py" - "$w" "$k" "$y" <<'PY' || fail "accuracy over the targets that are not $k"
+import json, re, sys, numpy as np
+w, k, yname = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+y = np.load(f"{w}/{yname}.npy")
+keep = y != k
+def ref(path):                       # the classes predict printed, over the kept positions
+    cls = np.array([int(l.split()[0]) for l in open(path) if l.strip()]).reshape(y.shape)
+    return float((cls[keep] == y[keep]).mean()), float((cls == y).mean())
+acc, naive = ref(f"{w}/p{k}.txt")
+acc0, _ = ref(f"{w}/q{k}.txt")
+rows = [json.loads(l) for l in open(f"{w}/m{k}.jsonl")]
+ep = [r for r in rows if r["type"] == "epoch"]
+rec = json.load(open(f"{w}/r{k}.json"))
+ev = float(re.search(r"accuracy ([0-9.]+)", open(f"{w}/e{k}.txt").read()).group(1))
+z = [r for r in (json.loads(l) for l in open(f"{w}/z{k}.jsonl")) if r["type"] == "epoch"][-1]
+print(f"ignore_index {k}: accuracy over {int(keep.sum())} of {y.size} positions {acc:.6f} "
+      f"(all positions: {naive:.6f}); eval {ev}, test_accuracy {ep[-1]['test_accuracy']:.6f}, "
+      f"final {rec['final']['test_accuracy']:.6f}; initial {acc0:.6f}, lr 1e-30 epoch {z['train_accuracy']:.6f}; "
+      f"train_ce {ep[0]['train_ce']:.4f} -> {ep[-1]['train_ce']:.4f}")
+ok = abs(ep[-1]["test_accuracy"] - acc) < 1e-12 and abs(rec["final"]["test_accuracy"] - acc) < 1e-12
+ok &= abs(rec["epochs"][-1]["test_accuracy"] - acc) < 1e-12 and abs(ev - acc) <= 5e-5
+ok &= abs(z["train_accuracy"] - acc0) < 1e-12 and abs(acc - naive) > 0.05 and 0.3 < acc < 1
+ok &= ep[-1]["train_ce"] < ep[0]["train_ce"] - 0.2
+sys.exit(0 if ok else 1)
+PY
+  done
+  echo "[PASS] e2e masked"
+}
+
+# tests/e2e/denoise.model (rand and randn in forward): two runs with one seed
+# log identical losses (the noise is seeded), another seed logs others; eval
+# and predict are deterministic (no noise there).
+noise() {
+  if ! "$py" -c "import numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import numpy"
+    exit 77
+  fi
+  "$mlc" build tests/e2e/denoise.model -O1 -o "$work/denoise" || fail "mlc build denoise.model"
+  "$py" -c "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(1).standard_normal((256, 16)).astype(np.float32))" \
+    "$work/x.npy" || fail "make the data"
+  local w=$work
+  for run in a b; do
+    "$w/denoise" train --train-data "$w/x.npy" --epochs 2 --log-every 4 --checkpoint "$w/$run.safetensors" \
+      >"$w/$run.log" 2>&1 || { cat "$w/$run.log"; fail "denoise run $run"; }
+  done
+  "$w/denoise" train --train-data "$w/x.npy" --epochs 2 --log-every 4 --seed 9 >"$w/c.log" 2>&1 ||
+    { cat "$w/c.log"; fail "denoise run with --seed 9"; }
+  losses() { grep -o "step [0-9/]* loss [0-9.]*" "$1"; }
+  [[ -n $(losses "$w/a.log") && $(losses "$w/a.log") == $(losses "$w/b.log") ]] ||
+    { diff <(losses "$w/a.log") <(losses "$w/b.log"); fail "one seed, different losses"; }
+  [[ $(losses "$w/a.log") != $(losses "$w/c.log") ]] || fail "another seed, the same losses"
+  "$w/denoise" eval --weights "$w/a.safetensors" --data "$w/x.npy" >"$w/e1.txt" &&
+    "$w/denoise" eval --weights "$w/a.safetensors" --data "$w/x.npy" >"$w/e2.txt" || fail "eval"
+  cmp -s "$w/e1.txt" "$w/e2.txt" || fail "eval is not deterministic"
+  "$w/denoise" predict --weights "$w/a.safetensors" "$w/x.npy" >"$w/p1.txt" &&
+    "$w/denoise" predict --weights "$w/a.safetensors" "$w/x.npy" >"$w/p2.txt" || fail "predict"
+  cmp -s "$w/p1.txt" "$w/p2.txt" || fail "predict is not deterministic"
+  cat "$w/e1.txt"
+  echo "[PASS] e2e noise"
+}
+
 case $what in
+masked) masked ;;
+noise) noise ;;
 train) train ;;
 aux) aux ;;
 seq) seq_dim ;;

@@ -7,7 +7,11 @@
 //        and tests/e2e/tiny_gpt.model: a one-layer transformer over [B, T]
 //        token windows, the shape of examples/char_transformer.model, whose
 //        own build is too slow for the suite, and tests/e2e/two_heads.model:
-//        two heads, a loss with auxiliary results among train_step's)
+//        two heads, a loss with auxiliary results among train_step's, and
+//        tests/e2e/masked.model: cross_entropy with ignore_index and label
+//        smoothing, a per-element mse under a mask, and
+//        tests/e2e/denoise.model: rand and randn in train_step, drawn alike,
+//        and tests/e2e/noise_draws.model, whose SGD step stores the draws)
 //
 // For each model, the `mlc build` pipeline (pipeline.h: front end, lowering,
 // autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
@@ -27,6 +31,7 @@
 #include "backend/llvm/llvm.h"
 #include "driver/pipeline.h"
 #include "graph/interp.h"
+#include "tests/backend/llvm/jit_runtime.h"
 #include "mlc_rt.h"
 
 #include <math.h>
@@ -181,7 +186,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse) {
   LlvmGen *g = ok ? llvm_gen_new(&bo, err, sizeof err) : NULL;
   const KirProgram *ps[3] = {m.u.k_train, m.u.k_eval, m.u.k_predict};
   for (int i = 0; g && ok && i < 3; i++) ok = llvm_gen_add(g, ps[i], err, sizeof err) == 0;
-  if (ok && g) m.jit = llvm_jit_new(g, (void (*)(void))mlc_parallel_for, err, sizeof err);
+  if (ok && g) m.jit = llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, err, sizeof err);
   if (!ok || !m.jit) {
     report(path, "build", false, err[0] ? err : "the pipeline failed");
     llvm_gen_free(g);
@@ -226,7 +231,8 @@ int main(int argc, char **argv) {
   const char *defaults[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model",
                             "examples/regression.model", "examples/frozen_ste.model",
                             "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model",
-                            "tests/e2e/two_heads.model"};
+                            "tests/e2e/two_heads.model", "tests/e2e/masked.model",
+                            "tests/e2e/denoise.model", "tests/e2e/noise_draws.model"};
   MlcPool *pool = mlc_pool_new(2);
   for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
     if (argc > 1)

@@ -10,6 +10,7 @@
 //     relative;
 //   - f32 vs f64 agreement of a composite graph on random inputs;
 //   - dropout masks: deterministic per seed, values 0 or 1/(1-p);
+//   - rand, randn: moments of 10^5 draws, determinism, dropout's uniform;
 //   - errors: symbolic binding mismatches, missing state, bad indices.
 //
 // A case's values use the .vals format, one tensor a line:
@@ -467,6 +468,95 @@ static void test_dropout(void) {
   case_free(&c);
 }
 
+// ---- rand, randn ------------------------------------------------------------------------------------
+// 10^5 draws of each: mean and variance within 4 standard errors of the
+// distribution's (uniform [0, 1): 1/2, 1/12; normal: 0, 1), the normal's
+// mass within one sigma, independence across seeds, a deterministic stream
+// per (seed, rng_seed) that a step changes, and rand as dropout's uniform:
+// with the same seed, dropout_mask is 0 exactly where rand < p.
+enum { NN = 100000 };
+
+static void moments(const Tensor *t, double *mean, double *var) {
+  double s = 0, q = 0;
+  for (int64_t i = 0; i < t->numel; i++) s += t->data[i];
+  *mean = s / (double)t->numel;
+  for (int64_t i = 0; i < t->numel; i++) q += (t->data[i] - *mean) * (t->data[i] - *mean);
+  *var = q / (double)(t->numel - 1);
+}
+
+static void test_noise(void) {
+  const char *ir = "module T\n"
+                   "func f(%x: f64[1]) -> (f64[100000], f64[100000], f64[100000], f64[100000]) {\n"
+                   "%0 = rand {seed = 3} : f64[100000]\n%1 = randn {seed = 4} : f64[100000]\n"
+                   "%2 = rand {seed = 5} : f64[100000]\n%3 = randn {seed = 6} : f64[100000]\n"
+                   "return %0, %1, %2, %3\n}\n"
+                   "func g(%x: f64[100000]) -> (f64[100000]) {\n"
+                   "%0 = dropout_mask(%x) {p = 0.3, seed = 3} : f64[100000]\nreturn %0\n}\n";
+  Case c;
+  Tensor *got[4] = {0}, *again[4] = {0}, *step[4] = {0}, *mask[1] = {0};
+  char err[512] = "";
+  bool ok = load_case(&c, "noise", ir, "in f64 1 1 : 0\n") &&
+            run_case(&c, INTERP_F64, got, 42, err, sizeof err) == 0 &&
+            run_case(&c, INTERP_F64, again, 42, err, sizeof err) == 0 &&
+            run_case(&c, INTERP_F64, step, 43, err, sizeof err) == 0;
+  int64_t nd[1] = {NN};
+  Tensor *ones = interp_tensor_new(DT_F64, 1, nd), *keep = c.in[0];
+  for (int i = 0; i < NN; i++) ones->data[i] = 1;
+  c.in[0] = ones;
+  ok = ok && run_func(&c, ir_module_find_func(c.m, "g"), INTERP_F64, 1, mask, 42, err, sizeof err) == 0;
+  c.in[0] = keep;
+  interp_tensor_free(ones);
+  check("rand, randn run", ok);
+  if (!ok) {
+    printf("  %s\n", err);
+    return;
+  }
+  double mu, var, mn, vn, se_u = sqrt(1.0 / 12 / NN), se_uv = sqrt((1.0 / 80 - 1.0 / 144) / NN);
+  moments(got[0], &mu, &var);
+  moments(got[1], &mn, &vn);
+  printf("  rand: mean %.6f (0.5 +- %.2g), var %.6f (%.6f +- %.2g)\n", mu, se_u, var, 1.0 / 12, se_uv);
+  printf("  randn: mean %.6f (0 +- %.2g), var %.6f (1 +- %.2g)\n", mn, 1 / sqrt(NN), vn, sqrt(2.0 / NN));
+  check("rand: mean and variance of 10^5 draws within 4 standard errors",
+        fabs(mu - 0.5) < 4 * se_u && fabs(var - 1.0 / 12) < 4 * se_uv);
+  check("randn: mean and variance of 10^5 draws within 4 standard errors",
+        fabs(mn) < 4 / sqrt(NN) && fabs(vn - 1) < 4 * sqrt(2.0 / NN));
+  int in1 = 0, range = 1, same = 1, diff_step = 0, drop = 1;
+  double corr_u = 0, corr_n = 0, mx = 0, mu2, v2, mn2, vn2;
+  moments(got[2], &mu2, &v2);
+  moments(got[3], &mn2, &vn2);
+  for (int i = 0; i < NN; i++) {
+    double u = got[0]->data[i], z = got[1]->data[i];
+    range &= u >= 0 && u < 1 && u == interp_noise(3, 42, (uint64_t)i, false) &&
+             z == interp_noise(4, 42, (uint64_t)i, true);
+    in1 += fabs(z) < 1;
+    mx = fmax(mx, fabs(z));
+    for (int k = 0; k < 4; k++) same &= got[k]->data[i] == again[k]->data[i];
+    diff_step += u != step[0]->data[i];
+    corr_u += (u - mu) * (got[2]->data[i] - mu2);
+    corr_n += (z - mn) * (got[3]->data[i] - mn2);
+    drop &= (mask[0]->data[i] == 0) == (u < 0.3);
+  }
+  corr_u /= (NN - 1) * sqrt(var * v2);
+  corr_n /= (NN - 1) * sqrt(vn * vn2);
+  double p1 = 0.6826894921370859, se1 = sqrt(p1 * (1 - p1) / NN);
+  printf("  randn: P(|z| < 1) %.5f (%.5f +- %.2g), max |z| %.3f; corr across seeds %.2g, %.2g\n",
+         (double)in1 / NN, p1, se1, mx, corr_u, corr_n);
+  check("rand in [0, 1), both equal interp_noise per element", range);
+  check("randn: P(|z| < 1) within 4 standard errors, |z| <= 5.78", fabs((double)in1 / NN - p1) < 4 * se1 && mx <= 5.78);
+  check("rand, randn: other seeds are uncorrelated (|r| < 4 / sqrt(n))",
+        fabs(corr_u) < 4 / sqrt(NN) && fabs(corr_n) < 4 / sqrt(NN));
+  check("rand, randn repeat for one seed and rng_seed", same);
+  check("rand differs across rng_seed (the step)", diff_step > NN / 2);
+  check("rand is dropout's uniform: dropout_mask = 0 exactly where rand < p", drop);
+  for (int i = 0; i < 4; i++) {
+    interp_tensor_free(got[i]);
+    interp_tensor_free(again[i]);
+    interp_tensor_free(step[i]);
+  }
+  interp_tensor_free(mask[0]);
+  case_free(&c);
+}
+
 // ---- f32 vs f64 -------------------------------------------------------------------------------------
 // A composite graph over random inputs: conv, pool, norms, matmul, softmax,
 // losses. f32 results must be float values and agree with f64 to ~1e-4.
@@ -620,6 +710,7 @@ int main(int argc, char **argv) {
   test_views();
   test_nn();
   test_dropout();
+  test_noise();
   test_f32_vs_f64();
   test_errors();
   test_diag_sink();

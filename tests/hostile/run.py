@@ -4,7 +4,7 @@
     tests/hostile/run.py --mlc MLC --rt LIBMLC_RT --work DIR [--san] [--cc CC] [--only REGEX]
     tests/hostile/run.py ... --diskfull        (the disk-full cases; exit 77 without tmpfs)
 
-Builds the models of this folder (clf, reg, seq, grid; -O0, as kernel speed
+Builds the models of this folder (clf, reg, seq, grid, pad; -O0, as kernel speed
 does not matter here) into programs and clf.model into a library driven by
 api_hostile.c, writes their data into DIR, then feeds them every hostile
 input of issue 9 (sizes that wrap, checkpoint run state out of range or
@@ -220,7 +220,7 @@ class Suite:
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"] if self.a.san else []
         libs = ["-lz", "-lcjson", "-lm", "-lpthread"]
         inc = ["-I" + os.path.join(ROOT, "runtime", "include"), "-I" + ROOT]
-        for m in ("clf", "reg", "seq", "grid"):
+        for m in ("clf", "reg", "seq", "grid", "pad"):
             src = os.path.join(HERE, m + ".model")
             if not self.a.san:
                 steps = [[self.a.mlc, "build", src, "-O0", "-o", os.path.join(self.bin, m)]]
@@ -520,6 +520,7 @@ def model_cases(s):
         s.check(len(rows) == 128 and all(len(r) == 13 for r in rows), "predict: 128 rows of a class and 12 probabilities")
         s.check(abs(acc - mine) < 1e-4 and acc > 0.9, "accuracy is per position over the 12 classes",
                 f"eval {acc}, from predict's rows {mine}")
+    pad_cases(s, ys)
     s.reg_data()
     s.case("mlc check: reg.csv's extra columns pass", [s.a.mlc, "check", os.path.join(HERE, "reg.model")], 0)
     r = s.case("reg: only the declared columns give a zero loss", ["reg", "eval", "--weights", "reg-true.st"], 0,
@@ -547,6 +548,41 @@ def model_cases(s):
     s.write("reg_in.txt", "1 2\n0.5 -1\n")
     s.case("reg: predict prints the raw outputs", ["reg", "predict", "--weights", "reg-true.st", "reg_in.txt"], 0,
            out=r"^-4\n4\n$")
+
+
+def pad_cases(s, ys):
+    """pad.model, ignore_index = -100: grid_x with the classes p % 4 of grid_y, its positions 6
+    and 7 padding (-100, refused by no check); 11 or -5 is neither a class nor -100."""
+    ys = [-100 if k % 8 >= 6 else y for k, y in enumerate(ys)]
+    def labels(name, at=None, v=None):
+        vals = list(ys)
+        if at is not None:
+            vals[at] = v
+        s.write(name, npy_bytes("<i8", [len(vals) // 8, 8], struct.pack(f"<{len(vals)}q", *vals)))
+    labels("pad_y.npy")
+    labels("pad_11.npy", 8 * 2 + 3, 11)
+    labels("pad_m5.npy", 8 * 4 + 1, -5)
+    s.case("pad: targets holding -100 train, with accuracy", ["pad", "train", "--train-data", "grid_x.npy,pad_y.npy",
+           "--test-data", "grid_x.npy,pad_y.npy", "--epochs", "3", "--checkpoint", "pad.st"], 0,
+           outputs=[r"pad\.st"], out=r"train_acc [0-9.]+ test_loss [0-9.]+ test_acc [0-9.]+")
+    s.case("pad: target 11 (neither a class nor the ignore_index) is refused at load",
+           ["pad", "train", "--train-data", "grid_x.npy,pad_11.npy"], 1,
+           r"pad_11\.npy: record 3: label 11 is out of range 0\.\.3 and not the ignore_index -100")
+    s.case("pad: target -5 in the test data is refused at load",
+           ["pad", "train", "--train-data", "grid_x.npy,pad_y.npy", "--test-data", "grid_x.npy,pad_m5.npy"], 1,
+           r"pad_m5\.npy: record 5: label -5 is out of range 0\.\.3 and not the ignore_index -100")
+    s.case("pad: eval refuses target -5", ["pad", "eval", "--weights", "pad.st", "--data", "grid_x.npy,pad_m5.npy"],
+           1, r"pad_m5\.npy: record 5: label -5 is out of range 0\.\.3 and not the ignore_index -100")
+    ev = s.case("pad: eval accuracy", ["pad", "eval", "--weights", "pad.st", "--data", "grid_x.npy,pad_y.npy"],
+                0, out=r"accuracy ")
+    pr = s.case("pad: predict", ["pad", "predict", "--weights", "pad.st", "grid_x.npy"], 0)
+    if ev and pr:
+        rows = [l.split() for l in pr[1].splitlines()]
+        acc = float(re.search(r"accuracy ([0-9.]+)", ev[1]).group(1))
+        kept = [(int(r[0]), y) for r, y in zip(rows, ys) if y != -100]
+        mine = sum(c == y for c, y in kept) / len(kept)
+        s.check(len(rows) == len(ys) and abs(acc - mine) < 1e-4 and mine != sum(c == y for c, y in kept) / len(ys),
+                "pad: accuracy counts only the positions that are not -100", f"eval {acc}, from predict's rows {mine}")
 
 
 def api_case(s):

@@ -10,7 +10,9 @@
 //    to kernel IR, verified, printed, and run with kir_run on random inputs;
 //    every output and every state slot the function stores must match
 //    interp_run: in f64 within 1e-12 relative, in f32 within 1e-5
-//    (|a - b| <= tol * max(1, |a|, |b|)). Symbolic dims are 3 unless a
+//    (|a - b| <= tol * max(1, |a|, |b|)), and exactly for the matmul and
+//    conv modules (exact_files: both evaluators follow the kernel library's
+//    order, kernels/gemm_ref.h). Symbolic dims are 3 unless a
 //    `; dim NAME N` directive says otherwise; `; positive NAME` draws from
 //    [0.5, 2] and `; int NAME N` integers from [0, N) (default N = 2);
 //    floats are otherwise uniform in [-1, 1].
@@ -169,15 +171,26 @@ static void state_free(State *s) {
 }
 
 // Runs f in one mode with both evaluators and compares outputs and state.
+// Modules of matmuls and convolutions (and the views and elementwise ops
+// exact in both evaluators): both follow the library's order
+// (kernels/gemm_ref.h), so they agree bit for bit, in f32 and f64 alike.
+static const char *const exact_files[] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir",
+                                          "tests/graph/interp/matmul.ir", "tests/graph/interp/conv2d.ir",
+                                          "tests/graph/interp/conv2d_grad_input.ir",
+                                          "tests/graph/interp/conv2d_grad_weight.ir"};
+static bool exact;
+
 static bool run_mode(IrModule *m, IrFunc *f, KirProgram *p, Tensor **args, const State *st, InterpMode mode) {
   // f64: bit for bit on the cpu schedule (kernels follow the interpreter's
-  // operation order, float sums included). f32: composite elementwise
-  // formulas round once in the interpreter and after every primitive in
-  // kernels (ir.md), so 1e-5; tests/kernel/test_reduce.c checks the sums
-  // exactly in f32. The gpu schedule splits long reductions into per-block
-  // partials and a tree (kir.md), so it is checked within a tolerance.
+  // operation order, float sums and the library's matmul/conv order
+  // included). f32: composite elementwise formulas round once in the
+  // interpreter and after every primitive in kernels (ir.md), so 1e-5,
+  // except the exact_files, whose ops round alike in both; the float sums
+  // are checked exactly in f32 by tests/kernel/test_reduce.c. The gpu
+  // schedule splits long reductions into per-block partials and a tree
+  // (kir.md), so it is checked within a tolerance.
   bool gpu = p->target && !strcmp(p->target, "gpu");
-  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : f32_tol);
+  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : exact ? 0 : f32_tol);
   State s1, s2;
   state_clone(&s1, st);
   state_clone(&s2, st);
@@ -298,6 +311,9 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
 
 static void run_func_as(IrModule *m, IrFunc *f, const char *text, const char *file, bool fuse) {
   const char *name = arena_printf(A, "%s:%s%s", file, f->name, fuse ? " (fused)" : "");
+  exact = false;
+  for (size_t i = 0; i < sizeof exact_files / sizeof *exact_files; i++) exact |= !strcmp(file, exact_files[i]);
+  if (exact) name = arena_printf(A, "%s (bit for bit)", name);
   char err[512];
   KirProgram *p = kir_lower_func_opts(A, m, f, &(KirLowerOptions){.fuse = fuse}, err, sizeof err);
   if (!p) {
@@ -626,6 +642,177 @@ static void test_verifier(void) {
   interp_tensor_free(out[0]);
 }
 
+// ---- the memory plan ----------------------------------------------------------------------------------
+// x[B] -> t0 -> t1 -> t2 -> out, one elementwise kernel each: t0 dies where
+// t2 is born, so the plan gives them the same bytes. defect 1: the last
+// kernel also reads t0 (all three live together); defect 2: the first
+// kernel reads t1 before k1 writes it.
+static KirProgram *chain(int defect) {
+  KirProgram *p = kir_program_new(A, "chain");
+  int B = kir_sym_add(p, "B", 0, 0, NULL);
+  KExpr *n = kir_symref(p, B);
+  int bufs[5];
+  bufs[0] = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, 1, &n);
+  for (int i = 0; i < 3; i++) bufs[1 + i] = kir_buf_add(p, KBUF_TEMP, arena_printf(A, "t%d", i), DT_F32, 1, &n);
+  bufs[4] = kir_buf_add(p, KBUF_OUTPUT, "out0", DT_F32, 1, &n);
+  p->ninputs = p->noutputs = 1;
+  for (int j = 0; j < 4; j++) {
+    KirKernel *k = kir_kernel_new(p, arena_printf(A, "k%d", j), (Span){0});
+    int src = bufs[j], dst = bufs[j + 1];
+    kir_kernel_use(p, k, src);
+    kir_kernel_use(p, k, dst);
+    int i = kir_var_new(p, k, "i", DT_I64, true);
+    KStmt *s = kir_for(p, &k->body, i, kir_symref(p, B), true);
+    KExpr *x = kir_load(p, src, kir_varref(p, k, i));
+    if (defect == 1 && j == 3) {
+      kir_kernel_use(p, k, bufs[1]);
+      x = kir_bin(p, KB_ADD, x, kir_load(p, bufs[1], kir_varref(p, k, i)));
+    }
+    if (defect == 2 && j == 0) {
+      kir_kernel_use(p, k, bufs[2]);
+      x = kir_bin(p, KB_ADD, x, kir_load(p, bufs[2], kir_varref(p, k, i)));
+    }
+    kir_store(p, &s->body, dst, kir_varref(p, k, i), kir_bin(p, KB_MUL, x, kir_float(p, DT_F32, 2)));
+  }
+  return p;
+}
+
+static bool eval_at(KirProgram *p, KExpr *e, int64_t b, int64_t *v) {
+  int64_t syms[1];
+  return kir_bind_syms(p, &b, syms) && kir_eval_i64(e, syms, v);
+}
+
+static void test_memplan(void) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  KirProgram *p = chain(0);
+  bool ok = kir_schedule(p, &kir_target_cpu, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (verbose) diag_print(&ds, stdout);
+  check("memplan: a chain plans and verifies", ok);
+  if (!ok) return;
+  bool shared = true, sized = true;
+  for (int64_t b = 1; b <= 100; b++) {
+    int64_t o0, o2, s;
+    shared &= eval_at(p, kir_buf(p, 1)->offset, b, &o0) && eval_at(p, kir_buf(p, 3)->offset, b, &o2) && o0 == o2;
+    sized &= eval_at(p, p->scratch, b, &s) && s == 2 * ((b * 4 + 63) / 64 * 64);
+  }
+  check("memplan: t2 takes the bytes of t0, dead by then", shared);
+  check("memplan: scratch is two temporaries for every B", sized);
+  // the verifier refuses t1 on t0's bytes (live together in k1)
+  KExpr *saved = kir_buf(p, 2)->offset;
+  kir_buf(p, 2)->offset = kir_buf(p, 1)->offset;
+  diag_init(&ds, A);
+  ok = kir_verify(p, &ds);
+  if (verbose) diag_print(&ds, stdout);
+  check("memplan: verifier refuses live temporaries that overlap", !ok && ds.nerrors > 0);
+  kir_buf(p, 2)->offset = saved;
+  // t0 read by the last kernel: nothing shares, and the plan still verifies
+  diag_init(&ds, A);
+  p = chain(1);
+  ok = kir_schedule(p, &kir_target_cpu, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  int64_t s;
+  check("memplan: a temporary live to the end keeps its bytes", ok && eval_at(p, p->scratch, 5, &s) && s == 3 * 64);
+  diag_init(&ds, A);
+  p = chain(2);
+  ok = kir_schedule(p, &kir_target_cpu, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
+  if (verbose) diag_print(&ds, stdout);
+  check("memplan: verifier refuses a temporary read before it is written", !ok && ds.nerrors > 0);
+}
+
+// Random programs: kernels taking random temporaries of random polynomial
+// sizes over B and T ((a*B + c) * (d*T + e) elements, some not a multiple of
+// 64 bytes); the plan must verify, and no two temporaries live at once may
+// overlap at any B, T in 1..40 (a wider net than the verifier's samples).
+static uint64_t rng_state = 88172645463325252ull;
+static int rnd(int n) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return (int)(rng_state % (uint64_t)n);
+}
+
+static KirProgram *random_program(int ntemps, int nkernels) {
+  KirProgram *p = kir_program_new(A, "random");
+  int B = kir_sym_add(p, "B", 0, 0, NULL), T = kir_sym_add(p, "T", 0, 1, NULL);
+  KExpr *d2[2] = {kir_symref(p, B), kir_symref(p, T)};
+  int in = kir_buf_add(p, KBUF_INPUT, "%x", DT_F32, 2, d2);
+  p->ninputs = 1;
+  int *first = arena_alloc(A, sizeof(int) * (size_t)ntemps), *last = arena_alloc(A, sizeof(int) * (size_t)ntemps);
+  int *buf = arena_alloc(A, sizeof(int) * (size_t)ntemps);
+  for (int t = 0; t < ntemps; t++) {
+    KExpr *a = kir_bin(p, KB_ADD, kir_bin(p, KB_MUL, kir_symref(p, B), kir_idx(p, rnd(3))), kir_idx(p, 1 + rnd(40)));
+    KExpr *b = rnd(2) ? kir_bin(p, KB_ADD, kir_bin(p, KB_MUL, kir_symref(p, T), kir_idx(p, rnd(3))), kir_idx(p, 1 + rnd(5)))
+                      : kir_idx(p, 1 + rnd(300));
+    KExpr *dims[2] = {a, b};
+    DType dt = rnd(4) ? DT_F32 : DT_F64;
+    buf[t] = kir_buf_add(p, KBUF_TEMP, arena_printf(A, "t%d", t), dt, 2, dims);
+    first[t] = rnd(nkernels);
+    last[t] = first[t] + rnd(nkernels - first[t]);
+  }
+  for (int k = 0; k < nkernels; k++) {
+    KirKernel *kn = kir_kernel_new(p, arena_printf(A, "k%d", k), (Span){0});
+    kir_kernel_use(p, kn, in);
+    int v = kir_var_new(p, kn, "v", DT_F32, false);
+    kir_let(p, &kn->body, v, kir_load(p, in, kir_idx(p, 0)));
+    for (int t = 0; t < ntemps; t++) {
+      if (k < first[t] || k > last[t] || (k != first[t] && k != last[t] && rnd(2))) continue;
+      kir_kernel_use(p, kn, buf[t]);
+      DType dt = kir_buf(p, buf[t])->dtype;
+      if (k == first[t]) kir_store(p, &kn->body, buf[t], kir_idx(p, 0), kir_cast(p, dt, kir_varref(p, kn, v)));
+      else kir_assign(p, &kn->body, v, kir_cast(p, DT_F32, kir_load(p, buf[t], kir_idx(p, 0))));
+    }
+  }
+  return p;
+}
+
+static void test_memplan_random(void) {
+  int bad = 0, unverified = 0, reused = 0;
+  for (int trial = 0; trial < 60; trial++) {
+    KirProgram *p = random_program(5 + rnd(40), 2 + rnd(12));
+    DiagSink ds;
+    diag_init(&ds, A);
+    if (!kir_plan_memory(p, &ds) || !kir_verify(p, &ds)) {
+      if (verbose) diag_print(&ds, stdout);
+      unverified++;
+      continue;
+    }
+    int nb = p->bufs.len, *lo = arena_alloc(A, sizeof(int) * (size_t)nb), *hi = arena_alloc(A, sizeof(int) * (size_t)nb);
+    for (int b = 0; b < nb; b++) lo[b] = -1;
+    for (int k = 0; k < p->kernels.len; k++) {
+      KirKernel *kn = VEC_AT(p->kernels, KirKernel, k);
+      for (int j = 0; j < kn->params.len; j++) {
+        int b = kir_param(kn, j);
+        if (lo[b] < 0) lo[b] = k;
+        hi[b] = k;
+      }
+    }
+    int64_t args5[2] = {5, 5}, syms5[2], total = 0, s5, n5;
+    kir_bind_syms(p, args5, syms5);
+    kir_eval_i64(p->scratch, syms5, &s5);
+    for (int b = 1; b < nb; b++)
+      if (kir_eval_i64(kir_buf(p, b)->numel, syms5, &n5)) total += (n5 * dtype_size(kir_buf(p, b)->dtype) + 63) / 64 * 64;
+    reused += s5 < total;
+    for (int64_t bv = 1; bv <= 40 && !bad; bv++)
+      for (int64_t tv = 1; tv <= 40 && !bad; tv += 3) {
+        int64_t args[2] = {bv, tv}, syms[2], off[64], end[64], scratch;
+        kir_bind_syms(p, args, syms);
+        kir_eval_i64(p->scratch, syms, &scratch);
+        for (int b = 1; b < nb; b++) {
+          int64_t n;
+          kir_eval_i64(kir_buf(p, b)->offset, syms, &off[b]);
+          kir_eval_i64(kir_buf(p, b)->numel, syms, &n);
+          end[b] = off[b] + n * dtype_size(kir_buf(p, b)->dtype);
+          bad += off[b] % 64 != 0 || end[b] > scratch;
+        }
+        for (int a = 1; a < nb; a++)
+          for (int b = a + 1; b < nb; b++)
+            bad += lo[a] >= 0 && lo[b] >= 0 && lo[a] <= hi[b] && lo[b] <= hi[a] && off[a] < end[b] && off[b] < end[a];
+      }
+  }
+  check("memplan: 60 random programs plan and verify", unverified == 0);
+  check("memplan: ... and no live temporaries overlap at any B, T in 1..40", bad == 0);
+  if (verbose) printf("  %d of 60 share bytes at B = T = 5\n", reused);
+  check("memplan: ... most of them sharing bytes", reused >= 40);
+}
+
 // ---- finite checks ---------------------------------------------------------------------------------
 // A checked program stops at the first non-finite value in program order:
 // log(0) = -inf before sqrt makes NaN of it; log(-1) = NaN; finite input
@@ -674,16 +861,71 @@ static void test_finite(void) {
   }
 }
 
+// Matmul and conv2d epilogues (kir_lower.c): which ops of gemm.ir's and
+// convs.ir's epilogue functions fold into a matmul's or conv's kernel, as the kernels' op kinds in
+// order (tests/graph/ir/gemm.ir runs them against the interpreter), and
+// none in a checked program.
+static void test_epilogues(void) {
+  static const struct { const char *func, *want; } cases[] = {
+      {"linear_relu", "matmul_bias(relu=1)"},
+      {"residual", "matmul_residual(relu=0) matmul_residual(relu=1)"},
+      {"relu_only", "matmul_relu"},
+      {"mask", "matmul_relu_mask matmul_relu_mask"},
+      {"unfused", "matmul matmul"},
+      {"two_mm", "matmul matmul_residual(relu=0)"},
+      {"bias64", "matmul_bias(relu=1)"},
+      {"conv_bias_relu", "conv2d_bias(relu=1) conv2d_bias(relu=0) conv2d"},
+      {"conv_bias64", "conv2d_bias(relu=1)"},
+  };
+  DiagSink ds;
+  diag_init(&ds, A);
+  IrModule *mods[2];
+  const char *paths[2] = {"tests/graph/ir/gemm.ir", "tests/graph/ir/convs.ir"};
+  for (int i = 0; i < 2; i++) {
+    char *text = read_all(paths[i]);
+    mods[i] = text ? ir_parse(A, src_from_string(A, paths[i], text, strlen(text)), &ds) : NULL;
+    if (!check(arena_printf(A, "parse %s", paths[i]), mods[i] && ir_verify(mods[i], &ds))) return;
+  }
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    IrFunc *f = NULL;
+    IrModule *m = NULL;
+    for (int j = 0; j < 2; j++)
+      for (int i = 0; i < mods[j]->funcs.len; i++)
+        if (!strcmp(VEC_AT(mods[j]->funcs, IrFunc, i)->name, cases[c].func)) f = VEC_AT(mods[j]->funcs, IrFunc, i), m = mods[j];
+    for (int checked = 0; checked < 2; checked++) {
+      char err[256];
+      KirLowerOptions o = {.check_finite = checked};
+      KirProgram *p = f ? kir_lower_func_opts(A, m, f, &o, err, sizeof err) : NULL;
+      StrBuf b = {0};
+      for (int i = 0; p && i < p->kernels.len; i++) {
+        const KirOp *op = VEC_AT(p->kernels, KirKernel, i)->op;
+        if (!op || (op->kind > KOP_MATMUL_RELU_MASK && op->kind != KOP_CONV2D && op->kind != KOP_CONV2D_BIAS)) continue;
+        sb_printf(&b, "%s%s", b.len ? " " : "", kir_op_name(op->kind));
+        if (op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL) sb_printf(&b, "(relu=%d)", (int)op->attr[0]);
+        if (op->kind == KOP_CONV2D_BIAS) sb_printf(&b, "(relu=%d)", (int)op->attr[7]);
+      }
+      const char *got = b.data ? b.data : "", *want = checked ? NULL : cases[c].want;
+      bool ok = p && (want ? !strcmp(got, want) : !strstr(got, "matmul_") && !strstr(got, "_bias"));
+      if (!ok) printf("  %s%s: got \"%s\"\n", cases[c].func, checked ? " (checked)" : "", got);
+      check(arena_printf(A, "epilogue %s%s", cases[c].func, checked ? " (checked: none)" : ""), ok);
+      sb_free(&b);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   verbose = argc > 1 && !strcmp(argv[1], "-v");
   A = arena_new();
   test_verifier();
+  test_memplan();
+  test_memplan_random();
   run_dir("tests/graph/ir", false);
   run_dir("tests/graph/interp", false);
   run_dir("tests/passes/autodiff", true);
   run_inline();
   run_examples();
   test_finite();
+  test_epilogues();
   StrBuf b = {0};
   for (int op = 0; op < IR_OP_COUNT; op++)
     if (!covered[op] && op != IR_INPUT) sb_printf(&b, " %s", ir_op_name((IrOp)op));

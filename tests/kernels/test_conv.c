@@ -4,12 +4,15 @@
 // compiler/graph/interp_nn.c): odd sizes, stride, padding, dilation,
 // groups, 1x1, bias and relu; for every micro-kernel variant the CPU runs
 // (bit-equal to the generic one), and bit-identical with 1, 2 and 3 threads.
+// And bit for bit against the definition of their order, kernels/gemm_ref.h
+// in f32 (what the reference interpreter computes in f32 mode).
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/gemm_ref.h"
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
 #include "rand_data.h"
@@ -79,6 +82,36 @@ static int run_all(MlcPool *pool, const Shape *s, uint32_t flags, const float *x
 
 static void outs_free(Outs *o) { free(o->y), free(o->dx), free(o->dw); }
 
+static double *to_double(const float *x, int64_t n) {
+  double *d = malloc(sizeof(double) * (size_t)(n + 1));
+  for (int64_t i = 0; d && x && i < n; i++) d[i] = x[i];
+  return x ? d : (free(d), NULL);
+}
+
+// Elements of got whose bits differ from want (doubles holding floats).
+static int64_t count_unlike(const float *got, const double *want, int64_t n) {
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) {
+    float w = (float)want[i];
+    bad += memcmp(&got[i], &w, sizeof w) != 0;
+  }
+  return bad;
+}
+
+// kernels/gemm_ref.h in f32 for the three passes: elements that differ.
+static int64_t unlike_ref(const Shape *s, uint32_t flags, const float *x, const float *w,
+                          const float *bias, const float *dy, const Outs *got) {
+  double *dx_ = to_double(x, s->nx), *dw_ = to_double(w, s->nw), *ddy = to_double(dy, s->ny);
+  double *db = to_double(bias, s->g[MLC_CONV_O]), *y = calloc((size_t)s->ny + 1, sizeof(double));
+  double *gx = calloc((size_t)s->nx + 1, sizeof(double)), *gw = calloc((size_t)s->nw + 1, sizeof(double));
+  int64_t bad = -1;
+  if (mlc_ref_conv2d(true, s->g, flags, dx_, dw_, db, y) && mlc_ref_conv2d_grad_input(true, s->g, ddy, dw_, gx) &&
+      mlc_ref_conv2d_grad_weight(true, s->g, ddy, dx_, gw))
+    bad = count_unlike(got->y, y, s->ny) + count_unlike(got->dx, gx, s->nx) + count_unlike(got->dw, gw, s->nw);
+  free(dx_), free(dw_), free(ddy), free(db), free(y), free(gx), free(gw);
+  return bad;
+}
+
 static int same(const Outs *a, const Outs *b, const Shape *s) {
   return !memcmp(a->y, b->y, (size_t)s->ny * 4) && !memcmp(a->dx, b->dx, (size_t)s->nx * 4) &&
          !memcmp(a->dw, b->dw, (size_t)s->nw * 4);
@@ -108,6 +141,7 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
   int64_t bad0 = count_bad(got.y, ref[0], mag[0], s->ny, cg * g[5] * g[6] + 2);
   int64_t bad1 = count_bad(got.dx, ref[1], mag[1], s->nx, og * g[5] * g[6]);
   int64_t bad2 = count_bad(got.dw, ref[2], mag[2], s->nw, g[0] * s->ho * s->wo);
+  int64_t unlike = unlike_ref(s, flags, x, w, bias, dy, &got);
   int threads_same = 1;
   for (int t = 1; t <= 3; t++) {
     MlcPool *pool = mlc_pool_new(t);
@@ -119,13 +153,14 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
   char msg[300];
   snprintf(msg, sizeof msg,
            "%s: x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld d%lld g%lld%s%s: "
-           "out of bound fwd %lld dx %lld dw %lld; same as generic %d; same with 1-3 threads %d",
+           "out of bound fwd %lld dx %lld dw %lld; same as generic %d; same with 1-3 threads %d; "
+           "%lld unlike gemm_ref.h",
            variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3],
            (long long)g[4], (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[9],
            (long long)g[11], (long long)g[13], bias ? " bias" : "",
            flags & MLC_CONV_RELU ? " relu" : "", (long long)bad0, (long long)bad1, (long long)bad2,
-           same(&got, &gen, s), threads_same);
-  check(msg, !rc && !bad0 && !bad1 && !bad2 && same(&got, &gen, s) && threads_same);
+           same(&got, &gen, s), threads_same, (long long)unlike);
+  check(msg, !rc && !bad0 && !bad1 && !bad2 && same(&got, &gen, s) && threads_same && unlike == 0);
   outs_free(&got), outs_free(&gen);
   for (int op = 0; op < 3; op++) free(ref[op]), free(mag[op]);
   free(x), free(w), free(dy), free(bias);

@@ -689,6 +689,168 @@ static void check_instance_args(void) {
   arena_free(l.a);
 }
 
+// ---- masked losses: finite differences ------------------------------------------------------------------
+// cross_entropy with ignore_index (inside and outside the classes), label
+// smoothing, reduction "sum" and "none" under a mask; mse and
+// bce_with_logits per element. Run in f64 (INTERP_F64), d loss / d p of ad_grad(loss) must
+// match central differences of loss for every trainable param element; the
+// ignored rows' logits get no gradient.
+static double masked_scale(const char *path) { return (void)path, 0.5; }
+
+static void check_masked_fd(void) {
+  Lowered l = lower_src(
+      "masked.model",
+      "model M {\n  fc = Linear(3, 4)\n  v = Linear(3, 1)\n"
+      "  forward(x: f32[B, 3]) -> f32[B, 4] {\n    return fc(x)\n  }\n"
+      "  loss(x: f32[B, 3], y: i64[B], m: f32[B], t: f32[B, 1]) -> f32 {\n"
+      "    lg = forward(x)\n"
+      "    a = cross_entropy(lg, y, ignore_index = 0)\n"
+      "    b = cross_entropy(lg, y, ignore_index = -100, label_smoothing = 0.3)\n"
+      "    c = cross_entropy(lg, y, reduction = \"sum\", label_smoothing = 0.2)\n"
+      "    d = sum(cross_entropy(lg, y, reduction = \"none\") * m) / sum(m)\n"
+      "    e = sum(reshape(mse(v(x), t, reduction = \"none\"), [B]) * m)\n"
+      "    f = sum(bce_with_logits(v(x), t, reduction = \"none\")) + mse(v(x), t, reduction = \"sum\")\n"
+      "    return a + b + 0.5 * c + d + e + f\n  }\n}\n",
+      "M");
+  check("masked: lowers", l.ok);
+  if (!l.ok) return;
+  IrModule *m = l.r.module;
+  IrFunc *g = ad_grad(m, l.r.loss, &(AdOptions){.diags = &l.d});
+  check("masked: ad_grad verifies", g && ir_verify_func(g, &l.d));
+  if (!g) return;
+  enum { B = 6 };
+  State st = random_state(m, masked_scale);
+  InterpParams ip = {st.n, st.paths, st.vals, 1};
+  int64_t xd[2] = {B, 3}, bd[1] = {B}, td[2] = {B, 1};
+  Tensor *x = rand_tensor(DT_F32, 2, xd, -1, 1), *y = interp_tensor_new(DT_I64, 1, bd);
+  Tensor *mk = interp_tensor_new(DT_F32, 1, bd), *t = rand_tensor(DT_F32, 2, td, 0, 1);
+  const double ys[B] = {1, 0, 3, -100, 2, 0}, ms[B] = {1, 0, 1, 0, 1, 1};
+  for (int i = 0; i < B; i++) y->data[i] = ys[i], mk->data[i] = ms[i];
+  Tensor *in[4] = {x, y, mk, t}, *out[8] = {0};
+  bool ran = interp_run(m, g, INTERP_F64, in, 4, &ip, out, &l.d) == 0;
+  if (!ran) diag_print(&l.d, stdout);
+  double maxerr = 0, maxg = 0;
+  int k = 1, checked = 0;
+  for (int i = 0; ran && i < st.n; i++) {
+    if (!ir_module_find_param(m, st.paths[i])->trainable) continue;
+    Tensor *gp = out[k++];
+    for (int64_t e = 0; gp && e < st.vals[i]->numel; e++) {
+      double v0 = st.vals[i]->data[e], h = 1e-5, lo[2];
+      for (int s = 0; s < 2; s++) {
+        st.vals[i]->data[e] = v0 + (s ? -h : h);
+        Tensor *o[1] = {0};
+        ran &= interp_run(m, l.r.loss, INTERP_F64, in, 4, &ip, o, &l.d) == 0;
+        lo[s] = o[0] ? o[0]->data[0] : NAN;
+        interp_tensor_free(o[0]);
+      }
+      st.vals[i]->data[e] = v0;
+      double fd = (lo[0] - lo[1]) / (2 * h);
+      maxerr = fmax(maxerr, fabs(fd - gp->data[e]) / fmax(1, fabs(fd)));
+      maxg = fmax(maxg, fabs(gp->data[e]));
+      checked++;
+    }
+  }
+  printf("  masked: %d gradient elements, max |g| %.3g, max error vs central differences %.3g\n", checked,
+         maxg, maxerr);
+  check("masked: d loss / d params match central differences (1e-7)",
+        ran && checked == 4 * 3 + 4 + 3 + 1 && maxg > 0 && maxerr <= 1e-7);
+  // the rows ignore_index drops count for nothing: changing their logits'
+  // inputs leaves an ignore-only loss as it is
+  Lowered l2 = lower_src("ignored.model",
+                         "fn f(lg: f32[B, 4], y: i64[B]) -> f32 {\n"
+                         "  return cross_entropy(lg, y, ignore_index = 0, label_smoothing = 0.1)\n}\n"
+                         "model M {\n  fc = Linear(3, 4)\n"
+                         "  forward(x: f32[B, 3]) -> f32[B, 4] {\n    return fc(x)\n  }\n"
+                         "  loss(x: f32[B, 3], y: i64[B]) -> f32 {\n    return f(forward(x), y)\n  }\n}\n",
+                         "M");
+  Tensor *o1[1] = {0}, *o2[1] = {0};
+  State st2 = l2.ok ? random_state(l2.r.module, masked_scale) : (State){0};
+  InterpParams ip2 = {st2.n, st2.paths, st2.vals, 1};
+  bool ok2 = l2.ok && interp_run(l2.r.module, l2.r.loss, INTERP_F64, in, 2, &ip2, o1, &l2.d) == 0;
+  for (int j = 0; j < 3; j++) x->data[1 * 3 + j] += 5, x->data[5 * 3 + j] -= 7; // rows 1 and 5: y = 0
+  ok2 = ok2 && interp_run(l2.r.module, l2.r.loss, INTERP_F64, in, 2, &ip2, o2, &l2.d) == 0;
+  check("masked: ignored rows change nothing", ok2 && o1[0]->data[0] == o2[0]->data[0]);
+  interp_tensor_free(o1[0]);
+  interp_tensor_free(o2[0]);
+  if (l2.ok) free_state(&st2);
+  if (l2.a) arena_free(l2.a);
+  for (int i = 0; i < 8; i++) interp_tensor_free(out[i]);
+  free_state(&st);
+  interp_tensor_free(x);
+  interp_tensor_free(y);
+  interp_tensor_free(mk);
+  interp_tensor_free(t);
+  arena_free(l.a);
+}
+
+// ---- noise: train mode only, gradients through it ----------------------------------------------------
+// tests/e2e/denoise.model: rand and randn are graph nodes in forward and
+// loss, their means (constants) in eval and predict; with the step's
+// stream fixed the noise is a constant of the step, so ad_grad(loss)
+// matches central differences of loss (f64), and a step with another
+// rng_seed draws other noise (another loss).
+static void check_noise(void) {
+  Lowered l = lower_src("tests/e2e/denoise.model", NULL, "Denoise");
+  check("noise: lowers", l.ok);
+  if (!l.ok) return;
+  IrModule *m = l.r.module;
+  bool modes = count_op(l.r.forward, IR_RAND, 0) == 1 && count_op(l.r.forward, IR_RANDN, 0) == 1 &&
+               count_op(l.r.loss, IR_RAND, 0) == 1 && count_op(l.r.loss, IR_RANDN, 0) == 1 &&
+               count_op(l.r.eval, IR_RAND, 0) + count_op(l.r.eval, IR_RANDN, 0) == 0 &&
+               count_op(l.r.predict, IR_RAND, 0) + count_op(l.r.predict, IR_RANDN, 0) == 0;
+  check("noise: rand, randn in forward and loss, none in eval and predict", modes);
+  IrFunc *g = ad_grad(m, l.r.loss, &(AdOptions){.diags = &l.d});
+  check("noise: ad_grad verifies", g && ir_verify_func(g, &l.d));
+  if (!g) return;
+  enum { B = 3 };
+  State st = random_state(m, masked_scale);
+  InterpParams ip = {st.n, st.paths, st.vals, 11};
+  int64_t xd[2] = {B, 16};
+  Tensor *x = rand_tensor(DT_F32, 2, xd, -1, 1), *in[1] = {x}, *out[8] = {0}, *o[1] = {0};
+  bool ran = interp_run(m, g, INTERP_F64, in, 1, &ip, out, &l.d) == 0;
+  if (!ran) diag_print(&l.d, stdout);
+  // eval sees the clean input: its loss is mse(dec(relu(enc(x))), x); the
+  // train loss, on noisy inputs, differs, and so does another step's
+  Tensor *ev[2] = {0}, *o2[1] = {0};
+  InterpParams ip2 = ip;
+  ip2.rng_seed = 12;
+  ran = ran && interp_run(m, l.r.eval, INTERP_F64, in, 1, &ip, ev, &l.d) == 0 &&
+        interp_run(m, l.r.loss, INTERP_F64, in, 1, &ip2, o2, &l.d) == 0;
+  check("noise: the train loss differs from eval's and from another step's",
+        ran && out[0]->data[0] != ev[0]->data[0] && out[0]->data[0] != o2[0]->data[0]);
+  double maxerr = 0, maxg = 0;
+  int k = 1, checked = 0;
+  for (int i = 0; ran && i < st.n; i++) {
+    if (!ir_module_find_param(m, st.paths[i])->trainable) continue;
+    Tensor *gp = out[k++];
+    for (int64_t e = 0; gp && e < st.vals[i]->numel; e += 7) {
+      double v0 = st.vals[i]->data[e], h = 1e-5, lo[2];
+      for (int s = 0; s < 2; s++) {
+        st.vals[i]->data[e] = v0 + (s ? -h : h);
+        ran &= interp_run(m, l.r.loss, INTERP_F64, in, 1, &ip, o, &l.d) == 0;
+        lo[s] = o[0] ? o[0]->data[0] : NAN;
+        interp_tensor_free(o[0]);
+        o[0] = NULL;
+      }
+      st.vals[i]->data[e] = v0;
+      double fd = (lo[0] - lo[1]) / (2 * h);
+      maxerr = fmax(maxerr, fabs(fd - gp->data[e]) / fmax(1, fabs(fd)));
+      maxg = fmax(maxg, fabs(gp->data[e]));
+      checked++;
+    }
+  }
+  printf("  noise: %d gradient elements, max |g| %.3g, max error vs central differences %.3g\n", checked, maxg,
+         maxerr);
+  check("noise: d loss / d params match central differences (1e-7)",
+        ran && checked > 30 && maxg > 0 && maxerr <= 1e-7);
+  for (int i = 0; i < 8; i++) interp_tensor_free(out[i]);
+  for (int i = 0; i < 2; i++) interp_tensor_free(ev[i]);
+  interp_tensor_free(o2[0]);
+  free_state(&st);
+  interp_tensor_free(x);
+  arena_free(l.a);
+}
+
 int main(void) {
   DIR *dir = opendir("examples");
   if (!dir) {
@@ -723,6 +885,8 @@ int main(void) {
   check_vector_matmul();
   check_lists();
   check_instance_args();
+  check_masked_fd();
+  check_noise();
   check_run();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

@@ -393,6 +393,46 @@ class TiedBlocks(nn.Module):
         return F.cross_entropy(self.forward(idx).reshape(B * T, 11), y.reshape(B * T))
 
 
+# ---- tests/parity/cases/masked_losses.model ------------------------------------
+
+class MaskedLosses(nn.Module):
+    AUX = ("ce", "pad", "smooth", "masked", "sq", "bce")
+
+    def __init__(self):
+        super().__init__()
+        self.emb = Embedding(11, 8)
+        self.head, self.reg, self.cls = Linear(8, 11), Linear(8, 1), Linear(8, 1)
+
+    def forward(self, idx):
+        return self.head(self.emb(idx))
+
+    def loss(self, idx, y, y2, m, t, z):
+        B, T = idx.shape
+        h = self.emb(idx)
+        logits = self.head(h).reshape(B * T, 11)
+        ce = F.cross_entropy(logits, y.reshape(B * T), ignore_index=0)
+        pad = F.cross_entropy(logits, y2.reshape(B * T), ignore_index=-100)
+        smooth = F.cross_entropy(logits, y.reshape(B * T), label_smoothing=0.1, ignore_index=0)
+        per = F.cross_entropy(logits, y.reshape(B * T), reduction="none")
+        mm = m.reshape(B * T)
+        masked = (per * mm).sum() / mm.sum()
+        sq = F.mse_loss(self.reg(h).reshape(B, T), t, reduction="sum")
+        bce = (F.binary_cross_entropy_with_logits(self.cls(h).reshape(B, T), z, reduction="none")
+               * m).sum() / m.sum()
+        return ce + pad + smooth + masked + 0.1 * sq + bce, ce, pad, smooth, masked, sq, bce
+
+
+def _masked_batch(g):
+    idx = torch.randint(0, 11, (B, T), generator=g)
+    y = torch.randint(1, 11, (B, T), generator=g)
+    y[:, -2:] = 0                                   # padding, ignored by ignore_index = 0
+    y2 = y.clone()
+    y2[0, :3] = -100                                # ignored by ignore_index = -100
+    m = (torch.rand(B, T, generator=g) > 0.3).float()
+    return [("idx", idx), ("y", y), ("y2", y2), ("m", m), ("t", torch.randn(B, T, generator=g)),
+            ("z", (torch.rand(B, T, generator=g) > 0.5).float())]
+
+
 # ---- batches ----------------------------------------------------------------------
 
 B = 4  # batch size of every parity batch (small: the data files are committed)
@@ -443,9 +483,11 @@ EXAMPLES = {
     "tied_blocks": ("TiedBlocks", TiedBlocks,
                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
+    "masked_losses": ("MaskedLosses", MaskedLosses, _masked_batch),
 }
 
 SOURCES = {
+    "masked_losses": "tests/parity/cases/masked_losses.model",
     "bn_cnn": "tests/parity/cases/bn_cnn.model",
     "tied_blocks": "tests/parity/cases/tied_blocks.model",
     "rank_generic": "tests/parity/cases/rank_generic.model",

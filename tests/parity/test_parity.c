@@ -13,7 +13,12 @@
 //   -> interp_run with the file's weights and batch, in INTERP_F64 and INTERP_F32
 // and compares:
 //   f64: the loss within 1e-9 relative, each gradient within 1e-9;
-//   f32: the same within 1e-4 of PyTorch's float32 results.
+//   f32: the same within 1e-4 of PyTorch's float32 results; a gradient
+//   further off passes when it is no more than twice as far from PyTorch's
+//   float64 gradient as PyTorch's own float32 one is (a sum that cancels,
+//   bn_cnn's conv1.w: 50,176 terms whose mean batch norm removes, leaves
+//   both float32 results about 1.7e-4 from the exact one, each in its own
+//   accumulation order).
 // The norm is max|mlc - torch| / max|torch| over the tensor: the error
 // relative to the tensor's largest magnitude. For gradients the denominator
 // is at least GRAD_FLOOR (1e-3) times the largest gradient magnitude of the
@@ -45,7 +50,7 @@
 // the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
-    "bn_cnn", "rank_generic", "two_heads", "tied_blocks",
+    "bn_cnn", "rank_generic", "two_heads", "tied_blocks", "masked_losses",
 };
 
 enum { MAX_STATE = 256 };
@@ -279,6 +284,24 @@ static double parity_err(Run *r, const Tensor *a, const MlcStTensor *t, double f
   return scale > 0 ? diff / scale : diff;
 }
 
+// The error of float32 gradient g (mlc's, or PyTorch's when NULL) against
+// PyTorch's float64 one, with parity_err's norm; -1 when either is missing.
+static double err_vs_f64(Run *r, const Tensor *g, const char *path, double floor) {
+  const MlcStTensor *t64 = ref_tensor(r, "f64/grad/", path), *t32 = ref_tensor(r, "f32/grad/", path);
+  if (!t64 || !t32 || (g && !same_shape(g, t64))) return -1;
+  double *x = malloc((t64->numel ? t64->numel : 1) * sizeof *x), *y = malloc((t64->numel ? t64->numel : 1) * sizeof *y);
+  mlc_st_to_f64(t64, x);
+  if (!g) mlc_st_to_f64(t32, y);
+  double diff = 0, scale = floor;
+  for (int64_t i = 0; i < t64->numel; i++) {
+    double d = fabs((g ? g->data[i] : y[i]) - x[i]);
+    if (!(d <= diff)) diff = d;
+    scale = fmax(scale, fabs(x[i]));
+  }
+  free(x), free(y);
+  return scale > 0 ? diff / scale : diff;
+}
+
 // Runs the gradient function in one mode and compares with prefix "f64/" or "f32/".
 static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, Err *loss,
                          Err *grad, Err *dx) {
@@ -307,10 +330,18 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
   for (int i = 0; i < r->ngrad; i++) {
     const MlcStTensor *gt = ref_tensor(r, pre, r->grad_paths[i]);
     double e = gt ? parity_err(r, outs[i + 1], gt, floor) : -1;
-    if (e < 0 || !(e <= grad->worst)) {
+    bool cancels = false; // passes against float64 (above)
+    if (e > tol && mode == INTERP_F32) {
+      double mine = err_vs_f64(r, outs[i + 1], r->grad_paths[i], floor), torch = err_vs_f64(r, NULL, r->grad_paths[i], floor);
+      printf("    f32 %s: %.3g from PyTorch f32; from PyTorch f64 %.3g, PyTorch f32's own %.3g\n", r->grad_paths[i], e,
+             mine, torch);
+      cancels = mine >= 0 && torch >= 0 && mine <= 2 * torch;
+    }
+    if (!cancels && (e < 0 || !(e <= grad->worst))) {
       grad->worst = e < 0 ? INFINITY : e;
       grad->where = r->grad_paths[i];
     }
+    if (cancels) e = 0;
     if (ok && !(e >= 0 && e <= tol))
       ok = fail(r, "%s gradient of %s: %s", tag, r->grad_paths[i],
                 !gt ? "no PyTorch gradient in the file" : e < 0 ? "shape differs" : "error above tolerance");

@@ -314,6 +314,48 @@ static void test_dataset(void) {
         "dataset: width that does not match the input type", err);
 }
 
+// A label with ignore_index = -100 (the fake model's y, no value limit of
+// its own): 0..9 and -100 bind; 11 and -5 are refused naming the record,
+// at load and at the API's boundary.
+static int bind_labels(const MlcModel *m, const int32_t *ys, int n, char *err, size_t errlen) {
+  MlcArray a[2] = {{0}};
+  a[0].dtype = MLC_U8, a[0].rank = 2, a[0].dims[0] = n, a[0].dims[1] = 784;
+  a[0].data = calloc((size_t)n, 784);
+  a[0].path = strdup("mem-x");
+  a[1].dtype = MLC_I32, a[1].rank = 1, a[1].dims[0] = n;
+  a[1].data = malloc((size_t)n * sizeof *ys);
+  memcpy(a[1].data, ys, (size_t)n * sizeof *ys);
+  a[1].path = strdup("mem-y");
+  MlcDataset ds;
+  int rc = mlc_dataset_bind(&ds, m, 2, a, 2, false, err, errlen);
+  if (!rc) mlc_dataset_free(&ds);
+  return rc;
+}
+
+static void test_ignore_labels(void) {
+  MlcInputDesc in[2] = {mlc_model_fake.inputs[0], mlc_model_fake.inputs[1]};
+  in[1].value_limit = 0, in[1].limit_what = NULL, in[1].has_ignore = 1, in[1].ignore_value = -100;
+  MlcModel m = mlc_model_fake;
+  m.inputs = in;
+  char err[512] = "";
+  int32_t ok[4] = {0, -100, 9, -100}, big[4] = {0, 11, -100, 1}, neg[4] = {0, 1, 2, -5};
+  check(!bind_labels(&m, ok, 4, err, sizeof err), "ignore_index: labels 0..9 and -100 bind", err);
+  check(bind_labels(&m, big, 4, err, sizeof err) &&
+            strstr(err, "mem-y: record 2: label 11 is out of range 0..9 and not the ignore_index -100"),
+        "ignore_index: label 11 is refused naming the record", err);
+  check(bind_labels(&m, neg, 4, err, sizeof err) &&
+            strstr(err, "mem-y: record 4: label -5 is out of range 0..9 and not the ignore_index -100"),
+        "ignore_index: label -5 is refused naming the record", err);
+  MlcInstance *inst = mlc_instance_new(&m, NULL);
+  static float x[4 * 784];
+  const void *args[2] = {x, neg};
+  float loss;
+  check(inst && mlc_instance_eval(inst, 4, args, &loss, NULL) &&
+            strstr(mlc_instance_error(inst), "eval: in_y[3] (sample 3) is -5, out of range 0..9"),
+        "ignore_index: the API refuses label -5", inst ? mlc_instance_error(inst) : "no instance");
+  mlc_instance_free(inst);
+}
+
 // ---- loader -------------------------------------------------------------------------
 
 // A dataset of n records whose x[0] is the record number.
@@ -814,6 +856,7 @@ int main(int argc, char **argv) {
   test_npy();
   test_csv();
   test_dataset();
+  test_ignore_labels();
   test_loader();
   test_checkpoint();
   test_bit_flips();

@@ -781,8 +781,10 @@ static void test_losses(void) {
   err("cross_entropy int logits", call("cross_entropy", P, T("i32[B, 10]"), P, T("i32[B]"), NULL),
       "cross_entropy expects a float tensor", NULL);
   err("cross_entropy smoothing range", call("cross_entropy", P, lg, P, T("i32[B]"),
-                                            "label_smoothing", F(1.0), NULL),
-      "label_smoothing must be in [0, 1)", NULL);
+                                            "label_smoothing", F(1.5), NULL),
+      "label_smoothing must be in [0, 1]", NULL);
+  ok("cross_entropy smoothing 1 (torch allows it)",
+     call("cross_entropy", P, lg, P, T("i32[B]"), "label_smoothing", F(1.0), NULL), "f32");
   ok("mse", call("mse", P, T("f32[B, 1]"), P, T("f32[B, 1]"), NULL), "f32");
   flops("mse flops", "3*B");
   err("mse [B, 1] vs [B]", call("mse", P, TN("pred", "f32[B, 1]"), P, TN("y", "f32[B]"), NULL),

@@ -443,6 +443,11 @@ static void ex(Em *e, const KExpr *x) {
     infix(e, " ? ", x->b, " : ", x->c, ")");
     return;
   case KE_CAST: cast(e, x); return;
+  case KE_FMA: // a * b + c rounded once, as CUDA's (and C's) fmaf / fma compute it
+    sb_puts(o, x->dtype == DT_F32 ? "fmaf(" : "fma(");
+    ex(e, x->a);
+    infix(e, ", ", x->b, ", ", x->c, ")");
+    return;
   case KE_RAND:
     sb_puts(o, "mlc_philox(");
     ex(e, x->a);

@@ -297,6 +297,8 @@ static void inputs_table(StrBuf *b, const Glue *g) {
     snprintf(tag, sizeof tag, "test%d", i);
     sb_puts(b, ",\n     .test = ");
     data_source(b, source_for(&r->test_data, in->name), sel[i][1], tag);
+    if (in->has_ignore)
+      sb_printf(b, ",\n     .has_ignore = 1, .ignore_value = %lld", (long long)in->ignore_value);
     sb_puts(b, "},\n");
   }
   sb_puts(b, "};\n\n");
@@ -337,7 +339,7 @@ static int sites_table(StrBuf *b, const Glue *g) {
 }
 
 // state index (into states[]) of each KBUF_STATE buffer of p, in p->bufs order
-static int state_map(StrBuf *b, const Glue *g, const KirProgram *p, const char *name) {
+int glue_state_map(StrBuf *b, const Glue *g, const KirProgram *p, const char *name) {
   IrModule *m = g->u->lr.module;
   int n = 0;
   sb_printf(b, "static const int %s_state[] = {", name);
@@ -361,6 +363,10 @@ static int param_index(const Glue *g, const char *path) {
 }
 
 // ---- the wrappers (fixed text around the tables) ---------------------------------------------------------
+// Where the device entry points go (--target cuda): after the helpers they
+// share with the CPU ones, before the entry points that hand calls to them.
+static const char DEVICE_MARK[] = "";
+
 static const char *const wrappers[] = {
     "typedef int32_t (*ProgFn)(const int64_t *, void *const *, void *const *, void *const *, void *,\n"
     "                          uint64_t, MlcPool *, const char **);\n"
@@ -444,12 +450,14 @@ static const char *const wrappers[] = {
     "}\n"
     "\n",
     "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out);\n",
+    DEVICE_MARK,
     "\n"
     "// One optimizer step over the batch: with accumulate K, K micro-batches of\n"
     "// b / K samples (a remainder of a partial last batch is left out). Without\n"
     "// the forward output among train_step's results, training accuracy comes\n"
     "// from predict on the batch before the update.\n"
     "static int train_step(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  ON_DEVICE(train_step);\n"
     "  if (b < ACC) {\n"
     "    snprintf(ctx->err, sizeof ctx->err, \"batch %lld is smaller than accumulate %d\", (long long)b, ACC);\n"
     "    return MLC_ERROR;\n"
@@ -478,13 +486,21 @@ static const char *const wrappers[] = {
     "  return run(ctx, TRAIN_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
     "}\n"
     "\n",
+    "// The loss and the forward output; a loss that does not call forward\n"
+    "// leaves the output to predict.\n"
     "static int eval(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  if (!EVAL_OUT && out[1]) {\n"
+    "    void *pout[1] = {out[1]};\n"
+    "    if (predict(ctx, b, in, pout) != MLC_OK) return MLC_ERROR;\n"
+    "  }\n"
+    "  ON_DEVICE(eval);\n"
     "  int64_t dims[MLC_MAX_RANK * NIN];\n"
     "  fill_dims(dims, NIN, b, ctx->syms);\n"
     "  return run(ctx, EVAL_FN, eval_state, NEVAL_STATE, dims, in, out, ctx->scratch, 0);\n"
     "}\n"
     "\n",
     "static int predict(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+    "  ON_DEVICE(predict);\n"
     "  int64_t dims[MLC_MAX_RANK * NIN];\n"
     "  fill_dims(dims, NFWD, b, ctx->syms);\n"
     "  return run(ctx, PREDICT_FN, predict_state, NPREDICT_STATE, dims, in, out, ctx->scratch, 0);\n"
@@ -529,7 +545,8 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   sb_printf(b, "},\n    .nsites = %d,\n    .sites = sites,\n    .scratch_bytes = scratch_bytes,\n", nsites);
   sb_puts(b, "    .init = NULL, // the runtime fills state from the specs\n");
   sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n");
-  sb_printf(b, "    .epoch_end = %s,\n};\n\n", u->k_plateau ? "epoch_end" : "NULL");
+  sb_printf(b, "    .epoch_end = %s,\n", u->k_plateau ? "epoch_end" : "NULL");
+  sb_printf(b, "    .device = %s,\n    .device_only = %d,\n};\n\n", u->cuda ? "&device" : "NULL", u->cuda && !u->cpu);
 }
 
 // The reduce-on-plateau schedule's per-epoch call (MlcModel.epoch_end):
@@ -538,6 +555,7 @@ static void epoch_end_wrapper(StrBuf *b, const BuildUnit *u) {
   DType dt = VEC_AT(u->plateau->params, IrNode, 0)->type->dtype;
   sb_printf(b,
             "static int epoch_end(MlcCtx *ctx, int64_t b, const void *const *in, void *const *out) {\n"
+            "  ON_DEVICE(epoch_end);\n"
             "  (void)b;\n"
             "  int64_t dims[MLC_MAX_RANK] = {0};\n"
             "  if ((size_t)PLATEAU_SCRATCH(dims) > ctx->scratch_size) {\n"
@@ -588,22 +606,23 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   sb_puts(b, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
              "#include <string.h>\n\n");
   sb_puts(b, "#include \"mlc_rt.h\"\n\n");
-  prototypes(b, cn, u->k_plateau != NULL);
+  if (u->cpu) prototypes(b, cn, u->k_plateau != NULL);
+  else glue_no_cpu(b);
   states_table(b, &g);
   inputs_table(b, &g);
   recipe_tables(b, &g);
   int nsites = sites_table(b, &g);
-  int nt = state_map(b, &g, u->k_train, "train");
+  int nt = glue_state_map(b, &g, u->k_train, "train");
   if (u->k_train_checked) { // the checked variant runs with train's state table
     StrBuf x = {0}, y = {0};
-    state_map(&x, &g, u->k_train, "t");
-    state_map(&y, &g, u->k_train_checked, "t");
+    glue_state_map(&x, &g, u->k_train, "t");
+    glue_state_map(&y, &g, u->k_train_checked, "t");
     MLC_ASSERT(!strcmp(x.data, y.data));
     sb_free(&x), sb_free(&y);
   }
-  int ne = state_map(b, &g, u->k_eval, "eval");
-  int np = state_map(b, &g, u->k_predict, "predict");
-  int nl = u->k_plateau ? state_map(b, &g, u->k_plateau, "plateau") : 0;
+  int ne = glue_state_map(b, &g, u->k_eval, "eval");
+  int np = glue_state_map(b, &g, u->k_predict, "predict");
+  int nl = u->k_plateau ? glue_state_map(b, &g, u->k_plateau, "plateau") : 0;
   sym_tables(b, &g);
   sb_printf(b, "\nenum { NSTATE = %d, NIN = %d, NFWD = %d, NUM_OUT = %lld, ACC = %d, STEP_OUT = %d };\n",
             u->lr.module->params.len, g.nin, g.nfwd, (long long)g.num_out, u->recipe.opt.accumulate,
@@ -613,6 +632,8 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   bool label = false;
   for (int i = 0; i < g.nin; i++) label |= g.in[i].num_classes > 0;
   sb_printf(b, "enum { HAS_LABEL = %d };\n", label);
+  sb_printf(b, "enum { EVAL_OUT = %d }; // eval returns the forward output\n",
+            !u->eval || u->eval->outputs.len > 1);
   sb_printf(b, "enum { STEP_SLOT = %d, SPE_SLOT = %d, TOTAL_SLOT = %d, LR_SLOT = %d };\n",
             param_index(&g, "opt.step"), param_index(&g, "opt.steps_per_epoch"),
             param_index(&g, "opt.total_steps"), param_index(&g, "opt.base_lr"));
@@ -621,11 +642,21 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   const char *plateau[] = {"PLATEAU", "plateau_update"};
   for (int i = 0; i < 8 + (u->k_plateau ? 2 : 0); i += 2) {
     const char **pr = i < 8 ? &progs[i] : plateau;
+    if (!u->cpu) {
+      sb_printf(b, "#define %s_FN no_cpu\n#define %s_SCRATCH no_cpu_scratch\n", pr[0], pr[0]);
+      continue;
+    }
     sb_printf(b, "#define %s_FN mlc_%s_k_%s\n", pr[0], cn, pr[1]);
     sb_printf(b, "#define %s_SCRATCH mlc_%s_k_%s_scratch_bytes\n", pr[0], cn, pr[1]);
   }
   sb_putc(b, '\n');
-  for (int i = 0; wrappers[i]; i++) sb_puts(b, wrappers[i]);
+  if (u->cuda) glue_device_defs(b, &g);
+  sb_puts(b, u->cuda ? "#define ON_DEVICE(fn) if (ctx->device) return fn##_dev(ctx, b, in, out)\n\n"
+                     : "#define ON_DEVICE(fn) (void)0\n\n");
+  for (int i = 0; wrappers[i]; i++) {
+    if (wrappers[i] == DEVICE_MARK && u->cuda) glue_device_wrappers(b, &g);
+    sb_puts(b, wrappers[i]);
+  }
   if (u->k_plateau) epoch_end_wrapper(b, u);
   descriptor(b, &g, nsites);
   if (with_main)

@@ -77,6 +77,10 @@ static const char options[] =
     "  void *(*alloc)(size_t size, void *user);\n"
     "  void (*free)(void *ptr, void *user);\n"
     "  void *user;\n"
+    "  // Where it runs: 0 the CPU; 1 a CUDA GPU (a library built with --target\n"
+    "  // cuda; create fails without a driver or device); 2 the GPU when the\n"
+    "  // library has a device side and one is present, else the CPU.\n"
+    "  int device;\n"
     "} mlc_NAME_options;\n\n"
     "// The recipe's seed, batch and epochs; all CPUs; steps_per_epoch 1; malloc.\n"
     "mlc_NAME_options mlc_NAME_default_options(void);\n"
@@ -86,7 +90,10 @@ static const char options[] =
     "mlc_NAME *mlc_NAME_create(const mlc_NAME_options *opt);\n"
     "void mlc_NAME_destroy(mlc_NAME *m);\n"
     "// The last failure's message (\"\" when none); never NULL.\n"
-    "const char *mlc_NAME_error(const mlc_NAME *m);\n\n"
+    "const char *mlc_NAME_error(const mlc_NAME *m);\n"
+    "// Where m runs: \"cpu\", \"cuda: <the GPU>\", or with device 2 why not the GPU:\n"
+    "// \"cpu (no CUDA device)\"; never NULL.\n"
+    "const char *mlc_NAME_device(const mlc_NAME *m);\n\n"
     "// Weights as safetensors. load: parameters and buffers by name, from a\n"
     "// checkpoint of the generated program, a file of save_weights, or a\n"
     "// PyTorch state_dict saved with safetensors under the model's names,\n"
@@ -114,7 +121,10 @@ static void inputs_comment(StrBuf *b, const Glue *g) {
     sb_printf(b, "//   %-10s %s[", in->name, glue_c_type(in->dt));
     for (int d = 0; d < in->rank; d++) sb_printf(b, "%s%lld", d ? ", " : "", (long long)in->dims[d]);
     sb_printf(b, "]%s", i < g->nfwd ? "  (forward input)" : "");
-    if (in->num_classes) sb_printf(b, "  (class label, 0..%lld)", (long long)in->num_classes - 1);
+    if (in->num_classes && in->has_ignore)
+      sb_printf(b, "  (class label, 0..%lld, or %lld: ignored)", (long long)in->num_classes - 1,
+                (long long)in->ignore_value);
+    else if (in->num_classes) sb_printf(b, "  (class label, 0..%lld)", (long long)in->num_classes - 1);
     else if (in->value_limit)
       sb_printf(b, "  (values 0..%lld: %s)", (long long)in->value_limit - 1, in->limit_what);
     sb_putc(b, '\n');
@@ -202,11 +212,12 @@ static const char impl[] =
     "  if (!opt) return (mlc_NAME *)mlc_instance_new(&mlc_model_NAME, NULL);\n"
     "  MlcOptions o = {.seed = opt->seed, .threads = opt->threads, .max_batch = opt->max_batch,\n"
     "                  .steps_per_epoch = opt->steps_per_epoch, .epochs = opt->epochs,\n"
-    "                  .alloc = opt->alloc, .free = opt->free, .user = opt->user};\n"
+    "                  .alloc = opt->alloc, .free = opt->free, .user = opt->user, .device = opt->device};\n"
     "  return (mlc_NAME *)mlc_instance_new(&mlc_model_NAME, &o);\n"
     "}\n\n"
     "void mlc_NAME_destroy(mlc_NAME *m) { mlc_instance_free(INST(m)); }\n"
     "const char *mlc_NAME_error(const mlc_NAME *m) { return mlc_instance_error((const MlcInstance *)m); }\n"
+    "const char *mlc_NAME_device(const mlc_NAME *m) { return mlc_instance_device((const MlcInstance *)m); }\n"
     "int mlc_NAME_load_weights(mlc_NAME *m, const char *path) { return mlc_instance_load(INST(m), path); }\n"
     "int mlc_NAME_save_weights(mlc_NAME *m, const char *path) { return mlc_instance_save(INST(m), path); }\n"
     "int64_t mlc_NAME_steps(const mlc_NAME *m) { return mlc_instance_steps((const MlcInstance *)m); }\n"

@@ -8,7 +8,10 @@
 //     its target, followed back through views; its num_classes is C, and the
 //     forward output's class dim (out_classes) is C when its last dim is C,
 //     so accuracy and predict take the argmax over the dim the loss uses,
-//     per row, whatever the output's rank;
+//     per row, whatever the output's rank (a cross_entropy the lowering
+//     computed per row names its target in LowerResult.label_target); with
+//     ignore_index = K the label also holds K (has_ignore, ignore_value),
+//     which counts for nothing in accuracy;
 //   * value limits of integer inputs: an input used (through views) as the
 //     indices of embedding(table [V, D], idx) must hold 0..V-1;
 //   * limits of symbols: embedding(table [V, D], arange(T)) needs T <= V,
@@ -80,15 +83,19 @@ static void slice_range(Glue *g, IrNode *n) {
   limit_sym(g, n->type->dims[dim], (len - start + step - 1) / step, what);
 }
 
-// cross_entropy(logits [N, C], target [N]): the target input is the label.
-static void label_range(Glue *g, IrNode *n, const Type *out) {
-  const Type *lt = n->in[0]->type;
+// cross_entropy(logits [N, C], target [N]): the target input is the label;
+// with ignore_index = K (ignore) it may hold K too, so a K outside the
+// classes sets no value limit.
+static void label_range(Glue *g, IrNode *logits, IrNode *target, const Type *out, bool ignore,
+                        int64_t k) {
+  const Type *lt = logits->type;
   int64_t c, last;
-  int i = input_of(g, n->in[1]);
+  int i = input_of(g, target);
   if (i < 0 || g->in[i].num_classes || lt->rank < 1 || !dim_is_const(lt->dims[lt->rank - 1], &c))
     return;
   g->in[i].num_classes = c;
-  limit_input(g, i, c, "the classes of the loss");
+  g->in[i].has_ignore = ignore, g->in[i].ignore_value = ignore ? k : 0;
+  if (!ignore || (k >= 0 && k < c)) limit_input(g, i, c, "the classes of the loss");
   if (out->rank >= 2 && dim_is_const(out->dims[out->rank - 1], &last) && last == c)
     g->out_classes = c;
 }
@@ -100,6 +107,13 @@ void glue_ranges(Glue *g) {
     IrNode *n = VEC_AT(loss->nodes, IrNode, k);
     if (n->op == IR_EMBEDDING) embedding_range(g, n);
     else if (n->op == IR_SLICE) slice_range(g, n);
-    else if (n->op == IR_CROSS_ENTROPY) label_range(g, n, out);
+    else if (n->op == IR_CROSS_ENTROPY) label_range(g, n->in[0], n->in[1], out, false, 0);
   }
+  // a cross_entropy lowered per row (ignore_index, or a reduction other
+  // than the mean) names its labels in the LowerResult, and the value it
+  // ignores: the runtime accepts it besides the classes and leaves its
+  // positions out of accuracy
+  const LowerResult *lr = &g->u->lr;
+  if (lr->label_target)
+    label_range(g, lr->label_logits, lr->label_target, out, lr->label_ignore, lr->label_ignore_value);
 }

@@ -20,6 +20,8 @@ typedef struct GlueInput {
   int64_t num_classes;       // the loss's cross-entropy target: its classes
   int64_t value_limit;       // integer input the model indexes with: values < this; 0: none
   const char *limit_what;    // "the rows of tok.w"
+  bool has_ignore;           // the label's cross-entropy ignores ignore_value
+  int64_t ignore_value;
 } GlueInput;
 
 typedef struct Glue {
@@ -47,6 +49,17 @@ void glue_ranges(Glue *g);
 // C text helpers (build_glue.c).
 void glue_c_str(StrBuf *b, const char *s);
 const char *glue_c_type(DType dt);
+
+// "static const int NAME_state[] = {...};": the state index of each
+// KBUF_STATE buffer of p, in p->bufs order; their count (build_glue.c).
+int glue_state_map(StrBuf *b, const Glue *g, const KirProgram *p, const char *name);
+
+// The device side (glue_device.c, --target cuda): the gpu programs'
+// prototypes, state maps and output sizes; the device entry points and the
+// MlcDeviceModel `device`; without the cpu target, the CPU stand-ins.
+void glue_device_defs(StrBuf *b, const Glue *g);
+void glue_device_wrappers(StrBuf *b, const Glue *g);
+void glue_no_cpu(StrBuf *b);
 
 // The embedding API (glue_api.c): its header text, and its implementation
 // (the header again, then wrappers of the runtime's mlc_instance_*).

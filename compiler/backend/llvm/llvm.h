@@ -23,11 +23,17 @@ void llvm_gen_print(LlvmGen *g, StrBuf *b);
 void llvm_gen_free(LlvmGen *g);
 
 // In-process execution: takes the (optimised) module out of g (g can then
-// only be freed). `mlc_parallel_for` is bound to the given function (may be
-// NULL when the programs were compiled with threads off), cast to a plain
-// function pointer type: (void (*)(void))mlc_parallel_for.
+// only be freed). The runtime functions generated code calls
+// (mlc_parallel_for, the kernel library's mlc_sgemm, mlc_conv2d, ...) are
+// bound to the addresses in syms[0..n), each cast to a plain function
+// pointer type: {"mlc_parallel_for", (void (*)(void))mlc_parallel_for}
+// (none is needed by programs compiled with threads off and no calls).
+typedef struct LlvmJitSymbol {
+  const char *name;
+  void (*addr)(void);
+} LlvmJitSymbol;
 typedef struct LlvmJit LlvmJit;
-LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err,
+LlvmJit *llvm_jit_new(LlvmGen *g, const LlvmJitSymbol *syms, int n, char *err,
                       size_t errlen);
 void *llvm_jit_lookup(LlvmJit *j, const char *symbol, char *err,
                       size_t errlen);

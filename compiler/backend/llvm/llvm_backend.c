@@ -162,15 +162,15 @@ static void bind_syms(LlvmGen *g, LlvmEnv *e, LLVMValueRef dims) {
   }
 }
 
-// Points every temporary at scratch + its planned offset.
-static void place_temps(LlvmGen *g, LlvmEnv *e, LLVMValueRef scratch) {
-  const KirProgram *p = g->p;
-  for (int i = 0; i < p->bufs.len; i++) {
-    const KirBuf *kb = kir_buf(p, i);
-    if (kb->kind != KBUF_TEMP) continue;
-    LLVMValueRef off = llvm_expr(g, e, kb->offset);
-    e->bufs[i] = LLVMBuildInBoundsGEP2(g->b, g->ti8, scratch, &off, 1, kb->name);
-  }
+// A temporary's pointer, scratch + its planned offset, printed before the
+// first kernel call that passes it (the calls run in a chain of blocks,
+// each dominating the ones after it, so later calls may use it too); this
+// keeps each pointer live only from its first to its last use.
+static LLVMValueRef temp_ptr(LlvmGen *g, LlvmEnv *e, LLVMValueRef scratch, int b) {
+  if (e->bufs[b]) return e->bufs[b];
+  const KirBuf *kb = kir_buf(g->p, b);
+  LLVMValueRef off = llvm_expr(g, e, kb->offset);
+  return e->bufs[b] = LLVMBuildInBoundsGEP2(g->b, g->ti8, scratch, &off, 1, kb->name);
 }
 
 static LLVMValueRef array_elem(LlvmGen *g, LLVMValueRef arr, int i, const char *name) {
@@ -182,6 +182,11 @@ static LLVMValueRef entry_fn(LlvmGen *g, const char *suffix, LLVMTypeRef ret, LL
   char *name = arena_printf(g->p->arena, "%s%s%s", g->opt.prefix, g->p->name, suffix);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(ret, ps, n, 0));
   llvm_fn_attrs(g, fn);
+  // An entry point is a straight chain of kernel calls (a block per call,
+  // thousands in a transformer's train step, twice that in its checked
+  // copy) over sizes printed once: optimising it buys nothing at run time
+  // and was half the module's compile time.
+  llvm_fn_unoptimized(g, fn);
   llvm_fn_begin(g, fn);
   return fn;
 }
@@ -197,8 +202,10 @@ static LlvmEnv entry_env(LlvmGen *g, LLVMValueRef fn) {
 static void scratch_fn(LlvmGen *g) {
   LLVMValueRef fn = entry_fn(g, "_scratch_bytes", g->ti64, &g->tptr, 1);
   LlvmEnv e = entry_env(g, fn);
+  e.memo = llvm_memo_new();
   bind_syms(g, &e, LLVMGetParam(fn, 0));
   LLVMBuildRet(g->b, llvm_expr(g, &e, g->p->scratch));
+  llvm_memo_free(e.memo);
 }
 
 // A kernel's function and the program syms it takes.
@@ -207,21 +214,27 @@ typedef struct KernelCall {
   int *used, nused;
 } KernelCall;
 
-static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, const KernelCall *kc, LLVMValueRef err) {
+// The kernel's arguments: buffers, syms, seed, pool, error slot and the
+// messages of its checks (a shared kernel function reports each caller's).
+static void call_kernel(LlvmGen *g, LlvmEnv *e, const KirKernel *k, const KernelCall *kc, LLVMValueRef scratch,
+                        LLVMBasicBlockRef failed) {
   const KirProgram *p = g->p;
-  int np = k->params.len, ns = kc->nused, n = np + ns + 3;
+  Vec checks = {0};
+  kir_kernel_checks(p, k, &checks);
+  int np = k->params.len, ns = kc->nused, n = np + ns + 3 + checks.len;
   LLVMValueRef kfn = kc->fn;
   LLVMValueRef *args = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)n);
-  for (int i = 0; i < np; i++) args[i] = e->bufs[kir_param(k, i)];
+  for (int i = 0; i < np; i++) {
+    int b = kir_param(k, i);
+    args[i] = kir_buf(p, b)->kind == KBUF_TEMP ? temp_ptr(g, e, scratch, b) : e->bufs[b];
+  }
   for (int i = 0; i < ns; i++) args[np + i] = e->syms[kc->used[i]];
   args[np + ns] = e->seed, args[np + ns + 1] = e->pool, args[np + ns + 2] = e->errslot;
+  for (int i = 0; i < checks.len; i++)
+    args[np + ns + 3 + i] = LLVMBuildGlobalStringPtr(g->b, VEC_AT(checks, KStmt, i)->msg, "mlc.msg");
   LLVMValueRef st = LLVMBuildCall2(g->b, LLVMGlobalGetValueType(kfn), kfn, args, (unsigned)n, "");
-  LLVMBasicBlockRef bad = LLVMAppendBasicBlockInContext(g->ctx, e->fn, "failed");
   LLVMBasicBlockRef ok = LLVMAppendBasicBlockInContext(g->ctx, e->fn, "ok");
-  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, st, LLVMConstInt(g->ti32, 0, 0), ""), bad, ok);
-  LLVMPositionBuilderAtEnd(g->b, bad);
-  LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, g->tptr, e->errslot, ""), err);
-  LLVMBuildRet(g->b, st);
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntNE, st, LLVMConstInt(g->ti32, 0, 0), ""), failed, ok);
   LLVMPositionBuilderAtEnd(g->b, ok);
 }
 
@@ -232,6 +245,7 @@ static void program_fn(LlvmGen *g, const KernelCall *kfns) {
   LLVMValueRef fn = entry_fn(g, "", g->ti32, ps, 8);
   for (unsigned i = 0; i < 5; i++) llvm_param_attr(g, fn, i, "nocapture");
   LlvmEnv e = entry_env(g, fn);
+  e.memo = llvm_memo_new();
   e.seed = LLVMGetParam(fn, 5), e.pool = LLVMGetParam(fn, 6);
   e.errslot = llvm_alloca(g, g->tptr, "errslot");
   LLVMBuildStore(g->b, LLVMConstPointerNull(g->tptr), e.errslot);
@@ -243,10 +257,17 @@ static void program_fn(LlvmGen *g, const KernelCall *kfns) {
     if (kb->kind == KBUF_OUTPUT) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 2), kb->index, kb->name);
     if (kb->kind == KBUF_STATE) e.bufs[i] = array_elem(g, LLVMGetParam(fn, 3), nstate++, kb->name);
   }
-  place_temps(g, &e, LLVMGetParam(fn, 4));
+  // A kernel returns 1 after a failed check (or library call): one block
+  // for every call reports its message and returns 1.
+  LLVMBasicBlockRef failed = LLVMAppendBasicBlockInContext(g->ctx, fn, "failed"), body = LLVMGetInsertBlock(g->b);
+  LLVMPositionBuilderAtEnd(g->b, failed);
+  LLVMBuildStore(g->b, LLVMBuildLoad2(g->b, g->tptr, e.errslot, ""), LLVMGetParam(fn, 7));
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 1, 0));
+  LLVMPositionBuilderAtEnd(g->b, body);
   for (int i = 0; i < p->kernels.len; i++)
-    call_kernel(g, &e, VEC_AT(p->kernels, KirKernel, i), &kfns[i], LLVMGetParam(fn, 7));
+    call_kernel(g, &e, VEC_AT(p->kernels, KirKernel, i), &kfns[i], LLVMGetParam(fn, 4), failed);
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
+  llvm_memo_free(e.memo);
 }
 
 // A loop map this backend does not print (gpu-block, gpu-thread), or -1.
@@ -306,7 +327,13 @@ int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
-  LLVMPassBuilderOptionsSetLoopUnrolling(po, 1);
+  // No interleaved or unrolled copies of vectorised loops: the loops the
+  // kernel IR leaves to LLVM are elementwise passes and reductions over
+  // memory (the GEMMs and convolutions are library calls), which one
+  // vector body per iteration already keeps at memory speed, and the
+  // copies were most of the module's code and of its build time.
+  LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
+  LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
   const char *pipe = g->opt.opt_level >= 3 ? "default<O3>" : g->opt.opt_level == 2 ? "default<O2>" : "default<O1>";
   LLVMErrorRef e = LLVMRunPasses(g->mod, pipe, g->tm, po);
   LLVMDisposePassBuilderOptions(po);
@@ -382,7 +409,7 @@ static int define_absolute(LLVMOrcLLJITRef jit, const char *name, void (*addr)(v
   return fail_error(err, errlen, name, e);
 }
 
-LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err, size_t errlen) {
+LlvmJit *llvm_jit_new(LlvmGen *g, const LlvmJitSymbol *syms, int nsyms, char *err, size_t errlen) {
   if (llvm_gen_optimize(g, err, errlen)) return NULL;
   LLVMOrcJITTargetMachineBuilderRef jtmb;
   LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
@@ -395,10 +422,11 @@ LlvmJit *llvm_jit_new(LlvmGen *g, void (*parallel_for)(void), char *err, size_t 
     free(j);
     return fail_error(err, errlen, "jit", e), NULL;
   }
-  if (parallel_for && define_absolute(j->jit, "mlc_parallel_for", parallel_for, err, errlen)) {
-    llvm_jit_free(j);
-    return NULL;
-  }
+  for (int i = 0; i < nsyms; i++)
+    if (define_absolute(j->jit, syms[i].name, syms[i].addr, err, errlen)) {
+      llvm_jit_free(j);
+      return NULL;
+    }
   LLVMOrcThreadSafeModuleRef tsm = LLVMOrcCreateNewThreadSafeModule(g->mod, g->tsc);
   g->mod = NULL;
   if ((e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm))) {

@@ -51,6 +51,9 @@ typedef struct LlvmEnv {
   LLVMValueRef seed, pool, errslot;
   const int *used;   // kernels: the program syms they take, in key order
   int nused;
+  struct LlvmMemo *memo; // entry functions: i64 expressions printed so far (NULL: none)
+  LLVMValueRef *msgs; // kernels: their check messages (parameters), in key order
+  int nmsgs, next_msg; // how many; the next check's (checks print in key order)
   bool in_par;       // inside an outlined loop (the schedule nests no chunk loops)
 } LlvmEnv;
 
@@ -62,13 +65,21 @@ LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt);
 void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn);
 void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name);
 // Starts fn's entry block (allocas go to its top through g->ab).
+// optnone + noinline: no IR passes and the fast instruction selector and
+// register allocator, for code that runs once per program call.
+void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn);
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
 LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
+// A memo of printed i64 expressions (LlvmEnv.memo), for code in one block.
+typedef struct LlvmMemo LlvmMemo;
+LlvmMemo *llvm_memo_new(void);
+void llvm_memo_free(LlvmMemo *m);
 // The internal function of a kernel of g->p, printed on first sight of its
 // kernel key (kir_kernel_key) and shared by every later kernel with that key:
 //   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses,
-//          in key order>..., i64 rng_seed, ptr pool, ptr errslot)
+//          in key order>..., i64 rng_seed, ptr pool, ptr errslot,
+//          ptr <its check messages, in key order>...)
 // used[] gets the program syms to pass (room for every sym of g->p), *nused
 // their count.
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused);

@@ -81,6 +81,11 @@ void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn) {
   if (g->features[0]) str_attr(g, fn, "target-features", g->features);
 }
 
+void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn) {
+  fn_attr(g, fn, "noinline");
+  fn_attr(g, fn, "optnone");
+}
+
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn) {
   LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(g->ctx, fn, "entry");
   LLVMPositionBuilderAtEnd(g->b, entry);
@@ -297,7 +302,71 @@ static LLVMValueRef constant(LlvmGen *g, const KExpr *x) {
   return LLVMConstInt(t, (unsigned long long)x->i, !is_unsigned(x->dtype));
 }
 
+// ---- sizes printed once ---------------------------------------------------------------------------
+// The entry function prints every size, sym definition and planned offset
+// (memplan.h: polynomials whose terms recur from one temporary to the
+// next) in its entry block; equal i64 subexpressions over syms are printed
+// once (a memo keyed by kir_expr_equal), which keeps that block linear in
+// the number of distinct terms rather than in their occurrences.
+struct LlvmMemo {
+  uint64_t *hash;
+  const KExpr **key;
+  LLVMValueRef *val;
+  int cap, n;
+};
+
+static uint64_t expr_hash(const KExpr *x) {
+  if (!x) return 0x9e37;
+  uint64_t h = (uint64_t)x->kind * 0x100000001b3ull ^ (uint64_t)x->dtype;
+  h = h * 31 + (uint64_t)x->i + (uint64_t)x->sym * 7 + (uint64_t)x->bin * 13;
+  return ((h * 0x9e3779b97f4a7c15ull) ^ expr_hash(x->a)) * 31 + expr_hash(x->b);
+}
+
+static bool memo_grow(LlvmMemo *m) {
+  LlvmMemo old = *m;
+  m->cap = m->cap ? 2 * m->cap : 1024, m->n = 0;
+  m->hash = calloc((size_t)m->cap, sizeof *m->hash), m->key = calloc((size_t)m->cap, sizeof *m->key);
+  m->val = calloc((size_t)m->cap, sizeof *m->val);
+  MLC_ASSERT(m->hash && m->key && m->val);
+  for (int i = 0; i < old.cap; i++)
+    if (old.key[i]) {
+      int j = (int)(old.hash[i] & (uint64_t)(m->cap - 1));
+      while (m->key[j]) j = (j + 1) & (m->cap - 1);
+      m->hash[j] = old.hash[i], m->key[j] = old.key[i], m->val[j] = old.val[i], m->n++;
+    }
+  free(old.hash), free(old.key), free(old.val);
+  return true;
+}
+
+LlvmMemo *llvm_memo_new(void) { return calloc(1, sizeof(LlvmMemo)); }
+
+void llvm_memo_free(LlvmMemo *m) {
+  if (!m) return;
+  free(m->hash), free(m->key), free(m->val), free(m);
+}
+
+// The slot of x: its entry, or the empty slot where it goes.
+static int memo_slot(LlvmMemo *m, const KExpr *x, uint64_t h) {
+  if (2 * (m->n + 1) > m->cap) memo_grow(m);
+  int j = (int)(h & (uint64_t)(m->cap - 1));
+  while (m->key[j] && !(m->hash[j] == h && kir_expr_equal(m->key[j], x))) j = (j + 1) & (m->cap - 1);
+  return j;
+}
+
+static LLVMValueRef expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
+
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
+  if (!e->memo || x->kind != KE_BINARY || x->dtype != DT_I64) return expr(g, e, x);
+  uint64_t h = expr_hash(x);
+  int j = memo_slot(e->memo, x, h);
+  if (e->memo->key[j]) return e->memo->val[j];
+  LLVMValueRef v = expr(g, e, x);
+  j = memo_slot(e->memo, x, h); // the table may have grown
+  e->memo->hash[j] = h, e->memo->key[j] = x, e->memo->val[j] = v, e->memo->n++;
+  return v;
+}
+
+static LLVMValueRef expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
   switch (x->kind) {
   case KE_CONST: return constant(g, x);
   case KE_VAR:
@@ -318,6 +387,10 @@ LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
   case KE_RAND: {
     LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
     return call(g, philox_fn(g), args, 3);
+  }
+  case KE_FMA: {
+    LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
+    return call_intr(g, "llvm.fma", args, 3);
   }
   }
   MLC_UNREACHABLE();
@@ -389,10 +462,71 @@ static void check_stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   LLVMBasicBlockRef fail = new_bb(g, e, "check.fail"), ok = new_bb(g, e, "check.ok");
   LLVMBuildCondBr(g->b, llvm_expr(g, e, s->cond), ok, fail);
   LLVMPositionBuilderAtEnd(g->b, fail);
-  LLVMValueRef msg = LLVMBuildGlobalStringPtr(g->b, s->msg, "mlc.msg");
+  MLC_ASSERT(e->next_msg < e->nmsgs);
+  LLVMValueRef msg = e->msgs[e->next_msg++]; // the caller's (kir_kernel_key numbers them)
   LLVMValueRef st = LLVMBuildStore(g->b, msg, e->errslot);
   LLVMSetOrdering(st, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(st, 8);
+  LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 1, 0));
+  LLVMPositionBuilderAtEnd(g->b, ok);
+}
+
+// ---- library calls -----------------------------------------------------------------------------------
+// i32 <cfn>(ptr pool, <parameters>): the C signature kir.h's table gives
+// (i: i64, f: float, flags: i32, buffers and the geometry: ptr), declared on
+// first use.
+static LLVMValueRef call_decl(LlvmGen *g, const KirCallSpec *sp) {
+  LLVMValueRef fn = LLVMGetNamedFunction(g->mod, sp->cfn);
+  if (fn) return fn;
+  LLVMTypeRef ps[KIR_CALL_MAX_PARAMS + 1] = {g->tptr};
+  for (int i = 0; i < sp->nparams; i++) {
+    KCallArgKind k = sp->param[i].kind;
+    ps[i + 1] = k == KCA_I64 ? g->ti64 : k == KCA_F32 ? g->tf32 : k == KCA_GFLAGS || k == KCA_CFLAGS ? g->ti32 : g->tptr;
+  }
+  fn = LLVMAddFunction(g->mod, sp->cfn, LLVMFunctionType(g->ti32, ps, (unsigned)sp->nparams + 1, 0));
+  fn_attr(g, fn, "nounwind");
+  return fn;
+}
+
+// The call with its operands; the pool is the kernel's, or NULL inside a
+// chunk loop (the call then runs on that chunk's thread) and with threads
+// off. A non-zero status (a work buffer the library could not allocate)
+// stops the program as a failed check does.
+static void call_stmt(LlvmGen *g, LlvmEnv *e, const KCall *c) {
+  KirCallSpec sp;
+  kir_call_spec(c->fn, &sp);
+  LLVMValueRef args[KIR_CALL_MAX_PARAMS + 1];
+  LLVMValueRef null = LLVMConstPointerNull(g->tptr);
+  args[0] = g->opt.threads && !e->in_par ? e->pool : null;
+  for (int i = 0; i < sp.nparams; i++) {
+    const KirCallParam *pa = &sp.param[i];
+    LLVMValueRef *a = &args[i + 1];
+    switch (pa->kind) {
+    case KCA_I64: case KCA_F32: *a = llvm_expr(g, e, c->slot[pa->slot]); break;
+    case KCA_GFLAGS: case KCA_CFLAGS: *a = LLVMConstInt(g->ti32, c->flags, 0); break;
+    case KCA_GEOM: {
+      LLVMTypeRef at = LLVMArrayType2(g->ti64, KIR_CONV_GEOM);
+      *a = llvm_alloca(g, at, "geom");
+      for (int j = 0; j < KIR_CONV_GEOM; j++) {
+        LLVMValueRef ix[2] = {LLVMConstInt(g->ti64, 0, 0), LLVMConstInt(g->ti64, (unsigned long long)j, 0)};
+        LLVMBuildStore(g->b, llvm_expr(g, e, c->slot[pa->slot + j]), LLVMBuildInBoundsGEP2(g->b, at, *a, ix, 2, ""));
+      }
+      break;
+    }
+    default:
+      *a = c->buf[pa->slot] < 0 ? null : elem_ptr(g, e, c->buf[pa->slot], llvm_expr(g, e, c->slot[pa->slot]));
+    }
+  }
+  LLVMValueRef fn = call_decl(g, &sp);
+  LLVMValueRef st = call(g, fn, args, (unsigned)sp.nparams + 1);
+  LLVMBasicBlockRef fail = new_bb(g, e, "call.fail"), ok = new_bb(g, e, "call.ok");
+  LLVMBuildCondBr(g->b, LLVMBuildICmp(g->b, LLVMIntEQ, st, LLVMConstInt(g->ti32, 0, 0), ""), ok, fail);
+  LLVMPositionBuilderAtEnd(g->b, fail);
+  char msg[96];
+  snprintf(msg, sizeof msg, "%s: out of memory for its work buffers", sp.cfn);
+  LLVMValueRef store = LLVMBuildStore(g->b, LLVMBuildGlobalStringPtr(g->b, msg, "mlc.msg"), e->errslot);
+  LLVMSetOrdering(store, LLVMAtomicOrderingMonotonic);
+  LLVMSetAlignment(store, 8);
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 1, 0));
   LLVMPositionBuilderAtEnd(g->b, ok);
 }
@@ -413,6 +547,7 @@ static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   case KS_IF: if_stmt(g, e, s); return;
   case KS_CHECK: check_stmt(g, e, s); return;
   case KS_BARRIER: return; // every chunk loop has joined its threads already
+  case KS_CALL: call_stmt(g, e, s->call); return;
   }
   MLC_UNREACHABLE();
 }
@@ -438,6 +573,10 @@ static int loop_values(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMTypeRef *type
   }
   types[n] = g->ti64, vals ? vals[n] = e->seed : 0, n++;
   types[n] = g->tptr, vals ? vals[n] = e->errslot : 0, n++;
+  for (int i = 0; i < e->nmsgs; i++, n++) {
+    types[n] = g->tptr;
+    if (vals) vals[n] = e->msgs[i];
+  }
   for (int i = 0; i < s->captures.len; i++, n++) {
     int v = kir_capture(s, i);
     types[n] = llvm_regtype(g, VEC_AT(k->vars, KirVar, v)->dtype);
@@ -458,7 +597,8 @@ static LLVMValueRef *var_allocas(LlvmGen *g) {
 }
 
 // i32 kN.loopM(values..., i64 begin, i64 end): the loop over [begin, end).
-static LLVMValueRef loop_fn(LlvmGen *g, const LlvmEnv *outer, const KStmt *s, LLVMTypeRef *types, int nv) {
+static LLVMValueRef loop_fn(LlvmGen *g, const LlvmEnv *outer, const KStmt *s, LLVMTypeRef *types, int nv,
+                            int *next_msg) {
   const KirKernel *k = g->k;
   types[nv] = g->ti64, types[nv + 1] = g->ti64;
   char name[256];
@@ -479,8 +619,12 @@ static LLVMValueRef loop_fn(LlvmGen *g, const LlvmEnv *outer, const KStmt *s, LL
   for (int i = 0; i < e.nused; i++) e.syms[e.used[i]] = LLVMGetParam(fn, (unsigned)n++);
   e.seed = LLVMGetParam(fn, (unsigned)n++);
   e.errslot = LLVMGetParam(fn, (unsigned)n++);
+  e.nmsgs = outer->nmsgs, e.next_msg = outer->next_msg;
+  e.msgs = arena_alloc(g->p->arena, sizeof(LLVMValueRef) * (size_t)(e.nmsgs + 1));
+  for (int i = 0; i < e.nmsgs; i++) e.msgs[i] = LLVMGetParam(fn, (unsigned)n++);
   for (int i = 0; i < s->captures.len; i++) LLVMBuildStore(g->b, LLVMGetParam(fn, (unsigned)n++), e.vars[kir_capture(s, i)]);
   loop(g, &e, s->var, LLVMGetParam(fn, (unsigned)nv), LLVMGetParam(fn, (unsigned)nv + 1), &s->body, 0);
+  *next_msg = e.next_msg;
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
   LLVMPositionBuilderAtEnd(g->b, saved);
   return fn;
@@ -529,12 +673,12 @@ static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
   MLC_ASSERT(!e->in_par); // kir_verify: no chunk loop inside another
   const KirKernel *k = g->k;
   Arena *A = g->p->arena;
-  int cap = k->params.len + e->nused + 2 + s->captures.len + 2;
+  int cap = k->params.len + e->nused + 2 + e->nmsgs + s->captures.len + 2;
   LLVMTypeRef *types = arena_alloc(A, sizeof(LLVMTypeRef) * (size_t)cap);
   LLVMValueRef *vals = arena_alloc(A, sizeof(LLVMValueRef) * (size_t)cap);
   int nv = loop_values(g, e, s, types, vals);
   g->nouter++;
-  LLVMValueRef lfn = loop_fn(g, e, s, types, nv);
+  LLVMValueRef lfn = loop_fn(g, e, s, types, nv, &e->next_msg);
   LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, types, (unsigned)nv, 0);
   LLVMValueRef tfn = trampoline(g, lfn, st, types, nv);
 
@@ -593,9 +737,9 @@ void llvm_kernels_free(LlvmGen *g) {
   g->kfns = NULL, g->capkfns = g->nkfns = 0;
 }
 
-static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused) {
+static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused, int nmsgs) {
   const KirProgram *p = g->p;
-  int np = k->params.len, n = np + nused + 3;
+  int np = k->params.len, n = np + nused + 3 + nmsgs;
   LLVMTypeRef *ps = arena_alloc(p->arena, sizeof(LLVMTypeRef) * (size_t)n);
   for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + nused + 1 ? g->tptr : g->ti64;
   char name[256];
@@ -603,6 +747,7 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   llvm_fn_attrs(g, fn);
+  fn_attr(g, fn, "noinline");
   for (int i = 0; i < np; i++) {
     llvm_param_attr(g, fn, (unsigned)i, "noalias");
     llvm_param_attr(g, fn, (unsigned)i, "nocapture");
@@ -618,6 +763,9 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   e.seed = LLVMGetParam(fn, (unsigned)(np + nused));
   e.pool = LLVMGetParam(fn, (unsigned)(np + nused + 1));
   e.errslot = LLVMGetParam(fn, (unsigned)(np + nused + 2));
+  e.nmsgs = nmsgs;
+  e.msgs = arena_alloc(p->arena, sizeof(LLVMValueRef) * (size_t)(nmsgs + 1));
+  for (int i = 0; i < nmsgs; i++) e.msgs[i] = LLVMGetParam(fn, (unsigned)(np + nused + 3 + i));
   e.vars = var_allocas(g);
   block(g, &e, &k->body);
   LLVMBuildRet(g->b, LLVMConstInt(g->ti32, 0, 0));
@@ -639,5 +787,7 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   f->key = key.data, f->hash = h;
   g->nkfns++;
   g->kernels_printed++;
-  return f->fn = print_kernel(g, k, used, *nused);
+  Vec checks = {0};
+  kir_kernel_checks(g->p, k, &checks);
+  return f->fn = print_kernel(g, k, used, *nused, checks.len);
 }

@@ -11,12 +11,23 @@
 // ".target sm_"), remembers which, and cuLaunchKernel runs the kernel under
 // the CPU emulation (kernels/cuda/cuda_emu.h).
 //
+// A whole program's kernels: with MLC_FAKE_CUDA_MODULE=FILE.so the module is
+// that shared object instead, the program's CUDA C (`mlc build --emit cuda`)
+// compiled as C with the emulation (cc -shared -x c FILE.cu cuda_emu.c); a
+// function is its NAME_entry, launched by the object's own mlc_emu_launch
+// (the emulation's thread state is the object's). MLC_FAKE_CUDA_LOG=FILE
+// appends one line per module load ("load cubin|ptx"), launch ("launch
+// NAME grid G block B shared S") and copy ("htod N", "dtoh N" bytes), for
+// tests of the launch sequence.
+//
 // Environment, for the tests' cases:
 //   MLC_FAKE_CUDA_INIT=N      cuInit returns N (100: CUDA_ERROR_NO_DEVICE)
 //   MLC_FAKE_CUDA_DEVICES=N   cuDeviceGetCount gives N (default 1)
 //   MLC_FAKE_CUDA_SM=NN       the compute capability (default 90)
 //   MLC_FAKE_CUDA_DRIVER=N    cuDriverGetVersion (default 13000)
 #include <cuda.h>
+#include <dlfcn.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,9 +42,37 @@ typedef struct FakeKernel {
 } FakeKernel;
 extern const FakeKernel fake_kernels[];
 
+typedef int (*EmuLaunchFn)(MlcEmuEntry, void **, dim3, dim3, size_t, char *, size_t);
+
+// A function of a module: a test kernel, or an entry of MLC_FAKE_CUDA_MODULE.
+typedef struct FakeFunc {
+  char name[256];
+  MlcEmuEntry entry;
+  EmuLaunchFn launch;
+} FakeFunc;
+
+enum { MAX_FUNCS = 512 };
+
 struct CUmod_st {
-  bool ptx; // what was loaded
+  bool ptx;    // what was loaded
+  void *so;    // MLC_FAKE_CUDA_MODULE, opened
+  FakeFunc *funcs[MAX_FUNCS];
+  int nfuncs;
 };
+
+static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_line(const char *fmt, ...) {
+  const char *path = getenv("MLC_FAKE_CUDA_LOG");
+  if (!path || !*path) return;
+  FILE *f = fopen(path, "a");
+  if (!f) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
+}
 
 static int env_int(const char *name, int def) {
   const char *v = getenv(name);
@@ -126,25 +165,51 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_op
   const char *s = image;
   bool elf = !memcmp(s, "\177ELF", 4), ptx = !elf && strstr(s, ".target sm_");
   if (!elf && !ptx) return CUDA_ERROR_INVALID_IMAGE;
-  *m = malloc(sizeof **m);
+  *m = calloc(1, sizeof **m);
   if (!*m) return CUDA_ERROR_OUT_OF_MEMORY;
   (*m)->ptx = ptx;
+  const char *so = getenv("MLC_FAKE_CUDA_MODULE");
+  if (so && *so && !((*m)->so = dlopen(so, RTLD_NOW | RTLD_LOCAL))) {
+    fprintf(stderr, "fake libcuda: MLC_FAKE_CUDA_MODULE: %s\n", dlerror());
+    free(*m);
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  log_line("load %s", ptx ? "ptx" : "cubin");
   return CUDA_SUCCESS;
 }
 
 CUresult cuModuleUnload(CUmodule m) {
+  if (!m) return CUDA_ERROR_INVALID_VALUE;
+  for (int i = 0; i < m->nfuncs; i++) free(m->funcs[i]);
+  if (m->so) {
+    void (*release)(void) = (void (*)(void))(uintptr_t)dlsym(m->so, "mlc_emu_release");
+    if (release) release();
+    dlclose(m->so);
+  }
   free(m);
   return CUDA_SUCCESS;
 }
 
 CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
-  (void)m;
-  for (const FakeKernel *k = fake_kernels; k->name; k++)
-    if (!strcmp(k->name, name)) {
-      *f = (CUfunction)(void *)k;
-      return CUDA_SUCCESS;
-    }
-  return CUDA_ERROR_NOT_FOUND;
+  if (!m || m->nfuncs == MAX_FUNCS || strlen(name) >= sizeof m->funcs[0]->name - 8) return CUDA_ERROR_INVALID_VALUE;
+  FakeFunc fn = {.launch = mlc_emu_launch};
+  snprintf(fn.name, sizeof fn.name, "%s", name);
+  if (m->so) {
+    char sym[sizeof fn.name];
+    snprintf(sym, sizeof sym, "%s_entry", name);
+    fn.entry = (MlcEmuEntry)(uintptr_t)dlsym(m->so, sym);
+    fn.launch = (EmuLaunchFn)(uintptr_t)dlsym(m->so, "mlc_emu_launch");
+  } else {
+    for (const FakeKernel *k = fake_kernels; k->name && !fn.entry; k++)
+      if (!strcmp(k->name, name)) fn.entry = k->entry;
+  }
+  if (!fn.entry || !fn.launch) return CUDA_ERROR_NOT_FOUND;
+  FakeFunc *p = malloc(sizeof *p);
+  if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+  *p = fn;
+  m->funcs[m->nfuncs++] = p;
+  *f = (CUfunction)(void *)p;
+  return CUDA_SUCCESS;
 }
 
 CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
@@ -156,10 +221,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
                         unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
   (void)s;
   if (extra) return CUDA_ERROR_INVALID_VALUE;
-  const FakeKernel *k = (const FakeKernel *)(void *)f;
+  const FakeFunc *k = (const FakeFunc *)(void *)f;
+  log_line("launch %s grid %u block %u shared %u", k->name, gx * gy * gz, bx * by * bz, shared);
   char err[512];
-  if (mlc_emu_launch(k->entry, params, mlc_dim3(gx, gy, gz), mlc_dim3(bx, by, bz), shared, err,
-                     sizeof err) == 0)
+  if (k->launch(k->entry, params, mlc_dim3(gx, gy, gz), mlc_dim3(bx, by, bz), shared, err, sizeof err) == 0)
     return CUDA_SUCCESS;
   fprintf(stderr, "fake libcuda: %s: %s\n", k->name, err);
   return CUDA_ERROR_LAUNCH_FAILED;
@@ -187,11 +252,13 @@ CUresult cuMemFreeHost(void *p) {
 }
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream s) {
   (void)s;
+  log_line("htod %zu", n);
   memcpy((void *)(uintptr_t)d, h, n);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream s) {
   (void)s;
+  log_line("dtoh %zu", n);
   memcpy(h, (const void *)(uintptr_t)d, n);
   return CUDA_SUCCESS;
 }

@@ -2,6 +2,7 @@
 //
 //   test_cuda_examples nvrtc WORKDIR PTXAS [MODEL...]
 //   test_cuda_examples emu WORKDIR CC [MODEL...]
+//   test_cuda_examples gpu WORKDIR CC [MODEL...]
 //
 // For each model (default: every examples/*.model, tests/e2e/tiny_gpt.model and
 // tests/e2e/accum.model: dropout, accumulation, clipping, AdamW)
@@ -21,19 +22,36 @@
 //   graph interpreter (interp_run, f32) and with the CPU backend (the cpu
 //   programs compiled by LLVM and run by its JIT, as tests/e2e/test_e2e_agree.c
 //   does): |gpu - ref| <= 1e-3 * max(1, |ref|) — the gpu schedule sums long
-//   reductions in another order (block partials and a tree). char_transformer
+//   reductions in another order (block partials and a tree), and its conv
+//   gradient gathers add their products in the textbook order, not the
+//   library's (matmul and the conv forward nests follow the library's). char_transformer
 //   is compared with the interpreter only (its CPU build takes a minute here;
 //   tests/e2e/tiny_gpt.model is its shape at test size, compared with both).
+//
+// gpu: as emu, but the device source is compiled by NVRTC (a cubin and PTX
+//   for sm_90, packed as the compiler packs its bundle), loaded through the
+//   runtime's CUDA layer (runtime/cuda/cuda_rt.h) and launched on the GPU by
+//   the host launchers (compiled alone with CC); inputs, outputs, state and
+//   scratch in one device arena. The same agreement with the interpreter and
+//   the CPU backend is required: every example's loss and gradients (through
+//   the updated state) on the GPU against the CPU. Exits 77 without NVRTC or
+//   a CUDA device (tests/gpu/run.sh runs it on a GPU machine). Where there is
+//   no GPU, MLC_TEST_FAKE_EMU=1 with the fake driver on LD_LIBRARY_PATH
+//   rehearses it: the emulation object is built too and named to the fake
+//   driver (MLC_FAKE_CUDA_MODULE) as the module's code.
 //
 // Prints "[PASS] model: what" / "[FAIL] model: what: why" and a total; exits
 // 1 on any failure.
 #include "backend/cuda/cuda_gen.h"
+#include "backend/cuda/nvrtc.h"
 #include "backend/llvm/llvm.h"
+#include "cuda/cuda_rt.h"
 #include "cuda_emu.h"
 #include "driver/pipeline.h"
 #include "graph/interp.h"
 #include "mlc_model.h"
 #include "mlc_rt.h"
+#include "tests/backend/llvm/jit_runtime.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -201,7 +219,7 @@ static bool agree(const void *got, DType dt, const void *want, bool want_tensor,
     double diff = fabs(g - w) / fmax(1, fabs(w));
     if (diff > *worst) *worst = diff;
     if (!(diff <= 1e-3)) {
-      snprintf(why, len, "%s[%lld]: emulated CUDA %.9g, reference %.9g", what, (long long)e, g, w);
+      snprintf(why, len, "%s[%lld]: CUDA %.9g, reference %.9g", what, (long long)e, g, w);
       return false;
     }
   }
@@ -274,12 +292,98 @@ static void emu_close(Emu *e) {
   }
 }
 
+
+// ---- gpu: the module and its launcher -------------------------------------------------------------
+static bool gpu_mode;
+static MlcCuda *gpu;         // the device, opened once
+static CudaNvrtc *gpu_nvrtc;
+
+typedef struct Gpu {
+  MlcLauncher l; // first: the launcher callbacks get a Gpu
+  void *so;      // the host launchers
+  MlcCudaModule *mod;
+  const char *const *names;
+  const char *const *messages;
+  int nkernels;
+  MlcCudaFunc **fn;
+  char err[512];
+} Gpu;
+
+static int gpu_launch(MlcLauncher *l, int k, int64_t grid, int64_t block, void **params) {
+  Gpu *g = (Gpu *)l;
+  if (k < 0 || k >= g->nkernels) return snprintf(g->err, sizeof g->err, "kernel %d out of range", k), -1;
+  char why[400];
+  if (!g->fn[k] && !(g->fn[k] = mlc_cuda_function(g->mod, g->names[k], why, sizeof why)))
+    return snprintf(g->err, sizeof g->err, "%.400s", why), -1;
+  unsigned gr[3] = {(unsigned)grid, 1, 1}, bl[3] = {(unsigned)block, 1, 1};
+  if (mlc_cuda_launch(gpu, g->fn[k], gr, bl, 0, MLC_CUDA_COMPUTE, params, why, sizeof why))
+    return snprintf(g->err, sizeof g->err, "%.100s: %.400s", g->names[k], why), -1;
+  return 0;
+}
+
+// The device source through NVRTC into a bundle, loaded; the host launchers
+// compiled alone into WORKDIR/NAME_host.so, opened.
+static bool gpu_open(Gpu *g, Pipeline *P, const char *name, char *why, size_t len) {
+  *g = (Gpu){.l = {.launch = gpu_launch}};
+  int nlines;
+  const CudaKernelLines *lines = cuda_gen_lines(P->cuda, &nlines);
+  char src_name[300], host[4096], so[4096];
+  snprintf(src_name, sizeof src_name, "%s.cu", name);
+  CudaSource src = {.name = src_name, .text = cuda_gen_device(P->cuda), .lines = lines, .nlines = nlines};
+  CudaCompileOptions o = cuda_compile_defaults();
+  CudaCompileResult r;
+  if (cuda_nvrtc_compile(gpu_nvrtc, &src, &o, &r)) {
+    snprintf(why, len, "NVRTC: %.400s", r.err);
+    cuda_compile_result_free(&r);
+    return false;
+  }
+  size_t blen = 0;
+  unsigned char *bundle = cuda_bundle_pack(r.images, r.nimages, &blen);
+  cuda_compile_result_free(&r);
+  if (!bundle) return snprintf(why, len, "cannot pack the bundle"), false;
+  snprintf(host, sizeof host, "%s/%s_host.c", workdir, name);
+  snprintf(so, sizeof so, "%s/%s_host.so", workdir, name);
+  const char *h = cuda_gen_host(P->cuda);
+  if (!write_file(host, h, strlen(h))) return free(bundle), snprintf(why, len, "cannot write %.400s", host), false;
+  char *argv[] = {(char *)tool, "-std=gnu17", "-O1", "-g0", "-shared", "-fPIC", "-w", "-Iruntime/include", "-I.",
+                  host, "-o", so, NULL};
+  if (run(argv) != 0) return free(bundle), snprintf(why, len, "%.200s failed to compile %.400s", tool, host), false;
+  if (getenv("MLC_TEST_FAKE_EMU")) { // the fake driver runs the kernels under the emulation
+    char dev[4096], emu[4096];
+    snprintf(dev, sizeof dev, "%s/%s.cu", workdir, name);
+    snprintf(emu, sizeof emu, "%s/%s_emu.so", workdir, name);
+    char *eargv[] = {(char *)tool, "-std=gnu17", "-O1", "-g0", "-shared", "-fPIC", "-ffp-contract=off", "-w",
+                     "-Ikernels/cuda", "-x", "c", dev, "kernels/cuda/cuda_emu.c", "-o", emu, "-lm", NULL};
+    if (!write_file(dev, src.text, strlen(src.text)) || run(eargv) != 0)
+      return free(bundle), snprintf(why, len, "cannot build the emulation object %.400s", emu), false;
+    setenv("MLC_FAKE_CUDA_MODULE", emu, 1);
+  }
+  g->mod = mlc_cuda_module_load(gpu, bundle, blen, why, len);
+  free(bundle);
+  if (!g->mod) return false;
+  if (!(g->so = dlopen(so, RTLD_NOW | RTLD_LOCAL))) return snprintf(why, len, "dlopen: %s", dlerror()), false;
+  g->names = dlsym(g->so, "mlc_t_cu_kernels");
+  g->messages = dlsym(g->so, "mlc_t_cu_messages");
+  const int *nk = dlsym(g->so, "mlc_t_cu_nkernels");
+  if (!g->names || !g->messages || !nk) return snprintf(why, len, "the host object lacks its tables"), false;
+  g->nkernels = *nk;
+  g->fn = calloc((size_t)g->nkernels + 1, sizeof *g->fn);
+  return g->fn != NULL;
+}
+
+static void gpu_close(Gpu *g) {
+  free(g->fn);
+  if (g->mod) mlc_cuda_module_unload(g->mod);
+  if (g->so) dlclose(g->so);
+}
+
 // ---- emu: one program --------------------------------------------------------------------------------
 typedef struct Model {
   BuildUnit u;
   IrModule *mod;
   LlvmJit *jit;    // NULL: no CPU comparison
   Emu emu;
+  Gpu gpu;         // gpu mode
   int nstate;
   const char *paths[256];
   Tensor *state[256];
@@ -293,6 +397,8 @@ static int state_index(Model *m, const char *path) {
 
 typedef struct Run {
   void *in[16], *out[16], *st[256];
+  size_t in_bytes[16], out_bytes[16], st_bytes[256];
+  int nin, nout;
   int stidx[256], nst;
   int64_t dims[16 * MLC_MAX_RANK];
 } Run;
@@ -309,13 +415,20 @@ static void run_init(Run *r, Model *m, IrFunc *f, const KirProgram *p, Tensor **
   for (int i = 0; i < f->params.len; i++) {
     for (int d = 0; d < args[i]->rank; d++) r->dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
     r->in[i] = to_bytes(args[i]);
+    r->in_bytes[i] = (size_t)(args[i]->numel ? args[i]->numel : 1) * (size_t)dtype_size(args[i]->dtype);
   }
-  for (int i = 0; i < f->outputs.len; i++) r->out[i] = calloc((size_t)outs[i]->numel + 1, 8);
+  r->nin = f->params.len, r->nout = f->outputs.len;
+  for (int i = 0; i < f->outputs.len; i++) {
+    r->out[i] = calloc((size_t)outs[i]->numel + 1, 8);
+    r->out_bytes[i] = ((size_t)outs[i]->numel + 1) * 8;
+  }
   for (int b = 0; b < p->bufs.len; b++) {
     KirBuf *kb = kir_buf(p, b);
     if (kb->kind != KBUF_STATE) continue;
     r->stidx[r->nst] = state_index(m, kb->path);
-    r->st[r->nst] = to_bytes(m->state[r->stidx[r->nst]]);
+    Tensor *t = m->state[r->stidx[r->nst]];
+    r->st[r->nst] = to_bytes(t);
+    r->st_bytes[r->nst] = (size_t)(t->numel ? t->numel : 1) * (size_t)dtype_size(t->dtype);
     r->nst++;
   }
 }
@@ -336,6 +449,52 @@ static bool run_emu(Model *m, const KirProgram *p, Run *r, char *why, size_t len
   free(sc);
   if (rc) return snprintf(why, len, "a launch failed: %.400s", m->emu.err), false;
   if (flag) return snprintf(why, len, "a check failed: %s", m->emu.messages[flag - 1]), false;
+  return true;
+}
+
+
+static size_t up256(size_t n) { return (n + 255) / 256 * 256; }
+
+// Program p on the GPU: every buffer uploaded into one arena (flag, inputs,
+// outputs, state, scratch), the launches, then outputs and state downloaded
+// over the host buffers.
+static bool run_gpu(Model *m, const KirProgram *p, Run *r, char *why, size_t len) {
+  char sym[256];
+  snprintf(sym, sizeof sym, "mlc_t_cu_%s", p->name);
+  MlcDeviceProgram fn = (MlcDeviceProgram)(uintptr_t)dlsym(m->gpu.so, sym);
+  snprintf(sym, sizeof sym, "mlc_t_cu_%s_scratch_bytes", p->name);
+  int64_t (*scratch)(const int64_t *) = (int64_t (*)(const int64_t *))(uintptr_t)dlsym(m->gpu.so, sym);
+  if (!fn || !scratch) return snprintf(why, len, "no %s in the host object", sym), false;
+  size_t off = 256, in_off[16], out_off[16], st_off[256];
+  for (int i = 0; i < r->nin; i++) in_off[i] = off, off += up256(r->in_bytes[i]);
+  for (int i = 0; i < r->nout; i++) out_off[i] = off, off += up256(r->out_bytes[i]);
+  for (int i = 0; i < r->nst; i++) st_off[i] = off, off += up256(r->st_bytes[i]);
+  size_t sc_off = off;
+  off += up256((size_t)scratch(r->dims) + 256);
+  MlcDevPtr base;
+  char e[512];
+  uint64_t in[16] = {0}, out[16] = {0}, st[256];
+  bool ok = mlc_cuda_arena(gpu, off, &base, e, sizeof e) == 0 &&
+            mlc_cuda_zero(gpu, base, 256, MLC_CUDA_COMPUTE, e, sizeof e) == 0;
+  for (int i = 0; ok && i < r->nin; i++)
+    in[i] = base + in_off[i],
+    ok = !mlc_cuda_upload(gpu, in[i], r->in[i], r->in_bytes[i], MLC_CUDA_COMPUTE, e, sizeof e);
+  for (int i = 0; ok && i < r->nout; i++) out[i] = base + out_off[i];
+  for (int i = 0; ok && i < r->nst; i++)
+    st[i] = base + st_off[i],
+    ok = !mlc_cuda_upload(gpu, st[i], r->st[i], r->st_bytes[i], MLC_CUDA_COMPUTE, e, sizeof e);
+  if (!ok) return snprintf(why, len, "device memory: %.400s", e), false;
+  if (fn(&m->gpu.l, r->dims, in, out, st, base + sc_off, 777, base))
+    return snprintf(why, len, "a launch failed: %.400s", m->gpu.err), false;
+  uint32_t flag = 0;
+  ok = !mlc_cuda_download(gpu, &flag, base, 4, MLC_CUDA_COMPUTE, e, sizeof e);
+  for (int i = 0; ok && i < r->nout; i++)
+    ok = !mlc_cuda_download(gpu, r->out[i], out[i], r->out_bytes[i], MLC_CUDA_COMPUTE, e, sizeof e);
+  for (int i = 0; ok && i < r->nst; i++)
+    ok = !mlc_cuda_download(gpu, r->st[i], st[i], r->st_bytes[i], MLC_CUDA_COMPUTE, e, sizeof e);
+  ok = ok && !mlc_cuda_sync(gpu, MLC_CUDA_COMPUTE, e, sizeof e);
+  if (!ok) return snprintf(why, len, "on the device: %.400s", e), false;
+  if (flag) return snprintf(why, len, "a check failed: %s", m->gpu.messages[flag - 1]), false;
   return true;
 }
 
@@ -370,7 +529,7 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   if (ok) run_init(&gr, m, f, g, args, outs);
   if (ok && m->jit) run_init(&cr, m, f, c, args, outs);
   double t0 = now();
-  ok = ok && run_emu(m, g, &gr, why, sizeof why);
+  ok = ok && (gpu_mode ? run_gpu(m, g, &gr, why, sizeof why) : run_emu(m, g, &gr, why, sizeof why));
   double secs = now() - t0;
   ok = ok && (!m->jit || run_cpu(m, c, &cr, pool, why, sizeof why));
   double wi = 0, wc = 0;
@@ -386,8 +545,8 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
          (!m->jit || agree(gr.st[i], w->dtype, cr.st[i], false, w->numel, what, &wc, why, sizeof why));
   }
   char what[256];
-  snprintf(what, sizeof what, "%s emulated (%.1f s) agrees with the interpreter (%.1e)%s", g->name, secs, wi,
-           m->jit ? arena_printf(m->u.arena, " and the CPU backend (%.1e)", wc) : "");
+  snprintf(what, sizeof what, "%s %s (%.1f s) agrees with the interpreter (%.1e)%s", g->name,
+           gpu_mode ? "on the GPU" : "emulated", secs, wi, m->jit ? arena_printf(m->u.arena, " and the CPU backend (%.1e)", wc) : "");
   report(model, what, ok, why);
   run_free(&gr);
   run_free(&cr);
@@ -406,8 +565,10 @@ static void emu_model(const char *path, MlcPool *pool) {
   bool ok = build_model(&P, a, &d, path, PIPE_CUDA | (cpu ? PIPE_CPU : 0));
   m.u = P.u, m.mod = P.u.lr.module;
   double t0 = now();
-  ok = ok && emu_open(&m.emu, &P, name, why, sizeof why);
-  if (ok) printf("  %s: %d kernels compiled as C in %.1f s\n", name, cuda_gen_kernels(P.cuda), now() - t0);
+  ok = ok && (gpu_mode ? gpu_open(&m.gpu, &P, name, why, sizeof why) : emu_open(&m.emu, &P, name, why, sizeof why));
+  if (ok)
+    printf("  %s: %d kernels compiled %s in %.1f s\n", name, cuda_gen_kernels(P.cuda),
+           gpu_mode ? "by NVRTC and loaded" : "as C", now() - t0);
   LlvmGen *g = NULL;
   if (ok && cpu) {
     BackendOptions bo = backend_default_options();
@@ -415,7 +576,7 @@ static void emu_model(const char *path, MlcPool *pool) {
     g = llvm_gen_new(&bo, why, sizeof why);
     const KirProgram *ps[3] = {m.u.k_train, m.u.k_eval, m.u.k_predict};
     for (int i = 0; g && ok && i < 3; i++) ok = llvm_gen_add(g, ps[i], why, sizeof why) == 0;
-    ok = ok && g && (m.jit = llvm_jit_new(g, (void (*)(void))mlc_parallel_for, why, sizeof why));
+    ok = ok && g && (m.jit = llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, why, sizeof why));
   }
   if (!ok) {
     report(name, "build", false, why[0] ? why : "the pipeline failed");
@@ -446,15 +607,17 @@ static void emu_model(const char *path, MlcPool *pool) {
   }
   if (m.jit) llvm_jit_free(m.jit);
   llvm_gen_free(g);
-  emu_close(&m.emu);
+  if (gpu_mode) gpu_close(&m.gpu);
+  else emu_close(&m.emu);
   pipeline_free(&P);
   arena_free(a);
 }
 
 int main(int argc, char **argv) {
-  if (argc < 4 || (strcmp(argv[1], "nvrtc") && strcmp(argv[1], "emu"))) {
+  if (argc < 4 || (strcmp(argv[1], "nvrtc") && strcmp(argv[1], "emu") && strcmp(argv[1], "gpu"))) {
     fprintf(stderr, "usage: test_cuda_examples nvrtc WORKDIR PTXAS [MODEL...]\n"
-                    "       test_cuda_examples emu WORKDIR CC [MODEL...]\n");
+                    "       test_cuda_examples emu WORKDIR CC [MODEL...]\n"
+                    "       test_cuda_examples gpu WORKDIR CC [MODEL...]\n");
     return 2;
   }
   workdir = argv[2], tool = argv[3];
@@ -478,9 +641,19 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nmodels; i++) nvrtc_model(nv, models[i]);
     cuda_nvrtc_close(nv);
   } else {
+    if ((gpu_mode = !strcmp(argv[1], "gpu"))) {
+      char err[1024];
+      if (!(gpu_nvrtc = cuda_nvrtc_open(err, sizeof err)) || !(gpu = mlc_cuda_open(0, err, sizeof err))) {
+        printf("[SKIP] %s\n", err);
+        return 77;
+      }
+      printf("  device: %s (sm_%d)\n", mlc_cuda_info(gpu)->name, mlc_cuda_info(gpu)->sm);
+    }
     MlcPool *pool = mlc_pool_new(2);
     for (int i = 0; i < nmodels; i++) emu_model(models[i], pool);
     mlc_pool_free(pool);
+    if (gpu) mlc_cuda_close(gpu);
+    if (gpu_nvrtc) cuda_nvrtc_close(gpu_nvrtc);
   }
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : skipped ? 77 : 0;

@@ -1,12 +1,14 @@
 // jit.h — what the LLVM backend's tests share: a planned kernel IR program
 // compiled by the backend into an ORC LLJIT, with its entry point and its
 // scratch-size function looked up (backend.h's ABI; generated code calls
-// the runtime's mlc_parallel_for for chunk loops).
+// the runtime's mlc_parallel_for for chunk loops and the kernel library for
+// `call` statements: jit_runtime.h).
 #ifndef MLC_TEST_JIT_H
 #define MLC_TEST_JIT_H
 
 #include "backend/llvm/llvm.h"
 #include "mlc_rt.h"
+#include "tests/backend/llvm/jit_runtime.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +25,7 @@ static bool jit_compile(const KirProgram *p, const BackendOptions *o, Compiled *
   memset(out, 0, sizeof *out);
   char sym[300];
   if (!(out->g = llvm_gen_new(o, why, n))) return false;
-  if (llvm_gen_add(out->g, p, why, n) || !(out->j = llvm_jit_new(out->g, (void (*)(void))mlc_parallel_for, why, n)))
+  if (llvm_gen_add(out->g, p, why, n) || !(out->j = llvm_jit_new(out->g, jit_runtime, JIT_RUNTIME_N, why, n)))
     return false;
   snprintf(sym, sizeof sym, "mlc_%s", p->name);
   out->run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(out->j, sym, why, n);

@@ -1,0 +1,237 @@
+// gemm_ref.h — the accumulation order of mlc's matmul and conv2d (forward
+// and both gradients), written once as scalar code over double arrays: the
+// arithmetic kernels/cpu computes (mlc_kernels.h), which the reference
+// interpreter (compiler/graph/interp*.c), the kernel-IR evaluator
+// (compiler/kernel/kir_interp.c) and the tests share, and the K-block and
+// pixel-chunk sizes the library itself blocks by (gemm.c, conv.c), so the
+// two cannot drift apart. docs/design/ir.md ("matmul and conv2d") states it
+// in words.
+//
+// The order: each output element's K sum is cut into K blocks (a function
+// of K alone, mlc_gemm_kblock); a block's sum is a chain of fused
+// multiply-adds from +0 over its k in order; the block sums go into C one
+// after another (C = alpha*s0 + beta*C, then C = alpha*s + C), and the
+// epilogue follows the last block. A convolution is that GEMM over its
+// im2col matrix (a padding tap is a product with 0), its gradients the
+// GEMMs conv.c runs, with their chunking and their scatter order.
+//
+// f32: every value is a float; products accumulate with fmaf, every other
+// operation rounds to float: the bits kernels/cpu produces for any thread
+// count and micro-kernel. !f32: the same order in double, with fma.
+// Header-only (static inline), as kernels/philox.h, so the compiler and the
+// runtime use this exact text.
+#ifndef MLC_GEMM_REF_H
+#define MLC_GEMM_REF_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/mlc_kernels.h"
+
+// ---- blocking ----------------------------------------------------------------------------------
+enum {
+  MLC_GEMM_KC_MAX = 512,          // longest K block
+  MLC_CONV_QCHUNK_FLOATS = 1 << 16 // floats of one im2col chunk (256 KiB)
+};
+
+// The K block size: the fewest blocks of at most MLC_GEMM_KC_MAX, of equal
+// size (the last may be shorter); 0 for K = 0.
+static inline int64_t mlc_gemm_kblock(int64_t k) {
+  int64_t nb = (k + MLC_GEMM_KC_MAX - 1) / MLC_GEMM_KC_MAX;
+  return nb > 0 ? (k + nb - 1) / nb : 0;
+}
+
+// The number of K blocks: ceil(K / kblock), and one (empty) for K = 0.
+static inline int64_t mlc_gemm_kblocks(int64_t k) {
+  int64_t kc = mlc_gemm_kblock(k);
+  return kc > 0 ? (k + kc - 1) / kc : 1;
+}
+
+// Pixels per im2col chunk of a convolution with Kc = C/G*KH*KW rows and P
+// output pixels: P cut into equal chunks of about 2^16 / Kc (at least 64).
+static inline int64_t mlc_conv_qchunk(int64_t kc, int64_t p) {
+  int64_t q = MLC_CONV_QCHUNK_FLOATS / (kc > 1 ? kc : 1);
+  if (q < 64) q = 64;
+  int64_t nq = (p + q - 1) / q;
+  return nq > 0 ? (p + nq - 1) / nq : 1;
+}
+
+// ---- scalar steps --------------------------------------------------------------------------------
+static inline double mlc_ref_rnd(bool f32, double v) { return f32 ? (double)(float)v : v; }
+
+static inline double mlc_ref_fma(bool f32, double a, double b, double c) {
+  return f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
+}
+
+// C after the K sum of one element: x[p*sx] * y[p*sy] for p < k, blocked as
+// above; beta == 0 does not read c.
+static inline double mlc_ref_ksum(bool f32, int64_t k, const double *x, int64_t sx, const double *y,
+                                  int64_t sy, double alpha, double beta, double c) {
+  int64_t kc = mlc_gemm_kblock(k), nb = mlc_gemm_kblocks(k);
+  for (int64_t blk = 0; blk < nb; blk++) {
+    int64_t p1 = (blk + 1) * kc < k ? (blk + 1) * kc : k;
+    double acc = 0, be = blk == 0 ? beta : 1;
+    for (int64_t p = blk * kc; p < p1; p++) acc = mlc_ref_fma(f32, x[p * sx], y[p * sy], acc);
+    double t = mlc_ref_rnd(f32, alpha * acc);
+    if (be != 0) t = mlc_ref_rnd(f32, t + mlc_ref_rnd(f32, be * c));
+    c = t;
+  }
+  return c;
+}
+
+// ---- GEMM --------------------------------------------------------------------------------------
+// mlc_sgemm's definition with operands by strides: op(A)(i,p) =
+// a[i*rsa + p*csa], op(B)(p,j) = b[p*rsb + j*csb], C[i*ldc + j], and for the
+// epilogue bias[j] (BIAS_COL) or bias[i] (BIAS_ROW) and aux[i*ldaux + j]
+// (RESIDUAL, RELU_MASK). The TRANS bits of flags are ignored (the strides
+// say it).
+static inline void mlc_ref_gemm(bool f32, uint32_t flags, int64_t m, int64_t n, int64_t k, double alpha,
+                                const double *a, int64_t rsa, int64_t csa, const double *b, int64_t rsb,
+                                int64_t csb, double beta, double *c, int64_t ldc, const double *bias,
+                                const double *aux, int64_t ldaux) {
+  alpha = mlc_ref_rnd(f32, alpha), beta = mlc_ref_rnd(f32, beta);
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double *cij = &c[i * ldc + j];
+      double t = mlc_ref_ksum(f32, k, a + i * rsa, csa, b + j * csb, rsb, alpha, beta, *cij);
+      if (flags & MLC_GEMM_BIAS_COL) t = mlc_ref_rnd(f32, t + bias[j]);
+      if (flags & MLC_GEMM_BIAS_ROW) t = mlc_ref_rnd(f32, t + bias[i]);
+      if (flags & MLC_GEMM_RESIDUAL) t = mlc_ref_rnd(f32, t + aux[i * ldaux + j]);
+      if (flags & MLC_GEMM_RELU) t = t > 0 || isnan(t) ? t : 0;
+      if (flags & MLC_GEMM_RELU_MASK) t = aux[i * ldaux + j] > 0 ? t : 0;
+      *cij = t;
+    }
+}
+
+// ---- convolution -----------------------------------------------------------------------------------
+// The geometry of mlc_kernels.h (MLC_CONV_*) and what it derives.
+typedef struct MlcRefConv {
+  int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
+  int64_t ho, wo, cg, og, kc, p, qchunk;
+} MlcRefConv;
+
+static inline int64_t mlc_ref_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  int64_t num = in + 2 * p - d * (k - 1) - 1;
+  return num < 0 || s < 1 ? -1 : num / s + 1;
+}
+
+static inline bool mlc_ref_conv_of(const int64_t *g, MlcRefConv *k) {
+  *k = (MlcRefConv){.n = g[MLC_CONV_N], .c = g[MLC_CONV_C], .h = g[MLC_CONV_H], .w = g[MLC_CONV_W],
+                    .o = g[MLC_CONV_O], .kh = g[MLC_CONV_KH], .kw = g[MLC_CONV_KW], .sh = g[MLC_CONV_SH],
+                    .sw = g[MLC_CONV_SW], .ph = g[MLC_CONV_PH], .pw = g[MLC_CONV_PW], .dh = g[MLC_CONV_DH],
+                    .dw = g[MLC_CONV_DW], .g = g[MLC_CONV_G]};
+  k->ho = mlc_ref_extent(k->h, k->kh, k->sh, k->ph, k->dh);
+  k->wo = mlc_ref_extent(k->w, k->kw, k->sw, k->pw, k->dw);
+  if (k->ho < 0 || k->wo < 0 || k->g < 1 || k->c % k->g || k->o % k->g) return false;
+  k->cg = k->c / k->g, k->og = k->o / k->g, k->kc = k->cg * k->kh * k->kw, k->p = k->ho * k->wo;
+  k->qchunk = mlc_conv_qchunk(k->kc, k->p);
+  return true;
+}
+
+// A 1x1, stride-1, unpadded convolution: col is x itself.
+static inline bool mlc_ref_pointwise(const MlcRefConv *k) {
+  return k->kh == 1 && k->kw == 1 && k->sh == 1 && k->sw == 1 && k->ph == 0 && k->pw == 0;
+}
+
+// The im2col element of image n, group g: row r = (c*KH + a)*KW + b, pixel
+// q = i*WO + j: x[n, g*C/G + c, i*sh - ph + a*dh, j*sw - pw + b*dw], 0 outside x.
+// *pos gets the offset inside the image-group plane x[n, g*C/G ..], or -1.
+static inline double mlc_ref_col(const MlcRefConv *k, const double *x, int64_t n, int64_t g, int64_t r,
+                                 int64_t q, int64_t *pos) {
+  int64_t c = r / (k->kh * k->kw), a = r / k->kw % k->kh, b = r % k->kw;
+  int64_t hh = q / k->wo * k->sh - k->ph + a * k->dh, ww = q % k->wo * k->sw - k->pw + b * k->dw;
+  *pos = -1;
+  if (hh < 0 || hh >= k->h || ww < 0 || ww >= k->w) return 0;
+  *pos = (c * k->h + hh) * k->w + ww;
+  return x ? x[(n * k->c + g * k->cg) * k->h * k->w + *pos] : 0;
+}
+
+// mlc_conv2d: y[n, g*Og + o, q] = w[g*Og + o, :] @ col(n, g)[:, q] (+ bias, relu).
+static inline bool mlc_ref_conv2d(bool f32, const int64_t *geom, uint32_t flags, const double *x,
+                                  const double *w, const double *bias, double *y) {
+  MlcRefConv k;
+  if (!mlc_ref_conv_of(geom, &k)) return false;
+  double *col = malloc(sizeof(double) * (size_t)(k.kc + 1));
+  if (!col) return false;
+  for (int64_t n = 0; n < k.n; n++)
+    for (int64_t g = 0; g < k.g; g++)
+      for (int64_t q = 0; q < k.p; q++) {
+        int64_t pos;
+        for (int64_t r = 0; r < k.kc; r++) col[r] = mlc_ref_col(&k, x, n, g, r, q, &pos);
+        for (int64_t o = g * k.og; o < (g + 1) * k.og; o++) {
+          double t = mlc_ref_ksum(f32, k.kc, w + o * k.kc, 1, col, 1, 1, 0, 0);
+          if (bias) t = mlc_ref_rnd(f32, t + bias[o]);
+          if (flags & MLC_CONV_RELU) t = t > 0 || isnan(t) ? t : 0;
+          y[(n * k.o + o) * k.p + q] = t;
+        }
+      }
+  free(col);
+  return true;
+}
+
+// mlc_conv2d_grad_input: dcol(n, g) = w[g]^T @ dy[n, g] (K = O/G), then
+// col2im: per image and group the plane is zeroed, and for each pixel chunk
+// in order, each col row r in order, each pixel q of the chunk, a dcol
+// element inside x is added into dx. Pointwise: dx[n, g] = dcol itself.
+static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, const double *dy,
+                                             const double *w, double *dx) {
+  MlcRefConv k;
+  if (!mlc_ref_conv_of(geom, &k)) return false;
+  int64_t plane = k.h * k.w;
+  for (int64_t n = 0; n < k.n; n++)
+    for (int64_t g = 0; g < k.g; g++) {
+      double *dxg = dx + (n * k.c + g * k.cg) * plane;
+      const double *dyg = dy + (n * k.o + g * k.og) * k.p, *wg = w + g * k.og * k.kc;
+      if (mlc_ref_pointwise(&k)) {
+        for (int64_t r = 0; r < k.kc; r++)
+          for (int64_t q = 0; q < k.p; q++)
+            dxg[r * k.p + q] = mlc_ref_ksum(f32, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
+        continue;
+      }
+      memset(dxg, 0, sizeof(double) * (size_t)(k.cg * plane));
+      for (int64_t q0 = 0; q0 < k.p; q0 += k.qchunk) {
+        int64_t q1 = q0 + k.qchunk < k.p ? q0 + k.qchunk : k.p;
+        for (int64_t r = 0; r < k.kc; r++)
+          for (int64_t q = q0; q < q1; q++) {
+            int64_t pos;
+            mlc_ref_col(&k, NULL, n, g, r, q, &pos);
+            if (pos < 0) continue;
+            double v = mlc_ref_ksum(f32, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
+            dxg[pos] = mlc_ref_rnd(f32, dxg[pos] + v);
+          }
+      }
+    }
+  return true;
+}
+
+// mlc_conv2d_grad_weight: dw[g*Og + o, r] = the sum over images n in order,
+// pixel chunks in order, of one GEMM each (K = the chunk's pixels, blocked
+// as any K): C = s for the first, C = s + C after; 0 without any pixel.
+static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, const double *dy,
+                                              const double *x, double *dw) {
+  MlcRefConv k;
+  if (!mlc_ref_conv_of(geom, &k)) return false;
+  double *col = malloc(sizeof(double) * (size_t)(k.qchunk + 1));
+  if (!col) return false;
+  for (int64_t o = 0; o < k.o; o++)
+    for (int64_t r = 0; r < k.kc; r++) {
+      int64_t g = o / (k.og ? k.og : 1), pos;
+      double c = 0;
+      bool first = true;
+      for (int64_t n = 0; n < k.n; n++)
+        for (int64_t q0 = 0; q0 < k.p; q0 += k.qchunk) {
+          int64_t nq = q0 + k.qchunk < k.p ? k.qchunk : k.p - q0;
+          for (int64_t t = 0; t < nq; t++) col[t] = mlc_ref_col(&k, x, n, g, r, q0 + t, &pos);
+          c = mlc_ref_ksum(f32, nq, col, 1, dy + (n * k.o + o) * k.p + q0, 1, 1, first ? 0 : 1, c);
+          first = false;
+        }
+      dw[o * k.kc + r] = first ? 0 : c;
+    }
+  free(col);
+  return true;
+}
+
+#endif

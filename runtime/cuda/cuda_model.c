@@ -1,0 +1,340 @@
+// cuda_model.c — a model on the GPU: the MlcDeviceOps (mlc_model.h) that
+// the instance and the generated glue's device entry points call, over the
+// driver layer (cuda_rt.h). mlc_cuda_device_ops is referenced by the glue of
+// a model built with --target cuda, so only such programs link this file.
+//
+// One device arena (mlc_cuda_arena) holds everything, 256-byte aligned:
+//
+//   [flag | small outputs (NOUT slots of 256 bytes) | small inputs | state tensors
+//    | the large output (batch x forward output) | input slot 0 | input slot 1
+//    | scratch (the gpu programs' memory plan, MlcDeviceModel.scratch_bytes)]
+//
+// State lives there between calls; push_state / pull_state move all of it
+// (checkpoints, finite checks and weights files read the host copy). A
+// call's inputs go through the two upload slots (MlcCudaStage: pinned host
+// buffers, the copy stream): the batch is packed into a slot, uploaded, and
+// the compute stream waits for it; after a train step's launches are queued
+// the next batch (set_next: the training loader's next batch) is packed into
+// the other slot and uploaded while the GPU computes, and the next call that
+// names those buffers (and batch size) uses it. finish downloads the results and the check
+// flag into pinned memory and waits once per call.
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_rt_internal.h"
+#include "mlc_rt.h"
+
+// small outputs: loss, grad norm, lr, the loss's auxiliary values, a small forward output
+enum { ALIGN = 256, NOUT = 4 + MLC_MAX_AUX, SMALL_IN = 1024 };
+
+struct MlcDevice {
+  MlcLauncher launcher; // first: the launcher callbacks get the device
+  const MlcModel *m;
+  const MlcDeviceModel *dm;
+  MlcCuda *c;
+  MlcCudaModule *mod;
+  MlcCudaFunc **fn;     // per kernel of dm->kernels
+  int nkernels, nmessages;
+  MlcDevPtr base;       // the arena
+  size_t bytes;
+  size_t state_off[256], state_bytes[256];
+  size_t small_out, small_in, big_out, big_bytes, slot_off[2], slot_bytes, scratch, scratch_bytes;
+  size_t small_used;    // small inputs handed out since the last finish
+  int64_t cap;          // the batch the buffers are sized for
+  int64_t syms[MLC_MAX_SYMS];
+  MlcCudaStage stage;
+  bool staged;
+  // the inputs in each slot: their host buffers and batch
+  const void *slot_in[2][MLC_MAX_INPUTS];
+  int64_t slot_b[2];
+  int slot_n[2];
+  int cur;              // the slot the current call reads (-1: none)
+  bool prefetched;      // slot 1 - cur holds the next batch, uploaded
+  int64_t (*next)(void *user, const void **inputs);
+  void *next_user;
+  unsigned char *res;   // pinned: the flag and the results of a call
+  size_t res_bytes;
+  char name[320];
+  char err[1024];
+};
+
+static size_t up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+static int dev_err(MlcDevice *d, const char *msg) {
+  snprintf(d->err, sizeof d->err, "%s", msg);
+  return -1;
+}
+
+// ---- launches ------------------------------------------------------------------------------
+static int launch(MlcLauncher *l, int k, int64_t grid, int64_t block, void **params) {
+  MlcDevice *d = (MlcDevice *)l;
+  if (k < 0 || k >= d->nkernels) return rt_err(d->err, sizeof d->err, "kernel %d out of range", k);
+  if (grid > 0x7fffffff || block > 1024)
+    return rt_err(d->err, sizeof d->err, "kernel %s: grid %lld x block %lld exceeds the device's limits",
+                  d->dm->kernels[k], (long long)grid, (long long)block);
+  unsigned g[3] = {(unsigned)grid, 1, 1}, b[3] = {(unsigned)block, 1, 1};
+  char why[800];
+  if (mlc_cuda_launch(d->c, d->fn[k], g, b, 0, MLC_CUDA_COMPUTE, params, why, sizeof why))
+    return rt_err(d->err, sizeof d->err, "kernel %s: %s", d->dm->kernels[k], why);
+  return 0;
+}
+
+// ---- buffers -------------------------------------------------------------------------------
+static int64_t state_bytes(const MlcStateDesc *s) {
+  int64_t n = 1;
+  for (int k = 0; k < s->rank; k++) n *= s->shape[k];
+  return n * (int64_t)mlc_dtype_size(s->dtype);
+}
+
+static size_t sample_bytes(const MlcDevice *d, int i) {
+  return mlc_dtype_size(d->m->inputs[i].dtype) * (size_t)mlc_input_numel(&d->m->inputs[i], d->syms);
+}
+
+// The arena's layout for batches up to b; its size.
+static size_t layout(MlcDevice *d, int64_t b) {
+  const MlcModel *m = d->m;
+  size_t off = ALIGN; // the flag
+  d->small_out = off, off += NOUT * ALIGN;
+  d->small_in = off, off += SMALL_IN;
+  for (int i = 0; i < m->nstates; i++) {
+    d->state_off[i] = off;
+    d->state_bytes[i] = (size_t)state_bytes(&m->states[i]);
+    off += up(d->state_bytes[i]);
+  }
+  int64_t on = mlc_output_numel(m, d->syms);
+  d->big_bytes = (size_t)b * (size_t)(on > 0 ? on : 1) * sizeof(float);
+  d->big_out = off, off += up(d->big_bytes);
+  d->slot_bytes = 0;
+  for (int i = 0; i < m->ninputs; i++) d->slot_bytes += up((size_t)b * sample_bytes(d, i));
+  d->slot_off[0] = off, off += d->slot_bytes;
+  d->slot_off[1] = off, off += d->slot_bytes;
+  d->scratch_bytes = d->dm->scratch_bytes ? d->dm->scratch_bytes(b, d->syms) : 0;
+  d->scratch = off, off += up(d->scratch_bytes);
+  return off;
+}
+
+static int transfer_state(MlcDevice *d, void *const *host, bool down, char *err, size_t errlen) {
+  for (int i = 0; i < d->m->nstates; i++) {
+    MlcDevPtr p = d->base + d->state_off[i];
+    int rc = down ? mlc_cuda_download(d->c, host[i], p, d->state_bytes[i], MLC_CUDA_COMPUTE, err, errlen)
+                  : mlc_cuda_upload(d->c, p, host[i], d->state_bytes[i], MLC_CUDA_COMPUTE, err, errlen);
+    if (rc) return -1;
+  }
+  return mlc_cuda_sync(d->c, MLC_CUDA_COMPUTE, err, errlen);
+}
+
+static int push_state(MlcDevice *d, void *const *host, char *err, size_t errlen) {
+  return transfer_state(d, host, false, err, errlen);
+}
+
+static int pull_state(MlcDevice *d, void *const *host, char *err, size_t errlen) {
+  return transfer_state(d, host, true, err, errlen);
+}
+
+// Buffers for batches up to b: a larger arena keeps the state (through the
+// host), the stage and the pinned results are made anew.
+static int reserve(MlcDevice *d, int64_t b, const int64_t *syms, char *err, size_t errlen) {
+  if (b <= d->cap && d->base) return 0;
+  for (int k = 0; k < MLC_MAX_SYMS && syms && k < d->m->nsyms; k++) d->syms[k] = syms[k];
+  void **keep = NULL;
+  if (d->base) { // the state, through the host
+    keep = calloc((size_t)d->m->nstates + 1, sizeof *keep);
+    for (int i = 0; keep && i < d->m->nstates; i++)
+      if (!(keep[i] = malloc(d->state_bytes[i] ? d->state_bytes[i] : 1))) return rt_err(err, errlen, "out of memory");
+    if (!keep || pull_state(d, keep, err, errlen)) return -1;
+  }
+  size_t bytes = layout(d, b);
+  int rc = mlc_cuda_arena(d->c, bytes, &d->base, err, errlen);
+  if (!rc && keep) rc = push_state(d, keep, err, errlen);
+  for (int i = 0; keep && i < d->m->nstates; i++) free(keep[i]);
+  free(keep);
+  if (rc) return -1;
+  d->bytes = bytes, d->cap = b;
+  if (d->staged) mlc_cuda_stage_free(&d->stage);
+  d->staged = false;
+  if (mlc_cuda_stage_init(&d->stage, d->c, d->slot_bytes ? d->slot_bytes : ALIGN, d->base + d->slot_off[0],
+                          d->base + d->slot_off[1], err, errlen))
+    return -1;
+  d->staged = true;
+  d->cur = -1, d->prefetched = false, d->slot_b[0] = d->slot_b[1] = -1;
+  mlc_cuda_host_free(d->c, d->res);
+  d->res_bytes = ALIGN + NOUT * ALIGN + up(d->big_bytes);
+  if (!(d->res = mlc_cuda_host_alloc(d->c, d->res_bytes, err, errlen))) return -1;
+  return 0;
+}
+
+// ---- opening -------------------------------------------------------------------------------
+static void dev_close(MlcDevice *d) {
+  if (!d) return;
+  if (d->staged) mlc_cuda_stage_free(&d->stage);
+  if (d->res) mlc_cuda_host_free(d->c, d->res);
+  free(d->fn);
+  mlc_cuda_module_unload(d->mod);
+  mlc_cuda_close(d->c);
+  free(d);
+}
+
+static MlcDevice *dev_open(const MlcModel *m, int ordinal, char *err, size_t errlen) {
+  if (!m->device) return rt_err(err, errlen, "model %s was built without --target cuda", m->name), NULL;
+  if (m->nstates > 256) return rt_err(err, errlen, "model %s has more than 256 state tensors", m->name), NULL;
+  MlcDevice *d = calloc(1, sizeof *d);
+  if (!d) return rt_err(err, errlen, "out of memory"), NULL;
+  d->launcher.launch = launch;
+  d->m = m, d->dm = m->device, d->cur = -1;
+  while (d->dm->kernels[d->nkernels]) d->nkernels++;
+  while (d->dm->messages[d->nmessages]) d->nmessages++;
+  if (!(d->c = mlc_cuda_open(ordinal, err, errlen)) ||
+      !(d->mod = mlc_cuda_module_load(d->c, d->dm->bundle, (size_t)*d->dm->bundle_size, err, errlen)) ||
+      !(d->fn = calloc((size_t)d->nkernels + 1, sizeof *d->fn))) {
+    if (d->c && d->mod && !d->fn) rt_err(err, errlen, "out of memory");
+    dev_close(d);
+    return NULL;
+  }
+  for (int k = 0; k < d->nkernels; k++)
+    if (!(d->fn[k] = mlc_cuda_function(d->mod, d->dm->kernels[k], err, errlen))) {
+      dev_close(d);
+      return NULL;
+    }
+  const MlcCudaInfo *in = mlc_cuda_info(d->c);
+  const MlcCudaImage *im = mlc_cuda_module_image(d->mod);
+  snprintf(d->name, sizeof d->name, "%s (sm_%d; %s_%d %s)", in->name, in->sm,
+           im->kind == MLC_CUDA_CUBIN ? "sm" : "compute", im->arch, im->kind == MLC_CUDA_CUBIN ? "cubin" : "PTX");
+  return d;
+}
+
+static const char *dev_name(const MlcDevice *d) { return d->name; }
+static const char *dev_error(const MlcDevice *d) { return d->err; }
+
+static void set_next(MlcDevice *d, int64_t (*next)(void *, const void **), void *user) {
+  d->next = next, d->next_user = user;
+}
+
+// ---- a call's buffers -------------------------------------------------------------------------
+// Slot `slot` holds inputs [0, n) of this batch (it may hold more).
+static bool same(const MlcDevice *d, int slot, const void *const *in, int n, int64_t b) {
+  if (d->slot_b[slot] != b || d->slot_n[slot] < n) return false;
+  for (int i = 0; i < n; i++)
+    if (d->slot_in[slot][i] != in[i]) return false;
+  return true;
+}
+
+// Packs inputs [0, n) of a batch of b into slot s and uploads it on the copy stream.
+static int upload(MlcDevice *d, int s, const void *const *in, int n, int64_t b) {
+  if (b > d->cap)
+    return rt_err(d->err, sizeof d->err, "batch %lld exceeds the device buffers (%lld)", (long long)b,
+                  (long long)d->cap);
+  unsigned char *h = mlc_cuda_stage_host(&d->stage, s, d->err, sizeof d->err);
+  if (!h) return -1;
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    size_t len = (size_t)b * sample_bytes(d, i);
+    memcpy(h + off, in[i], len);
+    off += up((size_t)d->cap * sample_bytes(d, i));
+  }
+  if (mlc_cuda_stage_upload(&d->stage, s, off, d->err, sizeof d->err)) return -1;
+  for (int i = 0; i < n; i++) d->slot_in[s][i] = in[i];
+  d->slot_n[s] = n, d->slot_b[s] = b;
+  return 0;
+}
+
+static int inputs(MlcDevice *d, const void *const *in, int n, int64_t b, uint64_t *dev) {
+  int s;
+  // the buffers the prefetch read (the loader keeps them as they were until
+  // it hands them out); any other call uploads anew, even from the same
+  // buffers (their contents may have changed)
+  if (d->prefetched && same(d, 1 - d->cur, in, n, b)) {
+    s = 1 - d->cur;
+  } else {
+    s = d->cur < 0 ? 0 : 1 - d->cur;
+    if (upload(d, s, in, n, b)) return -1;
+  }
+  d->prefetched = false;
+  MlcDevPtr p;
+  if (mlc_cuda_stage_acquire(&d->stage, s, &p, d->err, sizeof d->err)) return -1;
+  d->cur = s;
+  size_t off = 0;
+  for (int i = 0; i < n; i++) {
+    dev[i] = p + off;
+    off += up((size_t)d->cap * sample_bytes(d, i));
+  }
+  return 0;
+}
+
+static uint64_t state_addr(MlcDevice *d, int i) { return d->base + d->state_off[i]; }
+
+static int set_state(MlcDevice *d, int i, const void *v, size_t n) {
+  if (i < 0 || i >= d->m->nstates || n > d->state_bytes[i])
+    return rt_err(d->err, sizeof d->err, "set_state: state %d, %zu bytes", i, n);
+  return mlc_cuda_upload(d->c, d->base + d->state_off[i], v, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err);
+}
+
+static uint64_t output(MlcDevice *d, int k, size_t bytes) {
+  if (bytes > ALIGN) return bytes <= d->big_bytes ? d->base + d->big_out : 0;
+  return k >= 0 && k < NOUT ? d->base + d->small_out + (size_t)k * ALIGN : 0;
+}
+
+// Copies v (n bytes) into the small-input area; its device address (0 when full).
+static uint64_t scalar(MlcDevice *d, const void *v, size_t n) {
+  size_t at = up(d->small_used);
+  if (at + n > SMALL_IN) return 0;
+  if (mlc_cuda_upload(d->c, d->base + d->small_in + at, v, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return 0;
+  d->small_used = at + n;
+  return d->base + d->small_in + at;
+}
+
+// The next batch into the other slot, on the copy stream, while the
+// compute stream works on this one.
+static int prefetch(MlcDevice *d) {
+  if (!d->next || d->prefetched || d->cur < 0) return 0;
+  const void *in[MLC_MAX_INPUTS] = {0};
+  int64_t b = d->next(d->next_user, in);
+  if (b <= 0 || b > d->cap) return 0;
+  int s = 1 - d->cur;
+  if (upload(d, s, in, d->m->ninputs, b)) return -1;
+  d->prefetched = true;
+  return 0;
+}
+
+// The launches of fn; after a call that writes the state (a train step, the
+// plateau update) the next batch's upload is queued behind them (prefetch),
+// not after predict or eval, which the training loop runs between steps on
+// other data.
+static int run(MlcDevice *d, MlcDeviceProgram fn, const int64_t *dims, const uint64_t *in, const uint64_t *out,
+               const uint64_t *state, uint64_t seed, int writes) {
+  if (mlc_cuda_zero(d->c, d->base, 4, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
+  if (fn(&d->launcher, dims, in, out, state, d->base + d->scratch, seed, d->base)) return -1;
+  if (d->cur >= 0 && mlc_cuda_stage_release(&d->stage, d->cur, d->err, sizeof d->err)) return -1;
+  return writes ? prefetch(d) : 0;
+}
+
+static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k) {
+  size_t off[NOUT + 1] = {0}, at = ALIGN;
+  if (k > NOUT) return dev_err(d, "finish: too many outputs");
+  if (mlc_cuda_download(d->c, d->res, d->base, 4, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
+  for (int i = 0; i < k; i++) {
+    if (!out[i] || !n[i] || !dev[i]) continue;
+    if (at + n[i] > d->res_bytes) return dev_err(d, "finish: results larger than their buffer");
+    off[i] = at;
+    if (mlc_cuda_download(d->c, d->res + at, dev[i], n[i], MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
+    at += up(n[i]);
+  }
+  d->small_used = 0;
+  if (mlc_cuda_sync(d->c, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
+  uint32_t flag;
+  memcpy(&flag, d->res, 4);
+  if (flag) {
+    const char *msg = flag <= (uint32_t)d->nmessages ? d->dm->messages[flag - 1] : "a run-time check failed";
+    snprintf(d->err, sizeof d->err, "%s", msg);
+    return 1;
+  }
+  for (int i = 0; i < k; i++)
+    if (out[i] && n[i] && dev[i]) memcpy(out[i], d->res + off[i], n[i]);
+  return 0;
+}
+
+const MlcDeviceOps mlc_cuda_device_ops = {
+    .open = dev_open, .close = dev_close, .name = dev_name, .reserve = reserve,
+    .push_state = push_state, .pull_state = pull_state, .set_next = set_next,
+    .inputs = inputs, .state = state_addr, .set_state = set_state, .output = output,
+    .scalar = scalar, .run = run, .finish = finish, .error = dev_error,
+};
