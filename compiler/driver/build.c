@@ -196,7 +196,7 @@ static bool prepare(Build *b) {
   const char *cname = c_name(b->a, o->out, o->files[0]);
   *po = (PipelineOptions){.path = o->files[0], .model = o->model, .cname = cname, .link = b->e.link,
                           .keep_temps = o->keep_temps, .verbose = o->verbose, .verbose_cmd = "build",
-                          .dump = b->dump,
+                          .dump = b->dump, .no_fuse = o->no_fuse,
                           .verify_each = o->verify_each || pipeline_default_verify()};
   po->targets = o->targets ? o->targets : PIPE_CPU;
   po->backend = backend_default_options();

@@ -61,6 +61,7 @@ typedef struct DriverOpts {
   const char *cpu;        // --cpu=CPU; NULL: native
   int opt_level;          // -O0..-O3; 3 unless given
   bool keep_temps;        // --keep-temps
+  bool no_fuse;           // --no-fuse
   bool verbose;           // -v, --verbose
   bool report;            // --report[=FILE] (report.h)
   const char *report_file; // its FILE; NULL: standard output, and nothing is built

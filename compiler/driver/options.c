@@ -52,6 +52,8 @@
   X(OPT, NULL, 'O', required_argument, B(BUILD), "-O0 .. -O3", "optimisation level (default -O3)") \
   X(KEEP_TEMPS, "keep-temps", 0, no_argument, B(BUILD), "--keep-temps",                          \
     "keep the temporary directory (glue source, objects)")                                       \
+  X(NO_FUSE, "no-fuse", 0, no_argument, B(BUILD), "--no-fuse",                                 \
+    "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \
     "print the time of every stage (and of its verifier)")                                       \
   X(REPORT, "report", 0, optional_argument, B(BUILD), "--report[=FILE]",                         \
@@ -245,6 +247,7 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
     o->opt_level = arg[0] - '0';
     break;
   case OPT_KEEP_TEMPS: o->keep_temps = true; break;
+  case OPT_NO_FUSE: o->no_fuse = true; break;
   case OPT_VERBOSE: o->verbose = true; break;
   case OPT_REPORT: o->report = true, o->report_file = arg; break;
   case OPT_BATCH: {

@@ -210,13 +210,14 @@ static KirProgram *lower_program(Pipeline *P, IrFunc *f, KirLowerOptions *ko) {
 // train_step, its checked copy, eval, predict and plateau_update into out[5].
 static bool lower_set(Pipeline *P, KirProgram **out) {
   BuildUnit *u = &P->u;
-  if (!(out[0] = lower_program(P, u->train_step, NULL))) return false;
+  KirLowerOptions fo = {.fuse = !P->opt.no_fuse};
+  if (!(out[0] = lower_program(P, u->train_step, &fo))) return false;
   u->checked = (KirLowerOptions){.check_finite = true};
   if (!(out[1] = lower_program(P, u->train_step, &u->checked))) return false;
   out[1]->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
-  if (!(out[2] = lower_program(P, u->eval, NULL))) return false;
-  if (!(out[3] = lower_program(P, u->predict, NULL))) return false;
-  return !u->plateau || (out[4] = lower_program(P, u->plateau, NULL)) != NULL;
+  if (!(out[2] = lower_program(P, u->eval, &fo))) return false;
+  if (!(out[3] = lower_program(P, u->predict, &fo))) return false;
+  return !u->plateau || (out[4] = lower_program(P, u->plateau, &fo)) != NULL;
 }
 
 static bool run_kir(Pipeline *P) {

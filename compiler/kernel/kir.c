@@ -912,6 +912,11 @@ static void put_kernel(Printer *pr, const KirKernel *k) {
   for (int j = 0; j < k->params.len; j++) sb_printf(b, "%s%s", j ? ", " : "", kir_buf(pr->p, kir_param(k, j))->name);
   sb_puts(b, ") {\n");
   if (k->op) put_op(pr, k->op);
+  for (int i = 0; i < k->covers.len; i++) {
+    const KirCover *cv = VEC_AT(k->covers, KirCover, i);
+    sb_printf(b, "%s%s %%%d line %d", i ? ", " : "  covers ", cv->op, cv->node, cv->line);
+  }
+  if (k->covers.len) sb_putc(b, '\n');
   put_block(pr, &k->body, 2);
   sb_puts(b, "}\n");
 }

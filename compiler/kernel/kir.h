@@ -392,7 +392,18 @@ typedef struct KirKernel {
   Vec params;       // int (stored as intptr_t): buffer indices it reads/writes, ascending
   Vec vars;         // KirVar*
   Vec body;         // KStmt*
+  Vec covers;       // KirCover*: every graph op a fused kernel computes, in
+                    // order (empty: the one op of span)
 } KirKernel;
+
+// A graph op a fused kernel covers: its span and name. Text (after the op
+// record): `covers add %12 line 7, relu %13 line 7` (line 0: none known).
+typedef struct KirCover {
+  Span span;        // (a parsed program: none)
+  const char *op;   // "add"
+  int node;         // the graph op's printed id (%12)
+  int line;         // the span's line, 0 when unknown
+} KirCover;
 
 typedef enum {
   KBUF_INPUT,  // function argument .index (read only)

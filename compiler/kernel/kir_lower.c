@@ -219,7 +219,7 @@ KirKernel *kl_kernel(KLower *c, const IrNode *n, const char *what) {
   KirKernel *k = kir_kernel_new(c->p, arena_printf(c->p->arena, "k%d_%s", n->id, what), n->span);
   kir_kernel_use(c->p, k, kl_buf(c, n));
   for (int i = 0; i < n->nin; i++)
-    if (kl_buf(c, n->in[i]) >= 0) kir_kernel_use(c->p, k, kl_buf(c, n->in[i]));
+    if (kl_buf(c, n->in[i]) >= 0) kir_kernel_use(c->p, k, kl_buf(c, n->in[i])); // < 0: a prologue's
   return k;
 }
 
@@ -514,10 +514,12 @@ typedef struct ReduceTerm {
   DType od;
 } ReduceTerm;
 
+static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *off);
+
 static void reduce_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
-  (void)k, (void)blk;
   ReduceTerm *r = ctx;
-  t[0] = kir_cast(c->p, r->od, kl_ld(c, r->x, kl_add(c, r->base, kl_mul(c, p, r->stride))));
+  KExpr *off = kl_add(c, r->base, kl_mul(c, p, r->stride));
+  t[0] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
 }
 
 // The float sum of x over the dims red[] marks, at the output element blk
@@ -1052,6 +1054,124 @@ static bool lower_noise(KLower *c, IrNode *n) {
   return true;
 }
 
+// ---- fused groups (kir_fuse.c) ------------------------------------------------------------------------
+// One member's element value from its operands' values v[] at index iv
+// (flat: the row-major offset), as its own kernel computes it.
+static KExpr *member_value(KLower *c, Vec *blk, const IrNode *n, KExpr **v, KExpr **iv, KExpr *flat) {
+  const Type *t = n->type;
+  switch (ir_op_class(n->op)) {
+  case IRC_CONST:
+    if (n->op == IR_CONST) return kl_f(c, t->dtype, kl_attr_f(n, IRA_VALUE));
+    if (n->op == IR_ARANGE) return flat;
+    return t->rank == 2 ? kir_bin(c->p, KB_LE, iv[1], iv[0]) : kir_bin(c->p, KB_LE, flat, kl_i(c, 0));
+  case IRC_CAST: return v[0];
+  case IRC_RNG: {
+    double p = kl_attr_f(n, IRA_P);
+    KExpr *u = kir_rand(c->p, kl_i(c, kl_attr_i(n, IRA_SEED)), flat, kir_rngseed(c->p));
+    KExpr *m = kir_select(c->p, kir_bin(c->p, KB_GE, u, kir_float(c->p, DT_F64, p)),
+                          kir_float(c->p, DT_F64, 1 / (1 - p)), kir_float(c->p, DT_F64, 0));
+    m = kir_cast(c->p, t->dtype, m);
+    return n->op == IR_DROPOUT_MASK ? m : kl_mul(c, v[0], m);
+  }
+  default: {
+    KExpr *r = elementwise_expr(c, n, v);
+    if (!r) return kl_fail(c, n, "no elementwise form");
+    if (n->op == IR_DIV && dtype_is_int(v[0]->dtype))
+      kir_check(c->p, blk, kir_bin(c->p, KB_NE, v[1], kl_f(c, v[1]->dtype, 0)), "integer division by zero");
+    return r;
+  }
+  }
+}
+
+static void cover(KLower *c, KirKernel *k, const IrNode *n) {
+  KirCover *cv = arena_alloc(c->p->arena, sizeof *cv);
+  int col = 0;
+  cv->span = n->span, cv->op = ir_op_name(n->op), cv->node = n->id;
+  if (n->span.file) span_linecol(n->span, &cv->line, &col);
+  vec_push(c->p->arena, &k->covers, cv);
+}
+
+// A group of elementwise ops of one shape: one loop nest; per element each
+// member in order is a local (operands: a member's local, a literal const,
+// or a broadcast load); then the members read outside the group are stored,
+// after every load of the element (a state slot written in place is read
+// only before).
+static bool lower_group(KLower *c, const int *mem, int nm) {
+  KlFuse *z = c->fz;
+  IrNode *last = VEC_AT(c->f->nodes, IrNode, mem[nm - 1]);
+  const char *name = nm == 1 ? arena_printf(c->p->arena, "k%d_%s", last->id, ir_op_name(last->op))
+                             : arena_printf(c->p->arena, "k%d_fused", last->id);
+  KirKernel *k = kir_kernel_new(c->p, name, last->span);
+  const Type *t = last->type;
+  KExpr *iv[KL_MAX_RANK], **val = arena_alloc(c->p->arena, sizeof(KExpr *) * (size_t)nm);
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, iv, true);
+  KExpr *flat = kl_flat(c, t, iv);
+  for (int j = 0; j < nm; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, mem[j]);
+    KExpr *v[3] = {0};
+    for (int i = 0; i < n->nin && i < 3; i++) {
+      IrNode *x = n->in[i];
+      int o = x->order;
+      if (kl_fuse_const(x)) { // the value its buffer would hold
+        v[i] = kl_f(c, x->type->dtype, kl_attr_f(x, IRA_VALUE));
+        continue;
+      }
+      if (o >= 0 && z->group[o] == z->group[mem[j]]) {
+        int at = 0;
+        while (mem[at] != o) at++;
+        v[i] = val[at];
+        continue;
+      }
+      kir_kernel_use(c->p, k, kl_buf(c, x));
+      v[i] = kl_ld(c, x, kl_bcast(c, x->type, t->rank, iv));
+    }
+    KExpr *r = member_value(c, blk, n, v, iv, flat);
+    if (!r) return false;
+    val[j] = let_local(c, k, blk, "v", kir_cast(c->p, n->type->dtype, r));
+    if (nm > 1) cover(c, k, n);
+  }
+  for (int j = 0; j < nm; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, mem[j]);
+    if (z->reg[mem[j]]) continue;
+    kir_kernel_use(c->p, k, kl_buf(c, n));
+    kir_store(c->p, blk, kl_buf(c, n), flat, val[j]);
+  }
+  return true;
+}
+
+// A reduction's prologue (c->pro) at flat offset off of its operand x:
+// each member a local, operands from outside loaded at off (x's shape) or
+// at 0 (one element); x's local.
+static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *off) {
+  KExpr **val = arena_alloc(c->p->arena, sizeof(KExpr *) * (size_t)c->npro), *res = NULL;
+  for (int j = 0; j < c->npro; j++) {
+    IrNode *n = VEC_AT(c->f->nodes, IrNode, c->pro[j]);
+    KExpr *v[3] = {0};
+    for (int i = 0; i < n->nin && i < 3; i++) {
+      IrNode *e = n->in[i];
+      int o = e->order, at = 0;
+      if (kl_fuse_const(e)) {
+        v[i] = kl_f(c, e->type->dtype, kl_attr_f(e, IRA_VALUE));
+        continue;
+      }
+      while (at < j && c->pro[at] != o) at++;
+      if (at < j) {
+        v[i] = val[at];
+        continue;
+      }
+      kir_kernel_use(c->p, k, kl_buf(c, e));
+      bool same = e->type->rank == x->type->rank;
+      for (int d = 0; same && d < e->type->rank; d++) same = dim_eq(e->type->dims[d], x->type->dims[d]);
+      v[i] = kl_ld(c, e, same ? off : kl_i(c, 0));
+    }
+    KExpr *r = member_value(c, blk, n, v, NULL, off);
+    if (!r) return kl_f(c, n->type->dtype, 0);
+    val[j] = let_local(c, k, blk, "v", kir_cast(c->p, n->type->dtype, r));
+    if (n == x) res = val[j];
+  }
+  return res;
+}
+
 // ---- driver -------------------------------------------------------------------------------------------------
 static int state_buf(KLower *c, const char *path, const Type *t) {
   for (int i = 0; i < c->p->bufs.len; i++) {
@@ -1110,7 +1230,9 @@ static void node_buffer(KLower *c, IrNode *n) {
   if (c->placed[me]) return;
   c->placed[me] = true;
   IrNode *owner = c->into[me] ? c->into[me] : c->epi_end[me];
-  if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
+  if (c->fz && c->fz->reg[n->order]) *slot = -1;
+  else if (c->fz && c->fz->state[n->order]) *slot = state_buf(c, c->fz->state[n->order], n->type);
+  else if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) *slot = state_buf(c, n->name, n->type);
   else if (c->elided[me]) *slot = -1;
   else if (c->epi_of[me] && c->epi_end[slot_of(c, c->epi_of[me])] != n) *slot = -1;
   else if (is_alias(n)) *slot = kl_buf(c, n->in[0]);
@@ -1124,11 +1246,19 @@ static void node_buffer(KLower *c, IrNode *n) {
 
 // A transpose a matmul wrote already, or one that is only a view: no kernel;
 // nor a matmul with an epilogue, nor its epilogue's ops but the last.
-static bool no_kernel(KLower *c, const IrNode *n) {
+static bool no_kernel(const KLower *c, const IrNode *n) {
   int me = slot_of(c, n);
   if (c->elided[me] || c->epi_end[me]) return true;
   if (c->epi_of[me]) return c->epi_end[slot_of(c, c->epi_of[me])] != n;
   return n->op == IR_TRANSPOSE && c->into[slot_of(c, n->in[0])] == n;
+}
+
+// Whether the fusion plan may group n: an elementwise op that no view or
+// matmul/conv epilogue (plan_views) has claimed.
+bool kl_fuses(const KLower *c, const IrNode *n) {
+  if (!kl_fusable(n)) return false;
+  int me = slot_of(c, n);
+  return !c->elided[me] && !c->epi_of[me] && !c->epi_end[me] && !c->into[me] && !no_kernel(c, n);
 }
 
 // Arguments: one buffer each; bare symbols bind from their dims.
@@ -1183,6 +1313,7 @@ static void lower_results(KLower *c) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     if (n->op != IR_STORE) continue;
     int dst = state_buf(c, n->name, n->type);
+    if (kl_buf(c, n) == dst) continue; // written in place (kir_fuse.c)
     copy_kernel(c, arena_printf(c->p->arena, "k%d_store", n->id), n->span, dst, kl_buf(c, n));
   }
 }
@@ -1246,6 +1377,36 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
   plan_views(&c, !checks);
+  if (o && o->fuse && !checks) {
+    KlFuse *z = c.fz = kl_fuse_plan(&c);
+    // State slots in the unfused program's order (reads in node order, then
+    // the slots only stored): the glue runs the checked, unfused train_step
+    // with the state table of this one.
+    for (int i = 0; i < f->nodes.len; i++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, i);
+      if (n->op == IR_PARAM || n->op == IR_BUFFER || n->op == IR_OPTSTATE) state_buf(&c, n->name, n->type);
+    }
+    for (int i = 0; i < f->nodes.len; i++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, i);
+      if (n->op == IR_STORE) state_buf(&c, n->name, n->type);
+    }
+    for (int s = 0; s < z->nseq && !c.failed; s++) {
+      int g = z->seq[s], *mem = z->members[g], nm = z->nmembers[g];
+      for (int j = 0; j < nm; j++) node_buffer(&c, VEC_AT(f->nodes, IrNode, mem[j]));
+      IrNode *n = VEC_AT(f->nodes, IrNode, mem[0]), *last = VEC_AT(f->nodes, IrNode, mem[nm - 1]);
+      if (nm > 1 && !kl_fusable(last)) { // a reduction and its prologue
+        c.pro = mem, c.npro = nm - 1;
+        int k0 = c.p->kernels.len;
+        lower_node(&c, last);
+        for (int j = 0; j < nm && c.p->kernels.len > k0; j++)
+          cover(&c, VEC_AT(c.p->kernels, KirKernel, k0), VEC_AT(f->nodes, IrNode, mem[j]));
+        c.pro = NULL, c.npro = 0;
+      } else if (nm > 1 || (kl_fuses(&c, n) && !z->reg[mem[0]])) lower_group(&c, mem, nm);
+      else if (nm == 1 && !z->reg[mem[0]] && !is_alias(n) && !no_kernel(&c, n)) lower_node(&c, n);
+    }
+    if (!c.failed) lower_results(&c);
+    return c.failed ? NULL : c.p;
+  }
   for (int i = 0; i < f->nodes.len && !c.failed; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i);
     node_buffer(&c, n);

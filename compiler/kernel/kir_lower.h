@@ -40,6 +40,12 @@ typedef struct KirSite {
 
 typedef struct KirLowerOptions {
   bool check_finite;
+  // Fusion (kir_fuse.c, docs/design/fusion.md): elementwise ops of one shape
+  // share a loop nest, intermediates read only inside it stay in registers,
+  // constants become literals, updated state is written in place. The
+  // results are the unfused program's, bit for bit. Ignored with
+  // check_finite (every op's value is checked, so each is materialised).
+  bool fuse;
   Vec sites;        // out: KirSite*, indexed by the checks' SITE
 } KirLowerOptions;
 

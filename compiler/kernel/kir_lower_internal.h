@@ -27,6 +27,9 @@ typedef struct KLower {
   // Matmul epilogues (kir_lower.c, "matmul epilogues"), per value:
   IrNode **epi_end;  // a matmul: the last op of its epilogue, whose buffer it writes
   IrNode **epi_of;   // an op folded into a matmul's epilogue: that matmul (no kernel)
+  struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
+  const int *pro;     // the reduction being lowered: its prologue's members
+  int npro;           // (node orders), computed per term (kir_fuse.c)
 } KLower;
 
 // A strided view of a buffer as an op operand sees it: dims and element
@@ -36,6 +39,30 @@ typedef struct KlView {
   int rank;
   KExpr *dims[KL_MAX_RANK], *strides[KL_MAX_RANK];
 } KlView;
+
+// The fusion plan (kir_fuse.c): groups of elementwise ops of one shape, each
+// lowered as one loop nest; values that stay in registers; the order groups
+// run in; values written straight into a state slot.
+typedef struct KlFuse {
+  int n;               // body nodes (by order)
+  int *group;          // per node: its group
+  bool *reg;           // per node: no buffer (a group-private value, or a
+                       // const its users take as a literal)
+  const char **state;  // per node: the state path it is written into, or NULL
+  int ngroups;
+  int **members;       // per group: its nodes' orders, ascending (a
+                       // reduction with a prologue: the prologue, then it)
+  int *nmembers;
+  int *seq, nseq;      // the groups in run order (the empty ones left out)
+  int *at;             // per group: its position in seq
+} KlFuse;
+enum { KL_FUSE_MAX_BUFS = 12 }; // buffers a group's kernel takes at most
+KlFuse *kl_fuse_plan(KLower *c);
+bool kl_fuses(const KLower *c, const IrNode *n); // kl_fusable and not claimed (kir_lower.c)
+// An op a group may hold (elementwise, of its result's shape).
+bool kl_fusable(const IrNode *n);
+// A const its elementwise users take as a literal.
+bool kl_fuse_const(const IrNode *n);
 
 // The buffer holding graph value n.
 int kl_buf(KLower *c, const IrNode *n);

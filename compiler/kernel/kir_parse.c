@@ -502,6 +502,21 @@ static bool op_record(Parser *ps) {
   return true;
 }
 
+// covers OP %ID line N, ...
+static bool covers(Parser *ps) {
+  do {
+    KirCover *cv = arena_alloc(ps->a, sizeof *cv);
+    const char *at = (skip_ws(ps), ps->s);
+    char *op = name(ps, "an op name"), *id = op ? name(ps, "a graph value (%12)") : NULL;
+    int64_t line;
+    if (!id || !expect_word(ps, "line") || !integer(ps, &line)) return false;
+    if (id[0] != '%' || !isdigit((unsigned char)id[1])) return perr(ps, at, "expected a graph value (%%12)");
+    cv->op = op, cv->node = atoi(id + 1), cv->line = (int)line;
+    vec_push(ps->a, &ps->k->covers, cv);
+  } while (punct(ps, ","));
+  return true;
+}
+
 static bool kernel(Parser *ps) {
   const char *at = (skip_ws(ps), ps->s);
   char *n = name(ps, "a kernel name");
@@ -517,6 +532,7 @@ static bool kernel(Parser *ps) {
   }
   if (!expect(ps, "{")) return false;
   if (word(ps, "op") && !op_record(ps)) return false;
+  if (word(ps, "covers") && !covers(ps)) return false;
   bool ok = block_rest(ps, &ps->k->body);
   ps->k = NULL;
   return ok;

@@ -21,6 +21,7 @@
 // LLJIT on one random batch and random state (the optimizer's step counter
 // past 0, so momentum and bias corrections are live). The graph interpreter
 // (interp_run, f32 mode) runs the same functions on the same state and batch.
+// Each model is built twice: fused (the default) and with --no-fuse.
 // Every output, and every state tensor train_step stores, must agree:
 // |compiled - reference| <= 1e-4 * max(1, |reference|). The compiled code
 // runs on a 2-thread mlc_rt pool.
@@ -162,14 +163,14 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
 }
 
-static void check_model(const char *path, MlcPool *pool) {
+static void check_model(const char *path, MlcPool *pool, bool no_fuse) {
   Arena *a = arena_new();
   DiagSink d;
   diag_init(&d, a);
   Model m = {0};
   char err[512] = "";
   Pipeline P;
-  pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t"});
+  pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t", .no_fuse = no_fuse});
   bool ok = pipeline_run(&P, STAGE_MEMPLAN);
   m.u = P.u;
   diag_print(&d, stderr);
@@ -215,6 +216,7 @@ static void check_model(const char *path, MlcPool *pool) {
   for (int i = 0; i < step->params.len && i < 16; i++)
     args[i] = make(VEC_AT(step->params, IrNode, i)->type, B, classes, 1.0);
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+  if (no_fuse) name = arena_printf(a, "%s (--no-fuse)", name);
   check_program(&m, name, step, m.u.k_train, args, pool);
   check_program(&m, name, m.u.eval, m.u.k_eval, args, pool);
   check_program(&m, name, pred, m.u.k_predict, args, pool);
@@ -232,10 +234,11 @@ int main(int argc, char **argv) {
                             "tests/e2e/two_heads.model", "tests/e2e/masked.model",
                             "tests/e2e/denoise.model", "tests/e2e/noise_draws.model"};
   MlcPool *pool = mlc_pool_new(2);
-  if (argc > 1)
-    for (int i = 1; i < argc; i++) check_model(argv[i], pool);
-  else
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool);
+  for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
+    if (argc > 1)
+      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf);
+    else
+      for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf);
   mlc_pool_free(pool);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

@@ -21,10 +21,17 @@
 //    memory-planned, verified after each pass and round-tripped through
 //    their text, must match interp_run the same way (gpu: within 1e-10 and
 //    1e-4, as its block reductions sum in another order).
+//    Each function runs the whole way twice: unfused, and fused
+//    (KirLowerOptions.fuse, docs/design/fusion.md); the fused program must
+//    also equal the unfused one bit for bit, in f64 and in f32.
 // 2. Examples: every program `mlc build` makes of every example and of
 //    tests/e2e/*.model (train_step, its checked copy, eval, predict,
-//    plateau_update) round-trips through its text when lowered, scheduled
-//    for cpu and for gpu, and planned, verified at each stage.
+//    plateau_update; fused as mlc build makes them, and train_step unfused)
+//    round-trips through its text when lowered, scheduled for cpu and for
+//    gpu, and planned, verified at each stage; train_step, eval and predict
+//    (not char_transformer's; fashion_cnn's train_step only) run by kir_run
+//    fused against interp_run (f64 bit for bit, f32 within 1e-6) and fused
+//    against unfused (bit for bit), printing the kernel counts.
 // 3. Verifier: hand-built programs with one defect each are rejected.
 //
 // Prints "[PASS] name" / "[FAIL] name" and "N passed, N failed"; exits 1 on
@@ -41,9 +48,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int npass, nfail;
 static bool verbose;
+static double f32_tol = 1e-5; // run_mode's f32 bound on the cpu schedule
 static bool covered[IR_OP_COUNT]; // ops of functions that passed in both modes
 static Arena *A;
 
@@ -181,7 +190,7 @@ static bool run_mode(IrModule *m, IrFunc *f, KirProgram *p, Tensor **args, const
   // schedule splits long reductions into per-block partials and a tree
   // (kir.md), so it is checked within a tolerance.
   bool gpu = p->target && !strcmp(p->target, "gpu");
-  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : exact ? 0 : 1e-5);
+  double tol = mode == INTERP_F64 ? (gpu ? 1e-10 : 0) : (gpu ? 1e-4 : exact ? 0 : f32_tol);
   State s1, s2;
   state_clone(&s1, st);
   state_clone(&s2, st);
@@ -248,9 +257,9 @@ static bool round_trip(const KirProgram *p, const char *text) {
 // f lowered again, scheduled for t and planned, verified after each pass,
 // and round-tripped through its text; NULL (with the diagnostics printed)
 // when any step fails.
-static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
+static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t, bool fuse) {
   char err[512];
-  KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
+  KirProgram *p = kir_lower_func_opts(A, m, f, &(KirLowerOptions){.fuse = fuse}, err, sizeof err);
   DiagSink ds;
   diag_init(&ds, A);
   bool ok = p && kir_schedule(p, t, &ds) && kir_verify(p, &ds) && kir_plan_memory(p, &ds) && kir_verify(p, &ds);
@@ -263,13 +272,50 @@ static KirProgram *scheduled(IrModule *m, IrFunc *f, const KirTarget *t) {
   return ok ? p : NULL;
 }
 
+// Two programs of one function (unfused and fused) give the same outputs
+// and state, bit for bit, in mode.
+static bool same_programs(IrFunc *f, const KirProgram *p, const KirProgram *q, Tensor **args, const State *st,
+                          InterpMode mode) {
+  State s1, s2;
+  state_clone(&s1, st);
+  state_clone(&s2, st);
+  InterpParams p1 = {s1.n, s1.paths, s1.v, 12345}, p2 = {s2.n, s2.paths, s2.v, 12345};
+  Tensor *o1[64] = {0}, *o2[64] = {0};
+  char e1[512], e2[512];
+  int nout = f->outputs.len;
+  int r1 = kir_run(p, mode, args, f->params.len, &p1, o1, e1, sizeof e1);
+  int r2 = kir_run(q, mode, args, f->params.len, &p2, o2, e2, sizeof e2);
+  bool ok = r1 == r2;
+  if (!ok) printf("  unfused: %s\n  fused: %s\n", r1 ? e1 : "ok", r2 ? e2 : "ok");
+  for (int i = 0; ok && r1 == 0 && i < nout; i++) ok = same_tensor(arena_printf(A, "output %d", i), o1[i], o2[i], 0);
+  for (int i = 0; ok && r1 == 0 && i < s1.n; i++) ok = same_tensor(s1.paths[i], s1.v[i], s2.v[i], 0);
+  for (int i = 0; i < nout; i++) {
+    interp_tensor_free(o1[i]);
+    interp_tensor_free(o2[i]);
+  }
+  state_free(&s1);
+  state_free(&s2);
+  return ok;
+}
+
+// f lowered unfused and fused (KirLowerOptions.fuse), each verified,
+// round-tripped, run against the interpreter, scheduled for both targets
+// and run again; the fused program must also equal the unfused one bit for
+// bit in both modes.
+static void run_func_as(IrModule *m, IrFunc *f, const char *text, const char *file, bool fuse);
+
 static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file) {
-  const char *name = arena_printf(A, "%s:%s", file, f->name);
+  run_func_as(m, f, text, file, false);
+  run_func_as(m, f, text, file, true);
+}
+
+static void run_func_as(IrModule *m, IrFunc *f, const char *text, const char *file, bool fuse) {
+  const char *name = arena_printf(A, "%s:%s%s", file, f->name, fuse ? " (fused)" : "");
   exact = false;
   for (size_t i = 0; i < sizeof exact_files / sizeof *exact_files; i++) exact |= !strcmp(file, exact_files[i]);
   if (exact) name = arena_printf(A, "%s (bit for bit)", name);
   char err[512];
-  KirProgram *p = kir_lower_func(A, m, f, err, sizeof err);
+  KirProgram *p = kir_lower_func_opts(A, m, f, &(KirLowerOptions){.fuse = fuse}, err, sizeof err);
   if (!p) {
     printf("  %s\n", err);
     check(arena_printf(A, "lower %s (refused: the interpreter must refuse too)", name), !interp_runs(m, f, text));
@@ -303,10 +349,15 @@ static void run_func(IrModule *m, IrFunc *f, const char *text, const char *file)
   if (!made) printf("  cannot make inputs\n");
   bool ok = check(arena_printf(A, "f64 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F64));
   ok &= check(arena_printf(A, "f32 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F32));
+  KirProgram *u = fuse && made ? kir_lower_func(A, m, f, err, sizeof err) : NULL;
+  if (u) {
+    ok &= check(arena_printf(A, "f64 %s = unfused, bit for bit", name), same_programs(f, u, p, args, &st, INTERP_F64));
+    ok &= check(arena_printf(A, "f32 %s = unfused, bit for bit", name), same_programs(f, u, p, args, &st, INTERP_F32));
+  }
   const KirTarget *targets[2] = {&kir_target_cpu, &kir_target_gpu};
   for (int t = 0; t < 2 && made; t++) {
     const char *tn = arena_printf(A, "%s [%s]", name, targets[t]->name);
-    KirProgram *q = scheduled(m, f, targets[t]);
+    KirProgram *q = scheduled(m, f, targets[t], fuse);
     ok &= check(arena_printf(A, "schedule+plan+verify+parse %s", tn), q != NULL);
     if (!q) continue;
     ok &= check(arena_printf(A, "f64 %s", tn), run_mode(m, f, q, args, &st, INTERP_F64));
@@ -410,6 +461,8 @@ static bool stages_round_trip(IrModule *m, IrFunc *f, KirLowerOptions *o, const 
   return ok;
 }
 
+static void example_numbers(IrModule *m, IrFunc *f, const char *path, int dim);
+
 static void run_example(const char *path) {
   DiagSink ds;
   diag_init(&ds, A);
@@ -423,16 +476,69 @@ static void run_example(const char *path) {
     return;
   }
   IrFunc *fs[4] = {u.train_step, u.eval, u.predict, u.plateau};
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     IrFunc *f = fs[i < 4 ? i : 0];
     if (!f) continue;
-    KirLowerOptions o = {.check_finite = i == 4};
-    const char *what = i == 4 ? "train_step (checked)" : f->name;
+    KirLowerOptions o = {.check_finite = i == 4, .fuse = i < 4}; // fused: what mlc build makes
+    const char *what = i == 4 ? "train_step (checked)" : i == 5 ? "train_step (unfused)" : f->name;
     check(arena_printf(A, "%s: %s round-trips (lowered, cpu, planned)", path, what),
           stages_round_trip(u.lr.module, f, &o, &kir_target_cpu));
     check(arena_printf(A, "%s: %s round-trips (lowered, gpu, planned)", path, what),
           stages_round_trip(u.lr.module, f, &o, &kir_target_gpu));
   }
+  // char_transformer's programs take minutes in the two evaluators
+  // (tests/e2e/tiny_gpt.model has its shape); fashion_cnn's convolutions
+  // tens of seconds: its train_step only, at B = 1.
+  bool skip = strstr(path, "char_transformer") != NULL, conv = strstr(path, "fashion_cnn") != NULL;
+  for (int i = 0; i < 4; i++)
+    if (fs[i] && !skip && (!conv || i == 0)) example_numbers(u.lr.module, fs[i], path, conv ? 1 : 2);
+}
+
+static int count_kernels(const KirProgram *p) { return p ? p->kernels.len : -1; }
+
+// f (an example's train_step, eval, predict) lowered unfused and fused, run
+// by kir_run on random inputs and state (symbolic dims `dim`; integer state
+// from 1, float optimizer state positive, so steps, bias corrections and
+// second moments are live): fused against interp_run (f64 bit for bit, f32
+// within 1e-6) and against unfused (bit for bit in both modes), so unfused
+// agrees with the interpreter the same way. Prints the kernel counts.
+static void example_numbers(IrModule *m, IrFunc *f, const char *path, int dim) {
+  char err[512];
+  KirProgram *u = kir_lower_func(A, m, f, err, sizeof err);
+  KirProgram *z = kir_lower_func_opts(A, m, f, &(KirLowerOptions){.fuse = true}, err, sizeof err);
+  printf("  %s: %s kernels %d -> %d fused\n", path, f->name, count_kernels(u), count_kernels(z));
+  const char *name = arena_printf(A, "%s: %s", path, f->name);
+  if (!check(arena_printf(A, "%s lowers unfused and fused", name), u && z)) return;
+  Src s = {.text = arena_printf(A, "; dim B %d\n; dim T %d\n", dim, dim), .f = f};
+  bind_syms(&s);
+  Tensor *args[64] = {0};
+  bool made = f->params.len <= 64;
+  for (int i = 0; made && i < f->params.len; i++) {
+    IrNode *a = VEC_AT(f->params, IrNode, i);
+    made = (args[i] = random_tensor(&s, a->name, a->type)) != NULL;
+  }
+  State st = {0};
+  for (int i = 0; made && i < m->params.len && i < 64; i++) {
+    IrParam *ip = VEC_AT(m->params, IrParam, i);
+    st.paths[st.n] = ip->name;
+    Tensor *x = st.v[st.n++] = random_tensor(&s, ip->name, ip->type);
+    made = x != NULL;
+    for (int64_t e = 0; made && e < x->numel; e++) {
+      if (!dtype_is_float(x->dtype) && x->dtype != DT_BOOL) x->data[e] += 1;
+      else if (dtype_is_float(x->dtype) && ip->kind == IRP_OPTSTATE) x->data[e] = fabs(x->data[e]) + 0.01;
+    }
+  }
+  if (!check(arena_printf(A, "%s: inputs", name), made)) return;
+  double keep = f32_tol;
+  f32_tol = 1e-6;
+  check(arena_printf(A, "f64 %s fused = interp", name), run_mode(m, f, z, args, &st, INTERP_F64));
+  check(arena_printf(A, "f32 %s fused = interp", name), run_mode(m, f, z, args, &st, INTERP_F32));
+  f32_tol = keep;
+  check(arena_printf(A, "f64 %s fused = unfused, bit for bit", name), same_programs(f, u, z, args, &st, INTERP_F64));
+  check(arena_printf(A, "f32 %s fused = unfused, bit for bit", name), same_programs(f, u, z, args, &st, INTERP_F32));
+  for (int i = 0; i < f->params.len; i++) interp_tensor_free(args[i]);
+  state_free(&st);
+  if (verbose) printf("  %.1f s\n", (double)clock() / CLOCKS_PER_SEC);
 }
 
 static void run_examples(void) {

@@ -419,12 +419,17 @@ static const char *const wrappers[] = {
     "  return msg && nonfinite(ctx, msg) ? MLC_NONFINITE : MLC_ERROR;\n"
     "}\n"
     "\n",
+    "// the fused train_step and its checked (unfused) variant: the larger scratch\n"
+    "static size_t train_scratch(const int64_t *dims) {\n"
+    "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
+    "  return tc > tn ? tc : tn;\n"
+    "}\n"
+    "\n"
     "static size_t scratch_bytes(int64_t b, const int64_t *syms) {\n"
     "  int64_t dims[MLC_MAX_RANK * (NIN * ACC + 1)];\n"
     "  int64_t mb = b / ACC > 0 ? b / ACC : 1;\n"
     "  fill_dims(dims, NIN * ACC, mb, syms);\n"
-    "  size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
-    "  size_t t = align64(tc > tn ? tc : tn) + (STEP_OUT ? (size_t)(b * out_numel(syms)) * sizeof(float) : 0);\n"
+    "  size_t t = align64(train_scratch(dims)) + (STEP_OUT ? (size_t)(b * out_numel(syms)) * sizeof(float) : 0);\n"
     "  fill_dims(dims, NIN, b, syms);\n"
     "  size_t e = (size_t)EVAL_SCRATCH(dims);\n"
     "  fill_dims(dims, NFWD, b, syms);\n"
@@ -473,12 +478,9 @@ static const char *const wrappers[] = {
     "  // the program's results: loss, grad norm, lr, the loss's auxiliary values, the forward output\n"
     "  void *outs[4 + NAUX] = {out[0], out[1], out[2]};\n"
     "  for (int i = 0; i < NAUX; i++) outs[3 + i] = out[4 + i];\n"
-    "  // the forward output, when the caller has no place for it, above both variants' scratch\n"
-    "  // (scratch_bytes counts it there)\n"
-    "  if (STEP_OUT) {\n"
-    "    size_t tc = (size_t)TRAIN_CHECKED_SCRATCH(dims), tn = (size_t)TRAIN_SCRATCH(dims);\n"
-    "    outs[3 + NAUX] = out[3] ? out[3] : (char *)ctx->scratch + align64(tc > tn ? tc : tn);\n"
-    "  }\n"
+    "  if (STEP_OUT)\n"
+    "    outs[3 + NAUX] = out[3] ? out[3] : (char *)ctx->scratch + align64(train_scratch(dims));\n"
+    "  // the checked variant (unfused; its check kernels use no scratch) runs in the same scratch\n"
     "  if (ctx->check_finite)\n"
     "    return run(ctx, TRAIN_CHECKED_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
     "  return run(ctx, TRAIN_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
@@ -611,6 +613,13 @@ bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_
   recipe_tables(b, &g);
   int nsites = sites_table(b, &g);
   int nt = glue_state_map(b, &g, u->k_train, "train");
+  if (u->k_train_checked) { // the checked variant runs with train's state table
+    StrBuf x = {0}, y = {0};
+    glue_state_map(&x, &g, u->k_train, "t");
+    glue_state_map(&y, &g, u->k_train_checked, "t");
+    MLC_ASSERT(!strcmp(x.data, y.data));
+    sb_free(&x), sb_free(&y);
+  }
   int ne = glue_state_map(b, &g, u->k_eval, "eval");
   int np = glue_state_map(b, &g, u->k_predict, "predict");
   int nl = u->k_plateau ? glue_state_map(b, &g, u->k_plateau, "plateau") : 0;
