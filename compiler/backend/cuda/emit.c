@@ -50,60 +50,6 @@ static int fail(char *err, size_t errlen, const char *fmt, ...) {
   return -1;
 }
 
-// ---- the fixed text ------------------------------------------------------------------------------
-// Helpers every source starts with (after mlc_cuda.h): integer floor
-// division and modulo, NaN-propagating max/min as the interpreter computes
-// them, float modulo, float -> int, the failed-check store, Philox.
-static const char prologue[] =
-    "// helpers (kir.h's scalar semantics)\n"
-    "MLC_DEVICE int64_t mlc_div_i64(int64_t a, int64_t b) {\n"
-    "  int64_t q = a / b, r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
-    "}\n"
-    "MLC_DEVICE int64_t mlc_mod_i64(int64_t a, int64_t b) {\n"
-    "  int64_t r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
-    "}\n"
-    "MLC_DEVICE int32_t mlc_div_i32(int32_t a, int32_t b) {\n"
-    "  int32_t q = a / b, r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;\n"
-    "}\n"
-    "MLC_DEVICE int32_t mlc_mod_i32(int32_t a, int32_t b) {\n"
-    "  int32_t r = a % b;\n"
-    "  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;\n"
-    "}\n"
-    "MLC_DEVICE int64_t mlc_imax(int64_t a, int64_t b) { return a > b ? a : b; }\n"
-    "MLC_DEVICE int64_t mlc_imin(int64_t a, int64_t b) { return a < b ? a : b; }\n"
-    "MLC_DEVICE int64_t mlc_iabs(int64_t a) { return a < 0 ? (int64_t)(0ull - (uint64_t)a) : a; }\n"
-    "MLC_DEVICE float mlc_maxf(float a, float b) { return (a != a || b != b) ? NAN : a > b ? a : b; }\n"
-    "MLC_DEVICE float mlc_minf(float a, float b) { return (a != a || b != b) ? NAN : a < b ? a : b; }\n"
-    "MLC_DEVICE double mlc_maxd(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }\n"
-    "MLC_DEVICE double mlc_mind(double a, double b) { return (a != a || b != b) ? NAN : a < b ? a : b; }\n"
-    "MLC_DEVICE float mlc_fmodf(float a, float b) { return a - __fmul_rn(floorf(a / b), b); }\n"
-    "MLC_DEVICE double mlc_fmodd(double a, double b) { return a - __dmul_rn(floor(a / b), b); }\n"
-    "MLC_DEVICE int64_t mlc_ftoi(double x) {\n"
-    "  return (x > -9.2233720368547758e18 && x < 9.2233720368547758e18) ? (int64_t)x : 0;\n"
-    "}\n"
-    "MLC_DEVICE void mlc_fail(uint32_t *flag, uint32_t id) { *flag = id; }\n"
-    "// Philox-4x32-10 (kernels/philox.h): key (lo, hi), counter (ctr lo, hi, stream lo, hi);\n"
-    "// the first word w gives (w >> 8) * 2^-24.\n"
-    "MLC_DEVICE double mlc_philox(int64_t key, int64_t ctr, int64_t stream) {\n"
-    "  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)((uint64_t)ctr >> 32);\n"
-    "  uint32_t c2 = (uint32_t)stream, c3 = (uint32_t)((uint64_t)stream >> 32);\n"
-    "  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)((uint64_t)key >> 32);\n"
-    "  for (int r = 0; r < 10; r++) {\n"
-    "    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;\n"
-    "    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;\n"
-    "    c1 = (uint32_t)p1;\n"
-    "    c3 = (uint32_t)p0;\n"
-    "    c0 = n0;\n"
-    "    c2 = n2;\n"
-    "    k0 += 0x9E3779B9u;\n"
-    "    k1 += 0xBB67AE85u;\n"
-    "  }\n"
-    "  return (double)(c0 >> 8) * 5.9604644775390625e-08;\n"
-    "}\n";
-
 // ---- the generator -------------------------------------------------------------------------------
 static void dev_puts(CudaGen *g, const char *s) {
   sb_puts(&g->dev, s);
@@ -127,7 +73,6 @@ CudaGen *cuda_gen_new(const CudaGenOptions *o) {
            "#include \"mlc_cuda.h\"\n\n",
            g->opt.name);
   dev_puts(g, head);
-  dev_puts(g, prologue);
   return g;
 }
 

@@ -3,54 +3,6 @@
 // a C compiler (-ffp-contract=off) for the CPU emulation.
 #include "mlc_cuda.h"
 
-// helpers (kir.h's scalar semantics)
-MLC_DEVICE int64_t mlc_div_i64(int64_t a, int64_t b) {
-  int64_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-MLC_DEVICE int64_t mlc_mod_i64(int64_t a, int64_t b) {
-  int64_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-MLC_DEVICE int32_t mlc_div_i32(int32_t a, int32_t b) {
-  int32_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-MLC_DEVICE int32_t mlc_mod_i32(int32_t a, int32_t b) {
-  int32_t r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-MLC_DEVICE int64_t mlc_imax(int64_t a, int64_t b) { return a > b ? a : b; }
-MLC_DEVICE int64_t mlc_imin(int64_t a, int64_t b) { return a < b ? a : b; }
-MLC_DEVICE int64_t mlc_iabs(int64_t a) { return a < 0 ? (int64_t)(0ull - (uint64_t)a) : a; }
-MLC_DEVICE float mlc_maxf(float a, float b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
-MLC_DEVICE float mlc_minf(float a, float b) { return (a != a || b != b) ? NAN : a < b ? a : b; }
-MLC_DEVICE double mlc_maxd(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
-MLC_DEVICE double mlc_mind(double a, double b) { return (a != a || b != b) ? NAN : a < b ? a : b; }
-MLC_DEVICE float mlc_fmodf(float a, float b) { return a - __fmul_rn(floorf(a / b), b); }
-MLC_DEVICE double mlc_fmodd(double a, double b) { return a - __dmul_rn(floor(a / b), b); }
-MLC_DEVICE int64_t mlc_ftoi(double x) {
-  return (x > -9.2233720368547758e18 && x < 9.2233720368547758e18) ? (int64_t)x : 0;
-}
-MLC_DEVICE void mlc_fail(uint32_t *flag, uint32_t id) { *flag = id; }
-// Philox-4x32-10 (kernels/philox.h): key (lo, hi), counter (ctr lo, hi, stream lo, hi);
-// the first word w gives (w >> 8) * 2^-24.
-MLC_DEVICE double mlc_philox(int64_t key, int64_t ctr, int64_t stream) {
-  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)((uint64_t)ctr >> 32);
-  uint32_t c2 = (uint32_t)stream, c3 = (uint32_t)((uint64_t)stream >> 32);
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)((uint64_t)key >> 32);
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return (double)(c0 >> 8) * 5.9604644775390625e-08;
-}
 // softmax k38_softmax (tests/backend/cuda/golden/softmax.kir:14): block 256, buffers b0 = t37 b1 = t38
 MLC_KERNEL MLC_LAUNCH_BOUNDS(256) softmax_k38_softmax(const float *MLC_RESTRICT b0, float *MLC_RESTRICT b1, int64_t s0, int64_t s1, uint64_t seed, uint32_t *flag) {
   const int mlc_dead = *flag != 0;
