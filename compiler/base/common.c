@@ -380,3 +380,13 @@ const char *closest_name(const char *name, const char *const *cands, int n) {
   }
   return bestd <= limit ? best : NULL;
 }
+
+int err_fail(char *err, size_t errlen, const char *fmt, ...) {
+  if (errlen) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}

@@ -132,6 +132,11 @@ void diag_vreport(DiagSink *s, DiagLevel lv, Span sp, const char *fmt,
 void diag_print(const DiagSink *s, FILE *out);
 void diag_print_one(const Diag *d, FILE *out, bool color);
 
+// ---- error buffers ----------------------------------------------------------
+// The err/errlen convention of the backends' entry points: formats the
+// message into err (nothing when errlen is 0) and returns -1.
+int err_fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 // ---- names ------------------------------------------------------------------
 // Damerau-free Levenshtein distance, used for "did you mean" suggestions.
 int edit_distance(const char *a, const char *b);

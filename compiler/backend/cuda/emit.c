@@ -39,16 +39,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 // ---- the generator -------------------------------------------------------------------------------
 static void dev_puts(CudaGen *g, const char *s) {
@@ -121,13 +111,13 @@ int64_t cuda_block_threads(const KStmt *launch) {
 
 int cuda_gen_add(CudaGen *g, const KirProgram *p, char *err, size_t errlen) {
   if (!p->target || strcmp(p->target, "gpu"))
-    return fail(err, errlen, "program %s is scheduled for %s, not the gpu target", p->name,
+    return err_fail(err, errlen, "program %s is scheduled for %s, not the gpu target", p->name,
                 p->target ? p->target : "no target");
-  if (!p->scratch) return fail(err, errlen, "program %s has no memory plan", p->name);
+  if (!p->scratch) return err_fail(err, errlen, "program %s has no memory plan", p->name);
   for (int i = 0; i < p->bufs.len; i++) {
     DType dt = kir_buf(p, i)->dtype;
     if (dt == DT_F16 || dt == DT_BF16)
-      return fail(err, errlen, "program %s: buffer %s is %s, which the CUDA printer does not handle yet "
+      return err_fail(err, errlen, "program %s: buffer %s is %s, which the CUDA printer does not handle yet "
                   "(mixed precision is to come)", p->name, kir_buf(p, i)->name, dtype_name(dt));
   }
   return cuda_host_program(g, p, err, errlen);
@@ -650,10 +640,10 @@ static int print_kernel(CudaGen *g, const KirProgram *p, const KirKernel *k, con
     const KStmt *s = VEC_AT(k->body, KStmt, i);
     if (s->kind == KS_FOR && s->map == KMAP_GPU_BLOCK) nl++;
     else if (s->kind != KS_BARRIER)
-      return fail(err, errlen, "kernel %s of %s: a top-level statement that is not a gpu-block loop "
+      return err_fail(err, errlen, "kernel %s of %s: a top-level statement that is not a gpu-block loop "
                   "(the program is not scheduled for the gpu)", k->name, p->name);
     if (s->kind == KS_FOR && s->captures.len)
-      return fail(err, errlen, "kernel %s of %s: a launch captures kernel variables", k->name, p->name);
+      return err_fail(err, errlen, "kernel %s of %s: a launch captures kernel variables", k->name, p->name);
   }
   int first = g->names.len;
   for (int i = 0, r = 0; i < k->body.len; i++) {

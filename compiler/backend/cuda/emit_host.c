@@ -11,16 +11,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 static const char host_prologue[] =
     "#include <stdint.h>\n"
@@ -130,7 +120,7 @@ int cuda_host_program(CudaGen *g, const KirProgram *p, char *err, size_t errlen)
       sb_puts(&body, "    int64_t grid");
       sb_printf(&body, "%d = ", r);
       if (!hexpr(&body, p, a, s->n)) {
-        rc = fail(err, errlen, "kernel %s of %s: a grid size that is not an expression over sizes", k->name, p->name);
+        rc = err_fail(err, errlen, "kernel %s of %s: a grid size that is not an expression over sizes", k->name, p->name);
         break;
       }
       sb_printf(&body, ";\n    if (grid%d > 0 && l->launch(l, %d, grid%d, %lld, args)) return -1;\n", r, first + r, r,

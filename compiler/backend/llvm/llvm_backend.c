@@ -30,21 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-  if (errlen) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
 
 // Reports an LLVMErrorRef (consumed) as "llvm: what: message".
 static int fail_error(char *err, size_t errlen, const char *what, LLVMErrorRef e) {
   char *m = LLVMGetErrorMessage(e);
-  fail(err, errlen, "llvm: %s: %s", what, m);
+  err_fail(err, errlen, "llvm: %s: %s", what, m);
   LLVMDisposeErrorMessage(m);
   return -1;
 }
@@ -62,7 +52,7 @@ int backend_set_option(BackendOptions *o, const char *opt, char *err, size_t err
   if (!strcmp(opt, "emit=llvm")) return o->emit = BE_EMIT_LLVM, 0;
   if (!strcmp(opt, "threads=on")) return o->threads = true, 0;
   if (!strcmp(opt, "threads=off")) return o->threads = false, 0;
-  return fail(err, errlen, "unknown backend option '%s' (cpu=NAME, O0..O3, emit=obj|asm|llvm, "
+  return err_fail(err, errlen, "unknown backend option '%s' (cpu=NAME, O0..O3, emit=obj|asm|llvm, "
               "threads=on|off, prefix=NAME)", opt);
 }
 
@@ -84,7 +74,7 @@ static bool native_cpu(const BackendOptions *o) { return !o->cpu || !strcmp(o->c
 // named CPU with its own defaults. PIC for Debian's PIE executables.
 static int make_target(LlvmGen *g, char *err, size_t errlen) {
   if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter())
-    return fail(err, errlen, "llvm: no native target");
+    return err_fail(err, errlen, "llvm: no native target");
   if (native_cpu(&g->opt)) {
     g->cpu = LLVMGetHostCPUName(), g->features = LLVMGetHostCPUFeatures(), g->cpu_from_llvm = true;
   } else {
@@ -93,7 +83,7 @@ static int make_target(LlvmGen *g, char *err, size_t errlen) {
   char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
   LLVMTargetRef target;
   if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
-    fail(err, errlen, "llvm: target %s: %s", triple, msg);
+    err_fail(err, errlen, "llvm: target %s: %s", triple, msg);
     LLVMDisposeMessage(msg), LLVMDisposeMessage(triple);
     return -1;
   }
@@ -103,7 +93,7 @@ static int make_target(LlvmGen *g, char *err, size_t errlen) {
   g->tm = LLVMCreateTargetMachine(target, triple, g->cpu, g->features, lv, LLVMRelocPIC, LLVMCodeModelDefault);
   LLVMSetTarget(g->mod, triple);
   LLVMDisposeMessage(triple);
-  if (!g->tm) return fail(err, errlen, "llvm: cannot make a target machine for cpu '%s'", g->cpu);
+  if (!g->tm) return err_fail(err, errlen, "llvm: cannot make a target machine for cpu '%s'", g->cpu);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(g->tm);
   char *dl = LLVMCopyStringRepOfTargetData(td);
   LLVMSetDataLayout(g->mod, dl);
@@ -114,7 +104,7 @@ static int make_target(LlvmGen *g, char *err, size_t errlen) {
 
 LlvmGen *llvm_gen_new(const BackendOptions *o, char *err, size_t errlen) {
   LlvmGen *g = calloc(1, sizeof *g);
-  if (!g) return fail(err, errlen, "out of memory"), NULL;
+  if (!g) return err_fail(err, errlen, "out of memory"), NULL;
   g->opt = *o;
   if (!g->opt.prefix) g->opt.prefix = "mlc_";
   g->tsc = LLVMOrcCreateNewThreadSafeContext();
@@ -284,20 +274,20 @@ static int foreign_map(const Vec *blk) {
 
 static int check_program(const KirProgram *p, char *err, size_t errlen) {
   if (!p->target || !p->scratch)
-    return fail(err, errlen, "llvm: program %s is not %s (kir_schedule, then kir_plan_memory)", p->name,
+    return err_fail(err, errlen, "llvm: program %s is not %s (kir_schedule, then kir_plan_memory)", p->name,
                 p->target ? "planned" : "scheduled");
   for (int i = 0; i < p->kernels.len; i++) {
     const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
     int m = foreign_map(&k->body);
     if (m >= 0)
-      return fail(err, errlen, "llvm: kernel %s of %s has a %s loop (scheduled for %s, not a CPU)", k->name, p->name,
+      return err_fail(err, errlen, "llvm: kernel %s of %s has a %s loop (scheduled for %s, not a CPU)", k->name, p->name,
                   kir_map_name((KLoopMap)m), p->target);
   }
   return 0;
 }
 
 int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen) {
-  if (!g->mod || g->optimized) return fail(err, errlen, "llvm: module already optimised or taken");
+  if (!g->mod || g->optimized) return err_fail(err, errlen, "llvm: module already optimised or taken");
   if (check_program(p, err, errlen)) return -1;
   g->p = p;
   KernelCall *kfns = arena_alloc(p->arena, sizeof(KernelCall) * (size_t)(p->kernels.len + 1));
@@ -314,10 +304,10 @@ int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen) {
 // ---- verification, passes, output ---------------------------------------------------------------------
 int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
   if (g->optimized) return 0;
-  if (!g->mod) return fail(err, errlen, "llvm: module already taken");
+  if (!g->mod) return err_fail(err, errlen, "llvm: module already taken");
   char *msg = NULL;
   if (LLVMVerifyModule(g->mod, LLVMReturnStatusAction, &msg)) {
-    fail(err, errlen, "llvm: invalid module (backend bug): %s", msg);
+    err_fail(err, errlen, "llvm: invalid module (backend bug): %s", msg);
     LLVMDisposeMessage(msg);
     return -1;
   }
@@ -350,10 +340,10 @@ void llvm_gen_print(LlvmGen *g, StrBuf *b) {
 
 static int write_text(const char *path, const char *data, size_t len, char *err, size_t errlen) {
   FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-  if (!f) return fail(err, errlen, "cannot write %s", path);
+  if (!f) return err_fail(err, errlen, "cannot write %s", path);
   bool ok = fwrite(data, 1, len, f) == len;
   ok = (f == stdout ? fflush(f) : fclose(f)) == 0 && ok;
-  return ok ? 0 : fail(err, errlen, "cannot write %s", path);
+  return ok ? 0 : err_fail(err, errlen, "cannot write %s", path);
 }
 
 int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen) {
@@ -368,7 +358,7 @@ int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen) {
   char *msg = NULL;
   LLVMMemoryBufferRef mb = NULL;
   if (LLVMTargetMachineEmitToMemoryBuffer(g->tm, g->mod, ft, &msg, &mb)) {
-    fail(err, errlen, "llvm: emitting %s: %s", path, msg ? msg : "failed");
+    err_fail(err, errlen, "llvm: emitting %s: %s", path, msg ? msg : "failed");
     LLVMDisposeMessage(msg);
     return -1;
   }
@@ -417,7 +407,7 @@ LlvmJit *llvm_jit_new(LlvmGen *g, const LlvmJitSymbol *syms, int nsyms, char *er
   LLVMOrcLLJITBuilderRef jb = LLVMOrcCreateLLJITBuilder();
   LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(jb, jtmb);
   LlvmJit *j = calloc(1, sizeof *j);
-  if (!j) return fail(err, errlen, "out of memory"), NULL;
+  if (!j) return err_fail(err, errlen, "out of memory"), NULL;
   if ((e = LLVMOrcCreateLLJIT(&j->jit, jb))) {
     free(j);
     return fail_error(err, errlen, "jit", e), NULL;
