@@ -33,6 +33,7 @@ import argparse
 import difflib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -253,6 +254,71 @@ def main():
     if not cases:
         print("[FAIL] suite %s: no cases in %s%s" % (
             opts.suite, SUITES[opts.suite][0], " matching the filter" if opts.filters else ""))
+        failed += 1
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+# ---- tool suites: a test tool over NAME.kir inputs (tests/kernel, tests/backend/cuda) ----
+# Each FOLDER/NAME.kir starts with `; args: ARGS` (the tool's options) and may
+# say `; expect: error` on its second line (exit 1, else 0); the tool runs as
+# `TOOL ARGS FOLDER/NAME.kir` from the repository root and its stdout must
+# equal FOLDER/NAME + ext.
+
+def tool_directives(path):
+    with open(path, encoding="utf-8") as f:
+        first, second = f.readline(), f.readline()
+    if not first.startswith("; args:"):
+        return None, False
+    return shlex.split(first[len("; args:"):]), second.strip() == "; expect: error"
+
+
+def check_tool_case(opts, path, ext):
+    res = Result()
+    args, want_error = tool_directives(path)
+    if args is None:
+        res.fail("first line must be '; args: ...'")
+        return res
+    try:
+        rc, out, err = run_mlc(opts.tool, args, path, opts.timeout)
+    except subprocess.TimeoutExpired:
+        res.fail("timed out after %g s" % opts.timeout)
+        return res
+    if rc != (1 if want_error else 0):
+        res.fail("expected exit %d, got %s" % (1 if want_error else 0, describe_rc(rc)))
+        if err:
+            res.fail("stderr:\n" + text(err).rstrip("\n"))
+    golden = os.path.splitext(path)[0] + ext
+    return compare_golden(res, golden, out, "stdout", opts.update and rc in (0, 1))
+
+
+def tool_main(description, folder, ext, repo):
+    """The command line of a tool suite: --tool T [--update] [--timeout S] [FILTER...]."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("--tool", required=True, help="path to the test tool")
+    ap.add_argument("--update", action="store_true", help="rewrite the goldens")
+    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("filters", nargs="*", metavar="FILTER")
+    opts = ap.parse_args()
+    opts.tool = os.path.abspath(opts.tool)
+    os.chdir(repo)
+    names = sorted(os.listdir(folder))
+    cases = [os.path.join(folder, n) for n in names if n.endswith(".kir")]
+    orphans = [os.path.join(folder, n) for n in names
+               if n.endswith(ext) and n[:-len(ext)] + ".kir" not in names]
+    if opts.filters:
+        cases = [c for c in cases if any(f in c for f in opts.filters)]
+    passed = failed = 0
+    for path in orphans:
+        print("[FAIL] %s: golden without a .kir input" % path)
+        failed += 1
+    for path in cases:
+        if print_result(path, check_tool_case(opts, path, ext)):
+            passed += 1
+        else:
+            failed += 1
+    if not cases:
+        print("[FAIL] no cases in %s" % folder)
         failed += 1
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
