@@ -32,6 +32,7 @@
 #include "driver/pipeline.h"
 #include "graph/interp.h"
 #include "tests/backend/llvm/jit_runtime.h"
+#include "tests/backend/llvm/tensor_bytes.h"
 #include "mlc_rt.h"
 
 #include <math.h>
@@ -44,51 +45,6 @@ static void report(const char *model, const char *prog, bool ok, const char *why
   if (ok) printf("[PASS] %s: %s\n", model, prog);
   else printf("[FAIL] %s: %s: %s\n", model, prog, why);
   ok ? npass++ : nfail++;
-}
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-static double urand(void) {
-  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-  return (double)(rng >> 11) * 0x1p-53;
-}
-
-// A tensor of type t with the batch dim (any symbol) set to b.
-static Tensor *make(const Type *t, int64_t b, int64_t classes, double scale) {
-  int64_t dims[INTERP_MAX_RANK];
-  for (int i = 0; i < t->rank; i++)
-    if (!dim_is_const(t->dims[i], &dims[i])) dims[i] = b;
-  Tensor *x = interp_tensor_new(t->dtype, t->rank, dims);
-  for (int64_t e = 0; x && e < x->numel; e++) {
-    double u = urand();
-    x->data[e] = dtype_is_float(t->dtype) ? (double)(float)(scale * (2 * u - 1)) : floor(u * (double)classes);
-  }
-  return x;
-}
-
-static void *to_bytes(const Tensor *t) {
-  size_t sz = (size_t)dtype_size(t->dtype);
-  unsigned char *b = calloc((size_t)(t->numel ? t->numel : 1), sz);
-  for (int64_t e = 0; e < t->numel; e++) {
-    double v = t->data[e];
-    switch (t->dtype) {
-    case DT_F32: ((float *)b)[e] = (float)v; break;
-    case DT_F64: ((double *)b)[e] = v; break;
-    case DT_I32: ((int32_t *)b)[e] = (int32_t)v; break;
-    case DT_I64: ((int64_t *)b)[e] = (int64_t)v; break;
-    default: b[e] = (unsigned char)v; break;
-    }
-  }
-  return b;
-}
-
-static double elem(const void *b, DType dt, int64_t e) {
-  switch (dt) {
-  case DT_F32: return ((const float *)b)[e];
-  case DT_F64: return ((const double *)b)[e];
-  case DT_I32: return ((const int32_t *)b)[e];
-  case DT_I64: return (double)((const int64_t *)b)[e];
-  default: return ((const unsigned char *)b)[e];
-  }
 }
 
 static bool agree(const void *got, const Tensor *want, const char *what, char *why, size_t n) {
