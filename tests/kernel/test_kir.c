@@ -298,6 +298,22 @@ static bool same_programs(IrFunc *f, const KirProgram *p, const KirProgram *q, T
   return ok;
 }
 
+// f's arguments and the module's state, random (random_tensor); false when
+// one cannot be made or there are more than 64.
+static bool random_inputs(Src *s, IrModule *m, IrFunc *f, Tensor **args, State *st) {
+  bool made = f->params.len <= 64;
+  for (int i = 0; made && i < f->params.len; i++) {
+    IrNode *a = VEC_AT(f->params, IrNode, i);
+    made = (args[i] = random_tensor(s, a->name, a->type)) != NULL;
+  }
+  for (int i = 0; made && i < m->params.len && i < 64; i++) {
+    IrParam *ip = VEC_AT(m->params, IrParam, i);
+    st->paths[st->n] = ip->name;
+    made = (st->v[st->n++] = random_tensor(s, ip->name, ip->type)) != NULL;
+  }
+  return made;
+}
+
 // f lowered unfused and fused (KirLowerOptions.fuse), each verified,
 // round-tripped, run against the interpreter, scheduled for both targets
 // and run again; the fused program must also equal the unfused one bit for
@@ -335,17 +351,8 @@ static void run_func_as(IrModule *m, IrFunc *f, const char *text, const char *fi
   Src s = {.text = text, .f = f};
   bind_syms(&s);
   Tensor *args[64] = {0};
-  bool made = f->params.len <= 64;
-  for (int i = 0; made && i < f->params.len; i++) {
-    IrNode *a = VEC_AT(f->params, IrNode, i);
-    made = (args[i] = random_tensor(&s, a->name, a->type)) != NULL;
-  }
   State st = {0};
-  for (int i = 0; made && i < m->params.len && i < 64; i++) {
-    IrParam *ip = VEC_AT(m->params, IrParam, i);
-    st.paths[st.n] = ip->name;
-    made = (st.v[st.n++] = random_tensor(&s, ip->name, ip->type)) != NULL;
-  }
+  bool made = random_inputs(&s, m, f, args, &st);
   if (!made) printf("  cannot make inputs\n");
   bool ok = check(arena_printf(A, "f64 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F64));
   ok &= check(arena_printf(A, "f32 %s", name), made && run_mode(m, f, p, args, &st, INTERP_F32));
@@ -512,18 +519,12 @@ static void example_numbers(IrModule *m, IrFunc *f, const char *path, int dim) {
   Src s = {.text = arena_printf(A, "; dim B %d\n; dim T %d\n", dim, dim), .f = f};
   bind_syms(&s);
   Tensor *args[64] = {0};
-  bool made = f->params.len <= 64;
-  for (int i = 0; made && i < f->params.len; i++) {
-    IrNode *a = VEC_AT(f->params, IrNode, i);
-    made = (args[i] = random_tensor(&s, a->name, a->type)) != NULL;
-  }
   State st = {0};
-  for (int i = 0; made && i < m->params.len && i < 64; i++) {
+  bool made = random_inputs(&s, m, f, args, &st);
+  for (int i = 0; made && i < st.n; i++) {
     IrParam *ip = VEC_AT(m->params, IrParam, i);
-    st.paths[st.n] = ip->name;
-    Tensor *x = st.v[st.n++] = random_tensor(&s, ip->name, ip->type);
-    made = x != NULL;
-    for (int64_t e = 0; made && e < x->numel; e++) {
+    Tensor *x = st.v[i];
+    for (int64_t e = 0; e < x->numel; e++) {
       if (!dtype_is_float(x->dtype) && x->dtype != DT_BOOL) x->data[e] += 1;
       else if (dtype_is_float(x->dtype) && ip->kind == IRP_OPTSTATE) x->data[e] = fabs(x->data[e]) + 0.01;
     }
