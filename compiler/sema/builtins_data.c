@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
@@ -266,6 +267,38 @@ static bool csv_cols(Args *g, const char *file, bool header, DataSource *ds) {
   return ok;
 }
 
+// True when every field of the header row reads as a number and they are
+// not 0, 1, .. n-1 (the names pandas writes for unnamed columns): the row
+// is then more likely a record than a header.
+static bool csv_header_looks_like_data(const MlcCsvHeader *h) {
+  bool counting = true;
+  for (int j = 0; j < h->n; j++) {
+    const char *s = h->names[j];
+    char *end;
+    while (*s == ' ' || *s == '\t' || *s == '"') s++;
+    double v = strtod(s, &end);
+    if (end == s) return false;
+    while (*end == ' ' || *end == '\t' || *end == '"' || *end == '\r') end++;
+    if (*end) return false;
+    counting = counting && v == (double)j;
+  }
+  return h->n > 0 && !counting;
+}
+
+// `header` defaults to true, so a file without a header row would lose its
+// first record without a word: say so when that row looks like data.
+static void csv_warn_numeric_header(Args *g, const char *file, const DataSource *ds) {
+  MlcCsvHeader h = {0};
+  char err[512];
+  if (!file || !ds->header || g->given[2] || mlc_csv_header(file, &h, err, sizeof err)) return;
+  if (csv_header_looks_like_data(&h))
+    diag_warning(g->c->diags, bi_span(g, 0),
+                 "the first row of %s is read as its header (header = true is the default), "
+                 "but every field in it is a number; if that row is a record, say "
+                 "`header = false` (as written, it is skipped)", file);
+  mlc_csv_header_free(&h);
+}
+
 static bool check_csv(Args *g, const char *file, DataSource *ds) {
   DType dt;
   if (!bi_bool(g, 2, &ds->header) || !bi_dtype(g, 3, &dt)) return false;
@@ -275,6 +308,7 @@ static bool check_csv(Args *g, const char *file, DataSource *ds) {
   }
   ds->dtype = dt;
   if (!csv_cols(g, file, ds->header, ds)) return false;
+  csv_warn_numeric_header(g, file, ds);
   int64_t w = ds->ncols;
   MlcCsvHeader h = {0};
   if (w == 0 && file) {

@@ -938,6 +938,7 @@ static bool eval_source(Train *t, Expr *e, DataSource *ds) {
     Diag *d = VEC_AT(tmp.diags, Diag, i);
     if (d->level == DIAG_ERROR) sema_error(S, d->span, "%s", d->msg);
     else if (d->level == DIAG_NOTE) sema_note(S, d->span, "%s", d->msg);
+    else diag_warning(S->diags, d->span, "%s", d->msg);
   }
   return ok && !tmp.nerrors;
 }

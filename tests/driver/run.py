@@ -743,6 +743,47 @@ def case_report_file(ctx):
     return why
 
 
+CSV_MODEL = """model Net {
+  fc = Linear(2, 1)
+  loss(x: f32[B, 2], y: f32[B, 1]) -> f32 {
+    return mse(fc(x), y)
+  }
+}
+train Net {
+  batch 2
+  optimizer sgd(lr = 0.1)
+  train_data {
+    x = csv("t.csv", cols = [0, 1]%s)
+    y = csv("t.csv", cols = [2]%s)
+  }
+}
+"""
+
+
+def case_csv_numeric_header(ctx):
+    """A first row of numbers read as the default header is warned about, with its line."""
+    why = []
+    d = ctx.scratch("csvhdr")
+    runs = [("0.5,1.5,2\n1,2,3\n", "", True),          # data in the header row: warn
+            ("0,1,2\n1,2,3\n", "", False),              # pandas' names of unnamed columns
+            ("a,b,c\n1,2,3\n", "", False),              # a real header
+            ("0.5,1.5,2\n1,2,3\n", ", header = true", False)]  # said explicitly
+    for text, arg, warn in runs:
+        with open(os.path.join(d, "t.csv"), "w") as f:
+            f.write(text)
+        m = os.path.join(d, "m.model")
+        with open(m, "w") as f:
+            f.write(CSV_MODEL % (arg, arg))
+        rc, _, err, _ = ctx.run(["check", m])
+        expect_rc(why, rc, 0, err)
+        got = ("m.model:11:13: warning: the first row of " in err
+               and "t.csv is read as its header" in err and "header = false" in err)
+        if got != warn:
+            why.append("%r%s: warning %s expected; stderr: %s"
+                       % (text, arg, "was" if warn else "was not", err.strip()[:300]))
+    return why
+
+
 def cases(ctx):
     for s in GRAPH_STAGES + ["kir", "schedule", "memplan", "glue", "ir", "dot"]:
         yield "--emit %s prints its text form" % s, lambda s=s: case_emit(ctx, s, MLP)
@@ -776,6 +817,7 @@ def cases(ctx):
     yield "--report: the peak is the sum of its parts", lambda: case_report_peak(ctx)
     yield "--report --max-memory: peak(B) <= SIZE < peak(B+1)", lambda: case_report_fit(ctx)
     yield "--report=FILE writes it next to the emission", lambda: case_report_file(ctx)
+    yield "csv: a header row of numbers is warned about", lambda: case_csv_numeric_header(ctx)
 
 
 def main():
