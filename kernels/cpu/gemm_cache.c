@@ -6,7 +6,9 @@
 // costs more than the product. A cache holds address ranges its owner
 // declares constant (mlc_gemm_cache_add) and, for each TRANS_B operand
 // met inside one, the copy dst[p*n + j] = b[j*ldb + p] ([K, N], row-major),
-// which mlc_sgemm then reads as a plain (non-transposed) B. Copying never
+// which mlc_sgemm then reads as a plain (non-transposed) B in products of
+// at most GEMV_MR rows (the small-M path; larger ones pack panels per call,
+// which the kernel reads faster than a k-major B in place). Copying never
 // changes a value and the GEMM's order depends on K alone, so results are
 // the same bits with or without a cache.
 //

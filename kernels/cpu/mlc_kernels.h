@@ -68,11 +68,12 @@ int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, i
 // run a strip kernel that reads B once instead of whole 8-row tiles
 // (kernels/cpu/gemv.c); the bits are the same.
 //
-// Constant operands (kernels/cpu/gemm_cache.c). A TRANS_B operand that
-// lies in a range declared constant in the calling thread's current cache
-// is transposed once into a k-major copy, kept until the cache is cleared,
-// and read in place of B on every later call: x @ w^T with fixed weights
-// packs nothing per call. Same bits. The owner clears the cache whenever
+// Constant operands (kernels/cpu/gemm_cache.c). The TRANS_B operand of a
+// product of at most 4 rows that lies in a range declared constant in the
+// calling thread's current cache is transposed once into a k-major copy,
+// kept until the cache is cleared, and read in place of B on every later
+// call: x @ w^T with fixed weights packs nothing per call at batch 1 to 4
+// (more rows amortise the panels packed per call). Same bits. The owner clears the cache whenever
 // the declared memory may change; a cache is used only by the thread that
 // made it current (one model instance's calls).
 typedef struct MlcGemmCache MlcGemmCache;
