@@ -7,9 +7,9 @@
 // Order: the K blocks are the GEMM's (mlc_gemm_kblock), added into C in
 // block order with the epilogue after the last, and each element's block
 // sum is one fmaf chain in k order: the bits of gemm_region, for any
-// split. Threads split the columns into runs of whole strips once B is
-// large enough that reading it (not the call) costs the time: each thread
-// then reads its own columns of B, from its own core's cache.
+// split. Threads split the columns into runs of whole 16-column vectors
+// once B is large enough that reading it (not the call) costs the time:
+// each thread then reads its own columns of B, from its own core's cache.
 #include "../gemm_ref.h"
 #include "gemv.h"
 #include "mlc_rt.h"
@@ -54,7 +54,7 @@ static void gemv_region(const Gemm *g, int64_t j0, int64_t j1) {
 
 typedef struct GemvSplit {
   const Gemm *g;
-  int64_t step; // columns per task, whole strips
+  int64_t step; // columns per task, whole vectors
 } GemvSplit;
 
 static void gemv_task(void *vs, int64_t b, int64_t e) {
@@ -62,16 +62,17 @@ static void gemv_task(void *vs, int64_t b, int64_t e) {
   for (int64_t t = b; t < e; t++) gemv_region(s->g, t * s->step, min64((t + 1) * s->step, s->g->n));
 }
 
+// Tasks take runs of whole 16-column vectors (narrower strips than one
+// thread would use: fc1's 256 columns at batch 1 are one strip).
 int gemv_run(MlcPool *pool, const Gemm *g) {
-  int64_t w = gemv_avx512_width((int)g->m), strips = (g->n + w - 1) / w;
-  int64_t parts = mlc_pool_threads(pool);
+  int64_t vecs = (g->n + 15) / 16, parts = mlc_pool_threads(pool);
   if ((double)g->k * (double)g->n * sizeof(float) < GEMV_PAR_MIN_BYTES) parts = 1;
-  parts = min64(parts < 1 ? 1 : parts, strips);
+  parts = min64(parts < 1 ? 1 : parts, vecs);
   if (parts <= 1) {
     gemv_region(g, 0, g->n);
     return 0;
   }
-  GemvSplit s = {.g = g, .step = (strips + parts - 1) / parts * w};
+  GemvSplit s = {.g = g, .step = (vecs + parts - 1) / parts * 16};
   mlc_parallel_for(pool, (g->n + s.step - 1) / s.step, 1, gemv_task, &s);
   return 0;
 }
