@@ -444,6 +444,8 @@ void mlc_dataset_gather(const MlcDataset *ds, int i, const int64_t *idx, int64_t
     if (a->dtype == MLC_U8 && in->dtype == MLC_F32) {
       const uint8_t *p = (const uint8_t *)a->data + base;
       float *q = (float *)dst + s * w;
+      if (s + 1 < b) // the next (shuffled, so far away) record's lines, while this one converts
+        for (int64_t j = 0; j < w; j += 64) __builtin_prefetch((const uint8_t *)a->data + idx[s + 1] * rs + col + j);
       for (int64_t j = 0; j < w; j++) q[j] = lut[p[j]];
       continue;
     }
