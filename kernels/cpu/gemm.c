@@ -20,6 +20,7 @@
 
 #include "../gemm_ref.h"
 #include "gemm_internal.h"
+#include "gemv.h"
 #include "mlc_rt.h"
 
 // The K block: at most 512 floats of an A row (2 KiB) per micro-panel row,
@@ -260,7 +261,12 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
               int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
   if (m <= 0 || n <= 0) return 0;
+  // a constant's k-major copy, for the small-M path only: more rows amortise
+  // the panels packed per call, which read faster than a k-major B in place
+  const float *kb = flags & MLC_GEMM_TRANS_B && m <= GEMV_MR ? gemm_cache_kmajor(b, n, k, ldb) : NULL;
+  if (kb) b = kb, ldb = n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
   Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+  if (gemv_fits(&g)) return gemv_run(pool, &g); // at most 4 rows: gemv.c
   static const int64_t none[4] = {0, 0, 0, 0};
   return gemm_parallel(pool, &g, 1, none);
 }

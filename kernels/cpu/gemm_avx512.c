@@ -89,11 +89,59 @@ static void kernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, const f
   store_tile(out, mr, m0, m1, c, ldc, e);
 }
 
+// 16 source rows (16 consecutive columns j of the panel), each read at
+// p..p+nq-1 (nq <= 16; the lanes past nq load zeros): a 16 x 16 transpose
+// in four shuffle stages, then dst[q*panel + 0..15] = column q for q < nq.
+static inline void pack_16x16(const float *src, int64_t lds, int64_t p, int nq, float *dst,
+                              int64_t panel) {
+  __mmask16 m = nq >= 16 ? 0xFFFF : (__mmask16)((1u << nq) - 1);
+  __m512 r[16], t[16], u[16];
+  _Pragma("GCC unroll 16") for (int i = 0; i < 16; i++) r[i] = _mm512_maskz_loadu_ps(m, src + i * lds + p);
+  _Pragma("GCC unroll 8") for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // u[4g + c] holds rows 4g..4g+3 at column 4L + c in each 128-bit lane L
+  _Pragma("GCC unroll 4") for (int g = 0; g < 4; g++) {
+    u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
+    u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
+    u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
+    u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
+  }
+  __m512 out[16];
+  _Pragma("GCC unroll 4") for (int c = 0; c < 4; c++) {
+    __m512 w0 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0x88), w1 = _mm512_shuffle_f32x4(u[c], u[4 + c], 0xDD);
+    __m512 x0 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0x88), x1 = _mm512_shuffle_f32x4(u[8 + c], u[12 + c], 0xDD);
+    out[c] = _mm512_shuffle_f32x4(w0, x0, 0x88);
+    out[8 + c] = _mm512_shuffle_f32x4(w0, x0, 0xDD);
+    out[4 + c] = _mm512_shuffle_f32x4(w1, x1, 0x88);
+    out[12 + c] = _mm512_shuffle_f32x4(w1, x1, 0xDD);
+  }
+  _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++)
+    if (q < nq) _mm512_storeu_ps(dst + q * panel, out[q]);
+}
+
+// GemmPackT with 16 x 16 transposes where 16 real columns remain, the 8 x 8
+// AVX ones (gemm_pack_x86.h) for the rest of the panel.
 static void pack_t(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel) {
-  if (panel % 8)
+  if (panel % 8) {
     gemm_pack_t_scalar(kc, w, src, lds, dst, panel);
-  else
-    pack_t_x86(kc, w, src, lds, dst, panel);
+    return;
+  }
+  int j = 0;
+  if (panel % 16 == 0)
+    for (; j + 16 <= w; j += 16)
+      for (int64_t p = 0; p < kc; p += 16)
+        pack_16x16(src + (int64_t)j * lds, lds, p, kc - p < 16 ? (int)(kc - p) : 16, dst + p * panel + j, panel);
+  for (; j < panel; j += 8) {
+    int have = w - j;
+    if (have > 0) {
+      pack_cols8(kc, have < 8 ? have : 8, src + (int64_t)j * lds, lds, dst + j, panel);
+      continue;
+    }
+    for (int64_t p = 0; p < kc; p++)
+      for (int r = 0; r < 8; r++) dst[p * panel + j + r] = 0;
+  }
 }
 
 static int supported(void) {

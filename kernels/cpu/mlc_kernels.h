@@ -15,6 +15,7 @@
 #ifndef MLC_KERNELS_H
 #define MLC_KERNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct MlcPool MlcPool;
@@ -62,6 +63,30 @@ int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, i
                       int64_t ldb, int64_t stride_b, float beta, float *c, int64_t ldc,
                       int64_t stride_c, const float *bias, const float *aux, int64_t ldaux,
                       int64_t stride_aux);
+
+// Products of at most 4 rows with a k-major op(B) (batch-1 inference)
+// run a strip kernel that reads B once instead of whole 8-row tiles
+// (kernels/cpu/gemv.c); the bits are the same.
+//
+// Constant operands (kernels/cpu/gemm_cache.c). The TRANS_B operand of a
+// product of at most 4 rows that lies in a range declared constant in the
+// calling thread's current cache is transposed once into a k-major copy,
+// kept until the cache is cleared, and read in place of B on every later
+// call: x @ w^T with fixed weights packs nothing per call at batch 1 to 4
+// (more rows amortise the panels packed per call). Same bits. The owner clears the cache whenever
+// the declared memory may change; a cache is used only by the thread that
+// made it current (one model instance's calls).
+typedef struct MlcGemmCache MlcGemmCache;
+MlcGemmCache *mlc_gemm_cache_new(void); // NULL: no memory
+void mlc_gemm_cache_free(MlcGemmCache *cache);
+// [p, p + bytes) holds values that do not change until the next clear: 0, or -1 (no memory).
+int mlc_gemm_cache_add(MlcGemmCache *cache, const void *p, size_t bytes);
+// Forgets every copy (the ranges stay declared).
+void mlc_gemm_cache_clear(MlcGemmCache *cache);
+// Drops the range holding p, and its copies, for good.
+void mlc_gemm_cache_remove(MlcGemmCache *cache, const void *p);
+// Makes cache (or NULL: none) current for this thread's mlc_sgemm calls; returns the previous.
+MlcGemmCache *mlc_gemm_cache_use(MlcGemmCache *cache);
 
 // The micro-kernel variant in use: "avx512", "avx2" or "generic". The first
 // call picks the best the CPU supports (__builtin_cpu_supports), unless

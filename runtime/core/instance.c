@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "checkpoint.h"
+#include "kernels/cpu/mlc_kernels.h"
 #include "instance.h"
 #include "rng.h"
 #include "rt_util.h"
@@ -61,6 +62,7 @@ void mlc_instance_free(MlcInstance *in) {
   MlcOptions o = in->opt;
   if (in->dev) in->m->device->ops->close(in->dev);
   if (in->ctx.pool) mlc_pool_free(in->ctx.pool);
+  mlc_gemm_cache_free(in->gcache);
   for (int i = 0; in->raw && i < in->m->nstates; i++) hook_free(&o, in->raw[i]);
   hook_free(&o, in->state_raw), hook_free(&o, in->rawv_raw);
   hook_free(&o, in->scratch_raw), hook_free(&o, in->logits_raw), hook_free(&o, in->self_raw);
@@ -178,6 +180,7 @@ static int open_device(MlcInstance *in, char *err, size_t errlen) {
 const char *mlc_instance_device(const MlcInstance *in) { return in ? in->device : "cpu"; }
 
 int rt_instance_to_device(MlcInstance *in) {
+  mlc_gemm_cache_clear(in->gcache);
   if (!in->dev) return 0;
   return in->m->device->ops->push_state(in->dev, in->state, in->err, sizeof in->err);
 }
@@ -198,6 +201,22 @@ static bool alloc_state(MlcInstance *in) {
     ok = n >= 0 && (in->state[i] = hook_alloc(&in->opt, n, &in->raw[i])) != NULL;
   }
   return ok;
+}
+
+// The parameters are constant during predict and eval, so the GEMM may
+// keep transposed copies of them (mlc_kernels.h, "Constant operands"):
+// each f32 parameter is a constant range of the instance's cache. The
+// cache is an optimisation: without memory for it, there is none.
+static void gemm_cache_init(MlcInstance *in) {
+  const MlcModel *m = in->m;
+  if (in->dev || !(in->gcache = mlc_gemm_cache_new())) return;
+  for (int i = 0; i < m->nstates; i++)
+    if (m->states[i].kind == MLC_STATE_PARAM && m->states[i].dtype == MLC_F32 &&
+        mlc_gemm_cache_add(in->gcache, in->state[i], (size_t)state_bytes(&m->states[i]))) {
+      mlc_gemm_cache_free(in->gcache);
+      in->gcache = NULL;
+      return;
+    }
 }
 
 MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int64_t *syms,
@@ -222,6 +241,7 @@ MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int
     mlc_instance_free(in);
     return NULL;
   }
+  if (ok && c->pool) gemm_cache_init(in);
   int64_t want = o.max_batch > 0 ? o.max_batch : m->recipe.batch > 0 ? m->recipe.batch : 1;
   if (!ok || !c->pool || rt_instance_reserve(in, want)) {
     rt_err(err, errlen, "%s", in->err[0] ? in->err : "out of memory allocating the model's state");
@@ -267,6 +287,7 @@ const char *mlc_instance_error(const MlcInstance *in) { return in ? in->err : la
 int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
                      float *logits) {
   MlcCtx *c = &in->ctx;
+  mlc_gemm_cache_clear(in->gcache); // the step updates the parameters
   c->step_seed = mlc_rng_step_seed(&c->rng);
   c->nonfinite_site = -1;
   void *outs[4 + MLC_MAX_AUX] = {&out[0], &out[1], &out[2], logits};
@@ -313,18 +334,30 @@ static double elem(MlcDType dt, const void *p, int64_t k) {
   }
 }
 
-// Whether n floats are all finite (no exponent field of all ones): one
-// branch-free pass of integer ORs, where the general scan below converts
-// each element to double and branches on it.
+// Whether n floats are all finite (no exponent field of all ones): the
+// exponent bits plus one low exponent step carry into the sign bit exactly
+// for an all-ones exponent, so one OR over every element decides, four
+// lanes at a time (no branch, no conversion), where the general scan below
+// converts each element to double and branches on it.
 static bool all_finite_f32(const void *p, int64_t n) {
+  typedef uint32_t V4 __attribute__((vector_size(16)));
   const unsigned char *b = p;
-  uint32_t bad = 0;
-  for (int64_t k = 0; k < n; k++) {
+  const V4 e = {0x7f800000u, 0x7f800000u, 0x7f800000u, 0x7f800000u};
+  const V4 one = {0x00800000u, 0x00800000u, 0x00800000u, 0x00800000u};
+  V4 acc = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    V4 u;
+    memcpy(&u, b + 4 * k, sizeof u);
+    acc |= (u & e) + one;
+  }
+  uint32_t bad = acc[0] | acc[1] | acc[2] | acc[3];
+  for (; k < n; k++) {
     uint32_t u;
     memcpy(&u, b + 4 * k, 4);
-    bad |= (u & 0x7f800000u) == 0x7f800000u;
+    bad |= (u & 0x7f800000u) + 0x00800000u;
   }
-  return !bad;
+  return !(bad & 0x80000000u);
 }
 
 // Input i of a call: its size for the batch, then every value valid for
@@ -381,11 +414,16 @@ static int check_call(MlcInstance *in, const char *fn, int64_t b, const void *co
   return 0;
 }
 
+// One entry point's call. constant: it changes no parameter (predict,
+// eval), so the GEMM may read its copies of them (gcache) meanwhile.
 static int entry(MlcInstance *in, const char *fn, MlcEntry e, int64_t b, const void *const *inputs,
-                 void *const *outs) {
+                 void *const *outs, bool constant) {
   in->ctx.nonfinite_site = -1;
-  if (e(&in->ctx, b, inputs, outs) != MLC_OK)
-    return rt_err(in->err, sizeof in->err, "%s: %s", fn, in->ctx.err);
+  if (!constant) mlc_gemm_cache_clear(in->gcache);
+  MlcGemmCache *was = mlc_gemm_cache_use(constant ? in->gcache : NULL);
+  int rc = e(&in->ctx, b, inputs, outs);
+  mlc_gemm_cache_use(was);
+  if (rc != MLC_OK) return rt_err(in->err, sizeof in->err, "%s: %s", fn, in->ctx.err);
   return 0;
 }
 
@@ -394,7 +432,7 @@ int mlc_instance_predict(MlcInstance *in, int64_t batch, const void *const *inpu
   if (!out) return rt_err(in->err, sizeof in->err, "predict: out is NULL");
   if (check_call(in, "predict", batch, inputs, in->m->n_forward_inputs)) return -1;
   void *outs[1] = {out};
-  return entry(in, "predict", in->m->predict, batch, inputs, outs);
+  return entry(in, "predict", in->m->predict, batch, inputs, outs, true);
 }
 
 int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss,
@@ -403,7 +441,7 @@ int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs,
   if (check_call(in, "eval", batch, inputs, in->m->ninputs)) return -1;
   float l = 0;
   void *outs[2] = {&l, out ? out : in->logits};
-  if (entry(in, "eval", in->m->eval, batch, inputs, outs)) return -1;
+  if (entry(in, "eval", in->m->eval, batch, inputs, outs, true)) return -1;
   if (loss) *loss = l;
   return 0;
 }
@@ -432,7 +470,7 @@ int mlc_instance_epoch_end(MlcInstance *in, double metric) {
     return rt_err(in->err, sizeof in->err, "epoch_end: metric %g is not finite", metric);
   const void *ins[1] = {&metric};
   void *outs[1] = {NULL};
-  return entry(in, "epoch_end", in->m->epoch_end, 0, ins, outs);
+  return entry(in, "epoch_end", in->m->epoch_end, 0, ins, outs, false);
 }
 
 // ---- weights and state -----------------------------------------------------------------------
@@ -465,6 +503,8 @@ void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
     const MlcStateDesc *d = &in->m->states[i];
     if (strcmp(d->path, path)) continue;
     if (numel) *numel = state_bytes(d) / (int64_t)mlc_dtype_size(d->dtype);
+    // the caller may write through the pointer at any time from now on
+    mlc_gemm_cache_remove(in->gcache, in->state[i]);
     if (rt_instance_from_device(in)) return NULL; // the host copy is the device's now
     return in->state[i];
   }

@@ -19,6 +19,7 @@ struct MlcInstance {
   int64_t out_numel;     // forward output floats per sample
   float last_lr, last_gnorm;
   float aux[MLC_MAX_AUX]; // the last train_step's auxiliary values (m->naux of them)
+  struct MlcGemmCache *gcache; // k-major copies of the parameters for predict/eval (NULL: none)
   MlcDevice *dev;        // on a GPU (opt.device CUDA, or AUTO and one opened): where the state lives
   char device[400];      // "cuda: NVIDIA H200 (...)", "cpu", "cpu (no CUDA device)"
   char err[1024];
@@ -44,7 +45,9 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
 // On a device, the state lives there: after the host copy was written
 // (initialised, loaded) rt_instance_to_device uploads it; before it is read
 // (checkpoints, weights files, finite checks) rt_instance_from_device
-// downloads it. Both are no-ops on the CPU. 0, or -1 with in->err.
+// downloads it. Both are no-ops on the CPU, but rt_instance_to_device also
+// forgets the GEMM's copies of the parameters (gcache), which the new
+// values replace. 0, or -1 with in->err.
 int rt_instance_to_device(MlcInstance *in);
 int rt_instance_from_device(const MlcInstance *in);
 // The first parameter or buffer holding a NaN or infinity (optimizer state

@@ -237,6 +237,42 @@ static void normal_use(mlc_clf *m, const char *dir) {
   mlc_clf_destroy(m2);
 }
 
+// predict may keep transposed copies of the weights between calls; every
+// way the weights change must still be seen by the next call: a train
+// step, a weights file, and writes through state()'s pointer (after it was
+// handed out, at any later time).
+static void weights_seen(const char *dir) {
+  float x[B * NX], p0[NOUT], p1[NOUT], p2[NOUT], q[B * NOUT];
+  int32_t y[B];
+  make_batch(x, y);
+  mlc_clf_options o = mlc_clf_default_options();
+  o.threads = 1;
+  mlc_clf *m = mlc_clf_create(&o), *r = mlc_clf_create(&o);
+  char path[1024];
+  snprintf(path, sizeof path, "%s/seen.st", dir);
+  bool ok = m && r && !mlc_clf_predict(m, 1, x, p0) && !mlc_clf_train_step(m, B, x, y, NULL) &&
+            !mlc_clf_predict(m, 1, x, p1) && !mlc_clf_save_weights(m, path) &&
+            !mlc_clf_load_weights(r, path) && !mlc_clf_predict(r, 1, x, q);
+  check(ok && memcmp(p0, p1, sizeof p0) && !memcmp(p1, q, sizeof p1),
+        "predict after train_step uses the updated weights", m ? mlc_clf_error(m) : "no instance");
+  ok = ok && !mlc_clf_train_step(r, B, x, y, NULL) && !mlc_clf_predict(r, 1, x, q) &&
+       !mlc_clf_load_weights(r, path) && !mlc_clf_predict(r, 1, x, p2);
+  check(ok && !memcmp(p1, p2, sizeof p2), "predict after load_weights uses the loaded weights",
+        r ? mlc_clf_error(r) : "no instance");
+  int64_t n = 0;
+  float *w = ok ? mlc_clf_state(m, "fc1.w", &n) : NULL, *v = ok ? mlc_clf_state(r, "fc1.w", NULL) : NULL;
+  for (int64_t i = 0; w && v && i < n; i++) w[i] *= -0.5f, v[i] *= -0.5f;
+  ok = w && v && !mlc_clf_predict(m, 1, x, p2) && !mlc_clf_predict(r, 8, x, q);
+  check(ok && memcmp(p1, p2, sizeof p2) && !memcmp(p2, q, sizeof p2),
+        "predict sees writes through state()'s pointer", m ? mlc_clf_error(m) : "no instance");
+  for (int64_t i = 0; ok && i < n; i++) w[i] *= 3, v[i] *= 3; // the same pointer, after predict
+  ok = ok && !mlc_clf_predict(m, 1, x, p2) && !mlc_clf_eval(r, 1, x, y, NULL, q);
+  check(ok && !memcmp(p2, q, sizeof p2), "later writes through the same pointer are seen too",
+        m ? mlc_clf_error(m) : "no instance");
+  mlc_clf_destroy(m);
+  mlc_clf_destroy(r);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: api_hostile DIR\n");
@@ -255,6 +291,7 @@ int main(int argc, char **argv) {
     normal_use(m, argv[1]);
     mlc_clf_destroy(m);
   }
+  weights_seen(argv[1]);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -1,0 +1,245 @@
+// test_gemv.c — mlc_sgemm's small-M path (kernels/cpu/gemv.c: 1 to 4 rows
+// with a k-major op(B)) and its cache of constant operands
+// (kernels/cpu/gemm_cache.c), both bit for bit against the definition of
+// the order (kernels/gemm_ref.h in f32) and against the generic variant,
+// which never takes either shortcut.
+//
+// Cases: M = 1..5 (5 is the blocked GEMM again), N across the strip widths
+// (16-column vectors, 256/128/80/64-column strips and their tails), K over
+// 0, 1, 7, 63, 65, 257 and past one and two K blocks, all four transposes
+// (NT and TT through the cache's k-major copy), padded leading dimensions,
+// alpha/beta and every epilogue; 1, 2 and 3 threads identical on shapes the
+// path splits by columns. The cache: a copy is made once and read until
+// the cache is cleared, a removed range and an operand outside (or only
+// partly inside) the declared ranges are read as they are, and nothing is
+// cached on a thread where the cache is not current.
+// Exit 77 (skipped) when the CPU has no AVX-512 (the path runs only there).
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/gemm_ref.h"
+#include "mlc_kernels.h"
+#include "mlc_rt.h"
+#include "rand_data.h"
+#include "unit.h"
+
+typedef struct Case {
+  uint32_t flags;
+  int64_t m, n, k, pad;
+  float alpha, beta;
+} Case;
+
+typedef struct Ops {
+  int64_t lda, ldb, ldc;
+  float *a, *b, *c0, *bias, *aux;
+} Ops;
+
+static void ops_new(const Case *t, Ops *o) {
+  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+  o->lda = (ta ? t->m : t->k) + t->pad;
+  o->ldb = (tb ? t->k : t->n) + t->pad;
+  o->ldc = t->n + t->pad;
+  o->a = rand_buf((ta ? t->k : t->m) * o->lda);
+  o->b = rand_buf((tb ? t->n : t->k) * o->ldb);
+  o->c0 = rand_buf(t->m * o->ldc);
+  o->bias = rand_buf(t->m > t->n ? t->m : t->n);
+  o->aux = rand_buf(t->m * o->ldc);
+  for (int64_t i = 0; i < t->m * o->ldc; i += 5) o->aux[i] = i % 2 ? -0.0f : 0.0f;
+  if (t->beta == 0)
+    for (int64_t i = 0; i < t->m * o->ldc; i++) o->c0[i] = NAN;
+}
+
+static void ops_free(Ops *o) { free(o->a), free(o->b), free(o->c0), free(o->bias), free(o->aux); }
+
+static float *run(MlcPool *pool, const Case *t, const Ops *o) {
+  float *c = malloc((size_t)(t->m * o->ldc) * sizeof *c);
+  memcpy(c, o->c0, (size_t)(t->m * o->ldc) * sizeof *c);
+  if (mlc_sgemm(pool, t->flags, t->m, t->n, t->k, t->alpha, o->a, o->lda, o->b, o->ldb, t->beta, c,
+                o->ldc, o->bias, o->aux, o->ldc)) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+// gemm_ref.h's order in f32, as floats [m, ldc] (the pad columns as c0).
+static float *run_ref(const Case *t, const Ops *o) {
+  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+  int64_t na = (ta ? t->k : t->m) * o->lda, nb = (tb ? t->n : t->k) * o->ldb, nc = t->m * o->ldc;
+  int64_t nbias = t->m > t->n ? t->m : t->n;
+  double *a = malloc(sizeof(double) * (size_t)(na + 1)), *b = malloc(sizeof(double) * (size_t)(nb + 1));
+  double *c = malloc(sizeof(double) * (size_t)(nc + 1)), *bias = malloc(sizeof(double) * (size_t)(nbias + 1));
+  double *aux = malloc(sizeof(double) * (size_t)(nc + 1));
+  for (int64_t i = 0; i < na; i++) a[i] = o->a[i];
+  for (int64_t i = 0; i < nb; i++) b[i] = o->b[i];
+  for (int64_t i = 0; i < nc; i++) c[i] = o->c0[i], aux[i] = o->aux[i];
+  for (int64_t i = 0; i < nbias; i++) bias[i] = o->bias[i];
+  mlc_ref_gemm(true, t->flags, t->m, t->n, t->k, t->alpha, a, ta ? 1 : o->lda, ta ? o->lda : 1, b,
+               tb ? 1 : o->ldb, tb ? o->ldb : 1, t->beta, c, o->ldc, bias, aux, o->ldc);
+  float *r = malloc(sizeof(float) * (size_t)(nc + 1));
+  for (int64_t i = 0; i < nc; i++) r[i] = (float)c[i];
+  free(a), free(b), free(c), free(bias), free(aux);
+  return r;
+}
+
+// Elements of C [m, n] (not the pad) whose bits differ.
+static int64_t differ(const Case *t, const Ops *o, const float *x, const float *y) {
+  int64_t d = 0;
+  for (int64_t i = 0; i < t->m; i++)
+    for (int64_t j = 0; j < t->n; j++) d += memcmp(&x[i * o->ldc + j], &y[i * o->ldc + j], sizeof(float)) != 0;
+  return d;
+}
+
+static void name_case(const Case *t, char *buf, size_t len) {
+  snprintf(buf, len, "%s%s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g epi=0x%x",
+           t->flags & MLC_GEMM_TRANS_A ? "T" : "N", t->flags & MLC_GEMM_TRANS_B ? "T" : "N",
+           (long long)t->m, (long long)t->n, (long long)t->k, (long long)t->pad, t->alpha, t->beta,
+           t->flags >> 2);
+}
+
+// One case against gemm_ref.h and the generic variant; a TRANS_B case runs
+// with b declared constant (so through the k-major copy), twice: the copy
+// made, then the copy reused.
+static void check_case(const Case *t, const char *what) {
+  Ops o;
+  ops_new(t, &o);
+  MlcGemmCache *cache = mlc_gemm_cache_new();
+  int64_t nb = (t->flags & MLC_GEMM_TRANS_B ? t->n : t->k) * o.ldb;
+  mlc_gemm_cache_add(cache, o.b, (size_t)nb * sizeof(float));
+  MlcGemmCache *was = mlc_gemm_cache_use(cache);
+  float *c = run(NULL, t, &o), *c2 = run(NULL, t, &o);
+  mlc_gemm_cache_use(was);
+  mlc_gemm_select("generic");
+  float *cg = run(NULL, t, &o);
+  mlc_gemm_select("avx512");
+  float *cr = run_ref(t, &o);
+  int64_t dr = differ(t, &o, c, cr), dg = differ(t, &o, c, cg), d2 = differ(t, &o, c, c2);
+  char name[160], msg[320];
+  name_case(t, name, sizeof name);
+  snprintf(msg, sizeof msg, "%s: %s (%lld differ from gemm_ref.h, %lld from generic, %lld on the second call)",
+           what, name, (long long)dr, (long long)dg, (long long)d2);
+  check(msg, c && c2 && cg && !dr && !dg && !d2);
+  mlc_gemm_cache_free(cache);
+  free(c), free(c2), free(cg), free(cr);
+  ops_free(&o);
+}
+
+static const uint32_t trans[4] = {0, MLC_GEMM_TRANS_A, MLC_GEMM_TRANS_B, MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B};
+
+static void shapes(void) {
+  static const int64_t ns[] = {1, 7, 16, 17, 63, 65, 80, 129, 256, 257, 600};
+  static const int64_t ks[] = {0, 1, 7, 63, 65, 257, 513, 1100};
+  for (int tr = 0; tr < 4; tr++)
+    for (int64_t m = 1; m <= 5; m++)
+      for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki += 1 + (ni + (size_t)m) % 2) {
+          Case t = {trans[tr], m, ns[ni], ks[ki], (int64_t)(ni + ki) % 3, 1, 0};
+          check_case(&t, "shape");
+        }
+}
+
+static void scalars_and_epilogues(void) {
+  static const float ab[][2] = {{1, 1}, {0.5f, 2}, {-1, -0.25f}, {2, 0}};
+  static const uint32_t epi[] = {MLC_GEMM_BIAS_COL, MLC_GEMM_BIAS_ROW, MLC_GEMM_RESIDUAL,
+                                 MLC_GEMM_RELU, MLC_GEMM_RELU_MASK,
+                                 MLC_GEMM_BIAS_COL | MLC_GEMM_RELU,
+                                 MLC_GEMM_BIAS_ROW | MLC_GEMM_RESIDUAL | MLC_GEMM_RELU};
+  for (int tr = 0; tr < 4; tr++)
+    for (int64_t m = 1; m <= 4; m++) {
+      for (size_t s = 0; s < sizeof ab / sizeof *ab; s++) {
+        Case t = {trans[tr], m, 71, 600, 1, ab[s][0], ab[s][1]};
+        check_case(&t, "alpha/beta");
+      }
+      for (size_t f = 0; f < sizeof epi / sizeof *epi; f++) {
+        Case t = {trans[tr] | epi[f], m, 263, 530, tr, 1, f % 2 ? 1.0f : 0.0f};
+        check_case(&t, "epilogue");
+      }
+    }
+}
+
+// Same bits with 1, 2 and 3 threads, B large enough to be split.
+static void thread_counts(void) {
+  static const Case cases[] = {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 1, 256, 784, 0, 1, 0},
+                               {0, 1, 1000, 784, 1, 1, 0},
+                               {MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_COL, 3, 300, 1030, 2, 0.5f, 1},
+                               {MLC_GEMM_RESIDUAL, 4, 517, 257, 0, 1, 0}};
+  MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    const Case *t = &cases[i];
+    Ops o;
+    ops_new(t, &o);
+    MlcGemmCache *cache = mlc_gemm_cache_new();
+    mlc_gemm_cache_add(cache, o.b, (size_t)((t->flags & MLC_GEMM_TRANS_B ? t->n : t->k) * o.ldb) * sizeof(float));
+    MlcGemmCache *was = mlc_gemm_cache_use(cache);
+    float *c[3];
+    for (int p = 0; p < 3; p++) c[p] = run(pools[p], t, &o);
+    mlc_gemm_cache_use(was);
+    float *cr = run_ref(t, &o);
+    char name[160], msg[256];
+    name_case(t, name, sizeof name);
+    snprintf(msg, sizeof msg, "%s identical with 1, 2, 3 threads and to gemm_ref.h", name);
+    check(msg, c[0] && c[1] && c[2] && !differ(t, &o, c[0], c[1]) && !differ(t, &o, c[0], c[2]) &&
+                   !differ(t, &o, c[0], cr));
+    for (int p = 0; p < 3; p++) free(c[p]);
+    free(cr);
+    mlc_gemm_cache_free(cache);
+    ops_free(&o);
+  }
+  for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
+}
+
+// The cache's contract: a constant is read once until cleared; what is not
+// (or no longer) declared constant is read every call.
+static void cache_contract(void) {
+  enum { M = 2, N = 40, K = 50 };
+  Case t = {MLC_GEMM_TRANS_B, M, N, K, 0, 1, 0};
+  Ops o;
+  ops_new(&t, &o);
+  float *b0 = malloc(sizeof(float) * N * K);
+  memcpy(b0, o.b, sizeof(float) * N * K);
+  float *ref = run(NULL, &t, &o); // no cache current
+  MlcGemmCache *cache = mlc_gemm_cache_new();
+  mlc_gemm_cache_add(cache, o.b, sizeof(float) * N * K);
+  MlcGemmCache *was = mlc_gemm_cache_use(cache);
+  float *c1 = run(NULL, &t, &o);
+  for (int i = 0; i < N * K; i++) o.b[i] = -o.b[i];
+  float *c2 = run(NULL, &t, &o); // still the copy of the old values
+  mlc_gemm_cache_clear(cache);
+  float *c3 = run(NULL, &t, &o); // the new values
+  mlc_gemm_cache_use(was);
+  float *neg = run(NULL, &t, &o);
+  check("cache: the first call gives the uncached bits", !differ(&t, &o, c1, ref));
+  check("cache: a declared constant is read from its copy until clear", !differ(&t, &o, c2, ref));
+  check("cache: after clear the new values are read", !differ(&t, &o, c3, neg));
+  mlc_gemm_cache_use(cache);
+  mlc_gemm_cache_remove(cache, o.b + 7);
+  memcpy(o.b, b0, sizeof(float) * N * K);
+  float *c4 = run(NULL, &t, &o);
+  check("cache: a removed range is read as it is", !differ(&t, &o, c4, ref));
+  mlc_gemm_cache_add(cache, o.b, sizeof(float) * (N * K - 1)); // one element short of op(B)
+  float *c5 = run(NULL, &t, &o);
+  for (int i = 0; i < N * K; i++) o.b[i] = -o.b[i];
+  float *c6 = run(NULL, &t, &o);
+  check("cache: an operand only partly inside a range is not copied", !differ(&t, &o, c5, ref) &&
+                                                                         !differ(&t, &o, c6, neg));
+  mlc_gemm_cache_use(was);
+  mlc_gemm_cache_free(cache);
+  free(b0), free(ref), free(c1), free(c2), free(c3), free(neg), free(c4), free(c5), free(c6);
+  ops_free(&o);
+}
+
+int main(void) {
+  if (mlc_gemm_select("avx512")) {
+    printf("test_gemv: this CPU has no AVX-512 (the small-M path runs only there); skipped\n");
+    return 77;
+  }
+  shapes();
+  scalars_and_epilogues();
+  thread_counts();
+  cache_contract();
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
