@@ -112,7 +112,11 @@ GRAD(g_abs) { // 0 at 0
   g->dx[0] = MUL(g->dy, s);
 }
 GRAD(g_neg) { g->dx[0] = NEG(g->dy); }
-GRAD(g_relu) { g->dx[0] = apply2(b, IR_RELU_GRAD, g->dy, g->x[0]); }
+// relu's mask reads its output: y > 0 exactly where x > 0 (NaN and -0 give
+// y <= 0 as x <= 0 does), and y is what the forward pass keeps anyway, so
+// the pre-activation need not be stored (a matmul or conv epilogue then
+// takes the relu too)
+GRAD(g_relu) { g->dx[0] = apply2(b, IR_RELU_GRAD, g->dy, g->y); }
 GRAD(g_gelu) { g->dx[0] = apply2(b, IR_GELU_GRAD, g->dy, g->x[0]); }
 GRAD(g_silu) { g->dx[0] = apply2(b, IR_SILU_GRAD, g->dy, g->x[0]); }
 GRAD(g_sigmoid) { g->dx[0] = apply2(b, IR_SIGMOID_GRAD, g->dy, g->y); }

@@ -340,6 +340,8 @@ typedef struct KStmt {
 // matmul_relu), or relu_mask (y = aux > 0 ? y : 0, relu_grad's mask). y
 // and aux are row-major and never share bytes. conv2d_bias is conv2d then
 // + bias[o] (bias: [O, 1, 1] or [1, O, 1, 1]), then relu with relu = 1.
+// max_pool2d_grad_relu_mask is max_pool2d_grad, then dx = aux > 0 ? dx : 0
+// (relu_grad's mask; aux: dx's shape, never dx's bytes).
 #define KIR_OPS(X)                                                             \
   X(MATMUL, "matmul", "a b y", "")                                             \
   X(MATMUL_BIAS, "matmul_bias", "a b y bias", "relu:1")                        \
@@ -356,7 +358,9 @@ typedef struct KStmt {
   X(MAX_POOL2D, "max_pool2d", "x y", "kernel:2 stride:2 padding:2")            \
   X(AVG_POOL2D, "avg_pool2d", "x y", "kernel:2 stride:2 padding:2")            \
   X(MAX_POOL2D_GRAD, "max_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2") \
-  X(AVG_POOL2D_GRAD, "avg_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2")
+  X(AVG_POOL2D_GRAD, "avg_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2") \
+  X(MAX_POOL2D_GRAD_RELU_MASK, "max_pool2d_grad_relu_mask", "dy x dx aux",       \
+    "kernel:2 stride:2 padding:2")
 
 typedef enum {
 #define X(id, name, bufs, attrs) KOP_##id,

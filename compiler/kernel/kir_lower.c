@@ -857,7 +857,8 @@ static KlView out_view(KLower *c, const IrNode *n) {
 // gradient). The chain's last op owns the buffer; the matmul's kernel
 // applies each op's own formula after the K sum, so results are the
 // separate kernels' bit for bit. Not in checked programs (each op keeps
-// its finite check there).
+// its finite check there). max_pool2d_grad takes relu_grad(pool_grad, x)
+// the same way (max_pool2d_grad_relu_mask: the mask after the scatter).
 typedef enum { EPI_NONE, EPI_BIAS, EPI_RESIDUAL, EPI_RELU, EPI_RELU_MASK } EpiKind;
 
 // The one reader of n when n has exactly one (and is no result), else NULL.
@@ -900,10 +901,11 @@ static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
   IrFunc *f = c->f;
   for (int i = 0; i < f->nodes.len; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i), *e = only_reader(c, users, last, n);
-    bool mm = ir_op_class(n->op) == IRC_MATMUL, conv = n->op == IR_CONV2D;
-    if (!(mm || conv) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
+    bool mm = ir_op_class(n->op) == IRC_MATMUL, conv = n->op == IR_CONV2D, pool = n->op == IR_MAX_POOL2D_GRAD;
+    if (!(mm || conv || pool) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
     EpiKind k = epi_step(c, e, n);
-    if (k == EPI_NONE || (conv && k != EPI_BIAS) || c->epi_of[slot_of(c, e)]) continue; // add(mm, mm): the first's
+    if (k == EPI_NONE || (conv && k != EPI_BIAS) || (pool && k != EPI_RELU_MASK) || c->epi_of[slot_of(c, e)])
+      continue; // add(mm, mm): the first's
     c->epi_of[slot_of(c, e)] = n, c->epi_end[slot_of(c, n)] = e;
     IrNode *r = only_reader(c, users, last, e);
     if ((k == EPI_BIAS || k == EPI_RESIDUAL) && r && epi_step(c, r, e) == EPI_RELU)
@@ -942,8 +944,8 @@ static KExpr *batch_off(KLower *c, const KlView *v, int r, KExpr **iv) {
 }
 
 KlEpilogue kl_epilogue_of(KLower *c, IrNode *n) {
-  bool conv = n->op == IR_CONV2D;
-  KlEpilogue e = {.kind = conv ? KOP_CONV2D : KOP_MATMUL};
+  bool conv = n->op == IR_CONV2D, pool = n->op == IR_MAX_POOL2D_GRAD;
+  KlEpilogue e = {.kind = conv ? KOP_CONV2D : pool ? KOP_MAX_POOL2D_GRAD : KOP_MATMUL};
   IrNode *end = c->epi_end[slot_of(c, n)];
   if (!end) return e;
   if (end->op == IR_RELU && end->in[0] != n) e.ops[e.nops++] = end->in[0];
@@ -953,7 +955,7 @@ KlEpilogue kl_epilogue_of(KLower *c, IrNode *n) {
   switch (epi_step(c, first, n)) {
   case EPI_BIAS: e.kind = conv ? KOP_CONV2D_BIAS : KOP_MATMUL_BIAS; break;
   case EPI_RESIDUAL: e.kind = KOP_MATMUL_RESIDUAL; break;
-  case EPI_RELU_MASK: e.kind = KOP_MATMUL_RELU_MASK; break;
+  case EPI_RELU_MASK: e.kind = pool ? KOP_MAX_POOL2D_GRAD_RELU_MASK : KOP_MATMUL_RELU_MASK; break;
   default: e.kind = KOP_MATMUL_RELU; break;
   }
   if (e.kind != KOP_MATMUL_RELU) e.operand = other_in(first, n);
@@ -1196,6 +1198,7 @@ static bool lower_node(KLower *c, IrNode *n) {
   // A matmul with an epilogue is lowered at its last op: every operand of
   // the chain is computed by then.
   IrNode *head = c->epi_of[slot_of(c, n)];
+  if (head && head->op == IR_MAX_POOL2D_GRAD) return kl_pool(c, head);
   if (head) return head->op == IR_CONV2D ? kl_conv(c, head) : lower_matmul(c, head);
   switch (ir_op_class(n->op)) {
   case IRC_INPUT: return true;

@@ -276,21 +276,43 @@ bool kl_conv(KLower *c, IrNode *n) {
 // send dy to the picked element / dy/(kh*kw) to every in-range element,
 // one window after another. The op record (kernel, stride, padding) lets a
 // recipe unroll unpadded windows.
-static void pool_op(KLower *c, KirKernel *k, IrNode *n, bool grad) {
+static void pool_op(KLower *c, KirKernel *k, IrNode *n, bool grad, const KlEpilogue *epi) {
   static const IrOp ops[] = {IR_MAX_POOL2D, IR_AVG_POOL2D, IR_MAX_POOL2D_GRAD, IR_AVG_POOL2D_GRAD};
   static const KirOpKind kinds[] = {KOP_MAX_POOL2D, KOP_AVG_POOL2D, KOP_MAX_POOL2D_GRAD, KOP_AVG_POOL2D_GRAD};
   const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
   int64_t attr[6] = {ks[0], ks[1], s[0], s[1], p[0], p[1]};
-  IrNode *roles[3] = {n->in[0], grad ? n->in[1] : n, n};
+  IrNode *roles[4] = {n->in[0], grad ? n->in[1] : n, n, epi->operand};
+  if (epi->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK) {
+    kl_op(c, k, epi->kind, roles, 4, attr);
+    return;
+  }
   for (int i = 0; i < 4; i++)
     if (n->op == ops[i]) kl_op(c, k, kinds[i], roles, grad ? 3 : 2, attr);
+}
+
+// max_pool2d_grad's relu mask (kl_epilogue_of): once every window has been
+// scattered, dx = relu_grad(dx, aux) element by element, by the op's own
+// formula.
+static void pool_grad_mask(KLower *c, KirKernel *k, IrNode *n, const KlEpilogue *epi) {
+  const Type *t = n->type;
+  KExpr *iv[4], *off = kl_i(c, 0);
+  Vec *blk = &k->body;
+  for (int d = 0; d < 4; d++) {
+    blk = &loop(c, k, blk, "m", kl_tdim(c, t, d), true, &iv[d])->body;
+    off = kl_add(c, kl_mul(c, off, kl_tdim(c, t, d)), iv[d]);
+  }
+  kl_st(c, blk, n, off, kl_apply_epilogue(c, k, epi, n, blk, iv, kl_ld(c, n, off)));
 }
 
 bool kl_pool(KLower *c, IrNode *n) {
   bool grad = n->op == IR_MAX_POOL2D_GRAD || n->op == IR_AVG_POOL2D_GRAD;
   bool mx = n->op == IR_MAX_POOL2D || n->op == IR_MAX_POOL2D_GRAD;
-  KirKernel *k = kl_kernel(c, n, ir_op_name(n->op));
-  pool_op(c, k, n, grad);
+  KlEpilogue epi = {.kind = KOP_COUNT};
+  if (n->op == IR_MAX_POOL2D_GRAD) epi = kl_epilogue_of(c, n);
+  bool masked = epi.kind == KOP_MAX_POOL2D_GRAD_RELU_MASK;
+  KirKernel *k = kl_kernel(c, n, masked ? kir_op_name(epi.kind) : ir_op_name(n->op));
+  if (masked) kir_kernel_use(c->p, k, kl_buf(c, epi.operand));
+  pool_op(c, k, n, grad, &epi);
   const IrNode *X = n->in[grad];
   const Type *xt = X->type, *yt = grad ? n->in[0]->type : n->type;
   const int64_t *ks = kl_attr_ints(n, IRA_KERNEL), *s = kl_attr_ints(n, IRA_STRIDE), *p = kl_attr_ints(n, IRA_PADDING);
@@ -330,6 +352,7 @@ bool kl_pool(KLower *c, IrNode *n) {
   } else {
     accumulate(c, body, n, kl_add(c, xbase, hw), share);
   }
+  if (masked) pool_grad_mask(c, k, n, &epi);
   return true;
 }
 

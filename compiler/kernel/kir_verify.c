@@ -489,8 +489,10 @@ static bool v_op(Verify *v) {
       if (!v_idx(v, op->dims[i][d], "op dim") || (op->strides[i][0] && !v_idx(v, op->strides[i][d], "op stride")))
         return false;
   }
-  // A matmul epilogue reads its fourth operand while it writes y (kir.h).
-  bool epi = op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL || op->kind == KOP_MATMUL_RELU_MASK;
+  // A matmul (or pool gradient) epilogue reads its fourth operand while it
+  // writes y (kir.h).
+  bool epi = op->kind == KOP_MATMUL_BIAS || op->kind == KOP_MATMUL_RESIDUAL || op->kind == KOP_MATMUL_RELU_MASK ||
+             op->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK;
   if (epi && op->buf[3] == op->buf[2])
     return vfail(v, "op %s: %s is y's buffer", kir_op_name(op->kind), sp.roles[3]);
   return true;

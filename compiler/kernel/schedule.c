@@ -106,6 +106,7 @@ static const struct {
     {KOP_AVG_POOL2D, sk_pool},
     {KOP_MAX_POOL2D_GRAD, sk_pool},
     {KOP_AVG_POOL2D_GRAD, sk_pool},
+    {KOP_MAX_POOL2D_GRAD_RELU_MASK, sk_pool},
 };
 
 static void choose_recipe(Sk *s) {

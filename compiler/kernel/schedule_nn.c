@@ -290,9 +290,11 @@ bool sk_conv2d_grad_weight(Sk *s) { return sk_conv_call(s, KCALL_CONV2D_GRAD_WEI
 // offset; one store per window) or 0 + dy/(kh*kw) at every tap (avg). The
 // plane is zeroed first (in cache) for the elements no window picks or
 // covers. Branch-free taps matter most for max on real data, whose
-// comparisons a branch predictor cannot guess.
-// Roles: pools (x, y), gradients (dy, x, dx); attributes kernel, stride,
-// padding (h, w).
+// comparisons a branch predictor cannot guess. max_pool2d_grad_relu_mask
+// stores aux > 0 ? 0 + dy : 0 at the picked tap: the value the mask pass
+// over the scattered plane gives there (and elsewhere it keeps a 0 as 0).
+// Roles: pools (x, y), gradients (dy, x, dx [, aux]); attributes kernel,
+// stride, padding (h, w).
 static bool pool_fast_ok(Sk *s, bool grad) {
   const int64_t *ks = s->k->op->attr, *st = ks + 2, *pd = ks + 4;
   int ntap = s->t->pool_max_taps < SK_MAX_TAPS ? s->t->pool_max_taps : SK_MAX_TAPS;
@@ -327,14 +329,21 @@ static void pool_taps(Sk *s, Vec *blk, KExpr **off, int ntap, bool mx, bool grad
     kir_assign(s->p, blk, best->var, kir_select(s->p, better, v, best));
     if (grad) kir_assign(s->p, blk, arg->var, kir_select(s->p, better, off[t], arg));
   }
-  if (grad) sk_st(s, blk, Y, arg, sk_add(s, zero, sk_ld(s, op->buf[0], yo)));
-  else sk_st(s, blk, Y, yo, best);
+  if (!grad) {
+    sk_st(s, blk, Y, yo, best);
+    return;
+  }
+  KExpr *v = sk_add(s, zero, sk_ld(s, op->buf[0], yo));
+  if (op->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK)
+    v = kir_select(s->p, kir_bin(s->p, KB_GT, sk_ld(s, op->buf[3], arg), zero), v, zero);
+  sk_st(s, blk, Y, arg, v);
 }
 
 bool sk_pool(Sk *s) {
   KirOpKind kind = s->k->op->kind;
-  bool grad = kind == KOP_MAX_POOL2D_GRAD || kind == KOP_AVG_POOL2D_GRAD;
-  bool mx = kind == KOP_MAX_POOL2D || kind == KOP_MAX_POOL2D_GRAD;
+  bool masked = kind == KOP_MAX_POOL2D_GRAD_RELU_MASK;
+  bool grad = kind == KOP_MAX_POOL2D_GRAD || kind == KOP_AVG_POOL2D_GRAD || masked;
+  bool mx = kind == KOP_MAX_POOL2D || kind == KOP_MAX_POOL2D_GRAD || masked;
   if (!pool_fast_ok(s, grad)) return false;
   sk_restart(s);
   const KirOp *op = s->k->op;

@@ -304,10 +304,16 @@ int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, const float *dy, 
     memset(dw, 0, (size_t)(j.k.o * j.k.kc) * sizeof(float));
     return 0;
   }
+  // Rows of dw[g]^T when there are enough micro-rows for every task (each
+  // task then builds only its rows of col); else columns, in half panels
+  // (the micro-kernel runs a tile of NR/2 columns at half width, so a
+  // narrow dw such as fashion_cnn's conv1, Kc = 9 by 32, still splits in
+  // two, and each task packs only its columns of dy^T).
   const GemmVariant *v = gemm_current();
   int64_t t = mlc_pool_threads(pool), want = (t + j.k.g - 1) / j.k.g; // tasks per group
-  j.by_rows = j.k.kc >= 2 * v->mr * want || j.k.og < 2 * v->nr;
-  int64_t extent = j.by_rows ? j.k.kc : j.k.og, unit = j.by_rows ? v->mr : v->nr;
+  int64_t half = v->nr / 2 > 0 ? v->nr / 2 : 1;
+  j.by_rows = j.k.kc >= 2 * v->mr * want || j.k.og < half * want;
+  int64_t extent = j.by_rows ? j.k.kc : j.k.og, unit = j.by_rows ? v->mr : j.k.og >= 2 * v->nr * want ? v->nr : half;
   j.step = ((extent + want - 1) / want + unit - 1) / unit * unit;
   j.per_group = (extent + j.step - 1) / j.step;
   mlc_parallel_for(pool, j.k.g * j.per_group, 1, grad_weight_task, &j);

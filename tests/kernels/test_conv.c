@@ -31,6 +31,14 @@ static Shape shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_
   return sh;
 }
 
+// The same geometry with the row stride 2 (the width stride stays).
+static Shape rows2(Shape s) {
+  s.g[MLC_CONV_SH] = 2;
+  s.ho = mlc_conv_out_h(s.g);
+  s.ny = s.g[MLC_CONV_N] * s.g[MLC_CONV_O] * s.ho * s.wo;
+  return s;
+}
+
 // The interpreter's index walk, in double: op 0 forward (into y), 1 grad
 // input (into dx), 2 grad weight (into dw); mag gets the sum of |terms|.
 static void walk(const Shape *s, int op, const float *x, const float *w, const float *dy,
@@ -169,6 +177,8 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
 static void shapes(const char *variant) {
   Shape s[] = {
       shape(3, 1, 28, 28, 8, 3, 3, 1, 1, 1, 1),   // fashion_cnn conv1, small batch
+      shape(2, 1, 28, 28, 32, 3, 3, 1, 1, 1, 1),  // its 32 channels: grad_weight in column strips
+      shape(2, 1, 9, 7, 40, 3, 3, 1, 1, 1, 1),    // column strips of 16 with a short last one
       shape(2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1), // conv2
       shape(2, 7, 13, 11, 5, 3, 2, 2, 1, 1, 1),   // odd, stride 2
       shape(1, 6, 15, 17, 9, 3, 3, 1, 2, 2, 3),   // dilation 2, groups 3
@@ -177,6 +187,10 @@ static void shapes(const char *variant) {
       shape(1, 3, 1, 1, 2, 1, 1, 1, 0, 1, 1),     // 1x1 image
       shape(1, 2, 70, 90, 3, 3, 3, 1, 1, 1, 1),   // many pixels: several col chunks
       shape(1, 1, 4, 4, 1, 4, 4, 1, 0, 1, 1),     // window = image: one output pixel
+      rows2(shape(2, 3, 11, 37, 4, 3, 3, 1, 1, 1, 1)), // row stride 2, width stride 1, rows of 3 blocks
+      rows2(shape(1, 2, 9, 21, 3, 2, 5, 1, 3, 2, 1)),  // and dilation 2, padding wider than the taps
+      shape(1, 3, 12, 40, 2, 4, 6, 1, 4, 1, 1),   // padding past the window: rows all outside x
+      shape(1, 1, 300, 301, 1, 3, 3, 1, 1, 1, 1), // chunks that start inside an output row
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
