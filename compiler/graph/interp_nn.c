@@ -49,8 +49,8 @@ Tensor *interp_conv(InterpCtx *c, IrNode *n, Tensor **in) {
       interp_tensor_free(y);
       return interp_fail(c, "dy does not have the conv2d output's shape");
     }
-    ok = n->op == IR_CONV2D_GRAD_INPUT ? mlc_ref_conv2d_grad_input(c->f32, geom, dy->data, w->data, y->data)
-                                       : mlc_ref_conv2d_grad_weight(c->f32, geom, dy->data, x->data, y->data);
+    ok = n->op == IR_CONV2D_GRAD_INPUT ? mlc_ref_conv2d_grad_input(c->f32, geom, 0, dy->data, w->data, y->data)
+                                       : mlc_ref_conv2d_grad_weight(c->f32, geom, 0, dy->data, x->data, y->data);
   }
   if (ok) return y;
   interp_tensor_free(y);

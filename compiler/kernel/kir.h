@@ -245,8 +245,10 @@ typedef enum {
     "flags:F batch:i m:i n:i k:i alpha:f a:r lda:i sa:i b:r ldb:i sb:i beta:f c:m ldc:i sc:i "   \
     "bias:o aux:o ldaux:i saux:i")                                                                \
   X(CONV2D, "conv2d", "mlc_conv2d", "geom:g flags:C x:r w:r bias:o y:w")                          \
-  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input", "geom:g dy:r w:r dx:w")      \
-  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight", "geom:g dy:r x:r dw:w")
+  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input",                              \
+    "geom:g flags:C dy:r w:r dx:w")                                                               \
+  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight",                           \
+    "geom:g flags:C dy:r x:r dw:w")
 
 typedef enum {
 #define X(id, name, cfn, params) KCALL_##id,
@@ -256,11 +258,14 @@ typedef enum {
 } KirCallFn;
 
 // The flag bits, as mlc_kernels.h numbers them (kir_interp.c asserts it).
+// bf16 / f16 (the op's precision) round the products' operands; the conv
+// calls take them at the GEMM's bit positions (bits 1-6 unnamed there).
 enum {
   KIR_GEMM_TRANS_A = 1 << 0, KIR_GEMM_TRANS_B = 1 << 1, KIR_GEMM_BIAS_COL = 1 << 2,
   KIR_GEMM_BIAS_ROW = 1 << 3, KIR_GEMM_RESIDUAL = 1 << 4, KIR_GEMM_RELU = 1 << 5,
-  KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_FLAGS = 7, // named bits
-  KIR_CONV_RELU = 1 << 0, KIR_CONV_FLAGS = 1,
+  KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_BF16 = 1 << 7, KIR_GEMM_F16 = 1 << 8,
+  KIR_GEMM_FLAGS = 9, // named bits
+  KIR_CONV_RELU = 1 << 0, KIR_CONV_BF16 = 1 << 7, KIR_CONV_F16 = 1 << 8, KIR_CONV_FLAGS = 9,
   KIR_CONV_GEOM = 14, // N C H W O KH KW SH SW PH PW DH DW G
 };
 

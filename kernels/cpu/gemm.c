@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../gemm_ref.h"
+#include "../round16.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
 
@@ -127,11 +128,27 @@ static int64_t nc_of(const GemmVariant *v) {
 // with a large (often power-of-two) stride, conflict in the caches, and a
 // block reused by many tiles is worth copying: B when the region has at
 // least 16 micro-rows, A when C spans more than one NC block.
+// MLC_GEMM_BF16 and MLC_GEMM_F16 pack both operands always: the packing
+// is where their elements are rounded.
 static void packing(const Gemm *g, const GemmVariant *v, int64_t rows, int64_t nc, bool *pb,
                     bool *pa) {
   double half = 0.5 * (double)l2_bytes(), kb = 4.0 * (double)g->k;
-  *pb = g->csb != 1 || (rows >= 16 * v->mr && kb * (double)g->n > half);
-  *pa = *pb && kb * (double)rows > half && g->n > nc;
+  bool round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  *pb = round || g->csb != 1 || (rows >= 16 * v->mr && kb * (double)g->n > half);
+  *pa = round || (*pb && kb * (double)rows > half && g->n > nc);
+}
+
+// The rounding of MLC_GEMM_BF16 / MLC_GEMM_F16, applied to a panel just
+// packed (kc rows of w values, `panel` floats apart; the zero padding
+// stays zero): the micro-kernels then compute the f32 GEMM of the rounded
+// operands, whatever the variant.
+static void round_panel(uint32_t flags, int64_t kc, int w, float *dst, int panel) {
+  if (flags & MLC_GEMM_BF16)
+    for (int64_t p = 0; p < kc; p++)
+      for (int j = 0; j < w; j++) dst[p * panel + j] = mlc_round_bf16(dst[p * panel + j]);
+  else if (flags & MLC_GEMM_F16)
+    for (int64_t p = 0; p < kc; p++)
+      for (int j = 0; j < w; j++) dst[p * panel + j] = mlc_round_f16(dst[p * panel + j]);
 }
 
 // One K block of one NC block: every MR x NR tile of C[i0:i1, jc:jc+ncur].
@@ -149,6 +166,7 @@ static void block(const GemmVariant *v, const Gemm *g, const GemmEpi *e0, int64_
         gemm_pack_copy(kc, mr, ap, csa, ap_buf, v->mr);
       else
         v->pack_t(kc, mr, ap, rsa, ap_buf, v->mr);
+      round_panel(g->flags, kc, mr, ap_buf, v->mr);
       ap = ap_buf, rsa = 1, csa = v->mr;
     }
     for (int64_t jr = 0; jr < ncur; jr += v->nr) {
@@ -173,6 +191,7 @@ static void pack_b(const GemmVariant *v, const Gemm *g, int64_t pc, int64_t kc, 
       gemm_pack_copy(kc, w, g->b + pc * g->rsb + jc + jr, g->rsb, bp + jr * kc, v->nr);
     else
       v->pack_t(kc, w, g->b + pc * g->rsb + (jc + jr) * g->csb, g->csb, bp + jr * kc, v->nr);
+    round_panel(g->flags, kc, w, bp + jr * kc, v->nr);
   }
 }
 
@@ -192,7 +211,7 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     for (int64_t kb = 0; kb < nkb; kb++) {
       int64_t pc = kb * kcb, kc = min64(kcb, g->k - pc);
       if (bp) pack_b(v, g, pc, kc, jc, ncur, bp);
-      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags : 0, .alpha = g->alpha,
+      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16) : 0, .alpha = g->alpha,
                    .beta = kb == 0 ? g->beta : 1.0f, .ldaux = g->ldaux};
       block(v, g, &e, i0, i1, jc, ncur, pc, kc, bp, ap);
     }
