@@ -903,7 +903,9 @@ static void put_op(Printer *pr, const KirOp *op) {
     for (int j = 0; j < sp.count[g]; j++) sb_printf(b, "%s%lld", j ? ", " : "", (long long)op->attr[a++]);
     sb_puts(b, sp.count[g] > 1 ? "]" : "");
   }
-  sb_puts(b, sp.ngroups ? "}\n" : "\n");
+  sb_puts(b, sp.ngroups ? "}" : "");
+  if (op->precision != DT_F32) sb_printf(b, " precision %s", dtype_name(op->precision));
+  sb_putc(b, '\n');
 }
 
 static void put_kernel(Printer *pr, const KirKernel *k) {

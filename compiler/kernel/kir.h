@@ -169,7 +169,9 @@ typedef enum {
   X(TANH, "tanh")                                                              \
   X(ERF, "erf")                                                                \
   X(COS, "cos")                                                                \
-  X(FLOOR, "floor")
+  X(FLOOR, "floor")                                                            \
+  X(ROUND_BF16, "round_bf16") /* f32: to the nearest bfloat16, ties to even (kernels/round16.h) */ \
+  X(ROUND_F16, "round_f16")   /* f32: to the nearest IEEE half, ties to even, overflow to inf */
 
 typedef enum {
 #define X(id, name) KU_##id,
@@ -381,6 +383,11 @@ typedef struct KirOp {
   // over dims): a matmul operand may be a transposed view of its buffer
   KExpr *strides[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
   int64_t attr[KIR_OP_MAX_ATTRS]; // in the table's order, pairs as (h, w)
+  // matmul and conv kinds: the graph op's precision (DT_F32, DT_BF16,
+  // DT_F16), which the nest spells as round_bf16/round_f16 of every
+  // operand load and a library call as its bf16/f16 flag. Text: after the
+  // attributes, ` precision bf16` (nothing for f32).
+  DType precision;
 } KirOp;
 
 // ---- kernels, buffers, symbols, programs ------------------------------------------------

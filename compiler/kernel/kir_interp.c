@@ -12,6 +12,7 @@
 // the bound syms), state stores written back in place; or -1 with a message.
 #include "kir.h"
 #include "kernels/gemm_ref.h"
+#include "kernels/round16.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -98,6 +99,8 @@ static double unary_f(KUnOp op, double x) {
   case KU_ERF: return erf(x);
   case KU_COS: return cos(x);
   case KU_FLOOR: return floor(x);
+  case KU_ROUND_BF16: return mlc_round_bf16((float)x);
+  case KU_ROUND_F16: return mlc_round_f16((float)x);
   default: return NAN;
   }
 }

@@ -74,6 +74,8 @@ static bool v_unary(Verify *v, const KExpr *e) {
     return vfail(v, "%s: result %s, operand %s", kir_unop_name(e->un), dtype_name(e->dtype), dtype_name(t));
   if (e->un != KU_NEG && e->un != KU_ABS && !dtype_is_float(t))
     return vfail(v, "%s of non-float %s", kir_unop_name(e->un), dtype_name(t));
+  if ((e->un == KU_ROUND_BF16 || e->un == KU_ROUND_F16) && t != DT_F32)
+    return vfail(v, "%s of %s, not f32", kir_unop_name(e->un), dtype_name(t));
   return true;
 }
 
