@@ -226,7 +226,7 @@ static void thread_counts(const char *variant, uint32_t prec) {
 // the result differs from the f32 GEMM's.
 static void precision(const char *variant) {
   static const uint32_t precs[2] = {MLC_GEMM_BF16, MLC_GEMM_F16};
-  static const int64_t dims[] = {1, 7, 65, 257};
+  static const int64_t dims[] = {1, 7, 33, 65}; // odd sizes and micro-tile tails (the tails below: blocks)
   for (int pi = 0; pi < 2; pi++) {
     uint32_t prec = precs[pi];
     for (int tr = 0; tr < 4; tr++)
