@@ -138,17 +138,77 @@ static void packing(const Gemm *g, const GemmVariant *v, int64_t rows, int64_t n
   *pa = round || (*pb && kb * (double)rows > half && g->n > nc);
 }
 
+// f16 rounding of a packed panel with F16C's conversions, 8 at a time
+// (round16.h's scalar rounding does not vectorise; the instructions round
+// the same way: ties to even, overflow to inf, subnormals kept, NaN quiet;
+// the kernel tests compare the two bit for bit).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_F16C_PATH 1
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(int64_t kc, int w, float *dst, int panel) {
+  for (int64_t p = 0; p < kc; p++) {
+    float *row = dst + p * panel;
+    int j = 0;
+    for (; j + 8 <= w; j += 8)
+      _mm256_storeu_ps(row + j, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(row + j), _MM_FROUND_TO_NEAREST_INT)));
+    for (; j < w; j++) row[j] = mlc_round_f16(row[j]);
+  }
+}
+
+// bf16 the same way with AVX2 integer ops, round16.h's steps 8 lanes at a
+// time: u + 0x7fff + (bit 16 of u), the low half cleared; a NaN keeps its
+// top half, made quiet.
+__attribute__((target("avx2"))) static void round_bf16_avx2(int64_t kc, int w, float *dst, int panel) {
+  const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), hi = _mm256_set1_epi32((int)0xffff0000u);
+  const __m256i quiet = _mm256_set1_epi32(0x00400000), abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  for (int64_t p = 0; p < kc; p++) {
+    float *row = dst + p * panel;
+    int j = 0;
+    for (; j + 8 <= w; j += 8) {
+      __m256i u = _mm256_loadu_si256((const __m256i *)(row + j));
+      __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, bias), _mm256_and_si256(_mm256_srli_epi32(u, 16), one));
+      __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+      r = _mm256_blendv_epi8(r, _mm256_or_si256(u, quiet), nan);
+      _mm256_storeu_si256((__m256i *)(row + j), _mm256_and_si256(r, hi));
+    }
+    for (; j < w; j++) row[j] = mlc_round_bf16(row[j]);
+  }
+}
+#endif
+
+// Whether the CPU runs the vector roundings above (asked once).
+static bool vector_rounding(void) {
+#ifdef HAVE_F16C_PATH
+  static atomic_int have = -1; // every thread that asks first stores the same answer
+  int h = atomic_load_explicit(&have, memory_order_relaxed);
+  if (h < 0) {
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    atomic_store_explicit(&have, h, memory_order_relaxed);
+  }
+  return h;
+#else
+  return false;
+#endif
+}
+
 // The rounding of MLC_GEMM_BF16 / MLC_GEMM_F16, applied to a panel just
 // packed (kc rows of w values, `panel` floats apart; the zero padding
 // stays zero): the micro-kernels then compute the f32 GEMM of the rounded
 // operands, whatever the variant.
 static void round_panel(uint32_t flags, int64_t kc, int w, float *dst, int panel) {
-  if (flags & MLC_GEMM_BF16)
-    for (int64_t p = 0; p < kc; p++)
-      for (int j = 0; j < w; j++) dst[p * panel + j] = mlc_round_bf16(dst[p * panel + j]);
-  else if (flags & MLC_GEMM_F16)
-    for (int64_t p = 0; p < kc; p++)
-      for (int j = 0; j < w; j++) dst[p * panel + j] = mlc_round_f16(dst[p * panel + j]);
+  if (!(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16))) return;
+#ifdef HAVE_F16C_PATH
+  if (vector_rounding()) {
+    if (flags & MLC_GEMM_BF16) round_bf16_avx2(kc, w, dst, panel);
+    else round_f16_f16c(kc, w, dst, panel);
+    return;
+  }
+#endif
+  for (int64_t p = 0; p < kc; p++)
+    for (int j = 0; j < w; j++) {
+      float *x = &dst[p * panel + j];
+      *x = flags & MLC_GEMM_BF16 ? mlc_round_bf16(*x) : mlc_round_f16(*x);
+    }
 }
 
 // One K block of one NC block: every MR x NR tile of C[i0:i1, jc:jc+ncur].

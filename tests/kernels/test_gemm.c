@@ -293,6 +293,36 @@ static void batched(const char *variant) {
   free(a), free(b), free(bias), free(aux), free(want), free(got);
 }
 
+// The packing's rounding on the values that matter (ties either way,
+// subnormals, f16's overflow to inf and its smallest subnormal, NaN, inf):
+// C = [1] @ op(B) with op(B) one row of them is round16.h's rounding of each
+// (bits equal; NaN as NaN; zeros of either sign as zero, the sum starting
+// at +0), for both formats and B plain or transposed.
+static void rounded_values(const char *variant) {
+  static const uint32_t bits[] = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f80ffffu, 0x7f7fffffu, 0x00000001u,
+                                  0x007fffffu, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u, 0x38800000u,
+                                  0x387fe000u, 0x7fc00000u, 0xff800001u, 0x80000000u, 0xbf7ff000u, 0x3a9b0000u,
+                                  0x7f800000u, 0xc77ff000u, 0x3f801000u, 0x3f803000u, 0x33c00000u, 0x00400000u};
+  enum { N = 3 * (sizeof bits / sizeof bits[0]) }; // several panels and a tail
+  float b[N], one = 1, c[N];
+  for (int j = 0; j < N; j++) memcpy(&b[j], &bits[j % (N / 3)], 4);
+  bool ok = true;
+  for (int f = 0; f < 4; f++) {
+    uint32_t prec = f % 2 ? MLC_GEMM_F16 : MLC_GEMM_BF16, tb = f / 2 ? MLC_GEMM_TRANS_B : 0;
+    ok &= !mlc_sgemm(NULL, prec | tb, 1, N, 1, 1, &one, 1, b, tb ? 1 : N, 0, c, N, NULL, NULL, 0);
+    for (int j = 0; j < N; j++) {
+      float want = prec == MLC_GEMM_BF16 ? mlc_round_bf16(b[j]) : mlc_round_f16(b[j]);
+      bool same = isnan(want) ? isnan(c[j]) : want == 0 ? c[j] == 0 : !memcmp(&c[j], &want, 4);
+      if (!same) printf("    %s %s: b = 0x%08x gives %a, want %a\n", prec == MLC_GEMM_BF16 ? "bf16" : "f16",
+                        tb ? "trans_b" : "", bits[j % (N / 3)], c[j], want);
+      ok &= same;
+    }
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: bf16 / f16 packing rounds ties, subnormals, overflow and NaN as round16.h", variant);
+  check(msg, ok);
+}
+
 int main(int argc, char **argv) {
   const char *variant = argc > 1 ? argv[1] : "avx512";
   if (mlc_gemm_select(variant)) {
@@ -305,6 +335,7 @@ int main(int argc, char **argv) {
   thread_counts(variant, 0);
   batched(variant);
   precision(variant);
+  rounded_values(variant);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
