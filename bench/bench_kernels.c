@@ -101,8 +101,8 @@ typedef struct ConvArgs {
 static void conv_once(void *vp) {
   ConvArgs *c = vp;
   int rc = c->which == 0   ? mlc_conv2d(c->pool, c->geom, 0, c->x, c->w, NULL, c->y)
-           : c->which == 1 ? mlc_conv2d_grad_input(c->pool, c->geom, c->y, c->w, c->x)
-                           : mlc_conv2d_grad_weight(c->pool, c->geom, c->y, c->x, c->w);
+           : c->which == 1 ? mlc_conv2d_grad_input(c->pool, c->geom, 0, c->y, c->w, c->x)
+                           : mlc_conv2d_grad_weight(c->pool, c->geom, 0, c->y, c->x, c->w);
   if (rc) {
     fprintf(stderr, "bench_kernels: conv failed\n");
     exit(1);

@@ -14,8 +14,9 @@
 // model object compiled for another one. 3: CSV column lists, the forward
 // output's class dim, value limits of integer inputs and symbols. 4: the
 // device path (MlcModel.device and .device_only, MlcCtx.device). 5: a
-// label's ignore_index (MlcInputDesc.has_ignore, ignore_value).
-#define MLC_ABI_VERSION 5
+// label's ignore_index (MlcInputDesc.has_ignore, ignore_value). 6: the
+// compute precision of matmuls and convolutions (MlcRecipe.precision).
+#define MLC_ABI_VERSION 6
 
 // Dims of one tensor at every interface: a kernel entry point reads
 // argument a's dim d at dims[a * MLC_MAX_RANK + d] (d = 0 is the batch dim),

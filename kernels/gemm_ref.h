@@ -18,6 +18,13 @@
 // f32: every value is a float; products accumulate with fmaf, every other
 // operation rounds to float: the bits kernels/cpu produces for any thread
 // count and micro-kernel. !f32: the same order in double, with fma.
+//
+// Precision (`precision bf16 | f16`): with MLC_GEMM_BF16 or MLC_GEMM_F16
+// in the flags, every operand element of a product (op(A) and op(B); x or
+// dy and w of a convolution, col's padding zeros included) is first made an
+// f32 and rounded to that format (kernels/round16.h, ties to even), exactly
+// where the library rounds it while packing; everything after (the product,
+// exact in f32 for two 16-bit operands, the sum, the epilogue) is as above.
 // Header-only (static inline), as kernels/philox.h, so the compiler and the
 // runtime use this exact text.
 #ifndef MLC_GEMM_REF_H
@@ -30,6 +37,7 @@
 #include <string.h>
 
 #include "cpu/mlc_kernels.h"
+#include "round16.h"
 
 // ---- blocking ----------------------------------------------------------------------------------
 enum {
@@ -66,15 +74,23 @@ static inline double mlc_ref_fma(bool f32, double a, double b, double c) {
   return f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
 }
 
+// An operand element as a product reads it under `flags` (see the top).
+static inline double mlc_ref_round16(uint32_t flags, double v) {
+  if (flags & MLC_GEMM_BF16) return mlc_round_bf16((float)v);
+  if (flags & MLC_GEMM_F16) return mlc_round_f16((float)v);
+  return v;
+}
+
 // C after the K sum of one element: x[p*sx] * y[p*sy] for p < k, blocked as
-// above; beta == 0 does not read c.
-static inline double mlc_ref_ksum(bool f32, int64_t k, const double *x, int64_t sx, const double *y,
-                                  int64_t sy, double alpha, double beta, double c) {
+// above, the operands rounded by `flags`; beta == 0 does not read c.
+static inline double mlc_ref_ksum(bool f32, uint32_t flags, int64_t k, const double *x, int64_t sx,
+                                  const double *y, int64_t sy, double alpha, double beta, double c) {
   int64_t kc = mlc_gemm_kblock(k), nb = mlc_gemm_kblocks(k);
   for (int64_t blk = 0; blk < nb; blk++) {
     int64_t p1 = (blk + 1) * kc < k ? (blk + 1) * kc : k;
     double acc = 0, be = blk == 0 ? beta : 1;
-    for (int64_t p = blk * kc; p < p1; p++) acc = mlc_ref_fma(f32, x[p * sx], y[p * sy], acc);
+    for (int64_t p = blk * kc; p < p1; p++)
+      acc = mlc_ref_fma(f32, mlc_ref_round16(flags, x[p * sx]), mlc_ref_round16(flags, y[p * sy]), acc);
     double t = mlc_ref_rnd(f32, alpha * acc);
     if (be != 0) t = mlc_ref_rnd(f32, t + mlc_ref_rnd(f32, be * c));
     c = t;
@@ -96,7 +112,7 @@ static inline void mlc_ref_gemm(bool f32, uint32_t flags, int64_t m, int64_t n, 
   for (int64_t i = 0; i < m; i++)
     for (int64_t j = 0; j < n; j++) {
       double *cij = &c[i * ldc + j];
-      double t = mlc_ref_ksum(f32, k, a + i * rsa, csa, b + j * csb, rsb, alpha, beta, *cij);
+      double t = mlc_ref_ksum(f32, flags, k, a + i * rsa, csa, b + j * csb, rsb, alpha, beta, *cij);
       if (flags & MLC_GEMM_BIAS_COL) t = mlc_ref_rnd(f32, t + bias[j]);
       if (flags & MLC_GEMM_BIAS_ROW) t = mlc_ref_rnd(f32, t + bias[i]);
       if (flags & MLC_GEMM_RESIDUAL) t = mlc_ref_rnd(f32, t + aux[i * ldaux + j]);
@@ -162,7 +178,7 @@ static inline bool mlc_ref_conv2d(bool f32, const int64_t *geom, uint32_t flags,
         int64_t pos;
         for (int64_t r = 0; r < k.kc; r++) col[r] = mlc_ref_col(&k, x, n, g, r, q, &pos);
         for (int64_t o = g * k.og; o < (g + 1) * k.og; o++) {
-          double t = mlc_ref_ksum(f32, k.kc, w + o * k.kc, 1, col, 1, 1, 0, 0);
+          double t = mlc_ref_ksum(f32, flags, k.kc, w + o * k.kc, 1, col, 1, 1, 0, 0);
           if (bias) t = mlc_ref_rnd(f32, t + bias[o]);
           if (flags & MLC_CONV_RELU) t = t > 0 || isnan(t) ? t : 0;
           y[(n * k.o + o) * k.p + q] = t;
@@ -176,8 +192,8 @@ static inline bool mlc_ref_conv2d(bool f32, const int64_t *geom, uint32_t flags,
 // col2im: per image and group the plane is zeroed, and for each pixel chunk
 // in order, each col row r in order, each pixel q of the chunk, a dcol
 // element inside x is added into dx. Pointwise: dx[n, g] = dcol itself.
-static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, const double *dy,
-                                             const double *w, double *dx) {
+static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, uint32_t flags,
+                                             const double *dy, const double *w, double *dx) {
   MlcRefConv k;
   if (!mlc_ref_conv_of(geom, &k)) return false;
   int64_t plane = k.h * k.w;
@@ -188,7 +204,7 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, cons
       if (mlc_ref_pointwise(&k)) {
         for (int64_t r = 0; r < k.kc; r++)
           for (int64_t q = 0; q < k.p; q++)
-            dxg[r * k.p + q] = mlc_ref_ksum(f32, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
+            dxg[r * k.p + q] = mlc_ref_ksum(f32, flags, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
         continue;
       }
       memset(dxg, 0, sizeof(double) * (size_t)(k.cg * plane));
@@ -199,7 +215,7 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, cons
             int64_t pos;
             mlc_ref_col(&k, NULL, n, g, r, q, &pos);
             if (pos < 0) continue;
-            double v = mlc_ref_ksum(f32, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
+            double v = mlc_ref_ksum(f32, flags, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
             dxg[pos] = mlc_ref_rnd(f32, dxg[pos] + v);
           }
       }
@@ -210,8 +226,8 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, cons
 // mlc_conv2d_grad_weight: dw[g*Og + o, r] = the sum over images n in order,
 // pixel chunks in order, of one GEMM each (K = the chunk's pixels, blocked
 // as any K): C = s for the first, C = s + C after; 0 without any pixel.
-static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, const double *dy,
-                                              const double *x, double *dw) {
+static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, uint32_t flags,
+                                              const double *dy, const double *x, double *dw) {
   MlcRefConv k;
   if (!mlc_ref_conv_of(geom, &k)) return false;
   double *col = malloc(sizeof(double) * (size_t)(k.qchunk + 1));
@@ -225,7 +241,7 @@ static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, con
         for (int64_t q0 = 0; q0 < k.p; q0 += k.qchunk) {
           int64_t nq = q0 + k.qchunk < k.p ? k.qchunk : k.p - q0;
           for (int64_t t = 0; t < nq; t++) col[t] = mlc_ref_col(&k, x, n, g, r, q0 + t, &pos);
-          c = mlc_ref_ksum(f32, nq, col, 1, dy + (n * k.o + o) * k.p + q0, 1, 1, first ? 0 : 1, c);
+          c = mlc_ref_ksum(f32, flags, nq, col, 1, dy + (n * k.o + o) * k.p + q0, 1, 1, first ? 0 : 1, c);
           first = false;
         }
       dw[o * k.kc + r] = first ? 0 : c;

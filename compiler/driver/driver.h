@@ -52,6 +52,8 @@ typedef struct DriverOpts {
   // build and run
   const char *model;      // --model NAME; NULL: the file's first model
   bool verify_each;       // --verify-each
+  int precision;          // --precision P (a DType: f32, bf16, f16) ...
+  bool have_precision;    // ... when given; else the recipe's
   // build
   const char *out;        // -o OUT; "-" is standard output
   const char *emit;       // --emit KIND; NULL: exe

@@ -52,6 +52,9 @@
   X(OPT, NULL, 'O', required_argument, B(BUILD), "-O0 .. -O3", "optimisation level (default -O3)") \
   X(KEEP_TEMPS, "keep-temps", 0, no_argument, B(BUILD), "--keep-temps",                          \
     "keep the temporary directory (glue source, objects)")                                       \
+  X(PRECISION, "precision", 0, required_argument, B(BUILD) | B(RUN), "--precision P",           \
+    "f32, bf16 or f16: the compute dtype of every matmul\nand convolution, forward and backward (default\n" \
+    "the recipe's `precision`, else f32)")                                                       \
   X(NO_FUSE, "no-fuse", 0, no_argument, B(BUILD), "--no-fuse",                                 \
     "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \
@@ -248,6 +251,13 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
     break;
   case OPT_KEEP_TEMPS: o->keep_temps = true; break;
   case OPT_NO_FUSE: o->no_fuse = true; break;
+  case OPT_PRECISION: {
+    int d = dtype_from_name(arg);
+    if (d != DT_F32 && d != DT_BF16 && d != DT_F16)
+      return driver_usage_error(cmd, "--precision takes f32, bf16 or f16, not '%s'", arg);
+    o->precision = d, o->have_precision = true;
+    break;
+  }
   case OPT_VERBOSE: o->verbose = true; break;
   case OPT_REPORT: o->report = true, o->report_file = arg; break;
   case OPT_BATCH: {

@@ -35,6 +35,7 @@ static bool run_front(Pipeline *P) {
   if (!S) return false;
   P->sema = S;
   sema_recipe(S, u->model, &u->recipe);
+  if (P->opt.have_precision) u->recipe.precision = P->opt.precision; // --precision wins
   return true;
 }
 
@@ -46,6 +47,8 @@ static bool verify_graph(Pipeline *P, DiagSink *d) { return ir_verify(P->u.lr.mo
 static bool run_lower(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!lower_model(P->arena, P->diags, P->sema, u->model, &u->lr)) return false;
+  // every function's products, eval's and predict's too (docs/design/precision.md)
+  ir_module_set_precision(u->lr.module, (DType)u->recipe.precision);
   u->eval = u->lr.eval, u->predict = u->lr.predict;
   return true;
 }
@@ -190,10 +193,13 @@ static bool verify_kir_gpu(Pipeline *P, DiagSink *d) {
   return verify_programs((const KirProgram *const *)ps, gpu_programs(&P->u, ps), d);
 }
 
-// FNV-1a 64 of the graph module's text: the structural hash checkpoints carry.
+// FNV-1a 64 of the graph module's text: the structural hash checkpoints
+// carry. Without the precision attributes: the state a module reads and
+// writes does not depend on them, so a checkpoint of an f32 run resumes in
+// a bf16 build and back.
 void pipeline_module_hash(IrModule *m, char out[17]) {
   StrBuf b = {0};
-  ir_print_module(&b, m, 0);
+  ir_print_module(&b, m, IR_PRINT_NO_PRECISION);
   uint64_t h = 0xcbf29ce484222325ull;
   for (size_t i = 0; i < b.len; i++) h = (h ^ (unsigned char)b.data[i]) * 0x100000001b3ull;
   sb_free(&b);
@@ -460,6 +466,9 @@ static void report_time(Pipeline *P, StageId s, bool verified) {
   fprintf(stderr, "mlc %s: %-9s %9.1f ms", P->opt.verbose_cmd ? P->opt.verbose_cmd : "build", stages[s].name,
           P->seconds[s] * 1e3);
   if (verified) fprintf(stderr, ", verify %.1f ms", P->verify_seconds[s] * 1e3);
+  if (s == STAGE_FRONT) // what every later stage compiles matmuls and convolutions at
+    fprintf(stderr, " (precision %s%s)", dtype_name((DType)P->u.recipe.precision),
+            P->opt.have_precision ? ", --precision" : "");
   if (s == STAGE_LINK && P->link_times[0]) fprintf(stderr, " (%s)", P->link_times);
   fputc('\n', stderr);
 }

@@ -54,6 +54,8 @@ typedef struct PipelineOptions {
   const char *runtime;    // link: libmlc_rt.a
   bool keep_temps;        // link: keep the temporary directory (its path on stderr)
   bool no_fuse;           // kir: one kernel per graph op (KirLowerOptions.fuse off)
+  bool have_precision;    // front: --precision replaces the recipe's `precision`
+  int precision;          // with it (a DType: f32, bf16, f16)
   bool verify_each;       // verifiers after every stage (pipeline_default_verify)
   bool verbose;           // each stage's wall time (and its verifier's) on stderr
   const char *verbose_cmd; // "build": the prefix of those lines

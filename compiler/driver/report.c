@@ -441,8 +441,9 @@ void report_write(FILE *f, const BuildUnit *u, const ReportOptions *o) {
     const KirSym *s = VEC_AT(t->syms, KirSym, i);
     other |= s->arg >= 0 && !(s->arg == 0 && s->dim == 0);
   }
-  fprintf(f, "mlc report: %s (%s), batch %lld%s%s\n\n", u->model, u->path, (long long)b,
-          u->cpu || !u->cuda ? "" : ", gpu programs", other ? ", other sizes from the data at 64" : "");
+  fprintf(f, "mlc report: %s (%s), batch %lld, precision %s%s%s\n\n", u->model, u->path, (long long)b,
+          dtype_name((DType)u->recipe.precision), u->cpu || !u->cuda ? "" : ", gpu programs",
+          other ? ", other sizes from the data at 64" : "");
   program_table(f, a, prog(u, 0), b);
   program_table(f, a, prog(u, 2), b);
   program_table(f, a, prog(u, 3), b);

@@ -211,7 +211,8 @@ int driver_run(int argc, char **argv) {
   driver_diag_init(&d, a, &o);
   struct stat st;
   Pipeline P;
-  PipelineOptions po = {.path = o.files[0], .model = o.model, .verify_each = o.verify_each || pipeline_default_verify()};
+  PipelineOptions po = {.path = o.files[0], .model = o.model, .verify_each = o.verify_each || pipeline_default_verify(),
+                        .have_precision = o.have_precision, .precision = o.precision};
   pipeline_init(&P, a, &d, &po);
   Tensor *args[DRIVER_MAX_INPUTS] = {0};
   RunState s = {0};

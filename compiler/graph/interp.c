@@ -60,6 +60,11 @@ double interp_store(const InterpCtx *c, DType dt, double v) {
 }
 
 int64_t interp_attr_i(const IrNode *n, IrAttrKey k) { return ir_node_int(n, k); }
+
+uint32_t interp_round_flags(const IrNode *n) {
+  int64_t p = ir_node_int(n, IRA_PRECISION);
+  return p == DT_BF16 ? MLC_GEMM_BF16 : p == DT_F16 ? MLC_GEMM_F16 : 0;
+}
 const int64_t *interp_attr_ints(const IrNode *n, IrAttrKey k) { return ir_node_ints(n, k); }
 double interp_attr_f(const IrNode *n, IrAttrKey k) { return ir_node_float(n, k); }
 
@@ -494,8 +499,9 @@ static Tensor *broadcast_to(InterpCtx *c, IrNode *n, Tensor *x) {
 // [.., M, K] @ [.., K, N] -> [.., M, N]; batch dims broadcast. Each product
 // is kernels/cpu's GEMM (kernels/gemm_ref.h): per element, K blocks of
 // fused multiply-add chains in k order, block sums added in order; in f32
-// mode fmaf and float rounding, the library's bits.
-static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
+// mode fmaf and float rounding, the library's bits. `flags` rounds the
+// operands (the node's precision).
+static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b, uint32_t flags) {
   Tensor ba = *a, bb = *b;
   ba.rank -= 2;
   bb.rank -= 2;
@@ -516,7 +522,7 @@ static Tensor *matmul(InterpCtx *c, Tensor *a, Tensor *b) {
       oa += idx[i] * sa[i];
       ob += idx[i] * sb[i];
     }
-    mlc_ref_gemm(c->f32, 0, M, N, K, 1, a->data + oa * M * K, K, 1, b->data + ob * K * N, N, 1, 0,
+    mlc_ref_gemm(c->f32, flags, M, N, K, 1, a->data + oa * M * K, K, 1, b->data + ob * K * N, N, 1, 0,
                  y->data + bi * M * N, N, NULL, NULL, 0);
   }
   return y;
@@ -668,7 +674,7 @@ static Tensor *eval_node(InterpCtx *c, IrNode *n, Tensor **in) {
     case IR_CONCAT: return concat(c, n, in);
     default: return broadcast_to(c, n, in[0]);
     }
-  case IRC_MATMUL: return matmul(c, in[0], in[1]);
+  case IRC_MATMUL: return matmul(c, in[0], in[1], interp_round_flags(n));
   case IRC_CONV: return interp_conv(c, n, in);
   case IRC_POOL: return interp_pool(c, n, in);
   case IRC_NORM: return interp_norm(c, n, in);

@@ -65,6 +65,9 @@ Tensor *interp_index(InterpCtx *c, IrNode *n, Tensor **in);
 
 // Attribute helpers (the verifier guarantees presence).
 int64_t interp_attr_i(const IrNode *n, IrAttrKey k);
+// A matmul's or conv's precision as the kernel library's flag
+// (MLC_GEMM_BF16, MLC_GEMM_F16, or 0): gemm_ref.h then rounds the operands.
+uint32_t interp_round_flags(const IrNode *n);
 const int64_t *interp_attr_ints(const IrNode *n, IrAttrKey k);
 double interp_attr_f(const IrNode *n, IrAttrKey k);
 

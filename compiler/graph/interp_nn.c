@@ -20,8 +20,10 @@
 // (dy, x) d conv2d / dw summed over the batch. The order of every sum is
 // kernels/cpu's (kernels/gemm_ref.h): the im2col GEMM, padding taps as
 // products with 0, and the gradients' GEMMs with their chunk and scatter
-// order; in f32 mode the library's bits.
+// order; in f32 mode the library's bits. The node's precision rounds x (or
+// dy) and w first.
 Tensor *interp_conv(InterpCtx *c, IrNode *n, Tensor **in) {
+  uint32_t round = interp_round_flags(n);
   const int64_t *s = interp_attr_ints(n, IRA_STRIDE), *p = interp_attr_ints(n, IRA_PADDING);
   const int64_t *d = interp_attr_ints(n, IRA_DILATION);
   Tensor *y = n->op == IR_CONV2D ? NULL : interp_alloc_type(c, n->type);
@@ -42,15 +44,15 @@ Tensor *interp_conv(InterpCtx *c, IrNode *n, Tensor **in) {
   if (n->op == IR_CONV2D) {
     int64_t od[4] = {k.n, k.o, k.ho, k.wo};
     if (!(y = interp_alloc(c, x->dtype, 4, od))) return NULL;
-    ok = mlc_ref_conv2d(c->f32, geom, 0, x->data, w->data, NULL, y->data);
+    ok = mlc_ref_conv2d(c->f32, geom, round, x->data, w->data, NULL, y->data);
   } else {
     const Tensor *dy = in[0];
     if (dy->dims[0] != k.n || dy->dims[1] != k.o || dy->dims[2] != k.ho || dy->dims[3] != k.wo) {
       interp_tensor_free(y);
       return interp_fail(c, "dy does not have the conv2d output's shape");
     }
-    ok = n->op == IR_CONV2D_GRAD_INPUT ? mlc_ref_conv2d_grad_input(c->f32, geom, dy->data, w->data, y->data)
-                                       : mlc_ref_conv2d_grad_weight(c->f32, geom, dy->data, x->data, y->data);
+    ok = n->op == IR_CONV2D_GRAD_INPUT ? mlc_ref_conv2d_grad_input(c->f32, geom, round, dy->data, w->data, y->data)
+                                       : mlc_ref_conv2d_grad_weight(c->f32, geom, round, dy->data, x->data, y->data);
   }
   if (ok) return y;
   interp_tensor_free(y);

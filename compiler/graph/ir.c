@@ -104,7 +104,7 @@ const IrAttr *ir_attr_get(const IrAttrs *as, IrAttrKey k) {
 
 bool ir_attr_int(const IrAttrs *as, IrAttrKey k, int64_t *out) {
   const IrAttr *x = ir_attr_get(as, k);
-  if (!x || attr_info[k].kind != IRK_INT || x->n != 1) return false;
+  if (!x || (attr_info[k].kind != IRK_INT && attr_info[k].kind != IRK_DTYPE) || x->n != 1) return false;
   *out = x->ints[0];
   return true;
 }
@@ -322,6 +322,24 @@ static IrNode *node_alloc(IrFunc *f, IrOp op, IrNode **in, int nin,
   n->func = f;
   n->id = -1;
   return n;
+}
+
+static bool is_product(IrOp op) {
+  return op == IR_MATMUL || op == IR_CONV2D || op == IR_CONV2D_GRAD_INPUT || op == IR_CONV2D_GRAD_WEIGHT;
+}
+
+void ir_module_set_precision(IrModule *m, DType dt) {
+  if (dt == DT_F32) return;
+  MLC_ASSERT(dt == DT_BF16 || dt == DT_F16);
+  for (int i = 0; i < m->funcs.len; i++) {
+    IrFunc *f = VEC_AT(m->funcs, IrFunc, i);
+    f->htab = NULL, f->hcap = f->hlen = 0;
+    for (int j = 0; j < f->nodes.len; j++) {
+      IrNode *n = VEC_AT(f->nodes, IrNode, j);
+      if (is_product(n->op) && n->type->dtype == DT_F32) ir_attr_set_int(m->arena, &n->attrs, IRA_PRECISION, dt);
+      if (!(ir_op_flags(n->op) & (IRF_IMPURE | IRF_EFFECT))) htab_insert(f, n);
+    }
+  }
 }
 
 IrNode *ir_input(IrFunc *f, const char *name, Type *t, Span sp) {

@@ -71,7 +71,12 @@ int ir_op_lookup(const char *name); // -1 if unknown
 // equal). Each key has one fixed kind. Shapes are not attributes: ops whose
 // result shape is not a function of their inputs (reshape, broadcast_to,
 // slice length, cast dtype, const) take it from the node's type.
-typedef enum { IRK_INT, IRK_INTS, IRK_FLOAT } IrAttrKind;
+typedef enum {
+  IRK_INT,   // one integer
+  IRK_INTS,  // a list of integers
+  IRK_FLOAT, // one double
+  IRK_DTYPE, // a dtype, stored as IRK_INT holds its DType; printed by name (bf16)
+} IrAttrKind;
 
 #define IR_ATTR_KEYS(X)                                                        \
   X(DIM, "dim", IRK_INT)           /* softmax/concat/slice axis */              \
@@ -92,7 +97,9 @@ typedef enum { IRK_INT, IRK_INTS, IRK_FLOAT } IrAttrKind;
   X(VALUE, "value", IRK_FLOAT)     /* const: the splatted value */         \
   X(FUNC, "func", IRK_INT)         /* custom_grad: index of its gradient function in the module */ \
   X(A, "a", IRK_FLOAT)             /* an elementwise op's first scalar parameter (scalar.h) */  \
-  X(B, "b", IRK_FLOAT)             /* its second */
+  X(B, "b", IRK_FLOAT)             /* its second */                                            \
+  X(PRECISION, "precision", IRK_DTYPE) /* matmul, conv2d and its gradients: the products'    \
+                                          operands are rounded to bf16 or f16 (absent: f32) */
 
 typedef enum {
 #define X(id, name, kind) IRA_##id,
@@ -123,7 +130,8 @@ void ir_attr_set_ints(Arena *a, IrAttrs *as, IrAttrKey k, const int64_t *v,
                       int n);
 void ir_attr_set_float(Arena *a, IrAttrs *as, IrAttrKey k, double v);
 const IrAttr *ir_attr_get(const IrAttrs *as, IrAttrKey k); // NULL if absent
-// Typed getters: false (and *out untouched) if absent or of another kind.
+// Typed getters: false (and *out untouched) if absent or of another kind
+// (ir_attr_int also reads an IRK_DTYPE attribute's DType).
 bool ir_attr_int(const IrAttrs *as, IrAttrKey k, int64_t *out);
 const int64_t *ir_attr_ints(const IrAttrs *as, IrAttrKey k, int *n);
 bool ir_attr_float(const IrAttrs *as, IrAttrKey k, double *out);
@@ -223,6 +231,12 @@ IrNode *ir_state_ref(IrFunc *f, IrOp op, const char *path, Type *t, Span sp);
 // slot's type).
 IrNode *ir_store(IrFunc *f, const char *path, IrNode *v, Span sp);
 void ir_return(IrFunc *f, IrNode *v, Type *declared);
+// `precision dt` (bf16 or f16; f32 leaves m as it is): every f32 matmul,
+// conv2d and conv2d gradient of every function gets attribute precision =
+// dt, and the functions' hash-consing tables are rebuilt (the attribute is
+// part of a node's key). Run on a module fresh from lowering; autodiff
+// then copies the attribute to the products it makes.
+void ir_module_set_precision(IrModule *m, DType dt);
 // Assigns printed numbers and positions (inputs first, body 0..n-1).
 void ir_number(IrFunc *f);
 // "%x" or "%12" for printing and messages (arena string).
@@ -239,7 +253,11 @@ Type *ir_shape_infer(Arena *a, IrOp op, IrNode **in, int nin,
 uint32_t ir_op_attrs(IrOp op);
 
 // ---- text form (ir_print.c, ir_parse.c) ------------------------------------------------
-enum { IR_PRINT_LOCS = 1 }; // print loc(file:line:col) after each node
+enum {
+  IR_PRINT_LOCS = 1,        // print loc(file:line:col) after each node
+  IR_PRINT_NO_PRECISION = 2 // leave out precision attributes (the structural hash:
+                            // a checkpoint resumes at any precision)
+};
 
 void ir_print_module(StrBuf *b, IrModule *m, unsigned flags);
 void ir_print_func(StrBuf *b, IrFunc *f, unsigned flags);

@@ -287,7 +287,7 @@ static IrNode *use_value(P *p) {
 }
 
 // ---- attributes ----------------------------------------------------------------------------------
-// attr := NAME '=' (INT | '[' [INT {',' INT}] ']' | FLOAT), by the key's kind
+// attr := NAME '=' (INT | '[' [INT {',' INT}] ']' | FLOAT | DTYPE), by the key's kind
 static void parse_attr(P *p, IrAttrs *as) {
   Tok t = p->tok;
   char *name = take(p, T_IDENT, "an attribute name");
@@ -298,6 +298,13 @@ static void parse_attr(P *p, IrAttrs *as) {
   switch (ir_attr_kind((IrAttrKey)k)) {
   case IRK_INT: ir_attr_set_int(p->a, as, (IrAttrKey)k, parse_int(p)); return;
   case IRK_FLOAT: ir_attr_set_float(p->a, as, (IrAttrKey)k, parse_float(p)); return;
+  case IRK_DTYPE: {
+    Tok dt = p->tok;
+    int d = dtype_from_name(take(p, T_IDENT, "a dtype"));
+    if (d < 0) error_at(p, dt, "attribute '%s' expects a dtype", name);
+    ir_attr_set_int(p->a, as, (IrAttrKey)k, d);
+    return;
+  }
   case IRK_INTS: break;
   }
   if (!is_punct(p, '[')) error_at(p, p->tok, "attribute '%s' expects a list of integers", name);

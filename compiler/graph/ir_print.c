@@ -43,6 +43,7 @@ static void put_attr(StrBuf *b, const IrAttr *x) {
   sb_printf(b, "%s = ", ir_attr_name(x->key));
   switch (ir_attr_kind(x->key)) {
   case IRK_INT: sb_printf(b, "%lld", (long long)x->ints[0]); break;
+  case IRK_DTYPE: sb_puts(b, dtype_name((DType)x->ints[0])); break;
   case IRK_FLOAT: put_float(b, x->f); break;
   case IRK_INTS:
     sb_putc(b, '[');
@@ -53,14 +54,14 @@ static void put_attr(StrBuf *b, const IrAttr *x) {
   }
 }
 
-static void put_attrs(StrBuf *b, const IrAttrs *as) {
-  if (!as->n) return;
-  sb_puts(b, " {");
+static void put_attrs(StrBuf *b, const IrAttrs *as, unsigned flags) {
+  int n = 0;
   for (int i = 0; i < as->n; i++) {
-    if (i) sb_puts(b, ", ");
+    if ((flags & IR_PRINT_NO_PRECISION) && as->a[i].key == IRA_PRECISION) continue;
+    sb_puts(b, n++ ? ", " : " {");
     put_attr(b, &as->a[i]);
   }
-  sb_putc(b, '}');
+  if (n) sb_putc(b, '}');
 }
 
 static void put_type(StrBuf *b, Arena *a, const Type *t) {
@@ -98,7 +99,7 @@ static void put_node(StrBuf *b, Arena *a, const IrNode *n, unsigned flags) {
     }
     sb_putc(b, ')');
   }
-  put_attrs(b, &n->attrs);
+  put_attrs(b, &n->attrs, flags);
   sb_puts(b, " : ");
   put_type(b, a, n->type);
   if (flags & IR_PRINT_LOCS) put_loc(b, n);

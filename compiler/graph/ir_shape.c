@@ -69,10 +69,21 @@ uint32_t ir_op_attrs(IrOp op) {
   }
 }
 
+// Attributes an op may carry but need not: the products' precision.
+static uint32_t optional_attrs(IrOp op) {
+  bool prec = op == IR_MATMUL || op == IR_CONV2D || op == IR_CONV2D_GRAD_INPUT || op == IR_CONV2D_GRAD_WEIGHT;
+  return prec ? A(PRECISION) : 0;
+}
+
 static bool check_schema(Ctx *c, IrOp op, const IrAttrs *as) {
   uint32_t want = ir_op_attrs(op), have = 0;
+  int64_t prec;
+  if (ir_attr_int(as, IRA_PRECISION, &prec) && prec != DT_BF16 && prec != DT_F16) {
+    fail(c, "precision must be bf16 or f16 (f32 is the attribute's absence)");
+    return false;
+  }
   for (int i = 0; i < as->n; i++) {
-    if (!(want & (1u << as->a[i].key))) {
+    if (!((want | optional_attrs(op)) & (1u << as->a[i].key))) {
       fail(c, "unexpected attribute '%s'", ir_attr_name(as->a[i].key));
       return false;
     }

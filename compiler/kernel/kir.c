@@ -47,8 +47,9 @@ static const struct {
 #undef X
 };
 static const char *const gemm_flag_names[KIR_GEMM_FLAGS] = {"trans_a", "trans_b", "bias_col", "bias_row",
-                                                            "residual", "relu", "relu_mask"};
-static const char *const conv_flag_names[KIR_CONV_FLAGS] = {"relu"};
+                                                            "residual", "relu", "relu_mask", "bf16", "f16"};
+// "": no flag at that bit (the verifier rejects it).
+static const char *const conv_flag_names[KIR_CONV_FLAGS] = {"relu", "", "", "", "", "", "", "bf16", "f16"};
 _Static_assert(sizeof map_names / sizeof *map_names == KMAP_COUNT, "map names");
 _Static_assert(sizeof op_table / sizeof *op_table == KOP_COUNT, "op table");
 _Static_assert(sizeof call_table / sizeof *call_table == KCALL_COUNT, "call table");
@@ -902,7 +903,9 @@ static void put_op(Printer *pr, const KirOp *op) {
     for (int j = 0; j < sp.count[g]; j++) sb_printf(b, "%s%lld", j ? ", " : "", (long long)op->attr[a++]);
     sb_puts(b, sp.count[g] > 1 ? "]" : "");
   }
-  sb_puts(b, sp.ngroups ? "}\n" : "\n");
+  sb_puts(b, sp.ngroups ? "}" : "");
+  if (op->precision != DT_F32) sb_printf(b, " precision %s", dtype_name(op->precision));
+  sb_putc(b, '\n');
 }
 
 static void put_kernel(Printer *pr, const KirKernel *k) {

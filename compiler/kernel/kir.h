@@ -169,7 +169,9 @@ typedef enum {
   X(TANH, "tanh")                                                              \
   X(ERF, "erf")                                                                \
   X(COS, "cos")                                                                \
-  X(FLOOR, "floor")
+  X(FLOOR, "floor")                                                            \
+  X(ROUND_BF16, "round_bf16") /* f32: to the nearest bfloat16, ties to even (kernels/round16.h) */ \
+  X(ROUND_F16, "round_f16")   /* f32: to the nearest IEEE half, ties to even, overflow to inf */
 
 typedef enum {
 #define X(id, name) KU_##id,
@@ -245,8 +247,10 @@ typedef enum {
     "flags:F batch:i m:i n:i k:i alpha:f a:r lda:i sa:i b:r ldb:i sb:i beta:f c:m ldc:i sc:i "   \
     "bias:o aux:o ldaux:i saux:i")                                                                \
   X(CONV2D, "conv2d", "mlc_conv2d", "geom:g flags:C x:r w:r bias:o y:w")                          \
-  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input", "geom:g dy:r w:r dx:w")      \
-  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight", "geom:g dy:r x:r dw:w")
+  X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input",                              \
+    "geom:g flags:C dy:r w:r dx:w")                                                               \
+  X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight",                           \
+    "geom:g flags:C dy:r x:r dw:w")
 
 typedef enum {
 #define X(id, name, cfn, params) KCALL_##id,
@@ -256,11 +260,14 @@ typedef enum {
 } KirCallFn;
 
 // The flag bits, as mlc_kernels.h numbers them (kir_interp.c asserts it).
+// bf16 / f16 (the op's precision) round the products' operands; the conv
+// calls take them at the GEMM's bit positions (bits 1-6 unnamed there).
 enum {
   KIR_GEMM_TRANS_A = 1 << 0, KIR_GEMM_TRANS_B = 1 << 1, KIR_GEMM_BIAS_COL = 1 << 2,
   KIR_GEMM_BIAS_ROW = 1 << 3, KIR_GEMM_RESIDUAL = 1 << 4, KIR_GEMM_RELU = 1 << 5,
-  KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_FLAGS = 7, // named bits
-  KIR_CONV_RELU = 1 << 0, KIR_CONV_FLAGS = 1,
+  KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_BF16 = 1 << 7, KIR_GEMM_F16 = 1 << 8,
+  KIR_GEMM_FLAGS = 9, // named bits
+  KIR_CONV_RELU = 1 << 0, KIR_CONV_BF16 = 1 << 7, KIR_CONV_F16 = 1 << 8, KIR_CONV_FLAGS = 9,
   KIR_CONV_GEOM = 14, // N C H W O KH KW SH SW PH PW DH DW G
 };
 
@@ -380,6 +387,11 @@ typedef struct KirOp {
   // over dims): a matmul operand may be a transposed view of its buffer
   KExpr *strides[KIR_OP_MAX_BUFS][KIR_OP_MAX_RANK];
   int64_t attr[KIR_OP_MAX_ATTRS]; // in the table's order, pairs as (h, w)
+  // matmul and conv kinds: the graph op's precision (DT_F32, DT_BF16,
+  // DT_F16), which the nest spells as round_bf16/round_f16 of every
+  // operand load and a library call as its bf16/f16 flag. Text: after the
+  // attributes, ` precision bf16` (nothing for f32).
+  DType precision;
 } KirOp;
 
 // ---- kernels, buffers, symbols, programs ------------------------------------------------

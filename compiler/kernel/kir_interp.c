@@ -12,6 +12,7 @@
 // the bound syms), state stores written back in place; or -1 with a message.
 #include "kir.h"
 #include "kernels/gemm_ref.h"
+#include "kernels/round16.h"
 #include "kernels/philox.h"
 
 #include <math.h>
@@ -59,7 +60,9 @@ _Static_assert((int)KIR_GEMM_TRANS_A == (int)MLC_GEMM_TRANS_A &&
                    (int)KIR_GEMM_RESIDUAL == (int)MLC_GEMM_RESIDUAL &&
                    (int)KIR_GEMM_RELU == (int)MLC_GEMM_RELU &&
                    (int)KIR_GEMM_RELU_MASK == (int)MLC_GEMM_RELU_MASK &&
+                   (int)KIR_GEMM_BF16 == (int)MLC_GEMM_BF16 && (int)KIR_GEMM_F16 == (int)MLC_GEMM_F16 &&
                    (int)KIR_CONV_RELU == (int)MLC_CONV_RELU &&
+                   (int)KIR_CONV_BF16 == (int)MLC_GEMM_BF16 && (int)KIR_CONV_F16 == (int)MLC_GEMM_F16 &&
                    (int)KIR_CONV_GEOM == (int)MLC_CONV_GEOM,
                "kir.h's library flags are mlc_kernels.h's");
 
@@ -96,6 +99,8 @@ static double unary_f(KUnOp op, double x) {
   case KU_ERF: return erf(x);
   case KU_COS: return cos(x);
   case KU_FLOOR: return floor(x);
+  case KU_ROUND_BF16: return mlc_round_bf16((float)x);
+  case KU_ROUND_F16: return mlc_round_f16((float)x);
   default: return NAN;
   }
 }
@@ -271,10 +276,10 @@ static void exec_call(Run *r, const KCall *c) {
     ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
     break;
   case KCALL_CONV2D_GRAD_INPUT:
-    ok = mlc_ref_conv2d_grad_input(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "w"), arg_p(&a, "dx"));
+    ok = mlc_ref_conv2d_grad_input(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "w"), arg_p(&a, "dx"));
     break;
   case KCALL_CONV2D_GRAD_WEIGHT:
-    ok = mlc_ref_conv2d_grad_weight(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw"));
+    ok = mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw"));
     break;
   default: ok = false;
   }

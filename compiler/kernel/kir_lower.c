@@ -210,6 +210,17 @@ int kl_buf(KLower *c, const IrNode *n) { return c->buf[n->order + c->nparams]; }
 
 KExpr *kl_ld(KLower *c, const IrNode *n, KExpr *index) { return kir_load(c->p, kl_buf(c, n), index); }
 
+DType kl_precision(const IrNode *n) {
+  int64_t p = ir_node_int(n, IRA_PRECISION);
+  return p == DT_BF16 || p == DT_F16 ? (DType)p : DT_F32;
+}
+
+KExpr *kl_round(KLower *c, const IrNode *n, KExpr *v) {
+  DType p = kl_precision(n);
+  if (p == DT_F32 || v->dtype != DT_F32) return v;
+  return kir_un(c->p, p == DT_BF16 ? KU_ROUND_BF16 : KU_ROUND_F16, v);
+}
+
 void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v) {
   kir_store(c->p, blk, kl_buf(c, n), index, kir_cast(c->p, n->type->dtype, v));
 }
@@ -918,8 +929,10 @@ static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
 // dim of 1 indexes 0), operands and result as strided views: per output
 // element the library's K sum (kl_ksum; kernels/gemm_ref.h), the order the
 // interpreter computes. The op record (with the views' strides) lets a
-// schedule call the GEMM instead.
+// schedule call the GEMM instead. With a precision, each operand load is
+// rounded (kl_round) before its product.
 typedef struct MatmulSum {
+  const IrNode *n;
   KlView *a, *b;
   KExpr *oa, *ob; // batch and row/column parts of each operand's offset
 } MatmulSum;
@@ -929,7 +942,8 @@ static void matmul_step(KlKSum *q, Vec *blk, KExpr *p, KExpr *s) {
   MatmulSum *m = q->ctx;
   KExpr *ia = kl_add(c, m->oa, kl_mul(c, p, m->a->strides[m->a->rank - 1]));
   KExpr *ib = kl_add(c, m->ob, kl_mul(c, p, m->b->strides[m->b->rank - 2]));
-  kir_assign(c->p, blk, s->var, kir_fma(c->p, kir_load(c->p, m->a->buf, ia), kir_load(c->p, m->b->buf, ib), s));
+  KExpr *x = kl_round(c, m->n, kir_load(c->p, m->a->buf, ia)), *y = kl_round(c, m->n, kir_load(c->p, m->b->buf, ib));
+  kir_assign(c->p, blk, s->var, kir_fma(c->p, x, y, s));
 }
 
 // Batch offset of operand v (rank rv) under output index iv of rank r.
@@ -990,6 +1004,7 @@ static bool lower_matmul(KLower *c, IrNode *n) {
   for (int i = 0; i < nb; i++) memcpy(dims[i], views[i]->dims, sizeof(KExpr *) * (size_t)views[i]->rank);
   int64_t relu = epi.relu;
   KirOp *op = kir_kernel_op(c->p, k, epi.kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, &relu);
+  op->precision = kl_precision(n);
   for (int i = 0; i < 3; i++)
     for (int d = 0; d < views[i]->rank; d++)
       if (!kir_expr_equal(views[i]->strides[d], kir_op_stride(c->p, op, i, d))) {
@@ -1000,7 +1015,7 @@ static bool lower_matmul(KLower *c, IrNode *n) {
   int r = t->rank;
   KExpr *iv[KL_MAX_RANK];
   Vec *blk = kl_loops(c, k, &k->body, t, 0, r, iv, true);
-  MatmulSum m = {.a = &a, .b = &b};
+  MatmulSum m = {.n = n, .a = &a, .b = &b};
   m.oa = kl_add(c, batch_off(c, &a, r, iv), kl_mul(c, iv[r - 2], a.strides[a.rank - 2]));
   m.ob = kl_add(c, batch_off(c, &b, r, iv), kl_mul(c, iv[r - 1], b.strides[b.rank - 1]));
   KlKSum q = {.c = c, .k = k, .dt = t->dtype, .step = matmul_step, .ctx = &m};

@@ -101,6 +101,11 @@ KExpr *kl_div(KLower *c, KExpr *a, KExpr *b);
 KExpr *kl_f(KLower *c, DType dt, double v);
 KExpr *kl_i(KLower *c, int64_t v);
 KExpr *kl_ld(KLower *c, const IrNode *n, KExpr *index);
+// The precision of product node n (its attribute; DT_F32 without one), and
+// an operand value v of it as the product reads it: round_bf16(v) or
+// round_f16(v), or v itself at f32.
+DType kl_precision(const IrNode *n);
+KExpr *kl_round(KLower *c, const IrNode *n, KExpr *v);
 void kl_st(KLower *c, Vec *blk, const IrNode *n, KExpr *index, KExpr *v);
 // Zero-fills n's buffer (its own loop, parallel).
 void kl_zero(KLower *c, KirKernel *k, const IrNode *n);

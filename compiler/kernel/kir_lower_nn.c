@@ -113,9 +113,11 @@ static KExpr *tap(KLower *c, KirKernel *k, Vec *blk, const Conv *q, KExpr *r, KE
 
 // s = fma(u, x[tap], s) inside x, s = fma(u, 0, s) at padding (the library's
 // im2col holds a 0 there; forward: u = w, grad_weight: x first, then dy).
-static void fma_tap(KLower *c, Vec *blk, KExpr *in, KExpr *u, KExpr *xo, const IrNode *X, KExpr *s, bool x_first) {
+// xv is rounded to the conv's precision (u already is; a 0 stays 0).
+static void fma_tap(KLower *c, const Conv *q, Vec *blk, KExpr *in, KExpr *u, KExpr *xo, const IrNode *X, KExpr *s,
+                    bool x_first) {
   KStmt *st = kir_if(c->p, blk, in);
-  KExpr *xv = kl_ld(c, X, xo), *z = kl_f(c, s->dtype, 0);
+  KExpr *xv = kl_round(c, q->n, kl_ld(c, X, xo)), *z = kl_f(c, s->dtype, 0);
   kir_assign(c->p, &st->body, s->var, x_first ? kir_fma(c->p, xv, u, s) : kir_fma(c->p, u, xv, s));
   kir_assign(c->p, &st->els, s->var, x_first ? kir_fma(c->p, z, u, s) : kir_fma(c->p, u, z, s));
 }
@@ -126,8 +128,8 @@ static void fwd_step(KlKSum *sm, Vec *blk, KExpr *kk, KExpr *s) {
   Conv *q = sm->ctx;
   KExpr *ci, *h, *w, *in = tap(c, sm->k, blk, q, kk, q->iv, q->jv, &ci, &h, &w);
   KExpr *ch = kl_add(c, kl_mul(c, kl_div(c, q->ov, q->Og), q->Cg), ci);
-  KExpr *wv = let(c, sm->k, blk, "wv", kl_ld(c, q->Wn, w_at(c, q, q->ov, kk)));
-  fma_tap(c, blk, in, wv, x_at(c, q, q->nv, ch, h, w), q->X, s, false);
+  KExpr *wv = let(c, sm->k, blk, "wv", kl_round(c, q->n, kl_ld(c, q->Wn, w_at(c, q, q->ov, kk))));
+  fma_tap(c, q, blk, in, wv, x_at(c, q, q->nv, ch, h, w), q->X, s, false);
 }
 
 static void conv_forward(KLower *c, KirKernel *k, Conv *q) {
@@ -146,8 +148,8 @@ static void gin_step(KlKSum *sm, Vec *blk, KExpr *o, KExpr *s) {
   KLower *c = sm->c;
   Conv *q = sm->ctx;
   KExpr *og = kl_add(c, kl_mul(c, q->gv, q->Og), o);
-  kir_assign(c->p, blk, s->var, kir_fma(c->p, kl_ld(c, q->Wn, w_at(c, q, og, q->rv)),
-                                        kl_ld(c, q->Y, y_at(c, q, q->nv, og, q->qv)), s));
+  kir_assign(c->p, blk, s->var, kir_fma(c->p, kl_round(c, q->n, kl_ld(c, q->Wn, w_at(c, q, og, q->rv))),
+                                        kl_round(c, q->n, kl_ld(c, q->Y, y_at(c, q, q->nv, og, q->qv))), s));
 }
 
 static bool pointwise(const Conv *q) {
@@ -224,8 +226,8 @@ static void gw_step(KlKSum *sm, Vec *blk, KExpr *t, KExpr *s) {
   KExpr *pix = let(c, sm->k, blk, "q", kl_add(c, x->q0, t));
   KExpr *i = kl_div(c, pix, q->WO), *j = kir_bin(c->p, KB_MOD, pix, q->WO), *ci, *h, *w;
   KExpr *in = tap(c, sm->k, blk, q, q->rv, i, j, &ci, &h, &w);
-  KExpr *dy = let(c, sm->k, blk, "dv", kl_ld(c, q->Y, y_at(c, q, q->nv, q->ov, pix)));
-  fma_tap(c, blk, in, dy, x_at(c, q, q->nv, kl_add(c, kl_mul(c, q->gv, q->Cg), ci), h, w), q->X, s, true);
+  KExpr *dy = let(c, sm->k, blk, "dv", kl_round(c, q->n, kl_ld(c, q->Y, y_at(c, q, q->nv, q->ov, pix))));
+  fma_tap(c, q, blk, in, dy, x_at(c, q, q->nv, kl_add(c, kl_mul(c, q->gv, q->Cg), ci), h, w), q->X, s, true);
 }
 
 static void conv_grad_weight(KLower *c, KirKernel *k, Conv *q) {
@@ -261,12 +263,10 @@ bool kl_conv(KLower *c, IrNode *n) {
   const int64_t *st = kl_attr_ints(n, IRA_STRIDE), *pd = kl_attr_ints(n, IRA_PADDING);
   const int64_t *dl = kl_attr_ints(n, IRA_DILATION);
   int64_t attr[8] = {st[0], st[1], pd[0], pd[1], dl[0], dl[1], kl_attr_i(n, IRA_GROUPS), epi.relu};
-  if (epi.kind == KOP_CONV2D_BIAS) {
-    kl_op(c, k, KOP_CONV2D_BIAS, (IrNode *[]){n->in[0], n->in[1], n, epi.operand}, 4, attr);
-    return true;
-  }
-  for (int i = 0; i < 3; i++)
+  if (epi.kind == KOP_CONV2D_BIAS) kl_op(c, k, KOP_CONV2D_BIAS, (IrNode *[]){n->in[0], n->in[1], n, epi.operand}, 4, attr);
+  for (int i = 0; i < 3 && epi.kind != KOP_CONV2D_BIAS; i++)
     if (n->op == ops[i]) kl_op(c, k, kinds[i], (IrNode *[]){n->in[0], n->in[1], n}, 3, attr);
+  k->op->precision = kl_precision(n);
   return true;
 }
 

@@ -496,7 +496,15 @@ static bool op_record(Parser *ps) {
       return perr(ps, ps->s, "%s: one stride per dim", sp.roles[i]);
   }
   if (!expect(ps, ")") || !op_attrs(ps, &sp, attr)) return false;
+  int prec = DT_F32;
+  if (word(ps, "precision")) {
+    const char *pat = (skip_ws(ps), ps->s);
+    char *d = name(ps, "a dtype");
+    if (!d) return false;
+    if ((prec = dtype_from_name(d)) != DT_BF16 && prec != DT_F16) return perr(ps, pat, "precision must be bf16 or f16");
+  }
   KirOp *op = kir_kernel_op(ps->p, ps->k, (KirOpKind)kind, bufs, rank, (KExpr *const (*)[KIR_OP_MAX_RANK])dims, attr);
+  op->precision = (DType)prec;
   for (int i = 0; i < sp.nbufs; i++)
     if (strides[i][0]) memcpy(op->strides[i], strides[i], sizeof strides[i]);
   return true;

@@ -74,6 +74,8 @@ static bool v_unary(Verify *v, const KExpr *e) {
     return vfail(v, "%s: result %s, operand %s", kir_unop_name(e->un), dtype_name(e->dtype), dtype_name(t));
   if (e->un != KU_NEG && e->un != KU_ABS && !dtype_is_float(t))
     return vfail(v, "%s of non-float %s", kir_unop_name(e->un), dtype_name(t));
+  if ((e->un == KU_ROUND_BF16 || e->un == KU_ROUND_F16) && t != DT_F32)
+    return vfail(v, "%s of %s, not f32", kir_unop_name(e->un), dtype_name(t));
   return true;
 }
 
@@ -236,7 +238,8 @@ static bool v_call(Verify *v, const KCall *c) {
   KirCallSpec sp;
   kir_call_spec(c->fn, &sp);
   if (v->t && !v->t->library) return vfail(v, "call %s: target %s has no kernel library", sp.name, v->t->name);
-  uint32_t nflags = 0;
+  int nflags = 0;
+  const char *const *names = NULL;
   for (int i = 0; i < sp.nparams; i++) {
     const KirCallParam *pa = &sp.param[i];
     switch (pa->kind) {
@@ -248,12 +251,16 @@ static bool v_call(Verify *v, const KCall *c) {
       if (!v_expr(v, c->slot[pa->slot])) return false;
       if (c->slot[pa->slot]->dtype != DT_F32) return vfail(v, "call %s: %s is not f32", sp.name, pa->name);
       break;
-    case KCA_GFLAGS: case KCA_CFLAGS: nflags = pa->kind == KCA_GFLAGS ? KIR_GEMM_FLAGS : KIR_CONV_FLAGS; break;
+    case KCA_GFLAGS: case KCA_CFLAGS: names = kir_call_flag_names(pa->kind, &nflags); break;
     default:
       if (!v_call_operand(v, c, pa, sp.name)) return false;
     }
   }
-  if (c->flags >> nflags) return vfail(v, "call %s: unknown flag bits 0x%x", sp.name, c->flags);
+  bool unknown = c->flags >> nflags;
+  for (int f = 0; f < nflags; f++) unknown |= (c->flags >> f & 1) && !names[f][0]; // a gap in the names
+  if (unknown) return vfail(v, "call %s: unknown flag bits 0x%x", sp.name, c->flags);
+  if ((c->flags & KIR_GEMM_BF16) && (c->flags & KIR_GEMM_F16))
+    return vfail(v, "call %s: bf16 and f16 exclude each other", sp.name);
   if (c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED) {
     bool bias = c->flags & (KIR_GEMM_BIAS_COL | KIR_GEMM_BIAS_ROW), aux = c->flags & (KIR_GEMM_RESIDUAL | KIR_GEMM_RELU_MASK);
     if ((c->flags & KIR_GEMM_RESIDUAL) && (c->flags & KIR_GEMM_RELU_MASK))

@@ -422,6 +422,14 @@ static bool conv(Sk *s, int xr, int wr, int yr, Conv *q) {
   return q->g >= 1;
 }
 
+// A product's operand as the op's precision has it read: round_bf16 or
+// round_f16 of the load (as the canonical nest, kir_lower_nn.c), or the load.
+static KExpr *operand(Sk *s, KExpr *v) {
+  DType p = s->k->op->precision;
+  if (p == DT_F32 || v->dtype != DT_F32) return v;
+  return kir_un(s->p, p == DT_BF16 ? KU_ROUND_BF16 : KU_ROUND_F16, v);
+}
+
 static KExpr *at4(Sk *s, KExpr *d1, KExpr *d2, KExpr *d3, KExpr *a, KExpr *b, KExpr *c, KExpr *e) {
   return sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, a, d1), b), d2), c), d3), e);
 }
@@ -454,8 +462,8 @@ static bool gpu_conv2d_grad_input(Sk *s) {
   Vec *t1 = &kir_if(s->p, bb, sk_and(s, okh, okw))->body;
   KExpr *i = sk_let(s, t1, "i", sk_div(s, ih, sh)), *j = sk_let(s, t1, "j", sk_div(s, iw, sw));
   Vec *t2 = &kir_if(s->p, t1, sk_and(s, sk_lt(s, i, q.HO), sk_lt(s, j, q.WO)))->body;
-  KExpr *dy = sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, oo, i, j));
-  KExpr *wv = sk_ld(s, q.w, at4(s, q.Cg, q.KH, q.KW, oo, ci, a, b));
+  KExpr *dy = operand(s, sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, oo, i, j)));
+  KExpr *wv = operand(s, sk_ld(s, q.w, at4(s, q.Cg, q.KH, q.KW, oo, ci, a, b)));
   kir_assign(s->p, t2, acc->var, sk_add(s, acc, sk_mul(s, dy, wv)));
   sk_st(s, in, q.x, at4(s, q.C, q.H, q.W, n, c, h, w), acc);
   return true;
@@ -480,8 +488,8 @@ static bool gpu_conv2d_grad_weight(Sk *s) {
   KExpr *h = sk_let(s, nb, "h", sk_add(s, sk_mul(s, i, sk_i(s, q.st[0])), sk_add(s, sk_i(s, -q.pd[0]), sk_mul(s, a, sk_i(s, q.dl[0])))));
   KExpr *w = sk_let(s, nb, "w", sk_add(s, sk_mul(s, j, sk_i(s, q.st[1])), sk_add(s, sk_i(s, -q.pd[1]), sk_mul(s, b, sk_i(s, q.dl[1])))));
   Vec *t = &kir_if(s->p, nb, sk_and(s, sk_in_range(s, h, q.H), sk_in_range(s, w, q.W)))->body;
-  KExpr *dy = sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, o, i, j));
-  KExpr *xv = sk_ld(s, q.x, at4(s, q.C, q.H, q.W, n, ch, h, w));
+  KExpr *dy = operand(s, sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, o, i, j)));
+  KExpr *xv = operand(s, sk_ld(s, q.x, at4(s, q.C, q.H, q.W, n, ch, h, w)));
   kir_assign(s->p, t, acc->var, sk_add(s, acc, sk_mul(s, dy, xv)));
   sk_st(s, in, q.w, at4(s, q.Cg, q.KH, q.KW, o, c, a, b), acc);
   return true;

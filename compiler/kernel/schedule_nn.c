@@ -210,6 +210,11 @@ static uint32_t epilogue_flags(const KirOp *op) {
   }
 }
 
+// The call flag of an op's precision (the same bit for GEMM and conv calls).
+static uint32_t precision_flag(const KirOp *op) {
+  return op->precision == DT_BF16 ? KIR_GEMM_BF16 : op->precision == DT_F16 ? KIR_GEMM_F16 : 0;
+}
+
 bool sk_matmul(Sk *s) {
   const KirOp *op = s->k->op;
   if (!s->t->library || op->rank[0] < 2 || op->rank[1] < 2 || op->rank[2] < 2 || op->rank[2] > SK_MAX_RANK) return false;
@@ -221,7 +226,7 @@ bool sk_matmul(Sk *s) {
   if (!gemm_of(s, &g, &b)) return false;
   uint32_t epi = epilogue_flags(op);
   if (epi && g.swapped) return false; // an epilogue's C is row-major: never
-  g.flags |= epi;
+  g.flags |= epi | precision_flag(op);
   collapse(s, &b);
   fold_rows(s, &b, &g);
   sk_restart(s);
@@ -263,6 +268,7 @@ static bool sk_conv_call(Sk *s, KirCallFn fn, int xr, int wr) {
   KStmt *st = kir_call(s->p, &s->k->body, fn);
   kir_call_geom(st, geom);
   if (op->kind == KOP_CONV2D_BIAS && a[7]) st->call->flags = KIR_CONV_RELU;
+  st->call->flags |= precision_flag(op);
   KirCallSpec sp;
   kir_call_spec(fn, &sp);
   for (int i = 0, role = 0; i < sp.nparams; i++) {

@@ -316,14 +316,22 @@ static void rule_view(Ad *ad, const IrNode *n, IrNode *g) {
 }
 
 // matmul a[.., M, K] @ b[.., K, N] = g[.., M, N]:
-//   da = g @ b^T [.., M, K], db = a^T @ g [.., K, N], batch dims summed back.
+//   da = g @ b^T [.., M, K], db = a^T @ g [.., K, N], batch dims summed back;
+//   both products keep n's attributes (its precision: the backward
+//   products round their operands as the forward one does).
 static void rule_matmul(Ad *ad, const IrNode *n, IrNode *g) {
   IrNode *a = ad->clone[idx(ad, n->in[0])], *b = ad->clone[idx(ad, n->in[1])];
-  if (need(ad, n, 0)) acc_bc(ad, n, 0, bin(ad, IR_MATMUL, g, ir_transpose_last2(&ad->b, b)));
-  if (need(ad, n, 1)) acc_bc(ad, n, 1, bin(ad, IR_MATMUL, ir_transpose_last2(&ad->b, a), g));
+  if (need(ad, n, 0)) {
+    IrNode *in[2] = {g, ir_transpose_last2(&ad->b, b)};
+    acc_bc(ad, n, 0, mk(ad, IR_MATMUL, in, 2, &n->attrs, NULL));
+  }
+  if (need(ad, n, 1)) {
+    IrNode *in[2] = {ir_transpose_last2(&ad->b, a), g};
+    acc_bc(ad, n, 1, mk(ad, IR_MATMUL, in, 2, &n->attrs, NULL));
+  }
 }
 
-// conv2d(x, w): the two gradient ops, same attributes.
+// conv2d(x, w): the two gradient ops, same attributes (precision included).
 static void rule_conv(Ad *ad, const IrNode *n, IrNode *g) {
   IrNode *x = ad->clone[idx(ad, n->in[0])], *w = ad->clone[idx(ad, n->in[1])];
   if (need(ad, n, 0)) {

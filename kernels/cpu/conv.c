@@ -178,10 +178,14 @@ static const float *xplane(const ConvJob *j, int64_t n, int64_t g) {
   return j->x + (n * j->k.c + g * j->k.cg) * j->k.h * j->k.w;
 }
 
+// The rounding bits of a conv's flags, which its GEMMs apply.
+static uint32_t round_bits(const ConvJob *j) { return j->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16); }
+
 // y[n, g, :, q0:q0+nq] = w[g] @ col(q0..)
 static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t nq) {
   const Conv *k = &j->k;
-  Gemm gm = {.flags = (j->bias ? MLC_GEMM_BIAS_ROW : 0) | (j->flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0),
+  Gemm gm = {.flags = (j->bias ? MLC_GEMM_BIAS_ROW : 0) | (j->flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0) |
+                      round_bits(j),
              .m = k->og, .n = nq, .k = k->kc, .alpha = 1, .beta = 0,
              .a = j->w + g * k->og * k->kc, .rsa = k->kc, .csa = 1, .csb = 1,
              .c = j->out + (n * k->o + g * k->og) * k->p + q0, .ldc = k->p,
@@ -210,7 +214,7 @@ static void fwd_task(void *vj, int64_t b, int64_t e) {
 static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
   const Conv *k = &j->k;
   float *dx = j->out + (n * k->c + g * k->cg) * k->h * k->w;
-  Gemm gm = {.m = k->kc, .k = k->og, .alpha = 1, .beta = 0, .a = j->w + g * k->og * k->kc,
+  Gemm gm = {.flags = round_bits(j), .m = k->kc, .k = k->og, .alpha = 1, .beta = 0, .a = j->w + g * k->og * k->kc,
              .rsa = 1, .csa = k->kc, .rsb = k->p, .csb = 1};
   if (pointwise(k)) {
     gm.n = k->p, gm.b = j->dy + (n * k->o + g * k->og) * k->p, gm.c = dx, gm.ldc = k->p;
@@ -240,7 +244,7 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
   const Conv *k = &j->k;
   float *acc = gemm_scratch(GEMM_SCRATCH_OUT, (r1 - r0) * k->og);
   if (!acc) return -1;
-  Gemm gm = {.m = r1 - r0, .n = k->og, .alpha = 1, .rsb = 1, .csb = k->p, .c = acc, .ldc = k->og, .csa = 1};
+  Gemm gm = {.flags = round_bits(j), .m = r1 - r0, .n = k->og, .alpha = 1, .rsb = 1, .csb = k->p, .c = acc, .ldc = k->og, .csa = 1};
   for (int64_t n = 0; n < k->n; n++)
     for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
       int64_t nq = min64(k->qchunk, k->p - q0);
@@ -286,18 +290,18 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
-int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, const float *dy, const float *w,
-                          float *dx) {
-  ConvJob j = {.dy = dy, .w = w, .out = dx};
+int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                          const float *w, float *dx) {
+  ConvJob j = {.flags = flags, .dy = dy, .w = w, .out = dx};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.c) return 0;
   mlc_parallel_for(pool, j.k.n * j.k.g, 1, grad_input_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
 
-int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, const float *dy, const float *x,
-                           float *dw) {
-  ConvJob j = {.dy = dy, .x = x, .out = dw};
+int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                           const float *x, float *dw) {
+  ConvJob j = {.flags = flags, .dy = dy, .x = x, .out = dw};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.o || !j.k.kc) return 0;
   if (!j.k.n || !j.k.p) {

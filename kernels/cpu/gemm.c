@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../gemm_ref.h"
+#include "../round16.h"
 #include "gemm_internal.h"
 #include "gemv.h"
 #include "mlc_rt.h"
@@ -128,11 +129,87 @@ static int64_t nc_of(const GemmVariant *v) {
 // with a large (often power-of-two) stride, conflict in the caches, and a
 // block reused by many tiles is worth copying: B when the region has at
 // least 16 micro-rows, A when C spans more than one NC block.
+// MLC_GEMM_BF16 and MLC_GEMM_F16 pack both operands always: the packing
+// is where their elements are rounded.
 static void packing(const Gemm *g, const GemmVariant *v, int64_t rows, int64_t nc, bool *pb,
                     bool *pa) {
   double half = 0.5 * (double)l2_bytes(), kb = 4.0 * (double)g->k;
-  *pb = g->csb != 1 || (rows >= 16 * v->mr && kb * (double)g->n > half);
-  *pa = *pb && kb * (double)rows > half && g->n > nc;
+  bool round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  *pb = round || g->csb != 1 || (rows >= 16 * v->mr && kb * (double)g->n > half);
+  *pa = round || (*pb && kb * (double)rows > half && g->n > nc);
+}
+
+// f16 rounding of a packed panel with F16C's conversions, 8 at a time
+// (round16.h's scalar rounding does not vectorise; the instructions round
+// the same way: ties to even, overflow to inf, subnormals kept, NaN quiet;
+// the kernel tests compare the two bit for bit).
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define HAVE_F16C_PATH 1
+__attribute__((target("avx,f16c"))) static void round_f16_f16c(int64_t kc, int w, float *dst, int panel) {
+  for (int64_t p = 0; p < kc; p++) {
+    float *row = dst + p * panel;
+    int j = 0;
+    for (; j + 8 <= w; j += 8)
+      _mm256_storeu_ps(row + j, _mm256_cvtph_ps(_mm256_cvtps_ph(_mm256_loadu_ps(row + j), _MM_FROUND_TO_NEAREST_INT)));
+    for (; j < w; j++) row[j] = mlc_round_f16(row[j]);
+  }
+}
+
+// bf16 the same way with AVX2 integer ops, round16.h's steps 8 lanes at a
+// time: u + 0x7fff + (bit 16 of u), the low half cleared; a NaN keeps its
+// top half, made quiet.
+__attribute__((target("avx2"))) static void round_bf16_avx2(int64_t kc, int w, float *dst, int panel) {
+  const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), hi = _mm256_set1_epi32((int)0xffff0000u);
+  const __m256i quiet = _mm256_set1_epi32(0x00400000), abs = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  for (int64_t p = 0; p < kc; p++) {
+    float *row = dst + p * panel;
+    int j = 0;
+    for (; j + 8 <= w; j += 8) {
+      __m256i u = _mm256_loadu_si256((const __m256i *)(row + j));
+      __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, bias), _mm256_and_si256(_mm256_srli_epi32(u, 16), one));
+      __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
+      r = _mm256_blendv_epi8(r, _mm256_or_si256(u, quiet), nan);
+      _mm256_storeu_si256((__m256i *)(row + j), _mm256_and_si256(r, hi));
+    }
+    for (; j < w; j++) row[j] = mlc_round_bf16(row[j]);
+  }
+}
+#endif
+
+// Whether the CPU runs the vector roundings above (asked once).
+static bool vector_rounding(void) {
+#ifdef HAVE_F16C_PATH
+  static atomic_int have = -1; // every thread that asks first stores the same answer
+  int h = atomic_load_explicit(&have, memory_order_relaxed);
+  if (h < 0) {
+    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    atomic_store_explicit(&have, h, memory_order_relaxed);
+  }
+  return h;
+#else
+  return false;
+#endif
+}
+
+// The rounding of MLC_GEMM_BF16 / MLC_GEMM_F16, applied to a panel just
+// packed (kc rows of w values, `panel` floats apart; the zero padding
+// stays zero): the micro-kernels then compute the f32 GEMM of the rounded
+// operands, whatever the variant.
+static void round_panel(uint32_t flags, int64_t kc, int w, float *dst, int panel) {
+  if (!(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16))) return;
+#ifdef HAVE_F16C_PATH
+  if (vector_rounding()) {
+    if (flags & MLC_GEMM_BF16) round_bf16_avx2(kc, w, dst, panel);
+    else round_f16_f16c(kc, w, dst, panel);
+    return;
+  }
+#endif
+  for (int64_t p = 0; p < kc; p++)
+    for (int j = 0; j < w; j++) {
+      float *x = &dst[p * panel + j];
+      *x = flags & MLC_GEMM_BF16 ? mlc_round_bf16(*x) : mlc_round_f16(*x);
+    }
 }
 
 // One K block of one NC block: every MR x NR tile of C[i0:i1, jc:jc+ncur].
@@ -150,6 +227,7 @@ static void block(const GemmVariant *v, const Gemm *g, const GemmEpi *e0, int64_
         gemm_pack_copy(kc, mr, ap, csa, ap_buf, v->mr);
       else
         v->pack_t(kc, mr, ap, rsa, ap_buf, v->mr);
+      round_panel(g->flags, kc, mr, ap_buf, v->mr);
       ap = ap_buf, rsa = 1, csa = v->mr;
     }
     for (int64_t jr = 0; jr < ncur; jr += v->nr) {
@@ -174,6 +252,7 @@ static void pack_b(const GemmVariant *v, const Gemm *g, int64_t pc, int64_t kc, 
       gemm_pack_copy(kc, w, g->b + pc * g->rsb + jc + jr, g->rsb, bp + jr * kc, v->nr);
     else
       v->pack_t(kc, w, g->b + pc * g->rsb + (jc + jr) * g->csb, g->csb, bp + jr * kc, v->nr);
+    round_panel(g->flags, kc, w, bp + jr * kc, v->nr);
   }
 }
 
@@ -193,7 +272,7 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
     for (int64_t kb = 0; kb < nkb; kb++) {
       int64_t pc = kb * kcb, kc = min64(kcb, g->k - pc);
       if (bp) pack_b(v, g, pc, kc, jc, ncur, bp);
-      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags : 0, .alpha = g->alpha,
+      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16) : 0, .alpha = g->alpha,
                    .beta = kb == 0 ? g->beta : 1.0f, .ldaux = g->ldaux};
       block(v, g, &e, i0, i1, jc, ncur, pc, kc, bp, ap);
     }

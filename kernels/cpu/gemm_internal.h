@@ -33,8 +33,8 @@ typedef void GemmKernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, co
                         int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e);
 
 // Packs one panel of a transposed operand: dst[p*panel + j] = src[j*lds + p]
-// for p < kc, j < w, and zero for w <= j < panel. Copies only: packing never
-// changes a value, so it does not take part in the numerics.
+// for p < kc, j < w, and zero for w <= j < panel. Copies only; the
+// rounding of MLC_GEMM_BF16 / F16 follows in the driver (gemm.c, round_panel).
 typedef void GemmPackT(int64_t kc, int w, const float *src, int64_t lds, float *dst, int panel);
 
 // The same for an operand already k-major: dst[p*panel + j] = src[p*lds + j].
@@ -58,7 +58,7 @@ const GemmVariant *gemm_current(void);
 //   op(A)(i,p) = a[i*rsa + p*csa], op(B)(p,j) = b[p*rsb + j*csb] (csb == 1:
 //   read in place; otherwise packed per block), C[i*ldc + j].
 typedef struct Gemm {
-  uint32_t flags; // epilogue bits only (the transposes are in the strides)
+  uint32_t flags; // epilogue and rounding bits (the transposes are in the strides)
   int64_t m, n, k;
   float alpha, beta;
   const float *a;

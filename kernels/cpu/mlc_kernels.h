@@ -34,7 +34,11 @@ typedef struct MlcPool MlcPool;
 //   MLC_GEMM_RESIDUAL  t += aux[i*ldaux+j]  aux [M, ldaux]
 //   MLC_GEMM_RELU      t = t > 0 || isnan(t) ? t : 0          (the interpreter's relu)
 //   MLC_GEMM_RELU_MASK t = aux[i*ldaux+j] > 0 ? t : 0         (relu_grad(t, aux))
-// RESIDUAL and RELU_MASK share aux and exclude each other. Every operation
+// RESIDUAL and RELU_MASK share aux and exclude each other. MLC_GEMM_BF16 or
+// MLC_GEMM_F16 (`precision bf16 | f16`) rounds every element of op(A) and
+// op(B) to that format (kernels/round16.h) as it is read, then computes the
+// f32 GEMM of the rounded operands: the products are exact in f32, the sum
+// and the epilogue are the f32 ones (kernels/gemm_ref.h, mlc_ref_round16). Every operation
 // is one IEEE op (no contraction), so the epilogue rounds like the
 // reference interpreter; the K sum itself is a chain of fused multiply-adds
 // in k order, restarted every K block (see kernels.md, "Blocking").
@@ -46,6 +50,8 @@ enum {
   MLC_GEMM_RESIDUAL = 1 << 4,
   MLC_GEMM_RELU = 1 << 5,
   MLC_GEMM_RELU_MASK = 1 << 6,
+  MLC_GEMM_BF16 = 1 << 7,      // round op(A), op(B) elements to bfloat16 (ties to even) first
+  MLC_GEMM_F16 = 1 << 8,       // round them to IEEE binary16 (ties to even, overflow to inf) first
 };
 
 int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, float alpha,
@@ -110,18 +116,21 @@ enum {
   MLC_CONV_G, // groups: C and O are multiples of it
   MLC_CONV_GEOM
 };
+// The flags of all three: MLC_CONV_RELU (forward only), and MLC_GEMM_BF16 or
+// MLC_GEMM_F16, which round x (or dy) and w as the GEMMs read them (the
+// im2col matrix holds x's elements, so rounding it is rounding x).
 enum { MLC_CONV_RELU = 1 << 0 };
 
 // y = conv2d(x, w) (+ bias[o] when bias != NULL), then relu with MLC_CONV_RELU.
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
                const float *w, const float *bias, float *y);
 // dx [N, C, H, W] = d conv2d / dx applied to dy [N, O, HO, WO] (overwritten).
-int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, const float *dy, const float *w,
-                          float *dx);
+int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                          const float *w, float *dx);
 // dw [O, C/G, KH, KW] = d conv2d / dw applied to dy, summed over the batch
 // in image order (overwritten).
-int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, const float *dy, const float *x,
-                           float *dw);
+int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                           const float *x, float *dw);
 // HO and WO of a geometry (-1 when the window does not fit).
 int64_t mlc_conv_out_h(const int64_t *geom);
 int64_t mlc_conv_out_w(const int64_t *geom);

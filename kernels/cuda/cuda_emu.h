@@ -27,7 +27,7 @@
 // What it does not model: warp lockstep (warp-synchronous code without
 // __syncwarp passes here and may fail on a GPU), concurrency between blocks
 // (races between blocks and atomic contention go unseen), memory spaces
-// (a device pointer is a host pointer), float4/__half/__ldg/cooperative
+// (a device pointer is a host pointer), float4/__half arithmetic/__ldg/cooperative
 // groups, and NVRTC's rounding (FMA contraction, --use_fast_math): compare
 // results with a tolerance unless the data makes every operation exact.
 #ifndef MLC_CUDA_EMU_H
@@ -36,6 +36,8 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "../round16.h"
 
 // ---- the launch --------------------------------------------------------------------------
 typedef struct dim3 {
@@ -155,6 +157,14 @@ static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
 // Rounded products (compile with -ffp-contract=off: nothing is contracted).
 static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
+// cuda_bf16.h's and cuda_fp16.h's conversions (storage only: no
+// arithmetic on the 16-bit types), kernels/round16.h's rounding.
+typedef struct { uint16_t x; } __nv_bfloat16;
+typedef struct { uint16_t x; } __half;
+static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return (__nv_bfloat16){mlc_f32_to_bf16(f)}; }
+static inline float __bfloat162float(__nv_bfloat16 h) { return mlc_bf16_to_f32(h.x); }
+static inline __half __float2half_rn(float f) { return (__half){mlc_f32_to_f16(f)}; }
+static inline float __half2float(__half h) { return mlc_f16_to_f32(h.x); }
 
 // ---- the subset's macros (mlc_cuda.h lists them) ------------------------------------------
 #define MLC_KERNEL static void

@@ -76,6 +76,35 @@ typedef unsigned long long uint64_t;
 #define MLC_ENTRY15(name, ...)
 #define MLC_ENTRY16(name, ...)
 
+// cuda_bf16.h's and cuda_fp16.h's conversions, which NVRTC offers only
+// with the toolkit's include path: the PTX conversions they compile to
+// (cvt.rn rounds to nearest even; bf16 needs sm_80, below it the bits are
+// rounded by hand as kernels/round16.h does).
+typedef struct { unsigned short x; } __nv_bfloat16;
+typedef struct { unsigned short x; } __half;
+static __device__ inline __nv_bfloat16 __float2bfloat16_rn(float f) {
+  __nv_bfloat16 h;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h.x) : "f"(f));
+#else
+  unsigned u = __float_as_uint(f);
+  h.x = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                         : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+#endif
+  return h;
+}
+static __device__ inline float __bfloat162float(__nv_bfloat16 h) { return __uint_as_float((unsigned)h.x << 16); }
+static __device__ inline __half __float2half_rn(float f) {
+  __half h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(f));
+  return h;
+}
+static __device__ inline float __half2float(__half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.x));
+  return f;
+}
+
 #else
 
 #include "cuda_emu.h"
@@ -115,6 +144,12 @@ MLC_DEVICE int64_t mlc_ftoi(double x) {
   return (x > -9.2233720368547758e18 && x < 9.2233720368547758e18) ? (int64_t)x : 0;
 }
 MLC_DEVICE void mlc_fail(uint32_t *flag, uint32_t id) { *flag = id; }
+// `precision bf16 | f16`: a matmul's or conv's operand rounded to the
+// 16-bit format (ties to even; f16 overflows to inf) and back to float,
+// kernels/round16.h's mlc_round_bf16 / mlc_round_f16. The conversions are
+// CUDA's (below for NVRTC, cuda_emu.h for the emulation).
+MLC_DEVICE float mlc_round_bf16f(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
+MLC_DEVICE float mlc_round_f16f(float x) { return __half2float(__float2half_rn(x)); }
 // Philox-4x32-10 (kernels/philox.h): key (lo, hi), counter (ctr lo, hi, stream lo, hi);
 // the first word w gives (w >> 8) * 2^-24.
 MLC_DEVICE double mlc_philox(int64_t key, int64_t ctr, int64_t stream) {

@@ -170,6 +170,8 @@ typedef struct MlcRecipe {
   int nhyper;
   const MlcHyper *hyper;
   const char *metric; // "accuracy" or NULL
+  const char *precision; // "bf16" or "f16": what matmuls and convolutions round their
+                         // operands to (train, eval, predict); NULL: f32 (ABI 6)
 } MlcRecipe;
 
 // A place in the user's source, for --check-finite reports:

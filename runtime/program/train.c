@@ -338,6 +338,9 @@ static int train_run(Train *t, char *err, size_t errlen) {
   if (!t->in) return -1;
   t->acc = accuracy_of(t->in);
   if (start_state(t, err, errlen) || start_loop(t, err, errlen)) return -1;
+  if (t->m->recipe.precision) // an f32 program's log is unchanged
+    printf("%s: precision %s: matmuls and convolutions round their operands to %s "
+           "(f32 products, sums and weights)\n", t->m->name, t->m->recipe.precision, t->m->recipe.precision);
   t->t0 = now();
   for (int64_t e = mlc_loader_epoch(t->loader); e < o->epochs && !t->stopped;
        e = mlc_loader_epoch(t->loader))

@@ -26,7 +26,9 @@ interp_init, interp_cli):
          weights files (missing, unknown, mis-shaped, wrong-dtype tensors,
          not safetensors) are refused naming the file and the tensor; an F64
          file loads into f32 parameters; loss_grad of a model without a loss
-         is refused. Skipped (77) without numpy.
+         is refused; --precision bf16 / f16 gives numpy's loss over rounded
+         matmul operands (not the f32 one), and overrides a recipe's
+         `precision`. Skipped (77) without numpy.
 Prints `[PASS] name` or `[FAIL] name` with the reasons; exits 1 on a failure.
 """
 
@@ -427,7 +429,72 @@ def cli_no_loss(ctx):
     return why
 
 
+def round16(a, bits):
+    """a (float32) rounded to bfloat16 (bits 16) or IEEE half (bits 13), ties to even."""
+    if bits == 13:
+        return a.astype(np.float16).astype(np.float32)
+    u = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7fff + ((u >> 16) & 1)) & 0xffff0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def mlp_loss(w, x, y, bits):
+    """fashion_mlp's loss with every matmul's operands rounded (bits None: f32), in float64."""
+    r = (lambda a: a.astype(np.float64)) if bits is None else (lambda a: round16(a, bits).astype(np.float64))
+    h = x
+    for i, layer in enumerate(("fc1", "fc2", "fc3")):
+        h = (r(np.asarray(h, np.float32)) @ r(w[layer + ".w"]).T + w[layer + ".b"]).astype(np.float32)
+        if i < 2:
+            h = np.maximum(h, 0)
+    z = h.astype(np.float64)
+    z = z - z.max(axis=1, keepdims=True)
+    lse = np.log(np.exp(z).sum(axis=1))
+    return float(np.mean(lse - z[np.arange(len(y)), y]))
+
+
+def cli_precision(ctx):
+    """--precision bf16 / f16 rounds every matmul's operands: the loss is numpy's
+    over rounded operands, not the f32 one; --precision f32 undoes a recipe's bf16."""
+    why = []
+    g = np.random.default_rng(5)
+    # inputs large enough that the initial logits spread: the rounding moves the loss by ~1e-3
+    x, y = (g.random((3, 784), dtype=np.float32) * 40).astype(np.float32), np.array([4, 0, 9], np.int32)
+    io = ["--input", "x=" + ctx.npy("px.npy", x), "--input", "y=" + ctx.npy("py.npy", y)]
+    w_path = ctx.path("pw.safetensors")
+    rc, _, err = ctx.mlc_run(MLP, "--entry", "init", "--save", w_path)
+    if not expect_ok(why, "--entry init", rc, err):
+        return why
+    w, _ = safetensors_np.read(w_path)
+    losses = {}
+    for prec, bits in (("f32", None), ("bf16", 16), ("f16", 13)):
+        rc, out, err = ctx.mlc_run(MLP, "--entry", "loss", "--weights", w_path, "--precision", prec, *io)
+        if not expect_ok(why, "--precision " + prec, rc, err):
+            return why
+        got = float(list(printed(out).values())[0][2][0])
+        want = mlp_loss(w, x, y, bits)
+        losses[prec] = got
+        if abs(got - want) > 2e-6 * abs(want):
+            why.append("--precision %s: loss %.9g, numpy over rounded operands %.9g" % (prec, got, want))
+    for prec in ("bf16", "f16"):
+        if abs(losses[prec] - losses["f32"]) <= 1e-4 * abs(losses["f32"]):
+            why.append("--precision %s: loss %.9g, about the f32 one %.9g" % (prec, losses[prec], losses["f32"]))
+    mixed = "tests/parity/cases/mixed_precision.model"  # its recipe says precision bf16
+    xm = ["--input", "x=" + ctx.npy("mx.npy", g.random((2, 1, 14, 14), dtype=np.float32)),
+          "--input", "y=" + ctx.npy("my.npy", np.array([1, 7], np.int32))]
+    runs = {}
+    for flag in ((), ("--precision", "bf16"), ("--precision", "f32")):
+        rc, out, err = ctx.mlc_run(mixed, "--entry", "loss", *flag, *xm)
+        if not expect_ok(why, "%s %s" % (mixed, " ".join(flag)), rc, err):
+            return why
+        runs[flag] = out
+    if runs[()] != runs[("--precision", "bf16")] or runs[()] == runs[("--precision", "f32")]:
+        why.append("the recipe's precision bf16 is not what --precision bf16 gives, or --precision f32 "
+                   "does not override it")
+    return why
+
+
 def suite_cli(ctx):
+    yield "--precision: the matmuls' operands rounded (numpy), the recipe's overridden", lambda: cli_precision(ctx)
     yield "--save: safetensors, .npy, a directory; names and values as printed", lambda: cli_save(ctx)
     yield "--save: unusable paths refused", lambda: cli_bad_save(ctx)
     yield "--weights: bad files refused naming the tensor; F64 converts", lambda: cli_bad_weights(ctx)

@@ -275,7 +275,7 @@ def case_usage_top(ctx):
 
 SAMPLE = {"color": "auto", "model": "M", "emit": "ir", "dump-after": "lower", "cpu": "native",
           "entry": "loss", "input": "x=x.npy", "seed": "1", "target": "cpu", "cuda-arch": "sm_90",
-          "batch": "8", "max-memory": "1G"}
+          "batch": "8", "max-memory": "1G", "precision": "bf16"}
 
 
 def case_help(ctx, cmd):

@@ -21,7 +21,15 @@
 // LLJIT on one random batch and random state (the optimizer's step counter
 // past 0, so momentum and bias corrections are live). The graph interpreter
 // (interp_run, f32 mode) runs the same functions on the same state and batch.
-// Each model is built twice: fused (the default) and with --no-fuse.
+// Each model is built twice: fused (the default) and with --no-fuse; then
+// fashion_mlp, fashion_cnn and tiny_gpt once more at --precision bf16 and
+// f16 (every matmul and conv rounds its operands: the interpreter through
+// kernels/gemm_ref.h, the kernels in the library's packing or the nest's
+// round_bf16/round_f16). At bf16 eval's results must also differ from the
+// f32 module's by more than the tolerance somewhere, so a precision that
+// did nothing would fail (f16's 11 bits move tiny_gpt's small outputs by
+// less than the tolerance; the kernel tests and tests/parity see f16's
+// rounding).
 // Every output, and every state tensor train_step stores, must agree:
 // |compiled - reference| <= 1e-4 * max(1, |reference|). The compiled code
 // runs on a 2-thread mlc_rt pool.
@@ -119,14 +127,57 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
 }
 
-static void check_model(const char *path, MlcPool *pool, bool no_fuse) {
+// The module at f32: every precision attribute removed, in place.
+static void strip_precision(IrModule *mod) {
+  for (int i = 0; i < mod->funcs.len; i++) {
+    IrFunc *f = VEC_AT(mod->funcs, IrFunc, i);
+    for (int j = 0; j < f->nodes.len; j++) {
+      IrAttrs *as = &VEC_AT(f->nodes, IrNode, j)->attrs;
+      for (int k = 0; k < as->n; k++)
+        if (as->a[k].key == IRA_PRECISION) memmove(&as->a[k], &as->a[k + 1], sizeof as->a[0] * (size_t)(--as->n - k));
+    }
+  }
+}
+
+// eval's results (the loss, the forward output) at the module's precision
+// and at f32: some element differs by more than agree()'s tolerance (run
+// last: it strips the module).
+static void check_rounds(Model *m, const char *model, Tensor **args) {
+  Tensor *outs[2][16] = {{0}};
+  bool ok = true;
+  char why[256] = "";
+  for (int pass = 0; pass < 2 && ok; pass++) {
+    if (pass) strip_precision(m->u.lr.module);
+    Tensor *ist[256];
+    for (int i = 0; i < m->nstate; i++) ist[i] = interp_tensor_clone(m->state[i]);
+    InterpParams ip = {m->nstate, m->paths, ist, 777};
+    DiagSink d;
+    diag_init(&d, m->u.arena);
+    ok = interp_run(m->u.lr.module, m->u.eval, INTERP_F32, args, m->u.eval->params.len, &ip, outs[pass], &d) == 0;
+    for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
+  }
+  double worst = 0, p = 0, f = 0;
+  for (int o = 0; ok && o < m->u.eval->outputs.len; o++)
+    for (int64_t e = 0; e < outs[0][o]->numel; e++) {
+      double x = outs[0][o]->data[e], y = outs[1][o]->data[e], r = fabs(x - y) / fmax(1, fabs(y));
+      if (r > worst) worst = r, p = x, f = y;
+    }
+  ok = ok && worst > 1e-4;
+  snprintf(why, sizeof why, "largest difference %.3g: %.9g at this precision, %.9g at f32", worst, p, f);
+  report(model, "the precision changes eval's results", ok, why);
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < 16; i++) interp_tensor_free(outs[pass][i]);
+}
+
+static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType prec) {
   Arena *a = arena_new();
   DiagSink d;
   diag_init(&d, a);
   Model m = {0};
   char err[512] = "";
   Pipeline P;
-  pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t", .no_fuse = no_fuse});
+  pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t", .no_fuse = no_fuse,
+                                               .have_precision = prec != DT_F32, .precision = prec});
   bool ok = pipeline_run(&P, STAGE_MEMPLAN);
   m.u = P.u;
   diag_print(&d, stderr);
@@ -173,9 +224,11 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse) {
     args[i] = make(VEC_AT(step->params, IrNode, i)->type, B, classes, 1.0);
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (no_fuse) name = arena_printf(a, "%s (--no-fuse)", name);
+  if (prec != DT_F32) name = arena_printf(a, "%s (--precision %s)", name, dtype_name(prec));
   check_program(&m, name, step, m.u.k_train, args, pool);
   check_program(&m, name, m.u.eval, m.u.k_eval, args, pool);
   check_program(&m, name, pred, m.u.k_predict, args, pool);
+  if (prec == DT_BF16) check_rounds(&m, name, args);
   for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
   for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);
   llvm_jit_free(m.jit);
@@ -189,12 +242,16 @@ int main(int argc, char **argv) {
                             "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model",
                             "tests/e2e/two_heads.model", "tests/e2e/masked.model",
                             "tests/e2e/denoise.model", "tests/e2e/noise_draws.model"};
+  const char *rounded[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model", "tests/e2e/tiny_gpt.model"};
   MlcPool *pool = mlc_pool_new(2);
   for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
     if (argc > 1)
-      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf);
+      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf, DT_F32);
     else
-      for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf);
+      for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf, DT_F32);
+  for (int p = 0; p < 2 && argc == 1; p++) // --precision bf16, f16
+    for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
+      check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16);
   mlc_pool_free(pool);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

@@ -5,7 +5,9 @@
 // groups, 1x1, bias and relu; for every micro-kernel variant the CPU runs
 // (bit-equal to the generic one), and bit-identical with 1, 2 and 3 threads.
 // And bit for bit against the definition of their order, kernels/gemm_ref.h
-// in f32 (what the reference interpreter computes in f32 mode).
+// in f32 (what the reference interpreter computes in f32 mode). With
+// MLC_GEMM_BF16 / MLC_GEMM_F16 the same over rounded operands, and the
+// rounding must change the result.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -41,7 +43,8 @@ static Shape rows2(Shape s) {
 
 // The interpreter's index walk, in double: op 0 forward (into y), 1 grad
 // input (into dx), 2 grad weight (into dw); mag gets the sum of |terms|.
-static void walk(const Shape *s, int op, const float *x, const float *w, const float *dy,
+// The operands are rounded by the precision bits of flags.
+static void walk(const Shape *s, int op, uint32_t flags, const float *x, const float *w, const float *dy,
                  double *out, double *mag) {
   const int64_t *g = s->g;
   int64_t N = g[0], C = g[1], H = g[2], W = g[3], O = g[4], KH = g[5], KW = g[6], G = g[13];
@@ -59,8 +62,9 @@ static void walk(const Shape *s, int op, const float *x, const float *w, const f
                 int64_t xo = ((n * C + (o / Og) * Cg + ci) * H + h) * W + ww;
                 int64_t wo = ((o * Cg + ci) * KH + a) * KW + b;
                 int64_t at = op == 0 ? yo : op == 1 ? xo : wo;
-                double t = op == 0 ? (double)x[xo] * w[wo] : op == 1 ? (double)dy[yo] * w[wo]
-                                                                     : (double)dy[yo] * x[xo];
+                double xv = mlc_ref_round16(flags, x[xo]), wv = mlc_ref_round16(flags, w[wo]);
+                double dv = op ? mlc_ref_round16(flags, dy[yo]) : 0;
+                double t = op == 0 ? xv * wv : op == 1 ? dv * wv : dv * xv;
                 out[at] += t, mag[at] += fabs(t);
               }
         }
@@ -83,9 +87,10 @@ static int run_all(MlcPool *pool, const Shape *s, uint32_t flags, const float *x
                    const float *bias, const float *dy, Outs *o) {
   o->y = malloc((size_t)s->ny * sizeof(float)), o->dx = malloc((size_t)s->nx * sizeof(float));
   o->dw = malloc((size_t)s->nw * sizeof(float));
+  uint32_t prec = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   return mlc_conv2d(pool, s->g, flags, x, w, bias, o->y) ||
-         mlc_conv2d_grad_input(pool, s->g, dy, w, o->dx) ||
-         mlc_conv2d_grad_weight(pool, s->g, dy, x, o->dw);
+         mlc_conv2d_grad_input(pool, s->g, prec, dy, w, o->dx) ||
+         mlc_conv2d_grad_weight(pool, s->g, prec, dy, x, o->dw);
 }
 
 static void outs_free(Outs *o) { free(o->y), free(o->dx), free(o->dw); }
@@ -113,8 +118,9 @@ static int64_t unlike_ref(const Shape *s, uint32_t flags, const float *x, const 
   double *db = to_double(bias, s->g[MLC_CONV_O]), *y = calloc((size_t)s->ny + 1, sizeof(double));
   double *gx = calloc((size_t)s->nx + 1, sizeof(double)), *gw = calloc((size_t)s->nw + 1, sizeof(double));
   int64_t bad = -1;
-  if (mlc_ref_conv2d(true, s->g, flags, dx_, dw_, db, y) && mlc_ref_conv2d_grad_input(true, s->g, ddy, dw_, gx) &&
-      mlc_ref_conv2d_grad_weight(true, s->g, ddy, dx_, gw))
+  uint32_t prec = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  if (mlc_ref_conv2d(true, s->g, flags, dx_, dw_, db, y) && mlc_ref_conv2d_grad_input(true, s->g, prec, ddy, dw_, gx) &&
+      mlc_ref_conv2d_grad_weight(true, s->g, prec, ddy, dx_, gw))
     bad = count_unlike(got->y, y, s->ny) + count_unlike(got->dx, gx, s->nx) + count_unlike(got->dw, gw, s->nw);
   free(dx_), free(dw_), free(ddy), free(db), free(y), free(gx), free(gw);
   return bad;
@@ -133,7 +139,7 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
   int64_t sizes[3] = {s->ny, s->nx, s->nw};
   for (int op = 0; op < 3; op++) {
     ref[op] = calloc((size_t)sizes[op], sizeof(double)), mag[op] = calloc((size_t)sizes[op], sizeof(double));
-    walk(s, op, x, w, dy, ref[op], mag[op]);
+    walk(s, op, flags, x, w, dy, ref[op], mag[op]);
   }
   for (int64_t i = 0; i < s->ny; i++) { // forward epilogue: bias, then relu
     int64_t o = i / (s->ho * s->wo) % g[MLC_CONV_O];
@@ -158,17 +164,26 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
     outs_free(&thr[t - 1]);
     mlc_pool_free(pool);
   }
-  char msg[300];
+  int rounds = 1; // the precision bits change the outputs (not a no-op)
+  if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) {
+    Outs f32;
+    rc |= run_all(NULL, s, flags & MLC_CONV_RELU, x, w, bias, dy, &f32);
+    rounds = memcmp(f32.y, got.y, (size_t)s->ny * 4) || memcmp(f32.dx, got.dx, (size_t)s->nx * 4) ||
+             memcmp(f32.dw, got.dw, (size_t)s->nw * 4);
+    outs_free(&f32);
+  }
+  char msg[360];
   snprintf(msg, sizeof msg,
            "%s: x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld d%lld g%lld%s%s: "
            "out of bound fwd %lld dx %lld dw %lld; same as generic %d; same with 1-3 threads %d; "
-           "%lld unlike gemm_ref.h",
+           "%lld unlike gemm_ref.h%s",
            variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3],
            (long long)g[4], (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[9],
            (long long)g[11], (long long)g[13], bias ? " bias" : "",
            flags & MLC_CONV_RELU ? " relu" : "", (long long)bad0, (long long)bad1, (long long)bad2,
-           same(&got, &gen, s), threads_same, (long long)unlike);
-  check(msg, !rc && !bad0 && !bad1 && !bad2 && same(&got, &gen, s) && threads_same && unlike == 0);
+           same(&got, &gen, s), threads_same, (long long)unlike,
+           flags & MLC_GEMM_BF16 ? " (bf16)" : flags & MLC_GEMM_F16 ? " (f16)" : "");
+  check(msg, !rc && !bad0 && !bad1 && !bad2 && same(&got, &gen, s) && threads_same && unlike == 0 && rounds);
   outs_free(&got), outs_free(&gen);
   for (int op = 0; op < 3; op++) free(ref[op]), free(mag[op]);
   free(x), free(w), free(dy), free(bias);
@@ -195,6 +210,8 @@ static void shapes(const char *variant) {
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
     check_shape(&s[i], MLC_CONV_RELU, 1, variant);
+    check_shape(&s[i], MLC_GEMM_BF16, i % 2, variant);
+    check_shape(&s[i], MLC_GEMM_F16 | MLC_CONV_RELU, 1, variant);
   }
 }
 

@@ -8,7 +8,9 @@
 // micro-tile), every transpose combination, padded leading dimensions,
 // alpha/beta, each epilogue. Then: results are bit-identical with 1, 2 and
 // 3 threads, and bit-identical to the generic variant (every variant sums
-// in the same order). Exit 77 (skipped) when the CPU lacks the variant.
+// in the same order). The same for MLC_GEMM_BF16 and MLC_GEMM_F16 against
+// gemm_ref.h over the rounded operands, and a check that the rounding
+// changes the result. Exit 77 (skipped) when the CPU lacks the variant.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -51,12 +53,14 @@ static void operands_free(Operands *o) {
   free(o->a), free(o->b), free(o->c0), free(o->bias), free(o->aux);
 }
 
+// op(A) and op(B) elements as the product sees them (rounded by the
+// precision flags, kernels/round16.h).
 static double op_a(const Case *t, const Operands *o, int64_t i, int64_t p) {
-  return t->flags & MLC_GEMM_TRANS_A ? o->a[p * o->lda + i] : o->a[i * o->lda + p];
+  return mlc_ref_round16(t->flags, t->flags & MLC_GEMM_TRANS_A ? o->a[p * o->lda + i] : o->a[i * o->lda + p]);
 }
 
 static double op_b(const Case *t, const Operands *o, int64_t p, int64_t j) {
-  return t->flags & MLC_GEMM_TRANS_B ? o->b[j * o->ldb + p] : o->b[p * o->ldb + j];
+  return mlc_ref_round16(t->flags, t->flags & MLC_GEMM_TRANS_B ? o->b[j * o->ldb + p] : o->b[p * o->ldb + j]);
 }
 
 // The reference element and a bound on float32 rounding for it.
@@ -109,10 +113,11 @@ static double *run_ref(const Case *t, const Operands *o) {
 }
 
 static void name_case(const Case *t, char *buf, size_t n) {
-  snprintf(buf, n, "%s%s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g epi=0x%x",
-           t->flags & MLC_GEMM_TRANS_A ? "T" : "N", t->flags & MLC_GEMM_TRANS_B ? "T" : "N",
+  const char *prec = t->flags & MLC_GEMM_BF16 ? " bf16" : t->flags & MLC_GEMM_F16 ? " f16" : "";
+  snprintf(buf, n, "%s%s%s m=%lld n=%lld k=%lld pad=%lld alpha=%g beta=%g epi=0x%x",
+           t->flags & MLC_GEMM_TRANS_A ? "T" : "N", t->flags & MLC_GEMM_TRANS_B ? "T" : "N", prec,
            (long long)t->m, (long long)t->n, (long long)t->k, (long long)t->pad, t->alpha,
-           t->beta, t->flags >> 2);
+           t->beta, (t->flags >> 2) & 0x1f);
 }
 
 // Against the reference; also bit-equal to the generic variant's result.
@@ -189,8 +194,8 @@ static void scalars_and_epilogues(const char *variant) {
 }
 
 // Same bits with 1, 2 and 3 threads, on shapes the driver splits by
-// columns and by rows.
-static void thread_counts(const char *variant) {
+// columns and by rows; `prec` (a precision flag or 0) is added to each.
+static void thread_counts(const char *variant, uint32_t prec) {
   static const Case cases[] = {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 64, 256, 784, 0, 1, 0},
                                {MLC_GEMM_TRANS_A, 256, 784, 64, 0, 1, 1},
                                {0, 301, 20, 1030, 1, 0.5f, 0},
@@ -198,18 +203,62 @@ static void thread_counts(const char *variant) {
   MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     Operands o;
-    operands_new(&cases[i], &o);
+    Case t = cases[i];
+    t.flags |= prec;
+    operands_new(&t, &o);
     float *c[3];
-    for (int p = 0; p < 3; p++) c[p] = run(pools[p], &cases[i], &o);
-    size_t bytes = (size_t)(cases[i].m * o.ldc) * sizeof(float);
+    for (int p = 0; p < 3; p++) c[p] = run(pools[p], &t, &o);
+    size_t bytes = (size_t)(t.m * o.ldc) * sizeof(float);
     char name[200], msg[300];
-    name_case(&cases[i], name, sizeof name);
+    name_case(&t, name, sizeof name);
     snprintf(msg, sizeof msg, "%s: %s identical with 1, 2, 3 threads", variant, name);
     check(msg, c[0] && c[1] && c[2] && !memcmp(c[0], c[1], bytes) && !memcmp(c[0], c[2], bytes));
     for (int p = 0; p < 3; p++) free(c[p]);
     operands_free(&o);
   }
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
+}
+
+// MLC_GEMM_BF16 and MLC_GEMM_F16 (check_case: gemm_ref.h over the rounded
+// operands bit for bit, the rounded double reference within the f32
+// bound, the generic variant's bits) on odd shapes with every transpose,
+// the blocking tails, epilogues, 1-3 threads; and the flag is not a no-op:
+// the result differs from the f32 GEMM's.
+static void precision(const char *variant) {
+  static const uint32_t precs[2] = {MLC_GEMM_BF16, MLC_GEMM_F16};
+  static const int64_t dims[] = {1, 7, 33, 65}; // odd sizes and micro-tile tails (the tails below: blocks)
+  for (int pi = 0; pi < 2; pi++) {
+    uint32_t prec = precs[pi];
+    for (int tr = 0; tr < 4; tr++)
+      for (int mi = 0; mi < 4; mi++)
+        for (int ni = 0; ni < 4; ni++)
+          for (int ki = (mi + ni) % 2; ki < 4; ki += 2) {
+            Case t = {trans[tr] | prec, dims[mi], dims[ni], dims[ki], (mi + ki) % 3, 1, 0};
+            check_case(&t, variant);
+          }
+    const Case tails[] = {
+        {prec, 33, 70, 513, 1, 1, 0}, {MLC_GEMM_TRANS_A | prec, 17, 45, 1025, 0, 1, 0},
+        {MLC_GEMM_TRANS_B | prec, 9, 1100, 300, 3, 1, 0}, {3 | prec, 70, 1100, 520, 0, 1, 0},
+        {prec, 12, 40, 0, 0, 1, 0.5f},
+        {MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU | prec, 65, 63, 530, 1, 0.5f, 1},
+        {MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_ROW | MLC_GEMM_RESIDUAL | prec, 37, 71, 600, 2, -1, 0},
+        {MLC_GEMM_RELU_MASK | prec, 64, 256, 784, 0, 1, 0}};
+    for (size_t i = 0; i < sizeof tails / sizeof tails[0]; i++) check_case(&tails[i], variant);
+    thread_counts(variant, prec);
+    Case t = {MLC_GEMM_TRANS_B, 31, 45, 77, 0, 1, 0}, tp = t;
+    tp.flags |= prec;
+    Operands o;
+    operands_new(&t, &o);
+    float *c32 = run(NULL, &t, &o), *c16 = run(NULL, &tp, &o);
+    int64_t differ = 0;
+    for (int64_t e = 0; e < t.m * o.ldc; e++) differ += c32[e] != c16[e];
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s: %s changes the result (%lld of %lld elements differ from f32)", variant,
+             pi ? "f16" : "bf16", (long long)differ, (long long)(t.m * t.n));
+    check(msg, differ > t.m * t.n / 2);
+    free(c32), free(c16);
+    operands_free(&o);
+  }
 }
 
 // mlc_sgemm_batched: each product has the bits of its own mlc_sgemm call
@@ -244,6 +293,36 @@ static void batched(const char *variant) {
   free(a), free(b), free(bias), free(aux), free(want), free(got);
 }
 
+// The packing's rounding on the values that matter (ties either way,
+// subnormals, f16's overflow to inf and its smallest subnormal, NaN, inf):
+// C = [1] @ op(B) with op(B) one row of them is round16.h's rounding of each
+// (bits equal; NaN as NaN; zeros of either sign as zero, the sum starting
+// at +0), for both formats and B plain or transposed.
+static void rounded_values(const char *variant) {
+  static const uint32_t bits[] = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f80ffffu, 0x7f7fffffu, 0x00000001u,
+                                  0x007fffffu, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u, 0x38800000u,
+                                  0x387fe000u, 0x7fc00000u, 0xff800001u, 0x80000000u, 0xbf7ff000u, 0x3a9b0000u,
+                                  0x7f800000u, 0xc77ff000u, 0x3f801000u, 0x3f803000u, 0x33c00000u, 0x00400000u};
+  enum { N = 3 * (sizeof bits / sizeof bits[0]) }; // several panels and a tail
+  float b[N], one = 1, c[N];
+  for (int j = 0; j < N; j++) memcpy(&b[j], &bits[j % (N / 3)], 4);
+  bool ok = true;
+  for (int f = 0; f < 4; f++) {
+    uint32_t prec = f % 2 ? MLC_GEMM_F16 : MLC_GEMM_BF16, tb = f / 2 ? MLC_GEMM_TRANS_B : 0;
+    ok &= !mlc_sgemm(NULL, prec | tb, 1, N, 1, 1, &one, 1, b, tb ? 1 : N, 0, c, N, NULL, NULL, 0);
+    for (int j = 0; j < N; j++) {
+      float want = prec == MLC_GEMM_BF16 ? mlc_round_bf16(b[j]) : mlc_round_f16(b[j]);
+      bool same = isnan(want) ? isnan(c[j]) : want == 0 ? c[j] == 0 : !memcmp(&c[j], &want, 4);
+      if (!same) printf("    %s %s: b = 0x%08x gives %a, want %a\n", prec == MLC_GEMM_BF16 ? "bf16" : "f16",
+                        tb ? "trans_b" : "", bits[j % (N / 3)], c[j], want);
+      ok &= same;
+    }
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: bf16 / f16 packing rounds ties, subnormals, overflow and NaN as round16.h", variant);
+  check(msg, ok);
+}
+
 int main(int argc, char **argv) {
   const char *variant = argc > 1 ? argv[1] : "avx512";
   if (mlc_gemm_select(variant)) {
@@ -253,8 +332,10 @@ int main(int argc, char **argv) {
   odd_shapes(variant);
   blocking_tails(variant);
   scalars_and_epilogues(variant);
-  thread_counts(variant);
+  thread_counts(variant, 0);
   batched(variant);
+  precision(variant);
+  rounded_values(variant);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }

@@ -16,6 +16,10 @@ tests/parity/data/<example>.safetensors, holds
     f64/grad_input/<n>  F64, d loss / d input for every float input
     f64/aux/<name>      F64, the loss's auxiliary values (a loss of several results)
     f32/...             the same in F32
+    bf16/..., f16/...   for a model with PRECISIONS (models.py): float32 with
+                        every matmul's and convolution's operands rounded to
+                        that dtype, forward and backward (loss, grads,
+                        grad_input)
 
 and metadata: example, model (the .model's model name), source (the .model
 file, relative to the repository root), inputs (argument names of `loss`,
@@ -52,7 +56,9 @@ def run(model, batch, dtype):
     """loss, {path: grad}, {input name: grad} and {aux name: value} of a copy
     of model in `dtype`."""
     m = copy.deepcopy(model).to(dtype)
-    args = [t.to(dtype).requires_grad_() if t.is_floating_point() else t for _, t in batch]
+    # a copy: .to() of a tensor already in dtype is the tensor itself, whose
+    # .grad would accumulate over the runs
+    args = [t.detach().to(dtype).clone().requires_grad_() if t.is_floating_point() else t for _, t in batch]
     res = m.loss(*args)
     loss, aux = (res[0], res[1:]) if isinstance(res, tuple) else (res, ())
     loss.backward()
@@ -106,6 +112,16 @@ def generate(example):
             out[f"{tag}/aux/{n}"] = np.array(a, dtype=npdt)
         for p, g in grads.items():
             assert g.dtype == npdt, (p, g.dtype)
+            out[f"{tag}/grad/{p}"] = g
+        for n, g in dinputs.items():
+            out[f"{tag}/grad_input/{n}"] = g
+    for dt in getattr(model, "PRECISIONS", ()):
+        tag = {torch.bfloat16: "bf16", torch.float16: "f16"}[dt]
+        rounded = copy.deepcopy(model)
+        rounded.prec = dt
+        loss, grads, dinputs, aux = run(rounded, batch, torch.float32)
+        out[f"{tag}/loss"] = np.array(loss.item(), dtype=np.float32)
+        for p, g in grads.items():
             out[f"{tag}/grad/{p}"] = g
         for n, g in dinputs.items():
             out[f"{tag}/grad_input/{n}"] = g

@@ -8,6 +8,12 @@ of weights loads into both. Parameter layouts follow compiler/sema/prelude.model
 Linear.w is [out, in] and y = x @ w.T + b; Conv2d.w is [cout, cin, k, k];
 LayerNorm has weight/bias; Embedding.w is [n, d].
 
+A model whose PRECISIONS lists 16-bit dtypes is also run with
+model.prec = each of them: its products then round both operands of every
+forward and backward matmul and convolution to that dtype (RoundedMatmul,
+RoundedConv2d), as mlc's `precision bf16 | f16` does; gen.py writes those
+results as bf16/... and f16/....
+
 A model's FROZEN names the parameter paths (or path prefixes) that mlc does
 not train; gen.py writes no gradient for them. A model whose loss returns
 (loss, aux, ..) names the auxiliary values in AUX, as the .model names its
@@ -92,6 +98,84 @@ class Embedding(nn.Module):
 
     def forward(self, idx):
         return F.embedding(idx, self.w)
+
+
+# ---- precision: products of rounded operands -------------------------------------
+
+def _round(x, dt):
+    """x rounded to dtype dt (ties to even) and back: the operand a product reads."""
+    return x.to(dt).to(x.dtype)
+
+
+class RoundedMatmul(torch.autograd.Function):
+    """a @ b with a and b rounded to dt; the backward products g @ b^T and
+    a^T @ g round their operands (g too) the same way."""
+
+    @staticmethod
+    def forward(ctx, a, b, dt):
+        ctx.save_for_backward(a, b)
+        ctx.dt = dt
+        return _round(a, dt) @ _round(b, dt)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        dt = ctx.dt
+        gr = _round(g, dt)
+        return gr @ _round(b, dt).transpose(-1, -2), _round(a, dt).transpose(-1, -2) @ gr, None
+
+
+class RoundedConv2d(torch.autograd.Function):
+    """conv2d(x, w) (no bias) with x and w rounded to dt; its input and weight
+    gradients round dy, w and x the same way."""
+
+    @staticmethod
+    def forward(ctx, x, w, stride, padding, dt):
+        ctx.save_for_backward(x, w)
+        ctx.conf = (stride, padding, dt)
+        return F.conv2d(_round(x, dt), _round(w, dt), None, stride=stride, padding=padding)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        stride, padding, dt = ctx.conf
+        gr = _round(g, dt)
+        gx = torch.nn.grad.conv2d_input(x.shape, _round(w, dt), gr, stride=stride, padding=padding)
+        gw = torch.nn.grad.conv2d_weight(_round(x, dt), w.shape, gr, stride=stride, padding=padding)
+        return gx, gw, None, None, None
+
+
+# ---- tests/parity/cases/mixed_precision.model -----------------------------------------
+
+class MixedPrecision(nn.Module):
+    PRECISIONS = (torch.bfloat16, torch.float16)
+
+    def __init__(self):
+        super().__init__()
+        self.prec = None  # None: f32 products; torch.bfloat16 / torch.float16: rounded
+        self.conv1 = Conv2d(1, 4, 3, padding=1)
+        self.conv2 = Conv2d(4, 8, 3, stride=2, padding=1)
+        self.fc1, self.fc2 = Linear(8 * 7 * 7, 32), Linear(32, 10)
+
+    def conv(self, c, x):
+        if self.prec is None:
+            return c(x)
+        y = RoundedConv2d.apply(x, c.w, c.stride, c.padding, self.prec)
+        return y + c.b.reshape(1, -1, 1, 1)
+
+    def linear(self, f, x):
+        if self.prec is None:
+            return f(x)
+        return RoundedMatmul.apply(x, f.w.T, self.prec) + f.b
+
+    def forward(self, x):
+        h = F.relu(self.conv(self.conv1, x))
+        h = F.relu(self.conv(self.conv2, h))
+        h = F.relu(self.linear(self.fc1, h.reshape(h.shape[0], -1)))
+        return self.linear(self.fc2, h)
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
 
 
 # ---- fashion_mlp.model ----------------------------------------------------------
@@ -484,6 +568,8 @@ EXAMPLES = {
                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
     "masked_losses": ("MaskedLosses", MaskedLosses, _masked_batch),
+    "mixed_precision": ("MixedPrecision", MixedPrecision,
+                        lambda g: [("x", _pixels(g, B, 1, 14, 14)), ("y", _labels(g, 10))]),
 }
 
 SOURCES = {
@@ -492,4 +578,5 @@ SOURCES = {
     "tied_blocks": "tests/parity/cases/tied_blocks.model",
     "rank_generic": "tests/parity/cases/rank_generic.model",
     "two_heads": "tests/parity/cases/two_heads.model",
+    "mixed_precision": "tests/parity/cases/mixed_precision.model",
 }

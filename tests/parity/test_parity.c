@@ -29,6 +29,18 @@
 // loss's auxiliary values (f64/aux/NAME, AdOptions.keep_outputs), with the
 // loss's norm (reported in the loss column).
 //
+// Precision: a reference holding bf16/... or f16/... tensors (gen.py, a
+// model with PRECISIONS: PyTorch in float32 with both operands of every
+// forward and backward matmul and convolution rounded to that dtype) is
+// run again with the module at that precision (ir_module_set_precision
+// after lowering, so autodiff gives the backward products the attribute)
+// in INTERP_F32: the loss, every gradient and input gradient within
+// TOL_PREC of PyTorch's (f32's bound: the two sides' f32 sums, in their
+// own orders, could flip an operand's 16-bit rounding, but on this case
+// they agree to about 5e-7); and PyTorch's own f32 and rounded results must
+// be further apart than TOL_PREC + TOL_F32, so that an mlc which did not
+// round (within TOL_F32 of PyTorch's f32) would fail.
+//
 // Any stage that fails (no lowering yet included) fails that model with the
 // stage's message. Prints "[PASS] example" / "[FAIL] example: reason" with
 // the measured errors, and a last line "N passed, N failed"; exits 1 on any
@@ -50,18 +62,19 @@
 // the reference file's "source" names the .model file).
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
-    "bn_cnn", "rank_generic", "two_heads", "tied_blocks", "masked_losses",
+    "bn_cnn", "rank_generic", "two_heads", "tied_blocks", "masked_losses", "mixed_precision",
 };
 
 enum { MAX_STATE = 256 };
 
-static const double TOL_F64 = 1e-9, TOL_F32 = 1e-4;
+static const double TOL_F64 = 1e-9, TOL_F32 = 1e-4, TOL_PREC = 1e-4;
 static const double GRAD_FLOOR = 1e-3;
 
 // One model's run: the reference file, the compiled module and the
 // interpreter's arguments.
 typedef struct Run {
   const char *example;
+  DType precision; // DT_F32, or the module's precision (bf16/..., f16/... references)
   MlcSt *ref;
   Arena *arena;
   DiagSink diags;
@@ -141,6 +154,7 @@ static bool compile(Run *r, const char *model) {
   return fail(r, "lowering: compiler/lower/lower.c is not part of the build (lower_model unavailable)");
 #endif
   if (!r->lr.loss) return fail(r, "lowering: model %s has no loss function", model);
+  ir_module_set_precision(r->lr.module, r->precision);
   // Float arguments with a PyTorch input gradient are differentiated too:
   // for frozen_ste that is the only path through binarize's declared
   // backward (the backbone is frozen).
@@ -331,7 +345,7 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
     const MlcStTensor *gt = ref_tensor(r, pre, r->grad_paths[i]);
     double e = gt ? parity_err(r, outs[i + 1], gt, floor) : -1;
     bool cancels = false; // passes against float64 (above)
-    if (e > tol && mode == INTERP_F32) {
+    if (e > tol && mode == INTERP_F32 && !strcmp(tag, "f32")) {
       double mine = err_vs_f64(r, outs[i + 1], r->grad_paths[i], floor), torch = err_vs_f64(r, NULL, r->grad_paths[i], floor);
       printf("    f32 %s: %.3g from PyTorch f32; from PyTorch f64 %.3g, PyTorch f32's own %.3g\n", r->grad_paths[i], e,
              mine, torch);
@@ -396,6 +410,39 @@ static bool run_example(Run *r) {
   return ok64 && ok32;
 }
 
+// PyTorch's f32 and rounded results: the largest parity error between them
+// over the loss and the gradients.
+static double separation(Run *r, const char *tag) {
+  double worst = 0;
+  char a[64], b[64];
+  for (int i = -1; i < r->ngrad; i++) {
+    snprintf(a, sizeof a, i < 0 ? "f32/" : "f32/grad/"), snprintf(b, sizeof b, i < 0 ? "%s/" : "%s/grad/", tag);
+    const char *name = i < 0 ? "loss" : r->grad_paths[i];
+    const MlcStTensor *x = ref_tensor(r, a, name), *y = ref_tensor(r, b, name);
+    if (!x || !y) continue;
+    Tensor *t = tensor_of(x, DT_F64);
+    double e = parity_err(r, t, y, 0);
+    interp_tensor_free(t);
+    if (e > worst) worst = e;
+  }
+  return worst;
+}
+
+// The run at r->precision against the reference's bf16/ or f16/ tensors.
+static bool run_precision(Run *r, const char *tag) {
+  const char *model = mlc_st_metadata(r->ref, "model");
+  if (!model || !compile(r, model) || !grad_params(r) || !load(r)) return false;
+  Err l, g, x;
+  bool ok = compare_mode(r, INTERP_F32, tag, TOL_PREC, &l, &g, &x);
+  double sep = separation(r, tag);
+  printf("  %s at %s: loss %.3g, params %.3g (%s), inputs %.3g (%s); PyTorch's f32 and %s differ by %.3g\n",
+         r->example, tag, l.worst, g.worst, g.where, x.worst, x.where, tag, sep);
+  if (ok && !(sep > TOL_PREC + TOL_F32))
+    ok = fail(r, "PyTorch's f32 and %s results differ by only %.3g: the test would not see a precision that "
+              "does nothing", tag, sep);
+  return ok;
+}
+
 static void run_free(Run *r) {
   for (int i = 0; i < r->nin; i++) interp_tensor_free(r->inputs[i]);
   for (int i = 0; i < r->nstate; i++) interp_tensor_free(r->state[i]);
@@ -411,19 +458,29 @@ int main(int argc, char **argv) {
   int npass = 0, nfail = 0;
   printf("parity with PyTorch: f64 within %g, f32 within %g (max|mlc - torch| / max|torch| per tensor)\n",
          TOL_F64, TOL_F32);
-  for (int i = 0; i < n; i++) {
-    Run *r = calloc(1, sizeof *r);
-    r->example = names[i];
-    r->verbose = verbose;
-    r->arena = arena_new();
-    diag_init(&r->diags, r->arena);
-    bool ok = run_example(r);
-    if (ok) printf("[PASS] %s\n", r->example);
-    else printf("[FAIL] %s: %s\n", r->example, r->why);
-    ok ? npass++ : nfail++;
-    run_free(r);
-    free(r);
-  }
+  static const DType precs[] = {DT_F32, DT_BF16, DT_F16};
+  for (int i = 0; i < n; i++)
+    for (int p = 0; p < 3; p++) {
+      Run *r = calloc(1, sizeof *r);
+      r->example = names[i];
+      r->precision = precs[p];
+      r->verbose = verbose;
+      r->arena = arena_new();
+      diag_init(&r->diags, r->arena);
+      const char *tag = dtype_name(precs[p]);
+      char path[256], err[512];
+      snprintf(path, sizeof path, "tests/parity/data/%s.safetensors", r->example);
+      bool ok, ran = true;
+      if (precs[p] == DT_F32) ok = run_example(r);
+      else if (!(r->ref = mlc_st_open(path, err, sizeof err)) || !ref_tensor(r, tag, "/loss"))
+        ran = false; // no reference at this precision (only models with PRECISIONS have one)
+      else ok = run_precision(r, tag);
+      if (ran && ok) printf("[PASS] %s%s%s\n", r->example, p ? " at " : "", p ? tag : "");
+      else if (ran) printf("[FAIL] %s%s%s: %s\n", r->example, p ? " at " : "", p ? tag : "", r->why);
+      if (ran) ok ? npass++ : nfail++;
+      run_free(r);
+      free(r);
+    }
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }

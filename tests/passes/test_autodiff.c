@@ -722,8 +722,36 @@ static void test_torch(const char *dir) {
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) torch_case(dir, names[i]);
 }
 
+// `precision`: the backward products of a matmul and a conv2d carry the
+// forward op's precision attribute (every matmul, conv2d_grad_input and
+// conv2d_grad_weight of the gradient function), so they round as it does.
+static void test_precision(void) {
+  IrModule *m = parse("module P\n"
+                      "func f(%x: f32[2, 1, 5, 5], %w: f32[3, 1, 3, 3], %v: f32[75, 4]) -> (f32) {\n"
+                      "  %0 = conv2d(%x, %w) {stride = [1, 1], padding = [1, 1], dilation = [1, 1], groups = 1, "
+                      "precision = bf16} : f32[2, 3, 5, 5]\n"
+                      "  %1 = reshape(%0) : f32[2, 75]\n"
+                      "  %2 = matmul(%1, %v) {precision = bf16} : f32[2, 4]\n"
+                      "  %3 = sum(%2) {dims = [0, 1], keepdim = 0} : f32\n"
+                      "  return %3\n"
+                      "}\n");
+  bool wrt[3] = {true, true, true};
+  IrFunc *g = m ? ad_grad(m, VEC_AT(m->funcs, IrFunc, 0), &(AdOptions){.wrt_inputs = wrt}) : NULL;
+  int products = 0, rounded = 0;
+  for (int i = 0; g && i < g->nodes.len; i++) {
+    IrNode *n = VEC_AT(g->nodes, IrNode, i);
+    if (n->op != IR_MATMUL && n->op != IR_CONV2D && n->op != IR_CONV2D_GRAD_INPUT && n->op != IR_CONV2D_GRAD_WEIGHT)
+      continue;
+    products++;
+    rounded += ir_node_int(n, IRA_PRECISION) == DT_BF16;
+  }
+  // forward conv2d, matmul; backward 2 matmuls, conv2d_grad_input, conv2d_grad_weight
+  check("the backward matmuls and conv gradients keep the forward op's precision", g && products == 6 && rounded == 6);
+}
+
 int main(int argc, char **argv) {
   A = arena_new();
+  test_precision();
   const char *dir = argc > 1 ? argv[1] : "tests/passes/autodiff";
   test_structure();
   test_symbolic_concat();

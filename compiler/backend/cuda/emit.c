@@ -117,8 +117,9 @@ int cuda_gen_add(CudaGen *g, const KirProgram *p, char *err, size_t errlen) {
   for (int i = 0; i < p->bufs.len; i++) {
     DType dt = kir_buf(p, i)->dtype;
     if (dt == DT_F16 || dt == DT_BF16)
-      return err_fail(err, errlen, "program %s: buffer %s is %s, which the CUDA printer does not handle yet "
-                  "(mixed precision is to come)", p->name, kir_buf(p, i)->name, dtype_name(dt));
+      return err_fail(err, errlen, "program %s: buffer %s is %s, which the CUDA printer does not handle "
+                  "(`precision bf16 | f16` keeps tensors f32 and rounds inside the products)", p->name,
+                  kir_buf(p, i)->name, dtype_name(dt));
   }
   return cuda_host_program(g, p, err, errlen);
 }
@@ -258,6 +259,8 @@ static void unary(Em *e, const KExpr *x) {
       return;
     }
     break;
+  case KU_ROUND_BF16: call1(e, "mlc_round_bf16f", x->a); return; // mlc_cuda.h
+  case KU_ROUND_F16: call1(e, "mlc_round_f16f", x->a); return;
   default:
     if (!fl) {
       efail(e, "%s of %s", kir_unop_name(x->un), dtype_name(dt));

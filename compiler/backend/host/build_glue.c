@@ -542,6 +542,8 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   sb_puts(b, ", .schedule = "), glue_c_str(b, r->schedule ? r->schedule : "constant");
   sb_puts(b, ",\n               .nhyper = sizeof hyper / sizeof hyper[0], .hyper = hyper, .metric = ");
   glue_c_str(b, r->metric);
+  sb_puts(b, ", .precision = ");
+  glue_c_str(b, r->precision == DT_F32 ? NULL : dtype_name((DType)r->precision));
   sb_printf(b, "},\n    .nsites = %d,\n    .sites = sites,\n    .scratch_bytes = scratch_bytes,\n", nsites);
   sb_puts(b, "    .init = NULL, // the runtime fills state from the specs\n");
   sb_puts(b, "    .train_step = train_step,\n    .eval = eval,\n    .predict = predict,\n");

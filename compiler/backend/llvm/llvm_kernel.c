@@ -191,6 +191,19 @@ static LLVMValueRef cast(LlvmGen *g, LLVMValueRef v, DType from, DType to) {
   return is_unsigned(from) ? LLVMBuildZExt(b, v, t, "") : LLVMBuildSExt(b, v, t, "");
 }
 
+// round_bf16 as kernels/round16.h computes it, on the bits: u + 0x7fff +
+// (bit 16 of u), the low half cleared; a NaN keeps its top half, made quiet.
+static LLVMValueRef round_bf16(LlvmGen *g, LLVMValueRef a) {
+  LLVMBuilderRef b = g->b;
+  LLVMValueRef u = LLVMBuildBitCast(b, a, g->ti32, ""), hi = LLVMConstInt(g->ti32, 0xffff0000u, 0);
+  LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, u, LLVMConstInt(g->ti32, 16, 0), ""), LLVMConstInt(g->ti32, 1, 0), "");
+  LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, u, LLVMConstInt(g->ti32, 0x7fff, 0), ""), odd, "");
+  LLVMValueRef q = LLVMBuildOr(b, u, LLVMConstInt(g->ti32, 0x00400000u, 0), "");
+  LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, a, a, "");
+  LLVMValueRef v = LLVMBuildAnd(b, LLVMBuildSelect(b, nan, q, r, ""), hi, "");
+  return LLVMBuildBitCast(b, v, g->tf32, "");
+}
+
 static LLVMValueRef unary(LlvmGen *g, KUnOp op, LLVMValueRef a, DType dt) {
   LLVMBuilderRef b = g->b;
   bool fl = dtype_is_float(dt);
@@ -208,6 +221,9 @@ static LLVMValueRef unary(LlvmGen *g, KUnOp op, LLVMValueRef a, DType dt) {
   case KU_LOG1P: return call_libm(g, "log1p", a);
   case KU_TANH: return call_libm(g, "tanh", a);
   case KU_ERF: return call_libm(g, "erf", a);
+  case KU_ROUND_BF16: return round_bf16(g, a);
+  // fptrunc rounds to nearest even and overflows to inf, as round16.h does
+  case KU_ROUND_F16: return LLVMBuildFPExt(b, LLVMBuildFPTrunc(b, a, g->tf16, ""), g->tf32, "");
   case KU_COUNT: break;
   }
   MLC_UNREACHABLE();

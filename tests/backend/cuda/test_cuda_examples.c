@@ -4,6 +4,11 @@
 //   test_cuda_examples emu WORKDIR CC [MODEL...]
 //   test_cuda_examples gpu WORKDIR CC [MODEL...]
 //
+// A --precision=P among the models builds the ones after it at precision P
+// (bf16, f16: every matmul and conv rounds its operands, in the printed
+// kernels with __float2bfloat16_rn / __float2half_rn, in the interpreter
+// and the CPU library alike), reported as MODEL_P.
+//
 // For each model (default: every examples/*.model, tests/e2e/tiny_gpt.model and
 // tests/e2e/accum.model: dropout, accumulation, clipping, AdamW)
 // the `mlc build --target cpu,cuda` pipeline (pipeline.h) runs in-process
@@ -65,6 +70,7 @@
 static int npass, nfail;
 static bool skipped;
 static const char *workdir, *tool;
+static int precision = -1; // --precision=P: a DType; -1: the recipe's
 
 static void report(const char *model, const char *what, bool ok, const char *why) {
   if (ok) printf("[PASS] %s: %s\n", model, what);
@@ -112,7 +118,8 @@ static const char *stem(const char *path) {
 // The pipeline through the cuda stage (on the way to codegen: no NVRTC).
 static bool build_model(Pipeline *P, Arena *a, DiagSink *d, const char *path, unsigned targets) {
   diag_init(d, a);
-  pipeline_init(P, a, d, &(PipelineOptions){.path = path, .cname = "t", .targets = targets});
+  pipeline_init(P, a, d, &(PipelineOptions){.path = path, .cname = "t", .targets = targets,
+                                            .have_precision = precision >= 0, .precision = precision});
   bool ok = pipeline_run(P, STAGE_CUDA);
   if (!ok) diag_print(d, stdout);
   return ok && P->cuda;
@@ -123,7 +130,7 @@ static void nvrtc_model(CudaNvrtc *nv, const char *path) {
   Arena *a = arena_new();
   DiagSink d;
   Pipeline P;
-  const char *name = stem(path);
+  const char *name = precision < 0 ? stem(path) : arena_printf(a, "%s_%s", stem(path), dtype_name((DType)precision));
   if (!build_model(&P, a, &d, path, PIPE_CUDA)) {
     report(name, "printed", false, "the pipeline failed");
     pipeline_free(&P);
@@ -514,7 +521,8 @@ static void emu_model(const char *path, MlcPool *pool) {
   Arena *a = arena_new();
   DiagSink d;
   Pipeline P;
-  const char *name = arena_strdup(a, stem(path));
+  const char *name = precision < 0 ? arena_strdup(a, stem(path))
+                                    : arena_printf(a, "%s_%s", stem(path), dtype_name((DType)precision));
   bool cpu = strcmp(name, "char_transformer") != 0;
   Model m = {0};
   char why[1024] = "";
@@ -569,6 +577,17 @@ static void emu_model(const char *path, MlcPool *pool) {
   arena_free(a);
 }
 
+// --precision=P: sets `precision` for the models after it.
+static bool precision_arg(const char *arg) {
+  if (strncmp(arg, "--precision=", 12)) return false;
+  precision = dtype_from_name(arg + 12);
+  if (precision != DT_F32 && precision != DT_BF16 && precision != DT_F16) {
+    fprintf(stderr, "test_cuda_examples: %s: f32, bf16 or f16\n", arg);
+    exit(2);
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4 || (strcmp(argv[1], "nvrtc") && strcmp(argv[1], "emu") && strcmp(argv[1], "gpu"))) {
     fprintf(stderr, "usage: test_cuda_examples nvrtc WORKDIR PTXAS [MODEL...]\n"
@@ -594,7 +613,8 @@ int main(int argc, char **argv) {
       printf("[SKIP] ptxas not found (pass its path as the third argument)\n");
       skipped = true;
     }
-    for (int i = 0; i < nmodels; i++) nvrtc_model(nv, models[i]);
+    for (int i = 0; i < nmodels; i++)
+      if (!precision_arg(models[i])) nvrtc_model(nv, models[i]);
     cuda_nvrtc_close(nv);
   } else {
     if ((gpu_mode = !strcmp(argv[1], "gpu"))) {
@@ -606,7 +626,8 @@ int main(int argc, char **argv) {
       printf("  device: %s (sm_%d)\n", mlc_cuda_info(gpu)->name, mlc_cuda_info(gpu)->sm);
     }
     MlcPool *pool = mlc_pool_new(2);
-    for (int i = 0; i < nmodels; i++) emu_model(models[i], pool);
+    for (int i = 0; i < nmodels; i++)
+      if (!precision_arg(models[i])) emu_model(models[i], pool);
     mlc_pool_free(pool);
     if (gpu) mlc_cuda_close(gpu);
     if (gpu_nvrtc) cuda_nvrtc_close(gpu_nvrtc);

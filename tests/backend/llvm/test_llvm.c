@@ -32,7 +32,9 @@
 //    barrier) compiles, carries vectorize metadata and runs.
 // 4. Sharing: identical kernels of two programs in one module are defined
 //    once and called by both with their own sizes.
-// 5. Emission through struct Backend: object (ELF), assembly and LLVM IR
+// 5. Rounding: the kernel IR's round_bf16 / round_f16 are round16.h's bit
+//    for bit, for the host CPU and plain x86-64.
+// 6. Emission through struct Backend: object (ELF), assembly and LLVM IR
 //    text for the host CPU (the IR carries target-cpu attributes), and an
 //    object for x86-64-v3.
 //
@@ -48,6 +50,7 @@
 #include "graph/interp.h"
 #include "tests/backend/llvm/jit_runtime.h"
 #include "mlc_rt.h"
+#include "kernels/round16.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -763,8 +766,72 @@ static void test_kir_text(MlcPool *pool) {
   arena_free(a);
 }
 
+// ---- round_bf16 and round_f16 --------------------------------------------------------------------
+// The kernel IR's rounding ops (`precision bf16 | f16`, where a product
+// runs as a nest) against kernels/round16.h bit for bit: ties either way,
+// subnormals, f16's overflow to inf and its smallest subnormal, NaN, -0;
+// for the host CPU and for plain x86-64 (no F16C: the half conversion
+// without the instruction).
+static const char *ROUND_KIR =
+    "program r\n"
+    "target cpu\n"
+    "sym N = arg 0 dim 0\n"
+    "buf %x : f32[N] input 0\n"
+    "buf out0 : f32[N] output 0\n"
+    "buf out1 : f32[N] output 1\n"
+    "scratch 0\n"
+    "kernel k0(%x, out0, out1) {\n"
+    "  parallel for i0 < N {\n"
+    "    out0[i0] = round_bf16(%x[i0])\n"
+    "    out1[i0] = round_f16(%x[i0])\n"
+    "  }\n"
+    "}\n";
+
+static void test_round16(MlcPool *pool, const char *cpu) {
+  Arena *a = arena_new();
+  char why[512] = "";
+  DiagSink ds;
+  diag_init(&ds, a);
+  Vec progs = {0};
+  bool ok = kir_parse(a, src_from_string(a, "r.kir", ROUND_KIR, strlen(ROUND_KIR)), &progs, &ds) &&
+            kir_verify(VEC_AT(progs, KirProgram, 0), &ds);
+  if (!ok) diag_print(&ds, stdout);
+  BackendOptions o = opts;
+  o.cpu = cpu;
+  LlvmGen *g = ok ? llvm_gen_new(&o, why, sizeof why) : NULL;
+  ok = g && !llvm_gen_add(g, VEC_AT(progs, KirProgram, 0), why, sizeof why);
+  LlvmJit *j = ok ? llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, why, sizeof why) : NULL;
+  KirEntryFn run = j ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, "mlc_r", why, sizeof why) : NULL;
+  static const uint32_t bits[] = {0x3f808000u, 0x3f818000u, 0x3f808001u, 0x3f80ffffu, 0x7f7fffffu, 0x00000001u,
+                                  0x007fffffu, 0x477ff000u, 0x477fefffu, 0x33000000u, 0x33000001u, 0x38800000u,
+                                  0x387fe000u, 0x7fc00000u, 0xff800001u, 0x80000000u, 0xbf7ff000u, 0x3a9b0000u};
+  enum { N = sizeof bits / sizeof bits[0] };
+  float x[N], rb[N], rh[N];
+  for (int i = 0; i < N; i++) memcpy(&x[i], &bits[i], 4);
+  int64_t dims[MLC_MAX_RANK] = {N};
+  void *in[1] = {x}, *out[2] = {rb, rh};
+  const char *msg = NULL;
+  char scratch[64] __attribute__((aligned(64)));
+  ok = run && run(dims, in, out, NULL, scratch, 0, pool, &msg) == 0;
+  for (int i = 0; ok && i < N; i++) {
+    float wb = mlc_round_bf16(x[i]), wh = mlc_round_f16(x[i]);
+    bool nan = isnan(x[i]);
+    if (nan ? !(isnan(rb[i]) && isnan(rh[i])) : memcmp(&rb[i], &wb, 4) || memcmp(&rh[i], &wh, 4))
+      ok = false, snprintf(why, sizeof why, "x = 0x%08x: bf16 %a (want %a), f16 %a (want %a)", bits[i], rb[i], wb,
+                           rh[i], wh);
+  }
+  char name[128];
+  snprintf(name, sizeof name, "round_bf16 and round_f16 are round16.h's, bit for bit (cpu %s)", cpu);
+  check(name, ok, why);
+  llvm_jit_free(j);
+  llvm_gen_free(g);
+  arena_free(a);
+}
+
 int main(void) {
   MlcPool *pool = mlc_pool_new(4);
+  test_round16(pool, "native");
+  test_round16(pool, "x86-64");
   opts = backend_default_options();
   run_dir("tests/graph/ir", pool);
   run_dir("tests/graph/interp", pool);
