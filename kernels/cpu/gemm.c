@@ -341,11 +341,14 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
               int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
   if (m <= 0 || n <= 0) return 0;
   // a constant's k-major copy, for the small-M path only: more rows amortise
-  // the panels packed per call, which read faster than a k-major B in place
-  const float *kb = flags & MLC_GEMM_TRANS_B && m <= GEMV_MR ? gemm_cache_kmajor(b, n, k, ldb) : NULL;
+  // the panels packed per call, which read faster than a k-major B in place.
+  // The small-M path reads its operands in place, so it cannot round them:
+  // MLC_GEMM_BF16 / F16 products always go through the packing.
+  bool small = m <= GEMV_MR && !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16));
+  const float *kb = small && flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb) : NULL;
   if (kb) b = kb, ldb = n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
   Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
-  if (gemv_fits(&g)) return gemv_run(pool, &g); // at most 4 rows: gemv.c
+  if (small && gemv_fits(&g)) return gemv_run(pool, &g); // at most 4 rows: gemv.c
   static const int64_t none[4] = {0, 0, 0, 0};
   return gemm_parallel(pool, &g, 1, none);
 }
