@@ -660,7 +660,7 @@ IrFunc *ad_grad(IrModule *m, IrFunc *f, const AdOptions *opts) {
   IrNode *loss = VEC_AT(f->outputs, IrNode, opts->output);
   ad.b.span = loss->span;
   ad.b.loc = loss->loc;
-  IrNode *seed = loss->type->rank == 0
+  IrNode *seed = loss->type->rank == 0 && !opts->seed_arg
                      ? NULL
                      : ir_input(ad.g, fresh_arg_name(&ad, "dy"), loss->type, loss->span);
   if (ad.active[idx(&ad, loss)])

@@ -269,8 +269,10 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
   MlcCtx *c = &in->ctx;
   c->step_seed = mlc_rng_step_seed(&c->rng);
   c->nonfinite_site = -1;
-  void *outs[4 + MLC_MAX_AUX] = {&out[0], &out[1], &out[2], logits};
-  for (int i = 0; i < in->m->naux && i < MLC_MAX_AUX; i++) outs[4 + i] = &in->aux[i];
+  void *outs[4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS] = {&out[0], &out[1], &out[2], logits};
+  int naux = in->m->naux < MLC_MAX_AUX ? in->m->naux : MLC_MAX_AUX;
+  for (int i = 0; i < naux; i++) outs[4 + i] = &in->aux[i];
+  for (int j = 0; in->m->loss_scale && j < MLC_SCALER_OUTPUTS; j++) outs[4 + naux + j] = &in->scaler[j];
   int rc = in->m->train_step(c, b, inputs, outs);
   if (rc == MLC_ERROR) return rc;
   c->step++, in->last_lr = out[2], in->last_gnorm = out[1];

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""scaler.py — dynamic loss scaling end to end (tests/e2e/scaler.model).
+
+    scaler.py MLC WORKDIR
+
+Builds tests/e2e/scaler.model (adam, loss_scale dynamic(init_scale = 2 **
+127, growth_interval = 3)), trains it on a small regression set in file
+order (--no-shuffle, a metrics line per step) and checks:
+
+  1. reference: a PyTorch loop from the program's initial weights (its
+     `--epochs 0` checkpoint) that follows torch.cuda.amp.GradScaler's
+     documented rule step by step. GradScaler itself cannot run here: its
+     kernels (_amp_foreach_non_finite_check_and_unscale_, _amp_update_scale_)
+     exist only for CUDA in torch 1.13, so the rule is written out below:
+     backward of loss * S; found_inf if any scaled gradient is not finite;
+     gradients times inv_scale = float32(1 / S); a step with found_inf skips
+     optimizer.step() (Adam's moments and step count stay), S *= backoff and
+     the tracker resets; otherwise Adam steps, the tracker counts, and at
+     growth_interval S *= growth (if finite) and the tracker resets. Every
+     step's scale, overflow flag and skip count must equal the program's
+     exactly (the scales are powers of two), the losses and the final
+     parameters within 1e-4 (float32 in a different order of operations);
+     there must be skipped steps at the start, later growth, and a skip after
+     a growth.
+  2. a skipped step changes nothing but the step counts and the scaler: the
+     checkpoints after the steps before and after one (--max-steps) hold
+     bit-identical parameters and Adam moments, opt.step one more, the skip
+     count one more, the scale halved, the tracker 0.
+  3. resume: a run stopped (--max-steps) while the growth tracker is not 0
+     and resumed ends with the uninterrupted run's checkpoint, byte for
+     byte in every tensor, and logs the same scales and skips.
+  4. static scaling: with sgd (whose step, unlike Adam's, is not invariant
+     to the gradients' scale, so a missing unscale would show), loss_scale
+     128 ends where loss_scale none does within 1e-6 (power-of-two scaling
+     is exact here), and logs scale 128 on every step.
+Exit 0 and "[PASS] ..." lines, or 1 with what differed.
+"""
+import json
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("OPENBLAS_CORETYPE", "Cooperlake")
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "parity"))
+import safetensors_np  # noqa: E402
+
+MLC, WORK = sys.argv[1], sys.argv[2]
+MODEL = os.path.join(HERE, "scaler.model")
+INIT_SCALE, GROWTH, BACKOFF, INTERVAL = 2.0 ** 127, 2.0, 0.5, 3
+BATCH, EPOCHS, LR = 1, 1, 1e-2
+failed = []
+
+
+def check(ok, what):
+    print(("[PASS] " if ok else "[FAIL] ") + what)
+    if not ok:
+        failed.append(what)
+    return ok
+
+
+def run(*args):
+    r = subprocess.run(list(args), capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"{' '.join(args)}: status {r.returncode}\n{r.stdout}{r.stderr}")
+    return r.stdout
+
+
+def build(text, name):
+    src = os.path.join(WORK, name + ".model")
+    with open(src, "w") as f:
+        f.write(text)
+    run(MLC, "build", src, "-o", os.path.join(WORK, name))
+    return os.path.join(WORK, name)
+
+
+def data():
+    r = np.random.default_rng(1)
+    x = (r.standard_normal((40, 6)) * 3).astype(np.float32)
+    y = (x @ r.standard_normal((6, 1)) * 2 + 1).astype(np.float32)
+    np.save(os.path.join(WORK, "x.npy"), x)
+    np.save(os.path.join(WORK, "y.npy"), y)
+    return x, y
+
+
+def train(prog, tag, *extra):
+    ck = os.path.join(WORK, tag + ".safetensors")
+    met = os.path.join(WORK, tag + ".jsonl")
+    for p in (ck, met):
+        if os.path.exists(p) and "--resume" not in extra:
+            os.remove(p)
+    run(prog, "train", "--train-data", f"{WORK}/x.npy,{WORK}/y.npy", "--no-shuffle",
+        "--log-every", "1", "--checkpoint", ck, "--metrics", met, *extra)
+    steps = [json.loads(l) for l in open(met) if l.strip()]
+    return ck, [s for s in steps if s["type"] == "step"]
+
+
+def tensors(path):
+    return safetensors_np.read(path)[0]
+
+
+# ---- 1. the reference ----------------------------------------------------------------
+def reference(init, x, y):
+    """GradScaler's rule over the program's batches; one record per step."""
+    p = {k: torch.tensor(init[k]).requires_grad_() for k in ("fc1.w", "fc1.b", "fc2.w", "fc2.b")}
+    opt = torch.optim.Adam(list(p.values()), lr=LR, foreach=False)
+    scale, tracker, skipped, out = np.float32(INIT_SCALE), 0, 0, []
+    for step in range(EPOCHS * len(x) // BATCH):
+        k = step % (len(x) // BATCH)
+        xb, yb = torch.tensor(x[k * BATCH:(k + 1) * BATCH]), torch.tensor(y[k * BATCH:(k + 1) * BATCH])
+        pred = torch.tanh(xb @ p["fc1.w"].T + p["fc1.b"]) @ p["fc2.w"].T + p["fc2.b"]
+        loss = torch.nn.functional.mse_loss(pred, yb)
+        opt.zero_grad()
+        (loss * torch.tensor(scale)).backward()
+        found = any(not torch.isfinite(t.grad).all() for t in p.values())
+        inv = torch.tensor(np.float32(1.0 / np.float64(scale)))
+        for t in p.values():
+            t.grad.mul_(inv)
+        out.append({"scale": float(scale), "overflow": found, "loss": float(loss)})
+        if found:
+            scale, tracker, skipped = np.float32(scale * BACKOFF), 0, skipped + 1
+        else:
+            opt.step()
+            tracker += 1
+            if tracker == INTERVAL:
+                grown = np.float32(scale * GROWTH)
+                scale = grown if np.isfinite(grown) else scale
+                tracker = 0
+        out[-1]["skipped"] = skipped
+    return out, {k: v.detach().numpy() for k, v in p.items()}
+
+
+def check_reference(prog, x, y):
+    ck0, _ = train(prog, "init", "--epochs", "0")
+    init = tensors(ck0)
+    ck, steps = train(prog, "full")
+    ref, params = reference(init, x, y)
+    # the metrics file prints 15 significant digits: the nearest float32 is the scale
+    got = [(float(np.float32(s["loss_scale"])), s["overflow"], s["skipped_steps"]) for s in steps]
+    want = [(r["scale"], r["overflow"], r["skipped"]) for r in ref]
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            print(f"step {i + 1}: program (scale, overflow, skipped) {g}, reference {w}")
+            break
+    check(len(got) == len(want) and got == want,
+          f"{len(got)} steps: scale, overflow and skip count equal the GradScaler reference's")
+    flags = [w[1] for w in want]
+    grew = any(want[i + 1][0] > want[i][0] for i in range(len(want) - 1))
+    reskip = any(flags[i] and not flags[i - 1] for i in range(1, len(flags)))
+    check(flags[0] and grew and reskip and not all(flags),
+          f"the run skips {sum(flags)} steps: from the first, after a growth, and not all")
+    dl = max(abs(s["loss"] - r["loss"]) / max(1.0, abs(r["loss"])) for s, r in zip(steps, ref))
+    final = tensors(ck)
+    dp = max(float(np.max(np.abs(final[k] - v) / np.maximum(1.0, np.abs(v)))) for k, v in params.items())
+    moved = max(float(np.max(np.abs(final[k] - init[k]))) for k in params)
+    print(f"  largest relative difference: losses {dl:.3g}, final parameters {dp:.3g} "
+          f"(parameters moved up to {moved:.3g})")
+    check(dl < 1e-4 and dp < 1e-4 and moved > 1e-2, "losses and final parameters agree with the reference")
+    return want, final
+
+
+# ---- 2. a skipped step ------------------------------------------------------------------
+def check_skip(prog, want):
+    k = next(i for i in range(1, len(want)) if want[i][1] and not want[i - 1][1])  # 0-based
+    a = tensors(train(prog, "before", "--max-steps", str(k))[0])
+    b = tensors(train(prog, "after", "--max-steps", str(k + 1))[0])
+    scaler = {"opt.step", "opt.scaler.scale", "opt.scaler.skipped", "opt.scaler.growth_tracker"}
+    same = [n for n in a if n not in scaler and a[n].tobytes() == b[n].tobytes()]
+    rest = [n for n in a if n not in scaler and n not in same]
+    check(not rest and any(".exp_avg" in n for n in same),
+          f"step {k + 1} (skipped) leaves {len(same)} parameters and Adam moments bit-identical"
+          + (f"; changed: {rest}" if rest else ""))
+    check(int(b["opt.step"]) == int(a["opt.step"]) + 1 and
+          int(b["opt.scaler.skipped"]) == int(a["opt.scaler.skipped"]) + 1 and
+          float(b["opt.scaler.scale"]) == float(a["opt.scaler.scale"]) * BACKOFF and
+          int(b["opt.scaler.growth_tracker"]) == 0,
+          "and counts the step, the skip, halves the scale and resets the tracker")
+    g = next(i for i in range(1, len(want)) if not want[i][1])
+    c, d = (tensors(train(prog, t, "--max-steps", str(n))[0]) for t, n in (("g0", g), ("g1", g + 1)))
+    check(c["fc1.w"].tobytes() != d["fc1.w"].tobytes(), f"while a good step ({g + 1}) moves the weights")
+
+
+# ---- 3. resume -----------------------------------------------------------------------------
+def check_resume(prog, want, final):
+    full = train(prog, "full")[1]
+    # stop after a good step that leaves the tracker at 1 or 2
+    k, tr = None, 0
+    for i, w in enumerate(want):
+        tr = 0 if w[1] else tr + 1
+        tr = 0 if tr == INTERVAL else tr
+        if tr and 8 < i < len(want) - 5:
+            k = i + 1
+            break
+    ck, _ = train(prog, "resumed", "--max-steps", str(k))
+    tracker = int(tensors(ck)["opt.scaler.growth_tracker"])
+    _, tail = train(prog, "resumed", "--resume")
+    got = tensors(ck)
+    diff = [n for n in final if final[n].tobytes() != got[n].tobytes()]
+    logged = [(s["step"], s["loss_scale"], s["overflow"], s["skipped_steps"], s["loss"]) for s in tail]
+    ref = [(s["step"], s["loss_scale"], s["overflow"], s["skipped_steps"], s["loss"]) for s in full[k:]]
+    print(f"  resumed steps {len(logged)}")
+    check(tracker > 0 and not diff and logged == ref,
+          f"stopped after step {k} (growth tracker {tracker}) and resumed: every tensor and logged "
+          "step equal the uninterrupted run's" + (f"; differ: {diff}" if diff else ""))
+
+
+# ---- 4. static scaling -------------------------------------------------------------------------
+def check_static(x):
+    text = open(MODEL).read().replace("optimizer adam(lr = 1e-2)", "optimizer sgd(lr = 1e-3, momentum = 0.9)")
+    line = next(l for l in text.splitlines() if "loss_scale" in l)
+    none = build(text.replace(line, "  loss_scale none"), "static_none")
+    s128 = build(text.replace(line, "  loss_scale 128"), "static_128")
+    a, _ = train(none, "none")
+    b, steps = train(s128, "s128")
+    ta, tb = tensors(a), tensors(b)
+    d = max(float(np.max(np.abs(ta[k] - tb[k]) / np.maximum(1.0, np.abs(ta[k]))))
+            for k in ("fc1.w", "fc1.b", "fc2.w", "fc2.b"))
+    moved = float(np.max(np.abs(ta["fc1.w"] - tensors(train(none, "none0", "--epochs", "0")[0])["fc1.w"])))
+    print(f"  loss_scale 128 against none (sgd): largest relative difference {d:.3g} (weights moved {moved:.3g})")
+    check(d <= 1e-6 and moved > 1e-3 and all(s["loss_scale"] == 128 and not s["overflow"] for s in steps),
+          "loss_scale 128 ends where no scaling ends and logs scale 128, no overflow")
+
+
+def main():
+    os.makedirs(WORK, exist_ok=True)
+    prog = build(open(MODEL).read(), "scaler")
+    x, y = data()
+    want, final = check_reference(prog, x, y)
+    check_skip(prog, want)
+    check_resume(prog, want, final)
+    check_static(x)
+    print(f"{'FAIL' if failed else 'PASS'}: {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
