@@ -33,6 +33,8 @@ order (--no-shuffle, a metrics line per step) and checks:
      to the gradients' scale, so a missing unscale would show), loss_scale
      128 ends where loss_scale none does within 1e-6 (power-of-two scaling
      is exact here), and logs scale 128 on every step.
+  5. `precision f16` alone scales the loss dynamically (the scaler's state is
+     in the graph IR), and `loss_scale none` turns that off.
 Exit 0 and "[PASS] ..." lines, or 1 with what differed.
 """
 import json
@@ -224,6 +226,20 @@ def check_static(x):
           "loss_scale 128 ends where no scaling ends and logs scale 128, no overflow")
 
 
+# ---- 5. the f16 default ----------------------------------------------------------------------
+def check_f16_default():
+    text = open(MODEL).read()
+    line = next(l for l in text.splitlines() if "loss_scale" in l)
+    ir = {}
+    for tag, rep in (("f16", "  precision f16"), ("f16_none", "  precision f16\n  loss_scale none")):
+        src = os.path.join(WORK, tag + ".model")
+        with open(src, "w") as f:
+            f.write(text.replace(line, rep))
+        ir[tag] = run(MLC, "build", src, "--emit", "ir", "-o", "-")
+    check("optstate opt.scaler.growth_tracker" in ir["f16"] and "opt.scaler" not in ir["f16_none"],
+          "precision f16 scales the loss dynamically unless loss_scale none")
+
+
 def main():
     os.makedirs(WORK, exist_ok=True)
     prog = build(open(MODEL).read(), "scaler")
@@ -232,6 +248,7 @@ def main():
     check_skip(prog, want)
     check_resume(prog, want, final)
     check_static(x)
+    check_f16_default()
     print(f"{'FAIL' if failed else 'PASS'}: {len(failed)} failed")
     return 1 if failed else 0
 
