@@ -33,7 +33,9 @@ order (--no-shuffle, a metrics line per step) and checks:
      to the gradients' scale, so a missing unscale would show), loss_scale
      128 ends where loss_scale none does within 1e-6 (power-of-two scaling
      is exact here), and logs scale 128 on every step.
-  5. `precision f16` alone scales the loss dynamically (the scaler's state is
+  5. the log lines say `scale S overflow 0|1 skipped N` (the epoch line
+     the skip count), and the run record holds the scaler's settings.
+  6. `precision f16` alone scales the loss dynamically (the scaler's state is
      in the graph IR), and `loss_scale none` turns that off.
 Exit 0 and "[PASS] ..." lines, or 1 with what differed.
 """
@@ -226,7 +228,24 @@ def check_static(x):
           "loss_scale 128 ends where no scaling ends and logs scale 128, no overflow")
 
 
-# ---- 5. the f16 default ----------------------------------------------------------------------
+# ---- 5. log lines and run record -----------------------------------------------------------
+def check_log(prog, want):
+    rec = os.path.join(WORK, "run.json")
+    out = run(prog, "train", "--train-data", f"{WORK}/x.npy,{WORK}/y.npy", "--no-shuffle",
+              "--log-every", "1", "--run-record", rec)
+    lines = [l for l in out.splitlines() if " step " in l]
+    flags = [" overflow 1 " in l for l in lines]
+    skips = [int(l.split(" skipped ")[1].split()[0]) for l in lines]
+    done = [l for l in out.splitlines() if " done: " in l]
+    h = json.load(open(rec))["hyperparameters"]
+    check(flags == [w[1] for w in want] and skips == [w[2] for w in want] and
+          all(" scale " in l for l in lines) and done and f" skipped {want[-1][2]} " in done[-1] and
+          h.get("init_scale") == INIT_SCALE and h.get("growth_interval") == INTERVAL and
+          h.get("backoff_factor") == BACKOFF and h.get("growth_factor") == GROWTH,
+          "step and epoch lines show the scale, overflow and skips; the run record the settings")
+
+
+# ---- 6. the f16 default ----------------------------------------------------------------------
 def check_f16_default():
     text = open(MODEL).read()
     line = next(l for l in text.splitlines() if "loss_scale" in l)
@@ -248,6 +267,7 @@ def main():
     check_skip(prog, want)
     check_resume(prog, want, final)
     check_static(x)
+    check_log(prog, want)
     check_f16_default()
     print(f"{'FAIL' if failed else 'PASS'}: {len(failed)} failed")
     return 1 if failed else 0

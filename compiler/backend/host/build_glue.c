@@ -318,6 +318,13 @@ static void recipe_tables(StrBuf *b, const Glue *g) {
   sb_puts(b, "    {\"weight_decay\", "), c_double(b, o->weight_decay), sb_puts(b, "},\n");
   sb_puts(b, "    {\"clip\", "), c_double(b, o->clip), sb_puts(b, "},\n");
   sb_printf(b, "    {\"warmup_steps\", %lld},\n", (long long)o->warmup);
+  if (o->loss_scale != LSCALE_NONE) // the scaler's settings (static: its scale)
+    sb_puts(b, "    {\"init_scale\", "), c_double(b, o->scale_init), sb_puts(b, "},\n");
+  if (o->loss_scale == LSCALE_DYNAMIC) {
+    sb_puts(b, "    {\"growth_factor\", "), c_double(b, o->scale_growth), sb_puts(b, "},\n");
+    sb_puts(b, "    {\"backoff_factor\", "), c_double(b, o->scale_backoff), sb_puts(b, "},\n");
+    sb_printf(b, "    {\"growth_interval\", %lld},\n", (long long)o->scale_interval);
+  }
   sb_puts(b, "};\n\n");
 }
 
