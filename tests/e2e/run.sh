@@ -464,7 +464,8 @@ noise() {
 
 # scaler: dynamic and static loss scaling (tests/e2e/scaler.py): every step's
 # scale and skip against torch.cuda.amp.GradScaler's rule, skipped steps
-# bit-identical, resume exact, loss_scale 128 equal to none; 77 without torch.
+# bit-identical, resume exact (stopped, and SIGKILLed), loss_scale 128 equal to
+# none; 77 without torch.
 scaler() {
   if ! "$py" -c "import torch, numpy" >/dev/null 2>&1; then
     echo "SKIP: $py cannot import torch and numpy"

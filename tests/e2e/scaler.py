@@ -29,6 +29,9 @@ order (--no-shuffle, a metrics line per step) and checks:
   3. resume: a run stopped (--max-steps) while the growth tracker is not 0
      and resumed ends with the uninterrupted run's checkpoint, byte for
      byte in every tensor, and logs the same scales and skips.
+     And killed: a run of 50 epochs that writes a checkpoint every 7 steps,
+     SIGKILLed at random moments and resumed each time (five kills), ends
+     with the uninterrupted run's tensors and step, byte for byte.
   4. static scaling: with sgd (whose step, unlike Adam's, is not invariant
      to the gradients' scale, so a missing unscale would show), loss_scale
      128 ends where loss_scale none does within 1e-6 (power-of-two scaling
@@ -41,8 +44,11 @@ Exit 0 and "[PASS] ..." lines, or 1 with what differed.
 """
 import json
 import os
+import random
+import signal
 import subprocess
 import sys
+import time
 
 os.environ.setdefault("OPENBLAS_CORETYPE", "Cooperlake")
 import numpy as np  # noqa: E402
@@ -211,6 +217,41 @@ def check_resume(prog, want, final):
           "step equal the uninterrupted run's" + (f"; differ: {diff}" if diff else ""))
 
 
+def check_kill(prog):
+    args = ["train", "--train-data", f"{WORK}/x.npy,{WORK}/y.npy", "--epochs", "50",
+            "--checkpoint-every", "7", "--log-every", "1000"]
+    ref = os.path.join(WORK, "kill_ref.safetensors")
+    ck = os.path.join(WORK, "killed.safetensors")
+    for p in (ref, ck):
+        if os.path.exists(p):
+            os.remove(p)
+    run(prog, *args, "--checkpoint", ref)
+    rng, kills, resumed = random.Random(5), 0, False
+    for _ in range(40):
+        p = subprocess.Popen([prog] + args + ["--checkpoint", ck] + (["--resume"] if resumed else []),
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        while not os.path.exists(ck) and p.poll() is None:
+            time.sleep(0.002)
+        time.sleep(rng.uniform(0, 0.05))
+        if p.poll() is None and kills < 5:
+            p.send_signal(signal.SIGKILL)
+            kills += 1
+        rc = p.wait()
+        resumed = True
+        if rc == 0:
+            break
+        if rc != -signal.SIGKILL:
+            sys.exit(f"killed run: status {rc}: {p.stderr.read().decode()}")
+    a, b = tensors(ref), tensors(ck)
+    diff = [n for n in a if a[n].tobytes() != b[n].tobytes()]
+    meta = safetensors_np.read(ck)[1]
+    check(kills > 0 and rc == 0 and not diff and meta.get("mlc.step") == safetensors_np.read(ref)[1].get("mlc.step")
+          and int(a["opt.scaler.skipped"]) > 0,
+          f"{kills} SIGKILLs and resumes end byte for byte where the uninterrupted run ends "
+          f"({int(a['opt.scaler.skipped'])} steps skipped, scale {float(a['opt.scaler.scale']):g})"
+          + (f"; differ: {diff}" if diff else ""))
+
+
 # ---- 4. static scaling -------------------------------------------------------------------------
 def check_static(x):
     text = open(MODEL).read().replace("optimizer adam(lr = 1e-2)", "optimizer sgd(lr = 1e-3, momentum = 0.9)")
@@ -266,6 +307,7 @@ def main():
     want, final = check_reference(prog, x, y)
     check_skip(prog, want)
     check_resume(prog, want, final)
+    check_kill(prog)
     check_static(x)
     check_log(prog, want)
     check_f16_default()
