@@ -357,7 +357,11 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   IrNode ***argv = arena_alloc(b.a, sizeof(IrNode **) * (size_t)nk);
   for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
   IrNode *S = scaled ? state(&b, "opt.scaler.scale", type_scalar(b.a, b.dt)) : NULL;
-  for (int k = 0; scaled && k < nk; k++) argv[k][loss->params.len] = S;
+  // With loss scaling each micro-batch's backward starts from S / K, as
+  // PyTorch's (loss_k / K * S).backward() does, and the scaled gradients are
+  // summed: the same values, in the same order, that GradScaler sees.
+  IrNode *seed = scaled && nk > 1 ? bin(&b, IR_DIV, S, num(&b, (double)nk)) : S;
+  for (int k = 0; scaled && k < nk; k++) argv[k][loss->params.len] = seed;
   IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + naux + 1));
   IrNode **aux = g + np; // the auxiliary values, averaged like the loss
   for (int k = 0; k < nk; k++) {
@@ -368,7 +372,7 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   if (nk > 1) { // the average over micro-batches
     IrNode *inv = num(&b, 1.0 / nk);
     lsum = bin(&b, IR_MUL, lsum, inv);
-    for (int j = 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
+    for (int j = scaled ? np : 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
   }
   // scaler.unscale_(optimizer): the found_inf check and g / S, before the norm
   IrNode *found = scaled ? unscale(&b, g, np, S) : NULL;

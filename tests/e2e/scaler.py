@@ -22,6 +22,9 @@ order (--no-shuffle, a metrics line per step) and checks:
      parameters within 1e-4 (float32 in a different order of operations);
      there must be skipped steps at the start, later growth, and a skip after
      a growth.
+     The same with `accumulate 2` (scaler.scale(loss / 2).backward() per
+     micro-batch) and `clip grad_norm = 5.0` (clip_grad_norm_ after
+     scaler.unscale_).
   2. a skipped step changes nothing but the step counts and the scaler: the
      checkpoints after the steps before and after one (--max-steps) hold
      bit-identical parameters and Adam moments, opt.step one more, the skip
@@ -113,23 +116,30 @@ def tensors(path):
 
 
 # ---- 1. the reference ----------------------------------------------------------------
-def reference(init, x, y):
-    """GradScaler's rule over the program's batches; one record per step."""
+def reference(init, x, y, K=1, clip=0.0):
+    """GradScaler's rule over the program's batches (K micro-batches a step,
+    clip_grad_norm_ after unscale_ when clip > 0); one record per step."""
     p = {k: torch.tensor(init[k]).requires_grad_() for k in ("fc1.w", "fc1.b", "fc2.w", "fc2.b")}
     opt = torch.optim.Adam(list(p.values()), lr=LR, foreach=False)
     scale, tracker, skipped, out = np.float32(INIT_SCALE), 0, 0, []
-    for step in range(EPOCHS * len(x) // BATCH):
-        k = step % (len(x) // BATCH)
-        xb, yb = torch.tensor(x[k * BATCH:(k + 1) * BATCH]), torch.tensor(y[k * BATCH:(k + 1) * BATCH])
-        pred = torch.tanh(xb @ p["fc1.w"].T + p["fc1.b"]) @ p["fc2.w"].T + p["fc2.b"]
-        loss = torch.nn.functional.mse_loss(pred, yb)
+    per = len(x) // (BATCH * K)
+    for step in range(EPOCHS * per):
         opt.zero_grad()
-        (loss * torch.tensor(scale)).backward()
+        losses = []
+        for m in range(K):
+            k = (step % per) * K + m
+            xb, yb = torch.tensor(x[k * BATCH:(k + 1) * BATCH]), torch.tensor(y[k * BATCH:(k + 1) * BATCH])
+            pred = torch.tanh(xb @ p["fc1.w"].T + p["fc1.b"]) @ p["fc2.w"].T + p["fc2.b"]
+            loss = torch.nn.functional.mse_loss(pred, yb)
+            (loss / K * torch.tensor(scale)).backward()  # scaler.scale(loss / K).backward()
+            losses.append(float(loss))
         found = any(not torch.isfinite(t.grad).all() for t in p.values())
         inv = torch.tensor(np.float32(1.0 / np.float64(scale)))
         for t in p.values():
             t.grad.mul_(inv)
-        out.append({"scale": float(scale), "overflow": found, "loss": float(loss)})
+        if clip and not found:
+            torch.nn.utils.clip_grad_norm_(list(p.values()), clip)
+        out.append({"scale": float(scale), "overflow": found, "loss": sum(losses) / K})
         if found:
             scale, tracker, skipped = np.float32(scale * BACKOFF), 0, skipped + 1
         else:
@@ -143,11 +153,13 @@ def reference(init, x, y):
     return out, {k: v.detach().numpy() for k, v in p.items()}
 
 
-def check_reference(prog, x, y):
+def check_reference(prog, x, y, tag="full", K=1, clip=0.0):
     ck0, _ = train(prog, "init", "--epochs", "0")
     init = tensors(ck0)
-    ck, steps = train(prog, "full")
-    ref, params = reference(init, x, y)
+    ck, steps = train(prog, tag)
+    ref, params = reference(init, x, y, K, clip)
+    if K > 1:
+        print(f"  accumulate {K}, clip grad_norm = {clip}:")
     # the metrics file prints 15 significant digits: the nearest float32 is the scale
     got = [(float(np.float32(s["loss_scale"])), s["overflow"], s["skipped_steps"]) for s in steps]
     want = [(r["scale"], r["overflow"], r["skipped"]) for r in ref]
@@ -157,6 +169,9 @@ def check_reference(prog, x, y):
             break
     check(len(got) == len(want) and got == want,
           f"{len(got)} steps: scale, overflow and skip count equal the GradScaler reference's")
+    if K > 1:
+        clipped = sum(1 for st in steps if st["grad_norm"] is not None and st["grad_norm"] > clip)
+        check(clipped > 0, f"{clipped} steps clipped")
     flags = [w[1] for w in want]
     grew = any(want[i + 1][0] > want[i][0] for i in range(len(want) - 1))
     reskip = any(flags[i] and not flags[i - 1] for i in range(1, len(flags)))
@@ -305,6 +320,8 @@ def main():
     prog = build(open(MODEL).read(), "scaler")
     x, y = data()
     want, final = check_reference(prog, x, y)
+    acc = build(open(MODEL).read().replace("seed 3\n", "seed 3\n  accumulate 2\n  clip grad_norm = 5.0\n"), "accum")
+    check_reference(acc, x, y, "accum", 2, 5.0)
     check_skip(prog, want)
     check_resume(prog, want, final)
     check_kill(prog)
