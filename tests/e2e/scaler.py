@@ -40,7 +40,9 @@ order (--no-shuffle, a metrics line per step) and checks:
      128 ends where loss_scale none does within 1e-6 (power-of-two scaling
      is exact here), and logs scale 128 on every step.
   5. the log lines say `scale S overflow 0|1 skipped N` (the epoch line
-     the skip count), and the run record holds the scaler's settings.
+     the skip count), and the run record holds the scaler's settings;
+     --check-finite (whose checks leave the scaled gradients alone) logs
+     the same steps as the unchecked run instead of stopping at an overflow.
   6. `precision f16` alone scales the loss dynamically (the scaler's state is
      in the graph IR), and `loss_scale none` turns that off.
 Exit 0 and "[PASS] ..." lines, or 1 with what differed.
@@ -294,6 +296,11 @@ def check_log(prog, want):
     skips = [int(l.split(" skipped ")[1].split()[0]) for l in lines]
     done = [l for l in out.splitlines() if " done: " in l]
     h = json.load(open(rec))["hyperparameters"]
+    _, checked = train(prog, "checked", "--check-finite")
+    _, plain = train(prog, "plain")
+    keys = ("step", "loss", "loss_scale", "overflow", "skipped_steps", "grad_norm")
+    check([[c[k] for k in keys] for c in checked] == [[p[k] for k in keys] for p in plain],
+          "--check-finite logs the same steps, skips included")
     check(flags == [w[1] for w in want] and skips == [w[2] for w in want] and
           all(" scale " in l for l in lines) and done and f" skipped {want[-1][2]} " in done[-1] and
           h.get("init_scale") == INIT_SCALE and h.get("growth_interval") == INTERVAL and
