@@ -66,7 +66,7 @@ import safetensors_np  # noqa: E402
 MLC, WORK = sys.argv[1], sys.argv[2]
 MODEL = os.path.join(HERE, "scaler.model")
 INIT_SCALE, GROWTH, BACKOFF, INTERVAL = 2.0 ** 127, 2.0, 0.5, 3
-BATCH, EPOCHS, LR = 1, 1, 1e-2
+BATCH, EPOCHS, LR = 4, 3, 1e-2
 failed = []
 
 
