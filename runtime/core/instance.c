@@ -275,7 +275,7 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
   for (int j = 0; in->m->loss_scale && j < MLC_SCALER_OUTPUTS; j++) outs[4 + naux + j] = &in->scaler[j];
   int rc = in->m->train_step(c, b, inputs, outs);
   if (rc == MLC_ERROR) return rc;
-  c->step++, in->last_lr = out[2], in->last_gnorm = out[1];
+  c->step++, in->last_lr = out[2], in->last_gnorm = out[1], in->stepped = true;
   return rc;
 }
 
@@ -459,6 +459,15 @@ int mlc_instance_save(MlcInstance *in, const char *path) {
 int64_t mlc_instance_steps(const MlcInstance *in) { return in ? in->ctx.step : 0; }
 float mlc_instance_last_lr(const MlcInstance *in) { return in ? in->last_lr : NAN; }
 float mlc_instance_last_grad_norm(const MlcInstance *in) { return in ? in->last_gnorm : NAN; }
+
+float mlc_instance_last_loss_scale(const MlcInstance *in) {
+  if (!in) return NAN;
+  return !in->m->loss_scale ? 1.0f : in->stepped ? in->scaler[0] : NAN;
+}
+
+int64_t mlc_instance_skipped_steps(const MlcInstance *in) {
+  return in && in->m->loss_scale && in->stepped ? (int64_t)in->scaler[2] : 0;
+}
 
 void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
   if (!in) return null_instance("state"), NULL;

@@ -21,6 +21,7 @@ struct MlcInstance {
   float aux[MLC_MAX_AUX]; // the last train_step's auxiliary values (m->naux of them)
   float scaler[MLC_SCALER_OUTPUTS]; // with m->loss_scale, the last train_step's: scale,
                                     // overflowed (0/1), skipped steps so far
+  bool stepped;          // a train_step has run (scaler holds its values)
   MlcDevice *dev;        // on a GPU (opt.device CUDA, or AUTO and one opened): where the state lives
   char device[400];      // "cuda: NVIDIA H200 (...)", "cpu", "cpu (no CUDA device)"
   char err[1024];

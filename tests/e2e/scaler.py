@@ -43,7 +43,9 @@ order (--no-shuffle, a metrics line per step) and checks:
      the skip count), and the run record holds the scaler's settings;
      --check-finite (whose checks leave the scaled gradients alone) logs
      the same steps as the unchecked run instead of stopping at an overflow.
-  6. `precision f16` alone scales the loss dynamically (the scaler's state is
+  6. the library (`--emit lib`): trained on the same batches, its
+     last_loss_scale and skipped_steps after each step are the program's.
+  7. `precision f16` alone scales the loss dynamically (the scaler's state is
      in the graph IR), and `loss_scale none` turns that off.
 Exit 0 and "[PASS] ..." lines, or 1 with what differed.
 """
@@ -308,7 +310,54 @@ def check_log(prog, want):
           "step and epoch lines show the scale, overflow and skips; the run record the settings")
 
 
-# ---- 6. the f16 default ----------------------------------------------------------------------
+# ---- 6. the library's getters -------------------------------------------------------------------
+DRIVER = r'''
+#include <stdio.h>
+#include <stdlib.h>
+#include "scaler.h"
+int main(int argc, char **argv) {
+  int n = atoi(argv[3]), steps = atoi(argv[4]);
+  float *x = malloc(sizeof(float) * 6 * n), *y = malloc(sizeof(float) * n), loss;
+  FILE *fx = fopen(argv[1], "rb"), *fy = fopen(argv[2], "rb");
+  if (!fx || !fy || fread(x, sizeof(float), 6 * (size_t)n, fx) != 6 * (size_t)n ||
+      fread(y, sizeof(float), (size_t)n, fy) != (size_t)n) return 2;
+  mlc_scaler *m = mlc_scaler_create(NULL);
+  if (!m) return 3;
+  printf("before %g %lld\n", mlc_scaler_last_loss_scale(m), (long long)mlc_scaler_skipped_steps(m));
+  for (int s = 0, b = 0; s < steps; s++, b = (b + 1) % (n / 4)) {
+    if (mlc_scaler_train_step(m, 4, x + 24 * b, y + 4 * b, &loss)) return 4;
+    printf("%.9g %lld\n", mlc_scaler_last_loss_scale(m), (long long)mlc_scaler_skipped_steps(m));
+  }
+  mlc_scaler_destroy(m);
+  return 0;
+}
+'''
+
+
+def check_library(x, y, steps):
+    lib = os.path.join(WORK, "lib")
+    os.makedirs(lib, exist_ok=True)
+    src = os.path.join(lib, "scaler.model")
+    with open(src, "w") as f:
+        f.write(open(MODEL).read())
+    run(MLC, "build", src, "--emit", "lib", "-o", os.path.join(lib, "libscaler.a"))
+    with open(os.path.join(lib, "main.c"), "w") as f:
+        f.write(DRIVER)
+    x.tofile(os.path.join(lib, "x.bin"))
+    y.tofile(os.path.join(lib, "y.bin"))
+    exe = os.path.join(lib, "drive")
+    run(os.environ.get("CC", "cc"), "-std=gnu17", "-I" + lib, os.path.join(lib, "main.c"),
+        os.path.join(lib, "libscaler.a"), "-lz", "-lcjson", "-lm", "-lpthread", "-o", exe)
+    out = run(exe, os.path.join(lib, "x.bin"), os.path.join(lib, "y.bin"), str(len(x)), str(len(steps)))
+    rows = [l.split() for l in out.splitlines()]
+    got = [(float(np.float32(float(a))), int(b)) for a, b in rows[1:]]
+    want = [(float(np.float32(s["loss_scale"])), s["skipped_steps"]) for s in steps]
+    check(rows[0] == ["before", "nan", "0"] and got == want,
+          f"the library's last_loss_scale and skipped_steps follow the program's {len(want)} steps"
+          + ("" if got == want else f": {got[:6]} vs {want[:6]}"))
+
+
+# ---- 7. the f16 default ----------------------------------------------------------------------
 def check_f16_default():
     text = open(MODEL).read()
     line = next(l for l in text.splitlines() if "loss_scale" in l)
@@ -334,6 +383,7 @@ def main():
     check_kill(prog)
     check_static(x)
     check_log(prog, want)
+    check_library(x, y, train(prog, "full")[1])
     check_f16_default()
     print(f"{'FAIL' if failed else 'PASS'}: {len(failed)} failed")
     return 1 if failed else 0
