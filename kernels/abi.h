@@ -15,7 +15,9 @@
 // output's class dim, value limits of integer inputs and symbols. 4: the
 // device path (MlcModel.device and .device_only, MlcCtx.device). 5: a
 // label's ignore_index (MlcInputDesc.has_ignore, ignore_value). 6: the
-// compute precision of matmuls and convolutions (MlcRecipe.precision).
+// compute precision of matmuls and convolutions (MlcRecipe.precision), and
+// loss scaling (MlcModel.loss_scale; train_step's outputs after the
+// auxiliary values).
 #define MLC_ABI_VERSION 6
 
 // Dims of one tensor at every interface: a kernel entry point reads
@@ -32,6 +34,10 @@
 // Most auxiliary values a loss may return besides itself (logged by the
 // program: MlcModel.naux).
 #define MLC_MAX_AUX 8
+// A train_step with loss scaling writes this many more scalars after the
+// auxiliary values: the scale it ran with, 1 when it overflowed (the
+// update was skipped) else 0, and the number of steps skipped so far.
+#define MLC_SCALER_OUTPUTS 3
 
 // Bytes of the message an entry point leaves in MlcCtx.err.
 #define MLC_ERR_LEN 256

@@ -54,12 +54,19 @@ static bool run_lower(Pipeline *P) {
 }
 
 // loss_grad = ad_grad(loss); nothing to do for a model without a loss.
+// With loss scaling also loss_grad_scaled, whose seed gradient is an
+// argument (train_step passes the scale S: the backward pass of loss * S),
+// while loss_grad stays the gradient itself (mlc run --entry loss_grad).
 static bool run_autodiff(Pipeline *P) {
   BuildUnit *u = &P->u;
   if (!u->lr.loss) return true;
   P->grad = ad_grad(u->lr.module, u->lr.loss,
                     &(AdOptions){.name = "loss_grad", .diags = P->diags, .keep_outputs = true});
-  return P->grad != NULL;
+  if (P->grad && u->recipe.opt.loss_scale != LSCALE_NONE)
+    P->grad_scaled = ad_grad(u->lr.module, u->lr.loss,
+                             &(AdOptions){.name = "loss_grad_scaled", .diags = P->diags,
+                                          .keep_outputs = true, .seed_arg = true});
+  return P->grad != NULL && (u->recipe.opt.loss_scale == LSCALE_NONE || P->grad_scaled);
 }
 
 // The forward output inside train_step. Lowering recorded it inside loss
@@ -121,7 +128,8 @@ static bool run_optim(Pipeline *P) {
   BuildUnit *u = &P->u;
   IrModule *m = u->lr.module;
   if (!u->lr.loss) return true;
-  u->train_step = optim_build_step(m, u->lr.loss, P->grad, &u->recipe.opt);
+  IrFunc *grad = u->recipe.opt.loss_scale != LSCALE_NONE ? P->grad_scaled : P->grad;
+  u->train_step = optim_build_step(m, u->lr.loss, grad, &u->recipe.opt);
   if (u->recipe.opt.sched == SCHED_PLATEAU)
     u->plateau = optim_build_plateau(m, &u->recipe.opt, VEC_AT(u->lr.loss->outputs, IrNode, 0)->type->dtype);
   if (u->recipe.opt.accumulate == 1 && u->lr.loss_out) {
@@ -218,7 +226,9 @@ static bool lower_set(Pipeline *P, KirProgram **out) {
   BuildUnit *u = &P->u;
   KirLowerOptions fo = {.fuse = !P->opt.no_fuse};
   if (!(out[0] = lower_program(P, u->train_step, &fo))) return false;
-  u->checked = (KirLowerOptions){.check_finite = true};
+  // under loss scaling the scaled gradients may overflow: a skipped step, not an error
+  u->checked = (KirLowerOptions){
+      .check_finite = true, .overflow_ok = u->recipe.opt.loss_scale != LSCALE_NONE ? "opt.scaler.scale" : NULL};
   if (!(out[1] = lower_program(P, u->train_step, &u->checked))) return false;
   out[1]->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
   if (!(out[2] = lower_program(P, u->eval, &fo))) return false;

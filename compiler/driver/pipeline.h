@@ -74,6 +74,7 @@ typedef struct Pipeline {
   BuildUnit u;            // front .. glue: the model, its graph IR and kernel IR
   Sema *sema;             // front: the checked program
   IrFunc *grad;           // autodiff: loss_grad
+  IrFunc *grad_scaled;    // autodiff, with loss scaling: loss_grad_scaled (seed argument %dy = S)
   StrBuf glue;            // glue: the C source
   bool glue_done;
   struct LlvmGen *gen;    // codegen: the module (llvm.h)

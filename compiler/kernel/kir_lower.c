@@ -1380,6 +1380,19 @@ static void finite_check(KLower *c, KirLowerOptions *o, const IrNode *n, bool na
               arena_printf(p->arena, KIR_NONFINITE_PREFIX "%d %s at %s (%s)", site, kinds[i], at, st->op));
 }
 
+// Whether n depends on the slot o->overflow_ok names (ovf holds the
+// answer for earlier nodes): such values may overflow by design and are not
+// checked; a where whose condition depends on it is the select of a skipped
+// step and is checked again.
+static bool overflows_by_design(KLower *c, const KirLowerOptions *o, const bool *ovf, const IrNode *n) {
+  if (!o->overflow_ok) return false;
+  if (n->op == IR_OPTSTATE) return !strcmp(n->name, o->overflow_ok);
+  if (n->op == IR_WHERE && ovf[n->in[0]->order + c->nparams]) return false;
+  for (int i = 0; i < n->nin; i++)
+    if (ovf[n->in[i]->order + c->nparams]) return true;
+  return false;
+}
+
 KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err, size_t errlen) {
   return kir_lower_func_opts(a, m, f, NULL, err, errlen);
 }
@@ -1393,6 +1406,7 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
   c.buf = arena_alloc(a, sizeof(int) * (size_t)(f->params.len + f->nodes.len + 1));
   bool checks = o && o->check_finite;
   bool *infok = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
+  bool *ovf = checks ? arena_alloc(a, (size_t)(f->params.len + f->nodes.len + 1)) : NULL;
   lower_args(&c);
   plan_views(&c, !checks);
   if (o && o->fuse && !checks) {
@@ -1432,7 +1446,8 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
     if (!c.failed && !is_alias(n) && !no_kernel(&c, n)) lower_node(&c, n);
     if (!checks || c.failed) continue;
     infok[n->order + c.nparams] = inf_by_design(&c, infok, n);
-    if (c.p->kernels.len > before && dtype_is_float(n->type->dtype))
+    ovf[n->order + c.nparams] = overflows_by_design(&c, o, ovf, n);
+    if (c.p->kernels.len > before && dtype_is_float(n->type->dtype) && !ovf[n->order + c.nparams])
       finite_check(&c, o, n, infok[n->order + c.nparams]);
   }
   if (!c.failed) lower_results(&c);

@@ -46,6 +46,12 @@ typedef struct KirLowerOptions {
   // results are the unfused program's, bit for bit. Ignored with
   // check_finite (every op's value is checked, so each is materialised).
   bool fuse;
+  // With check_finite: a state slot whose value makes what depends on it
+  // non-finite by design (loss scaling's opt.scaler.scale: the scaled
+  // backward pass may overflow, and the step is then skipped). Values that
+  // depend on it are not checked, up to a `where` whose condition depends
+  // on it (the skip's select, which keeps the old, checked value). NULL: none.
+  const char *overflow_ok;
   Vec sites;        // out: KirSite*, indexed by the checks' SITE
 } KirLowerOptions;
 

@@ -438,7 +438,8 @@ static void rule_layer_norm(Ad *ad, const IrNode *n, IrNode *g) {
 }
 
 // Losses (means over every element or row): cross_entropy by its fused rule;
-// mse(a, b) = mean((a - b)^2): da = g * 2 (a - b) / n, db = -da;
+// mse(a, b) = mean((a - b)^2): da = ((a - b) * 2 / n) * g, db = -da (torch's
+// order: under loss scaling g is the scale, and the product with it comes last);
 // bce_with_logits(x, t) = mean(max(x, 0) - x t + log(1 + exp(-|x|))):
 // dx = g * (sigmoid(x) - t) / n, dt = -g * x / n.
 static void rule_loss(Ad *ad, const IrNode *n, IrNode *g) {
@@ -452,8 +453,8 @@ static void rule_loss(Ad *ad, const IrNode *n, IrNode *g) {
     return;
   }
   if (n->op == IR_MSE) {
-    IrNode *d = bin(ad, IR_MUL, bin(ad, IR_SUB, a, b), bin(ad, IR_MUL, g, scalar(ad, 2, dt)));
-    d = div_count(ad, d, a->type, dims, nd);
+    IrNode *d = bin(ad, IR_MUL, bin(ad, IR_SUB, a, b), scalar(ad, 2, dt));
+    d = bin(ad, IR_MUL, div_count(ad, d, a->type, dims, nd), g);
     if (need(ad, n, 0)) acc(ad, n, 0, d);
     if (need(ad, n, 1)) acc(ad, n, 1, un(ad, IR_NEG, d));
     return;
@@ -668,7 +669,7 @@ IrFunc *ad_grad(IrModule *m, IrFunc *f, const AdOptions *opts) {
   IrNode *loss = VEC_AT(f->outputs, IrNode, opts->output);
   ad.b.span = loss->span;
   ad.b.loc = loss->loc;
-  IrNode *seed = loss->type->rank == 0
+  IrNode *seed = loss->type->rank == 0 && !opts->seed_arg
                      ? NULL
                      : ir_input(ad.g, fresh_arg_name(&ad, "dy"), loss->type, loss->span);
   if (ad.active[idx(&ad, loss)])

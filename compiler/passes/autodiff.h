@@ -6,7 +6,8 @@
 // function that recomputes the forward graph and then runs the backward
 // graph. Its signature and results:
 //
-//   func NAME(<f's arguments>, [%dy: <loss type> when the loss is not a scalar])
+//   func NAME(<f's arguments>, [%dy: <loss type> when the loss is not a scalar,
+//             or with AdOptions.seed_arg])
 //       -> (loss, d loss/d p for every trainable param p read by f, in module
 //           declaration order, then d loss/d x for every argument x chosen in
 //           AdOptions.wrt_inputs, in signature order, then, with
@@ -29,6 +30,8 @@ typedef struct AdOptions {
   int output;             // index of f's output that is the loss (default 0)
   const bool *wrt_inputs; // NULL, or one flag per argument of f: also return its gradient
   bool keep_outputs;      // also return f's outputs other than the loss, last
+  bool seed_arg;          // a scalar loss's seed gradient is an argument %dy too, not 1:
+                          // loss scaling's backward pass starts from d(loss * S) = S
   DiagSink *diags;        // on failure: the reason, at the node's span (may be NULL)
   int *forward_len;       // out, if set: how many leading body nodes of the result
                           // recompute f; the backward graph is the rest

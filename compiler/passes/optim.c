@@ -29,6 +29,7 @@ typedef struct Bld {
   IrBuilder b; // every node has the loss's span
   const OptimRecipe *r;
   DType dt;    // float dtype of the loss: every scalar of the update
+  IrNode *skip; // loss scaling, while the update is built: the step's gradients overflowed
 } Bld;
 
 // ---- node helpers -----------------------------------------------------------------------------
@@ -52,6 +53,13 @@ static IrNode *state_of(Bld *b, const char *param, const char *what, Type *t) {
 }
 
 static void store(Bld *b, const char *path, IrNode *v) { ir_store(b->f, path, v, b->b.span); }
+
+// A store of the update (a param or its optimizer state): a skipped step
+// (loss scaling, an overflow) keeps the slot's old value.
+static void store_update(Bld *b, const char *path, IrNode *v) {
+  if (b->skip) v = sel(b, b->skip, ir_param_ref(b->f, path, b->b.span), v);
+  store(b, path, v);
+}
 
 // ---- inlining the gradient function ---------------------------------------------------------------
 // Copies g's body into b->f with its arguments bound to args; returns g's
@@ -186,6 +194,7 @@ double optim_state_init(const OptimRecipe *r, const char *path) {
   if (strcmp(path, "opt.steps_per_epoch") == 0) return (double)r->steps_per_epoch;
   if (strcmp(path, "opt.total_steps") == 0) return (double)total_steps(r);
   if (strcmp(path, "opt.plateau.scale") == 0) return 1;
+  if (strcmp(path, "opt.scaler.scale") == 0) return r->scale_init;
   if (strcmp(path, "opt.plateau.best") == 0) return r->plateau_max ? -INFINITY : INFINITY;
   return 0;
 }
@@ -223,10 +232,10 @@ static void sgd(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrNo
     IrNode *upd = bin(b, IR_ADD, bin(b, IR_MUL, buf, num(b, r->momentum)),
                       bin(b, IR_MUL, d, num(b, 1 - r->dampening)));
     IrNode *nb = sel(b, bin(b, IR_EQ, s, inum(b, 0)), d, upd);
-    store(b, arena_printf(b->a, "opt.%s.momentum_buffer", path), nb);
+    store_update(b, arena_printf(b->a, "opt.%s.momentum_buffer", path), nb);
     d = r->nesterov ? bin(b, IR_ADD, d, bin(b, IR_MUL, nb, num(b, r->momentum))) : nb;
   }
-  store(b, path, bin(b, IR_ADD, p, bin(b, IR_MUL, d, un(b, IR_NEG, lr))));
+  store_update(b, path, bin(b, IR_ADD, p, bin(b, IR_MUL, d, un(b, IR_NEG, lr))));
 }
 
 // torch.optim.Adam / AdamW (1.13, single tensor), t = s + 1:
@@ -250,9 +259,9 @@ static void adam(Bld *b, const char *path, IrNode *p, IrNode *g, IrNode *lr, IrN
   IrNode *bc2 = bin(b, IR_SUB, num(b, 1), bin(b, IR_POW, num(b, r->beta2), t));
   IrNode *step = bin(b, IR_DIV, lr, bc1);
   IrNode *den = bin(b, IR_ADD, bin(b, IR_DIV, un(b, IR_SQRT, v1), un(b, IR_SQRT, bc2)), num(b, r->eps));
-  store(b, arena_printf(b->a, "opt.%s.exp_avg", path), m1);
-  store(b, arena_printf(b->a, "opt.%s.exp_avg_sq", path), v1);
-  store(b, path, bin(b, IR_SUB, p, bin(b, IR_MUL, step, bin(b, IR_DIV, m1, den))));
+  store_update(b, arena_printf(b->a, "opt.%s.exp_avg", path), m1);
+  store_update(b, arena_printf(b->a, "opt.%s.exp_avg_sq", path), v1);
+  store_update(b, path, bin(b, IR_SUB, p, bin(b, IR_MUL, step, bin(b, IR_DIV, m1, den))));
 }
 
 // ---- train_step ----------------------------------------------------------------------------------------
@@ -266,6 +275,48 @@ static void assert_recipe(const OptimRecipe *r) {
   MLC_ASSERT(r->sched != SCHED_STEP || r->step_size >= 1);
   MLC_ASSERT(r->nmilestones >= 0 && r->nmilestones <= OPTIM_MAX_MILESTONES);
   MLC_ASSERT(r->sched != SCHED_PLATEAU || (r->factor > 0 && r->factor < 1));
+  MLC_ASSERT(r->loss_scale == LSCALE_NONE || r->scale_init > 0);
+  MLC_ASSERT(r->loss_scale != LSCALE_DYNAMIC ||
+             (r->scale_growth > 1 && r->scale_backoff > 0 && r->scale_backoff < 1 && r->scale_interval >= 1));
+}
+
+// ---- loss scaling ---------------------------------------------------------------------------------------
+// torch.cuda.amp.GradScaler (1.13). The gradient function's seed is S =
+// opt.scaler.scale, so g holds the scaled gradients of the mean loss. Like
+// _amp_foreach_non_finite_check_and_unscale_, found_inf looks at the scaled
+// values: g * 0 is 0 for every finite element and NaN otherwise, so one sum
+// over all of them is NaN exactly when some element is not finite (a sum of
+// zeros cannot overflow). Then g *= 1 / S, in the loss's dtype (GradScaler's
+// inv_scale is the f32 rounding of the reciprocal: the same value).
+static IrNode *unscale(Bld *b, IrNode **g, int np, IrNode *S) {
+  IrNode *chk = num(b, 0);
+  for (int j = 0; j < np; j++) chk = bin(b, IR_ADD, chk, ir_sum_all(&b->b, bin(b, IR_MUL, g[j], num(b, 0))));
+  IrNode *inv = bin(b, IR_DIV, num(b, 1), S);
+  for (int j = 0; j < np; j++) g[j] = bin(b, IR_MUL, g[j], inv);
+  return bin(b, IR_NE, chk, chk);
+}
+
+// _amp_update_scale_: an overflow multiplies S by backoff and resets the
+// growth tracker; otherwise the tracker counts the good step, and at
+// growth_interval S grows (only to a finite value) and the tracker restarts.
+// A static scale never changes. The skipped steps are counted either way.
+// Returns the number of skipped steps after this one.
+static IrNode *update_scale(Bld *b, IrNode *S, IrNode *found) {
+  const OptimRecipe *r = b->r;
+  Type *i64 = type_scalar(b->a, DT_I64);
+  IrNode *skipped = state(b, "opt.scaler.skipped", i64);
+  IrNode *skipped1 = sel(b, found, bin(b, IR_ADD, skipped, inum(b, 1)), skipped);
+  store(b, "opt.scaler.skipped", skipped1);
+  if (r->loss_scale != LSCALE_DYNAMIC) return skipped1;
+  IrNode *tracker = state(b, "opt.scaler.growth_tracker", i64);
+  IrNode *good = bin(b, IR_ADD, tracker, inum(b, 1));
+  IrNode *grow = bin(b, IR_EQ, good, inum(b, r->scale_interval));
+  IrNode *bigger = bin(b, IR_MUL, S, num(b, r->scale_growth));
+  IrNode *finite = bin(b, IR_EQ, bin(b, IR_SUB, bigger, bigger), num(b, 0));
+  IrNode *grown = sel(b, bin(b, IR_AND, grow, finite), bigger, S);
+  store(b, "opt.scaler.scale", sel(b, found, bin(b, IR_MUL, S, num(b, r->scale_backoff)), grown));
+  store(b, "opt.scaler.growth_tracker", sel(b, bin(b, IR_OR, found, grow), inum(b, 0), good));
+  return skipped1;
 }
 
 // The K micro-batches' arguments: the loss's names for K = 1, NAME_k otherwise.
@@ -291,9 +342,12 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
     IrParam *p = VEC_AT(m->params, IrParam, i);
     if (p->kind == IRP_PARAM && p->trainable && reads_param(loss, p->name)) vec_push(m->arena, &params, p);
   }
-  // the loss's other outputs follow the gradients (ad_grad's keep_outputs)
+  // the loss's other outputs follow the gradients (ad_grad's keep_outputs);
+  // with loss scaling the gradient function takes the seed (S) last
   int naux = grad->outputs.len - params.len - 1;
   MLC_ASSERT(naux >= 0 && naux == loss->outputs.len - 1);
+  bool scaled = r->loss_scale != LSCALE_NONE;
+  MLC_ASSERT(grad->params.len == loss->params.len + scaled);
   Bld b = {.m = m, .a = m->arena, .r = r, .dt = l0->type->dtype};
   b.f = ir_func_new(m, "train_step");
   b.f->span = loss->span;
@@ -302,6 +356,12 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   int nk = r->accumulate, np = params.len;
   IrNode ***argv = arena_alloc(b.a, sizeof(IrNode **) * (size_t)nk);
   for (int k = 0; k < nk; k++) argv[k] = micro_args(&b, loss, k);
+  IrNode *S = scaled ? state(&b, "opt.scaler.scale", type_scalar(b.a, b.dt)) : NULL;
+  // With loss scaling each micro-batch's backward starts from S / K, as
+  // PyTorch's (loss_k / K * S).backward() does, and the scaled gradients are
+  // summed: the same values, in the same order, that GradScaler sees.
+  IrNode *seed = scaled && nk > 1 ? bin(&b, IR_DIV, S, num(&b, (double)nk)) : S;
+  for (int k = 0; scaled && k < nk; k++) argv[k][loss->params.len] = seed;
   IrNode *lsum = NULL, **g = arena_alloc(b.a, sizeof(IrNode *) * (size_t)(np + naux + 1));
   IrNode **aux = g + np; // the auxiliary values, averaged like the loss
   for (int k = 0; k < nk; k++) {
@@ -312,8 +372,10 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   if (nk > 1) { // the average over micro-batches
     IrNode *inv = num(&b, 1.0 / nk);
     lsum = bin(&b, IR_MUL, lsum, inv);
-    for (int j = 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
+    for (int j = scaled ? np : 0; j < np + naux; j++) g[j] = bin(&b, IR_MUL, g[j], inv);
   }
+  // scaler.unscale_(optimizer): the found_inf check and g / S, before the norm
+  IrNode *found = scaled ? unscale(&b, g, np, S) : NULL;
   // clip_grad_norm_: total L2 norm, scale = min(max_norm / (norm + 1e-6), 1)
   IrNode *sq = num(&b, 0);
   for (int j = 0; j < np; j++) sq = bin(&b, IR_ADD, sq, ir_sum_all(&b.b, bin(&b, IR_MUL, g[j], g[j])));
@@ -326,19 +388,34 @@ IrFunc *optim_build_step(IrModule *m, IrFunc *loss, IrFunc *grad, const OptimRec
   IrNode *s = state(&b, "opt.step", type_scalar(b.a, DT_I64));
   IrNode *sf = cast(&b, s, b.dt);
   IrNode *lr = sched_lr(&b, s, sf);
+  // scaler.step(optimizer): an overflow skips the update, so the optimizer's
+  // own step count (Adam's t, SGD's first step) counts only the updates
+  // taken; the schedule follows opt.step, which counts every step
+  // (scheduler.step() runs each iteration).
+  IrNode *skipped = scaled ? state(&b, "opt.scaler.skipped", type_scalar(b.a, DT_I64)) : NULL;
+  IrNode *taken = scaled ? bin(&b, IR_SUB, s, skipped) : s;
+  IrNode *takenf = scaled ? cast(&b, taken, b.dt) : sf;
+  b.skip = found;
   for (int j = 0; j < np; j++) {
     IrParam *p = VEC_AT(params, IrParam, j);
     IrNode *pv = ir_param_ref(b.f, p->name, b.b.span);
     double scale = hyper_of(r, p->name).lr_scale; // its group's lr
     IrNode *plr = scale == 1 ? lr : bin(&b, IR_MUL, lr, num(&b, scale));
-    if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], plr, s);
-    else adam(&b, p->name, pv, g[j], plr, sf);
+    if (r->opt == OPT_SGD) sgd(&b, p->name, pv, g[j], plr, taken);
+    else adam(&b, p->name, pv, g[j], plr, takenf);
   }
+  b.skip = NULL;
   store(&b, "opt.step", bin(&b, IR_ADD, s, inum(&b, 1)));
+  IrNode *nskipped = scaled ? update_scale(&b, S, found) : NULL;
   ir_return(b.f, lsum, NULL);
   ir_return(b.f, norm, NULL);
   ir_return(b.f, lr, NULL);
   for (int j = 0; j < naux; j++) ir_return(b.f, aux[j], NULL);
+  if (scaled) { // the scale this step ran with, whether it overflowed, the steps skipped so far
+    ir_return(b.f, S, NULL);
+    ir_return(b.f, cast(&b, found, b.dt), NULL);
+    ir_return(b.f, cast(&b, nskipped, b.dt), NULL);
+  }
   ir_number(b.f);
   return b.f;
 }

@@ -4,13 +4,17 @@
 // and `store`s of the new params, optimizer state and step counter.
 //
 //   func train_step(<loss args of micro-batch 0>, .., <of micro-batch K-1>)
-//       -> (loss, grad_norm, lr, aux..)
+//       -> (loss, grad_norm, lr, aux.., [scale, overflow, skipped])
 //   func plateau_update(%metric: F[]) -> (F[])      (plateau schedule only)
 //
 // loss is the mean of the micro-batch losses, grad_norm the global L2 norm
 // of the averaged gradients before clipping, lr the rate this step used,
 // aux the loss function's other outputs (its auxiliary values), each the
-// mean over the micro-batches like the loss.
+// mean over the micro-batches like the loss. With loss scaling
+// (OptimRecipe.loss_scale) `grad` takes the seed gradient as its last
+// argument (ad_grad's seed_arg), and three more results follow: the scale
+// the step ran with, 1 when its gradients overflowed and the update was
+// skipped (else 0), and the steps skipped so far (all of the loss's dtype).
 // With K = 1 the arguments keep the loss function's names; with K > 1 the
 // arguments of micro-batch k are named NAME_k. Formulas: docs/design/optim.md.
 //
@@ -22,9 +26,13 @@
 //   opt.PATH.momentum_buffer     sgd with momentum > 0
 //   opt.PATH.exp_avg, opt.PATH.exp_avg_sq        adam, adamw
 //   opt.plateau.scale, opt.plateau.best, opt.plateau.bad (i64)   plateau
-// All start at zero except opt.plateau.scale (1), opt.plateau.best (+inf
-// when minimising the metric, -inf when maximising) and the two step counts
-// (from the recipe's epochs and steps_per_epoch): optim_state_init.
+//   opt.scaler.scale (F[]), opt.scaler.skipped, opt.scaler.growth_tracker (i64,
+//                                dynamic only)                loss scaling
+// All start at zero except opt.scaler.scale (init_scale), opt.plateau.scale
+// (1), opt.plateau.best (+inf when minimising the metric, -inf when
+// maximising) and the two step counts (from the recipe's epochs and
+// steps_per_epoch): optim_state_init. opt.step counts every step; with loss
+// scaling the optimizer's own count (Adam's t) is opt.step - opt.scaler.skipped.
 #ifndef MLC_OPTIM_H
 #define MLC_OPTIM_H
 

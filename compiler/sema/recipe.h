@@ -22,6 +22,15 @@ typedef enum {
   SCHED_PLATEAU,     // lr * scale, scale updated by plateau_update(metric)
 } SchedKind;
 
+// Loss scaling (torch.cuda.amp.GradScaler): the backward pass starts from
+// loss * S; the step unscales the gradients, skips the update when one of
+// them is not finite, and (dynamic) adjusts S. docs/design/optim.md.
+typedef enum {
+  LSCALE_NONE,    // no scaling (S = 1, nothing checked)
+  LSCALE_STATIC,  // S fixed at scale_init; a step with a non-finite gradient is skipped
+  LSCALE_DYNAMIC, // S starts at scale_init, backs off on overflow, grows after good steps
+} LossScaleKind;
+
 // Limits sema enforces with a located error (sema_train.c): milestones of a
 // multistep schedule, and micro-batches per step (each is a copy of the
 // gradient graph in train_step).
@@ -67,6 +76,11 @@ typedef struct OptimRecipe {
   int64_t epochs, steps_per_epoch; // total optimizer steps = epochs * steps_per_epoch
   double clip;                // max global grad norm; 0 = no clipping
   int accumulate;             // K micro-batches per step (>= 1)
+  LossScaleKind loss_scale;
+  double scale_init;          // S's first value: > 0, finite in the loss's dtype
+  double scale_growth;        // dynamic: S *= growth after growth_interval good steps (> 1)
+  double scale_backoff;       // dynamic: S *= backoff after an overflow, in (0, 1)
+  int64_t scale_interval;     // dynamic: growth_interval, >= 1
   int ngroups;                // parameter groups besides the default one
   OptimGroup groups[OPTIM_MAX_GROUPS];
 } OptimRecipe;

@@ -74,6 +74,13 @@ static const HSpec group_spec = {
      {"beta1", HK_NUM, false, 0}, {"beta2", HK_NUM, false, 0}, {"eps", HK_NUM, false, 0}}};
 enum { G_MATCH, G_LR_SCALE, G_LR, G_MOMENTUM, G_DAMPENING, G_NESTEROV, G_WD, G_BETA1, G_BETA2, G_EPS };
 
+// loss_scale dynamic(...): torch.cuda.amp.GradScaler's arguments and defaults
+// (the same names).
+static const HSpec dynamic_spec = {
+    "dynamic", 4,
+    {{"init_scale", HK_NUM, false, 65536.0}, {"growth_factor", HK_NUM, false, 2.0},
+     {"backoff_factor", HK_NUM, false, 0.5}, {"growth_interval", HK_INT, false, 2000}}};
+
 #define NELEM(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 // One bound hyperparameter.
@@ -459,6 +466,63 @@ static void check_precision(Train *t, Setting *st) {
     return;
   }
   sema_error(t->S, e->span, "precision must be f32, bf16 or f16");
+}
+
+// A loss scale must be a positive number that f32 holds (the scale and the
+// scaled loss are f32 values, as GradScaler's are).
+static bool scale_ok(double x) { return x > 0 && x <= 3.4028234663852886e38; }
+
+static void record_dynamic(OptimRecipe *o, const HVal *h) {
+  o->loss_scale = LSCALE_DYNAMIC;
+  o->scale_init = hnum(&dynamic_spec, h, 0);
+  o->scale_growth = hnum(&dynamic_spec, h, 1);
+  o->scale_backoff = hnum(&dynamic_spec, h, 2);
+  o->scale_interval = (int64_t)hnum(&dynamic_spec, h, 3);
+}
+
+// loss_scale none | dynamic | dynamic(init = .., growth_factor = ..,
+// backoff_factor = .., growth_interval = ..) | a number (a static scale).
+static void check_loss_scale(Train *t, Setting *st) {
+  Sema *S = t->S;
+  OptimRecipe *o = &t->r->opt;
+  const char *name;
+  Span sp;
+  Vec *args;
+  if (split_call(st->value, &name, &sp, &args) && (!strcmp(name, "dynamic") ||
+                                                   (!strcmp(name, "none") && st->value->kind == EX_NAME))) {
+    if (!strcmp(name, "none")) {
+      o->loss_scale = LSCALE_NONE;
+      return;
+    }
+    HVal h[10] = {{0}};
+    if (!bind_hparams(t, &dynamic_spec, args, st->value->span, h)) return;
+    record_dynamic(o, h);
+    hcheck(t, &h[0], "init_scale", scale_ok(h[0].num), "a positive number at most 3.4e38 (f32's largest)");
+    hcheck(t, &h[1], "growth_factor", h[1].num > 1 && scale_ok(h[1].num), "greater than 1");
+    hcheck(t, &h[2], "backoff_factor", h[2].num > 0 && h[2].num < 1, "in (0, 1)");
+    hcheck(t, &h[3], "growth_interval", h[3].num >= 1, "a positive number of steps");
+    return;
+  }
+  if (st->value->kind == EX_NAME || st->value->kind == EX_CALL) {
+    const char *const words[] = {"none", "dynamic"};
+    const char *n = st->value->kind == EX_NAME ? st->value->name
+                    : st->value->lhs->kind == EX_NAME ? st->value->lhs->name : NULL;
+    Vec c = names_of(S, words, 2);
+    sema_error(S, st->value->kind == EX_CALL ? st->value->lhs->span : st->value->span,
+               "loss_scale takes none, dynamic, dynamic(init_scale = .., growth_interval = ..) or a "
+               "number%s", n ? sema_suggest(S, n, &c) : "");
+    return;
+  }
+  Value *v = eval_const(t, st->value);
+  double x;
+  if (!v) return;
+  if (!sema_const_num(v, &x) || !scale_ok(x)) {
+    sema_error(S, st->value->span, "a static loss_scale must be a positive number at most "
+               "3.4e38 (f32's largest), got %s", value_str(S->arena, v));
+    return;
+  }
+  o->loss_scale = LSCALE_STATIC;
+  o->scale_init = x;
 }
 
 static void check_clip(Train *t, Setting *st) {
@@ -1051,7 +1115,7 @@ static void check_data(Train *t, Setting *st) {
 static const char *const setting_names[] = {
     "batch",  "epochs",    "seed",   "accumulate", "optimizer",  "schedule",
     "clip",   "freeze",    "checkpoint", "precision", "metric", "train_data",
-    "test_data", "group",
+    "test_data", "group", "loss_scale",
 };
 
 // Settings other than freeze, checkpoint and group may appear once.
@@ -1094,6 +1158,7 @@ static void check_setting(Train *t, Setting *st) {
   else if (!strcmp(k, "clip")) check_clip(t, st);
   else if (!strcmp(k, "checkpoint")) check_checkpoint(t, st);
   else if (!strcmp(k, "precision")) check_precision(t, st);
+  else if (!strcmp(k, "loss_scale")) check_loss_scale(t, st);
   else if (!strcmp(k, "metric")) {
     const char *const m[] = {"accuracy", "loss"};
     const char *w = check_word(t, st, m, 2);
@@ -1181,4 +1246,10 @@ void sema_check_train(Sema *S, Item *it) {
     check_setting(&t, st);
   }
   finish_groups(&t);
+  // f16 autocast goes with a GradScaler in PyTorch: f16 training scales the
+  // loss dynamically unless the recipe says otherwise (loss_scale none).
+  if (t.r->precision == DT_F16 && !sema_map_get(&t.seen, "loss_scale")) {
+    HVal none[10] = {{0}};
+    record_dynamic(&t.r->opt, none);
+  }
 }

@@ -290,11 +290,13 @@ int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, floa
   mlc_gemm_cache_clear(in->gcache); // the step updates the parameters
   c->step_seed = mlc_rng_step_seed(&c->rng);
   c->nonfinite_site = -1;
-  void *outs[4 + MLC_MAX_AUX] = {&out[0], &out[1], &out[2], logits};
-  for (int i = 0; i < in->m->naux && i < MLC_MAX_AUX; i++) outs[4 + i] = &in->aux[i];
+  void *outs[4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS] = {&out[0], &out[1], &out[2], logits};
+  int naux = in->m->naux < MLC_MAX_AUX ? in->m->naux : MLC_MAX_AUX;
+  for (int i = 0; i < naux; i++) outs[4 + i] = &in->aux[i];
+  for (int j = 0; in->m->loss_scale && j < MLC_SCALER_OUTPUTS; j++) outs[4 + naux + j] = &in->scaler[j];
   int rc = in->m->train_step(c, b, inputs, outs);
   if (rc == MLC_ERROR) return rc;
-  c->step++, in->last_lr = out[2], in->last_gnorm = out[1];
+  c->step++, in->last_lr = out[2], in->last_gnorm = out[1], in->stepped = true;
   return rc;
 }
 
@@ -495,6 +497,15 @@ int mlc_instance_save(MlcInstance *in, const char *path) {
 int64_t mlc_instance_steps(const MlcInstance *in) { return in ? in->ctx.step : 0; }
 float mlc_instance_last_lr(const MlcInstance *in) { return in ? in->last_lr : NAN; }
 float mlc_instance_last_grad_norm(const MlcInstance *in) { return in ? in->last_gnorm : NAN; }
+
+float mlc_instance_last_loss_scale(const MlcInstance *in) {
+  if (!in) return NAN;
+  return !in->m->loss_scale ? 1.0f : in->stepped ? in->scaler[0] : NAN;
+}
+
+int64_t mlc_instance_skipped_steps(const MlcInstance *in) {
+  return in && in->m->loss_scale && in->stepped ? (int64_t)in->scaler[2] : 0;
+}
 
 void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
   if (!in) return null_instance("state"), NULL;

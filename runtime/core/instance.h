@@ -23,6 +23,9 @@ struct MlcInstance {
   MlcDevice *dev;        // on a GPU (opt.device CUDA, or AUTO and one opened): where the state lives
   char device[400];      // "cuda: NVIDIA H200 (...)", "cpu", "cpu (no CUDA device)"
   char err[1024];
+  float scaler[MLC_SCALER_OUTPUTS]; // with m->loss_scale, the last train_step's: scale,
+                                    // overflowed (0/1), skipped steps so far
+  bool stepped;          // a train_step has run (scaler holds its values)
 };
 
 // An instance whose symbols have the values syms (m->nsyms of them; NULL

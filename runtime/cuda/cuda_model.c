@@ -24,8 +24,9 @@
 #include "cuda_rt_internal.h"
 #include "mlc_rt.h"
 
-// small outputs: loss, grad norm, lr, the loss's auxiliary values, a small forward output
-enum { ALIGN = 256, NOUT = 4 + MLC_MAX_AUX, SMALL_IN = 1024 };
+// small outputs: loss, grad norm, lr, the loss's auxiliary values, the loss
+// scaler's values, a small forward output
+enum { ALIGN = 256, NOUT = 4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS, SMALL_IN = 1024 };
 
 struct MlcDevice {
   MlcLauncher launcher; // first: the launcher callbacks get the device

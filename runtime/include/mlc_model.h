@@ -297,7 +297,11 @@ enum {
 //              [3] f32 forward output [B, num_out] or NULL (for training
 //              accuracy; the model skips writing it when NULL), [4 + i] f32
 //              auxiliary value i of the loss (model->naux of them, each the
-//              batch's like the loss; the caller passes 4 + naux slots).
+//              batch's like the loss), and with model->loss_scale three f32
+//              more at [4 + naux + j]: the loss scale the step ran with, 1
+//              when its gradients overflowed and the update was skipped (0
+//              otherwise), the steps skipped so far (the caller passes 4 +
+//              naux + 3 * loss_scale slots).
 //              (Wherever a forward output is named it has num_out times
 //              the product of ctx->syms[out_syms[k]] floats per sample.)
 //              Updates parameters and optimizer state in place.
@@ -353,6 +357,8 @@ struct MlcModel {
   const MlcDeviceModel *device;    // --target cuda: the GPU side; NULL: none (ABI 4)
   int device_only;          // 1: the entry points run only with ctx->device (built
                             // with --target cuda alone); 0: on the CPU as well
+  int loss_scale;           // 1: the recipe scales the loss (train_step's outputs after
+                            // the auxiliary values; ABI 6)
 };
 
 #endif

@@ -126,6 +126,12 @@ int mlc_instance_epoch_end(MlcInstance *in, double metric);
 int64_t mlc_instance_steps(const MlcInstance *in);       // 0 for NULL
 float mlc_instance_last_lr(const MlcInstance *in);       // NAN for NULL
 float mlc_instance_last_grad_norm(const MlcInstance *in); // NAN for NULL
+// Loss scaling (docs/language.md): the scale the last train_step ran with
+// (1 for a model that does not scale its loss; NAN before the first step and
+// for NULL), and the steps skipped because their gradients overflowed, as
+// of the last train_step (0 before it, without loss scaling, and for NULL).
+float mlc_instance_last_loss_scale(const MlcInstance *in);
+int64_t mlc_instance_skipped_steps(const MlcInstance *in);
 // A state tensor's bytes by path and its element count (numel may be NULL);
 // NULL for a NULL instance or path, or an unknown path.
 void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel);

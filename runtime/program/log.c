@@ -9,7 +9,9 @@
 // (JSON lines), for plotting; every write is checked, and the first failure
 // is kept for mlc_log_check. The loss's auxiliary values (MlcModel.naux)
 // follow the loss on every line and in every record, under their names
-// ("ce", "train_ce"). Run record: one JSON document at the end
+// ("ce", "train_ce"). With loss scaling every step line and record also
+// carries the scale the step ran with, whether it overflowed (its update
+// skipped) and the steps skipped so far; epoch lines the last two. Run record: one JSON document at the end
 // (model, hash, compiler, seed, hyper-parameters, per-epoch metrics and
 // "final"), replaced atomically (rt_write_atomic). JSON is written with
 // cJSON.
@@ -110,28 +112,36 @@ static const char *acc_text(const MlcLog *lg, const char *key, const char *fmt, 
   return buf;
 }
 
+// " scale 65536 overflow 0 skipped 2" (loss scaling), "" otherwise.
+static const char *scaler_text(const float *sc, char *buf, size_t len) {
+  buf[0] = 0;
+  if (sc) snprintf(buf, len, " scale %.6g overflow %d skipped %lld", (double)sc[0], sc[1] != 0, (long long)sc[2]);
+  return buf;
+}
+
 void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t steps,
                   int64_t global, double loss, double acc, double lr, double gnorm, double ips,
-                  const float *aux) {
+                  const float *aux, const float *scaler) {
   bool last = k == steps;
-  char ab[48], xb[512];
+  char ab[48], xb[512], sb[96];
   double av[MLC_MAX_AUX] = {0};
   for (int i = 0; aux && i < lg->naux; i++) av[i] = aux[i];
   const char *xt = aux_text(lg, "", av, xb, sizeof xb);
+  const char *st = scaler_text(scaler, sb, sizeof sb);
   if (lg->tty) {
     int width = 24, fill = steps ? (int)(width * k / steps) : width;
     char bar[32];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '=' : i == fill ? '>' : ' ';
     bar[width] = 0;
-    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f%s%s lr %.3g gnorm %.3g %.0f img/s\033[K",
+    fprintf(lg->out, "\repoch %lld/%lld [%s] %lld/%lld loss %.4f%s%s lr %.3g gnorm %.3g%s %.0f img/s\033[K",
             (long long)epoch, (long long)epochs, bar, (long long)k, (long long)steps, loss, xt,
-            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
+            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, st, ips);
     if (last) fputc('\n', lg->out);
     fflush(lg->out);
   } else if (k % lg->every == 0 || last) {
-    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f%s%s lr %.6g gnorm %.6g img/s %.0f\n",
+    fprintf(lg->out, "epoch %lld step %lld/%lld loss %.6f%s%s lr %.6g gnorm %.6g%s img/s %.0f\n",
             (long long)epoch, (long long)k, (long long)steps, loss, xt,
-            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, ips);
+            acc_text(lg, "acc", "%.4f", acc, ab, sizeof ab), lr, gnorm, st, ips);
     fflush(lg->out);
   }
   if (lg->metrics && (k % lg->every == 0 || last)) {
@@ -143,6 +153,11 @@ void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t k, int64_t 
     aux_json(o, lg->naux, lg->aux_names, "", av);
     if (lg->accuracy) num(o, "accuracy", acc);
     num(o, "lr", lr), num(o, "grad_norm", gnorm), num(o, "images_per_second", ips);
+    if (scaler) {
+      num(o, "loss_scale", scaler[0]);
+      cJSON_AddBoolToObject(o, "overflow", scaler[1] != 0);
+      cJSON_AddNumberToObject(o, "skipped_steps", scaler[2]);
+    }
     emit(lg, o);
   }
 }
@@ -166,6 +181,7 @@ static void epoch_fields(cJSON *o, const MlcEpochStats *s, bool accuracy, int na
   num(o, "test_loss", s->test_loss);
   if (accuracy) num(o, "test_accuracy", s->test_accuracy);
   num(o, "seconds", s->seconds), num(o, "images_per_second", s->images_per_second);
+  if (s->scaled) num(o, "loss_scale", s->loss_scale), cJSON_AddNumberToObject(o, "skipped_steps", (double)s->skipped);
 }
 
 void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s) {
@@ -176,6 +192,7 @@ void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s) {
   if (!isnan(s->test_loss))
     fprintf(lg->out, " test_loss %.6f%s", s->test_loss,
             acc_text(lg, "test_acc", "%.4f", s->test_accuracy, ab, sizeof ab));
+  if (s->scaled) fprintf(lg->out, " scale %.6g skipped %lld", s->loss_scale, (long long)s->skipped);
   fprintf(lg->out, " time %.2fs img/s %.0f\n", s->seconds, s->images_per_second);
   fflush(lg->out);
   if (lg->metrics) {

@@ -15,6 +15,9 @@ typedef struct MlcEpochStats {
   double train_aux[MLC_MAX_AUX]; // the loss's auxiliary values, means over the epoch
   double test_loss, test_accuracy; // NAN when no test data
   double seconds, images_per_second;
+  bool scaled;                     // the loss is scaled: the two below are set
+  double loss_scale;               // the scale the epoch's last step ran with
+  int64_t skipped;                 // steps skipped (overflowed) so far in the run
 } MlcEpochStats;
 
 typedef struct MlcLog MlcLog;
@@ -29,10 +32,12 @@ int mlc_log_free(MlcLog *lg, char *err, size_t errlen);
 // under their names (MlcModel.naux, aux_names); none until this is called.
 void mlc_log_aux(MlcLog *lg, int naux, const char *const *names);
 // aux: the step's auxiliary values (naux of them; may be NULL without any).
+// scaler: with loss scaling, the step's scale, overflow (1: skipped) and
+// skipped steps so far (MLC_SCALER_OUTPUTS values); NULL without.
 void mlc_log_step(MlcLog *lg, int64_t epoch, int64_t epochs, int64_t step_in_epoch,
                   int64_t steps_per_epoch, int64_t global_step, double loss,
                   double acc, double lr, double gnorm, double images_per_second,
-                  const float *aux);
+                  const float *aux, const float *scaler);
 void mlc_log_epoch(MlcLog *lg, const MlcEpochStats *s);
 // -1 with "PATH: write failed: REASON" once a write to the metrics file has
 // failed (a full disk), so the run stops at the step that lost a line.

@@ -238,7 +238,7 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
     double dt = now() - t0;
     mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0],
                  scored > 0 ? good / scored : NAN, out[2], out[1], dt > 0 ? (double)n / dt : 0,
-                 t->in->aux);
+                 t->in->aux, t->m->loss_scale ? t->in->scaler : NULL);
     if (mlc_log_check(t->log, err, errlen)) return -1;
     bool last = mlc_loader_pos(t->loader) >= t->train.n; // the epoch's checkpoint follows
     if (o->max_steps && c->step >= o->max_steps) {
@@ -255,6 +255,8 @@ static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
                      .test_loss = NAN, .test_accuracy = NAN};
   for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? asum[i] / (double)n : NAN;
   s.seconds = now() - t0;
+  s.scaled = t->m->loss_scale && n > 0;
+  s.loss_scale = t->in->scaler[0], s.skipped = (int64_t)t->in->scaler[2];
   s.images_per_second = s.seconds > 0 ? (double)n / s.seconds : 0;
   return finish_epoch(t, &s, err, errlen);
 }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise MLC PYTHON WORKDIR
+# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise|scaler MLC PYTHON WORKDIR
 #        (from the repo root; masked and noise are described above their functions)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
@@ -462,7 +462,21 @@ noise() {
   echo "[PASS] e2e noise"
 }
 
+# scaler: dynamic and static loss scaling (tests/e2e/scaler.py): every step's
+# scale and skip against torch.cuda.amp.GradScaler's rule, skipped steps
+# bit-identical, resume exact (stopped, and SIGKILLed), loss_scale 128 equal to
+# none; 77 without torch.
+scaler() {
+  if ! "$py" -c "import torch, numpy" >/dev/null 2>&1; then
+    echo "SKIP: $py cannot import torch and numpy"
+    exit 77
+  fi
+  "$py" tests/e2e/scaler.py "$mlc" "$work" || fail "loss scaling"
+  echo "[PASS] e2e scaler"
+}
+
 case $what in
+scaler) scaler ;;
 masked) masked ;;
 noise) noise ;;
 train) train ;;

@@ -86,6 +86,8 @@ static void null_instance(void) {
         "NULL instance: save_weights fails", mlc_clf_error(NULL));
   check(mlc_clf_steps(NULL) == 0 && isnan(mlc_clf_last_lr(NULL)) && isnan(mlc_clf_last_grad_norm(NULL)),
         "NULL instance: steps 0, last_lr and last_grad_norm NAN", NULL);
+  check(mlc_clf_skipped_steps(NULL) == 0 && isnan(mlc_clf_last_loss_scale(NULL)),
+        "NULL instance: skipped_steps 0, last_loss_scale NAN", NULL);
   int64_t n = 7;
   check(!mlc_clf_state(NULL, "fc1.w", &n) && n == 7, "NULL instance: state is NULL", NULL);
   mlc_clf_destroy(NULL);
@@ -227,6 +229,8 @@ static void normal_use(mlc_clf *m, const char *dir) {
   bool ok = true;
   for (int i = 0; i < 5 && ok; i++) ok = mlc_clf_train_step(m, B, x, y, &loss) == 0;
   check(ok && mlc_clf_steps(m) == 5 && isfinite(loss), "5 train steps", mlc_clf_error(m));
+  check(mlc_clf_last_loss_scale(m) == 1 && mlc_clf_skipped_steps(m) == 0,
+        "without loss scaling: last_loss_scale 1, skipped_steps 0", NULL);
   char path[1024];
   snprintf(path, sizeof path, "%s/api.st", dir);
   mlc_clf *m2 = mlc_clf_create(NULL);

@@ -318,6 +318,13 @@ static void recipe_tables(StrBuf *b, const Glue *g) {
   sb_puts(b, "    {\"weight_decay\", "), c_double(b, o->weight_decay), sb_puts(b, "},\n");
   sb_puts(b, "    {\"clip\", "), c_double(b, o->clip), sb_puts(b, "},\n");
   sb_printf(b, "    {\"warmup_steps\", %lld},\n", (long long)o->warmup);
+  if (o->loss_scale != LSCALE_NONE) // the scaler's settings (static: its scale)
+    sb_puts(b, "    {\"init_scale\", "), c_double(b, o->scale_init), sb_puts(b, "},\n");
+  if (o->loss_scale == LSCALE_DYNAMIC) {
+    sb_puts(b, "    {\"growth_factor\", "), c_double(b, o->scale_growth), sb_puts(b, "},\n");
+    sb_puts(b, "    {\"backoff_factor\", "), c_double(b, o->scale_backoff), sb_puts(b, "},\n");
+    sb_printf(b, "    {\"growth_interval\", %lld},\n", (long long)o->scale_interval);
+  }
   sb_puts(b, "};\n\n");
 }
 
@@ -475,11 +482,12 @@ static const char *const wrappers[] = {
     "  set_i64(ctx, SPE_SLOT, ctx->steps_per_epoch > 0 ? ctx->steps_per_epoch : 1);\n"
     "  set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1);\n"
     "  set_float(ctx, LR_SLOT, ctx->lr);\n"
-    "  // the program's results: loss, grad norm, lr, the loss's auxiliary values, the forward output\n"
-    "  void *outs[4 + NAUX] = {out[0], out[1], out[2]};\n"
-    "  for (int i = 0; i < NAUX; i++) outs[3 + i] = out[4 + i];\n"
+    "  // the program's results: loss, grad norm, lr, the loss's auxiliary values, the\n"
+    "  // loss scaler's values (scale, overflow, skipped steps), the forward output\n"
+    "  void *outs[4 + NAUX + NSCALER] = {out[0], out[1], out[2]};\n"
+    "  for (int i = 0; i < NAUX + NSCALER; i++) outs[3 + i] = out[4 + i];\n"
     "  if (STEP_OUT)\n"
-    "    outs[3 + NAUX] = out[3] ? out[3] : (char *)ctx->scratch + align64(train_scratch(dims));\n"
+    "    outs[3 + NAUX + NSCALER] = out[3] ? out[3] : (char *)ctx->scratch + align64(train_scratch(dims));\n"
     "  // the checked variant (unfused; its check kernels use no scratch) runs in the same scratch\n"
     "  if (ctx->check_finite)\n"
     "    return run(ctx, TRAIN_CHECKED_FN, train_state, NTRAIN_STATE, dims, args, outs, ctx->scratch, ctx->step_seed);\n"
@@ -533,7 +541,7 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
   sb_puts(b, "    .sym_max = sym_max,\n    .sym_max_what = sym_max_what,\n");
-  sb_puts(b, "    .naux = NAUX,\n    .aux_names = aux_names,\n");
+  sb_puts(b, "    .naux = NAUX,\n    .aux_names = aux_names,\n    .loss_scale = NSCALER > 0,\n");
   // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
   sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
             (long long)(r->batch * r->opt.accumulate), (long long)r->epochs, (unsigned long long)r->seed);
@@ -595,6 +603,8 @@ static void sym_tables(StrBuf *b, const Glue *g) {
   sb_puts(b, "static const char *const aux_names[] = {");
   for (int k = 0; k < lr->naux; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, lr->aux_names[k]);
   sb_printf(b, "%s};\nenum { NAUX = %d };\n", lr->naux ? "" : "NULL", lr->naux);
+  sb_printf(b, "// loss scaling: train_step's results after the auxiliary values\nenum { NSCALER = %d };\n",
+            g->u->recipe.opt.loss_scale != LSCALE_NONE ? MLC_SCALER_OUTPUTS : 0);
 }
 
 bool build_glue_source(StrBuf *b, const BuildUnit *u, bool with_main, bool with_api, char *err, size_t errlen) {

@@ -123,21 +123,23 @@ static const char *const device_text[] = {
     "      dev_set_i64(ctx, TOTAL_SLOT, ctx->total_steps > 0 ? ctx->total_steps : 1) ||\n"
     "      dev_set_float(ctx, LR_SLOT, ctx->lr))\n"
     "    return dev_fail(ctx, -1);\n"
-    "  // loss, grad norm, lr, the loss's auxiliary values, the forward output\n"
-    "  size_t n[4 + NAUX];\n"
-    "  uint64_t dout[4 + NAUX];\n"
-    "  void *host[4 + NAUX];\n"
-    "  for (int i = 0; i < 3 + NAUX; i++) {\n"
+    "  // loss, grad norm, lr, the loss's auxiliary values, the loss scaler's values,\n"
+    "  // the forward output\n"
+    "  enum { NR = 3 + NAUX + NSCALER };\n"
+    "  size_t n[NR + 1];\n"
+    "  uint64_t dout[NR + 1];\n"
+    "  void *host[NR + 1];\n"
+    "  for (int i = 0; i < NR; i++) {\n"
     "    n[i] = dtrain_out_bytes[i], dout[i] = DOPS->output(d, i, n[i]);\n"
     "    host[i] = i < 3 ? out[i] : out[4 + (i - 3)];\n"
     "  }\n"
-    "  n[3 + NAUX] = STEP_OUT ? (size_t)(b * out_numel(ctx->syms)) * sizeof(float) : 0;\n"
-    "  dout[3 + NAUX] = STEP_OUT ? DOPS->output(d, 3 + NAUX, n[3 + NAUX]) : 0;\n"
-    "  host[3 + NAUX] = STEP_OUT ? out[3] : NULL;\n"
+    "  n[NR] = STEP_OUT ? (size_t)(b * out_numel(ctx->syms)) * sizeof(float) : 0;\n"
+    "  dout[NR] = STEP_OUT ? DOPS->output(d, NR, n[NR]) : 0;\n"
+    "  host[NR] = STEP_OUT ? out[3] : NULL;\n"
     "  dev_states(ctx, dtrain_state, NDTRAIN_STATE, st);\n"
     "  MlcDeviceProgram fn = ctx->check_finite ? CU_TRAIN_CHECKED_FN : CU_TRAIN_FN;\n"
     "  int rc = DOPS->run(d, fn, dims, args, dout, st, ctx->step_seed, 1);\n"
-    "  if (!rc) rc = DOPS->finish(d, host, dout, n, 4 + NAUX);\n"
+    "  if (!rc) rc = DOPS->finish(d, host, dout, n, NR + 1);\n"
     "  return rc ? dev_fail(ctx, rc) : MLC_OK;\n"
     "}\n"
     "\n",
@@ -191,9 +193,10 @@ void glue_device_defs(StrBuf *b, const Glue *g) {
   int nl = u->g_plateau ? glue_state_map(b, g, u->g_plateau, "dplateau") : 0;
   sb_printf(b, "enum { NDTRAIN_STATE = %d, NDEVAL_STATE = %d, NDPREDICT_STATE = %d, NDPLATEAU_STATE = %d };\n", nt,
             ne, np, nl);
-  sb_puts(b, "// train_step's scalar results: loss, grad norm, lr, the auxiliary values\n");
+  sb_puts(b, "// train_step's scalar results: loss, grad norm, lr, the auxiliary values, the scaler's\n");
   sb_puts(b, "static const size_t dtrain_out_bytes[] = {");
-  for (int i = 0; i < 3 + u->lr.naux; i++) sb_printf(b, "%s%d", i ? ", " : "", out_bytes(u->g_train, i));
+  int nscaler = u->recipe.opt.loss_scale != LSCALE_NONE ? MLC_SCALER_OUTPUTS : 0;
+  for (int i = 0; i < 3 + u->lr.naux + nscaler; i++) sb_printf(b, "%s%d", i ? ", " : "", out_bytes(u->g_train, i));
   sb_printf(b, "};\nenum { EVAL_LOSS_BYTES = %d };\n\n", out_bytes(u->g_eval, 0));
 }
 

@@ -309,6 +309,15 @@ def case_train(ctx):
     report("train on the device: the logged steps and epochs match the CPU's",
            compare_metrics(metrics(os.path.join(ctx.work, "gpu.jsonl")),
                            metrics(os.path.join(ctx.work, "cpu.jsonl"))))
+    # loss scaling: the recipe's first steps overflow; both sides log the same
+    # scales and skips (compare_metrics compared every key), so check that
+    # there is a skip and an update to compare
+    steps = [m for m in metrics(os.path.join(ctx.work, "cpu.jsonl")) if m["type"] == "step"]
+    flags = [m.get("overflow") for m in steps]
+    report("train on the device: the loss scale backs off and grows as on the CPU (%d of %d steps skipped)"
+           % (flags.count(True), len(flags)),
+           None if True in flags and False in flags and len({m["loss_scale"] for m in steps}) > 2
+           else "scales %r, overflow %r" % ([m.get("loss_scale") for m in steps], flags))
     report("train on the device: the checkpoint matches the CPU's",
            compare_ckpt(os.path.join(ctx.work, "gpu.st"), os.path.join(ctx.work, "cpu.st")))
     # a checkpoint of each, evaluated on the other
