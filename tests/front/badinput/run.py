@@ -5,7 +5,7 @@
 
 Generates each input into a temporary folder (random bytes come from a fixed
 seed, so every run sees the same files) and runs mlc on it. Every case must
-  - end by itself: no signal, within the timeout (default 10 s), under a
+  - end by itself: no signal, within the timeout (default 30 s: a hang, not a slow machine), under a
     4 GiB address-space limit;
   - exit with one of the codes the case allows (1 for unusable input,
     2 for a usage error, 0 or 1 where the input may well be valid);
@@ -142,7 +142,7 @@ def judge(rc, err, allowed, must_name):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--mlc", required=True)
-    ap.add_argument("--timeout", type=float, default=10.0)
+    ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("filters", nargs="*", metavar="FILTER")
     opts = ap.parse_args()
     mlc = os.path.abspath(opts.mlc)
