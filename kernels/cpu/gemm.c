@@ -345,16 +345,23 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
   bool small = m <= GEMV_MR;
   if (round) {
     // At most 4 rows on the small-M path's variant: its strip kernel reads
-    // a constant's 16-bit copy (half the bytes), or rounds a k-major B as
-    // it loads it; the rest rounds while packing.
+    // a constant's copy, or rounds a k-major B as it loads it; the rest
+    // rounds while packing. A 16-bit copy halves the bytes read per call,
+    // but widening takes a vector op per 16 columns, which is slower than
+    // the f32 kernel while the f32 copy would stay in the L2, except at
+    // bf16 for up to 3 rows (kernels.md, "Small M and constant operands"):
+    // there the copy holds the rounded values as floats.
     if (!small || !gemv_available()) {
       Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
       return gemm_parallel(pool, &g, 1, none);
     }
-    const uint16_t *b16 = flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb, round) : NULL;
-    if (b16) b = NULL, ldb = gemv_pad16(n), flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
+    bool half = 4.0 * (double)n * (double)k > 0.5 * (double)l2_bytes() || (round & MLC_GEMM_BF16 && m <= 3);
+    uint32_t kind = half ? round : round | GEMM_CACHE_WIDE;
+    const void *kb = flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb, kind) : NULL;
+    const uint16_t *b16 = kb && half ? kb : NULL;
+    if (kb) b = half ? NULL : kb, ldb = half ? gemv_pad16(n) : n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
     Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
-    if (gemv_fits(&g)) return gemv_run(pool, &g, b16);
+    if (gemv_fits(&g)) return gemv_run(pool, &g, b16, kb != NULL);
     return gemm_parallel(pool, &g, 1, none);
   }
   // a constant's k-major copy, for the small-M path only: more rows amortise
@@ -362,7 +369,7 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
   const float *kb = small && flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb, 0) : NULL;
   if (kb) b = kb, ldb = n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
   Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
-  if (small && gemv_fits(&g)) return gemv_run(pool, &g, NULL); // at most 4 rows: gemv.c
+  if (small && gemv_fits(&g)) return gemv_run(pool, &g, NULL, false); // at most 4 rows: gemv.c
   return gemm_parallel(pool, &g, 1, none);
 }
 

@@ -90,14 +90,14 @@ static void gemv_task(void *vs, int64_t b, int64_t e) {
 // Tasks take runs of whole 16-column vectors (narrower strips than one
 // thread would use: fc1's 256 columns at batch 1 are one strip), so a
 // 16-bit copy's column groups are never cut.
-int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16) {
+int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) {
   uint32_t round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   Gemv s = {.g = g, .a = g->a, .rsa = g->rsa, .csa = g->csa, .b = g->b, .rsb = g->rsb,
             .form = GEMV_B_F32, .esize = 4};
   if (round) {
     bool bf = round & MLC_GEMM_BF16;
     if (b16) s.b = b16, s.rsb = gemv_pad16(g->n), s.esize = 2, s.form = bf ? GEMV_B_BF16 : GEMV_B_F16;
-    else s.form = bf ? GEMV_B_ROUND_BF16 : GEMV_B_ROUND_F16;
+    else if (!b_rounded) s.form = bf ? GEMV_B_ROUND_BF16 : GEMV_B_ROUND_F16;
     if (g->k > 0) { // A's rows, rounded, [m, k]
       float *ar = gemm_scratch(GEMM_SCRATCH_ROUND, g->m * g->k);
       if (!ar) return -1;

@@ -31,8 +31,9 @@ bool gemv_fits(const Gemm *g);
 enum { GEMV_B_F32, GEMV_B_ROUND_BF16, GEMV_B_ROUND_F16, GEMV_B_BF16, GEMV_B_F16 };
 
 // mlc_sgemm through the small-M path (gemv_fits(g)): B is g->b, or with
-// b16 != NULL the 16-bit copy of g->flags' format (g->b unused).
-int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16);
+// b16 != NULL the 16-bit copy of g->flags' format (g->b unused);
+// b_rounded: g->b holds rounded values already (a GEMM_CACHE_WIDE copy).
+int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded);
 
 // Columns per strip for mr rows (256, 128, 80, 64), and the strip kernel:
 // GemmKernel's contract (gemm_internal.h) with B of the given form.
@@ -54,10 +55,12 @@ static inline int gemv_bf16_pos(int j) { return (j / 4 % 2) * 8 + j / 8 * 4 + j 
 // A k-major copy of the TRANS_B operand b [N, ldb] (op(B)(p, j) =
 // b[j*ldb + p]), made once while b lies in a range the calling thread's
 // current cache (mlc_gemm_cache_use) holds constant, one per operand and
-// format: `round` 0 gives floats dst[p*n + j]; MLC_GEMM_BF16 or
-// MLC_GEMM_F16 gives the rounded values as uint16 bits in the GEMV_B_BF16
-// or GEMV_B_F16 layout above. NULL when there is no such range or no
+// kind: `kind` 0 gives floats dst[p*n + j]; MLC_GEMM_BF16 or MLC_GEMM_F16
+// gives the rounded values as uint16 bits in the GEMV_B_BF16 or GEMV_B_F16
+// layout above; either with GEMM_CACHE_WIDE, the rounded values as floats
+// [k, n] (read as GEMV_B_F32). NULL when there is no such range or no
 // memory (the caller packs as usual).
-const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t round);
+enum { GEMM_CACHE_WIDE = 1u << 30 };
+const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t kind);
 
 #endif

@@ -300,34 +300,45 @@ static void rounded_values(void) {
       }
   }
   check("bf16 / f16 small-M path rounds A's ties, subnormals, overflow and NaN as round16.h", ok_a);
+  // B^T [NB, K]: the value at k = 0, zeros after (exact sums). K = 1 keeps
+  // the copy in the L2 (bf16: 16 bits, f16: floats); K = 2^14 (4.7 MB of
+  // f32) does not, so both formats read 16 bits (gemm.c's choice).
   enum { NB = 3 * NSPECIAL }; // several 16-column groups and a tail
-  float b[NB], one = 1, cb[NB];
-  for (int j = 0; j < NB; j++) b[j] = mlc_bits_f32(special[(j * 7) % NSPECIAL]);
-  for (int f = 0; f < 2; f++) {
-    uint32_t prec = f ? MLC_GEMM_F16 : MLC_GEMM_BF16;
-    MlcGemmCache *cache = mlc_gemm_cache_new();
-    mlc_gemm_cache_add(cache, b, sizeof b);
-    MlcGemmCache *was = mlc_gemm_cache_use(cache);
-    for (int rep = 0; rep < 2; rep++) { // the copy made, then reused
-      ok_b &= !mlc_sgemm(NULL, prec | MLC_GEMM_TRANS_B, 1, NB, 1, 1, &one, 1, b, 1, 0, cb, NB, NULL, NULL, 0);
-      for (int j = 0; j < NB; j++) ok_b &= same_rounded(prec, b[j], cb[j]);
+  float one = 1, cb[NB];
+  for (int64_t kk = 1; kk <= 1 << 14; kk <<= 14) {
+    float *b = calloc((size_t)(NB * kk), sizeof *b), *ones = malloc(sizeof(float) * (size_t)kk);
+    for (int64_t p = 0; p < kk; p++) ones[p] = p ? 0.5f : one;
+    for (int j = 0; j < NB; j++) b[j * kk] = mlc_bits_f32(special[(j * 7) % NSPECIAL]);
+    for (int f = 0; f < 2; f++) {
+      uint32_t prec = f ? MLC_GEMM_F16 : MLC_GEMM_BF16;
+      MlcGemmCache *cache = mlc_gemm_cache_new();
+      mlc_gemm_cache_add(cache, b, sizeof(float) * (size_t)(NB * kk));
+      MlcGemmCache *was = mlc_gemm_cache_use(cache);
+      for (int rep = 0; rep < 2; rep++) { // the copy made, then reused
+        ok_b &= !mlc_sgemm(NULL, prec | MLC_GEMM_TRANS_B, 1, NB, kk, 1, ones, kk, b, kk, 0, cb, NB, NULL, NULL, 0);
+        for (int j = 0; j < NB; j++) ok_b &= same_rounded(prec, b[j * kk], cb[j]);
+      }
+      mlc_gemm_cache_use(was);
+      mlc_gemm_cache_free(cache);
     }
-    mlc_gemm_cache_use(was);
-    mlc_gemm_cache_free(cache);
+    free(b), free(ones);
   }
-  check("bf16 / f16 16-bit copies hold ties, subnormals, overflow and NaN as round16.h", ok_b);
+  check("bf16 / f16 copies of a constant hold ties, subnormals, overflow and NaN as round16.h", ok_b);
 }
 
-// One weight, products of different formats through one cache: each reads
-// its own copy, whatever the order the copies were made in (a copy found by
-// its address alone would give the f32 bits to a bf16 product, or bf16 bits
-// read as f16); each format's copy is read until clear (a changed weight
+// One weight, products of different formats (and of 1 and 4 rows, whose
+// bf16 copies differ) through one cache: each reads its own copy, whatever
+// the order the copies were made in (a copy found by its address alone
+// would give the f32 bits to a bf16 product, or bf16 bits read as f16);
+// each format's copy is read until clear (a changed weight
 // still gives the old bits), and after clear the new values are seen.
 static void cache_formats(void) {
-  static const uint32_t orders[][4] = {{0, MLC_GEMM_BF16, MLC_GEMM_F16, 0},
-                                       {MLC_GEMM_BF16, 0, MLC_GEMM_F16, MLC_GEMM_BF16},
-                                       {MLC_GEMM_F16, MLC_GEMM_BF16, 0, MLC_GEMM_F16}};
-  enum { M = 1, N = 70, K = 90 };
+  // FOUR: the product has 4 rows (where a bf16 copy holds floats, gemm.c)
+#define FOUR (1u << 30)
+  static const uint32_t orders[][4] = {{0, MLC_GEMM_BF16, MLC_GEMM_F16, MLC_GEMM_BF16 | FOUR},
+                                       {MLC_GEMM_BF16 | FOUR, 0, MLC_GEMM_F16, MLC_GEMM_BF16},
+                                       {MLC_GEMM_F16, MLC_GEMM_BF16, FOUR, MLC_GEMM_F16 | FOUR}};
+  enum { M = 4, N = 70, K = 90 };
   for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
     Case t = {MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL, M, N, K, 0, 1, 0};
     Ops ops;
@@ -338,7 +349,7 @@ static void cache_formats(void) {
     float *old[4];
     for (int i = 0; i < 4; i++) { // the copies made in this order
       Case u = t;
-      u.flags |= orders[o][i];
+      u.flags |= orders[o][i] & ~FOUR, u.m = orders[o][i] & FOUR ? 4 : 1;
       old[i] = run_ref(&u, &ops);
       MlcGemmCache *was = mlc_gemm_cache_use(cache);
       float *got = run(NULL, &u, &ops);
@@ -351,7 +362,7 @@ static void cache_formats(void) {
       if (pass) mlc_gemm_cache_clear(cache);
       for (int i = 0; i < 4; i++) {
         Case u = t;
-        u.flags |= orders[o][i];
+        u.flags |= orders[o][i] & ~FOUR, u.m = orders[o][i] & FOUR ? 4 : 1;
         float *want = pass ? run_ref(&u, &ops) : old[i];
         MlcGemmCache *was = mlc_gemm_cache_use(cache);
         float *got = run(NULL, &u, &ops);
