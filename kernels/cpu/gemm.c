@@ -340,16 +340,36 @@ int mlc_sgemm(MlcPool *pool, uint32_t flags, int64_t m, int64_t n, int64_t k, fl
               const float *a, int64_t lda, const float *b, int64_t ldb, float beta, float *c,
               int64_t ldc, const float *bias, const float *aux, int64_t ldaux) {
   if (m <= 0 || n <= 0) return 0;
+  static const int64_t none[4] = {0, 0, 0, 0};
+  uint32_t round = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  bool small = m <= GEMV_MR;
+  if (round) {
+    // At most 4 rows on the small-M path's variant: its strip kernel reads
+    // a constant's copy, or rounds a k-major B as it loads it; the rest
+    // rounds while packing. A 16-bit copy halves the bytes read per call,
+    // but widening takes a vector op per 16 columns, which is slower than
+    // the f32 kernel while the f32 copy would stay in the L2, except at
+    // bf16 for up to 3 rows (kernels.md, "Small M and constant operands"):
+    // there the copy holds the rounded values as floats.
+    if (!small || !gemv_available()) {
+      Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+      return gemm_parallel(pool, &g, 1, none);
+    }
+    bool half = 4.0 * (double)n * (double)k > 0.5 * (double)l2_bytes() || (round & MLC_GEMM_BF16 && m <= 3);
+    uint32_t kind = half ? round : round | GEMM_CACHE_WIDE;
+    const void *kb = flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb, kind) : NULL;
+    const uint16_t *b16 = kb && half ? kb : NULL;
+    if (kb) b = half ? NULL : kb, ldb = half ? gemv_pad16(n) : n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
+    Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
+    if (gemv_fits(&g)) return gemv_run(pool, &g, b16, kb != NULL);
+    return gemm_parallel(pool, &g, 1, none);
+  }
   // a constant's k-major copy, for the small-M path only: more rows amortise
   // the panels packed per call, which read faster than a k-major B in place.
-  // The small-M path reads its operands in place, so it cannot round them:
-  // MLC_GEMM_BF16 / F16 products always go through the packing.
-  bool small = m <= GEMV_MR && !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16));
-  const float *kb = small && flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb) : NULL;
+  const float *kb = small && flags & MLC_GEMM_TRANS_B ? gemm_cache_kmajor(b, n, k, ldb, 0) : NULL;
   if (kb) b = kb, ldb = n, flags &= ~(uint32_t)MLC_GEMM_TRANS_B;
   Gemm g = gemm_of(flags, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, bias, aux, ldaux);
-  if (small && gemv_fits(&g)) return gemv_run(pool, &g); // at most 4 rows: gemv.c
-  static const int64_t none[4] = {0, 0, 0, 0};
+  if (small && gemv_fits(&g)) return gemv_run(pool, &g, NULL, false); // at most 4 rows: gemv.c
   return gemm_parallel(pool, &g, 1, none);
 }
 

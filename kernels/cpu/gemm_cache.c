@@ -12,6 +12,15 @@
 // changes a value and the GEMM's order depends on K alone, so results are
 // the same bits with or without a cache.
 //
+// A product with MLC_GEMM_BF16 or MLC_GEMM_F16 reads only the rounded
+// values of B, so its copy holds them as 16 bits (round16.h), half the
+// bytes the small-M path then reads per call; widening is exact, so the
+// bits are again those of rounding while packing. Where widening costs
+// more than the bytes saved (gemm.c's mlc_sgemm chooses), the copy holds
+// the rounded values as floats instead (GEMM_CACHE_WIDE). A copy is found
+// by the operand's address, shape and kind: the f32, bf16 and f16 copies
+// of one weight are different copies.
+//
 // Ownership: the owner (runtime/core/instance.c: one cache per model
 // instance) declares the ranges, makes the cache current on its thread
 // around the calls that may use it (mlc_gemm_cache_use), and forgets the
@@ -22,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../round16.h"
 #include "gemv.h"
 
 typedef struct Range {
@@ -31,7 +41,8 @@ typedef struct Range {
 typedef struct Copy {
   const float *b;
   int64_t n, k, ldb;
-  float *kmajor; // [k, n]
+  uint32_t kind; // 0, MLC_GEMM_BF16 or MLC_GEMM_F16, maybe | GEMM_CACHE_WIDE
+  void *kmajor;  // float [k, n], or uint16_t [k, gemv_pad16(n)]
 } Copy;
 
 struct MlcGemmCache {
@@ -101,26 +112,40 @@ static bool constant(const MlcGemmCache *c, const float *b, int64_t n, int64_t k
   return false;
 }
 
-// dst[p*n + j] = b[j*ldb + p], in 16 x 16 tiles so that both sides stay in
-// cache lines (run once per constant, so plain C is enough; this file needs
-// nothing else of the kernel library, which keeps the runtime's fuzz builds
-// free of it).
-static void transpose(const float *b, int64_t n, int64_t k, int64_t ldb, float *dst) {
+// dst[p*ldd + j] = b[j*ldb + p], in 16 x 16 tiles so that both sides stay
+// in cache lines (run once per constant, so plain C is enough; this file
+// needs nothing else of the kernel library, which keeps the runtime's fuzz
+// builds free of it). A rounding kind stores round16.h's rounded value: as
+// a float (GEMM_CACHE_WIDE), or its 16 bits, a bf16 column at its place in
+// gemv_bf16_pos's order, zeros up to ldd.
+static void transpose(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t kind, void *dst,
+                      int64_t ldd) {
   enum { T = 16 };
+  uint32_t fmt = kind & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  bool half = fmt && !(kind & GEMM_CACHE_WIDE);
+  float *d32 = dst;
+  uint16_t *d16 = dst;
+  if (half) memset(dst, 0, (size_t)(k * ldd) * sizeof(uint16_t));
   for (int64_t j0 = 0; j0 < n; j0 += T)
     for (int64_t p0 = 0; p0 < k; p0 += T) {
       int64_t j1 = j0 + T < n ? j0 + T : n, p1 = p0 + T < k ? p0 + T : k;
-      for (int64_t j = j0; j < j1; j++)
-        for (int64_t p = p0; p < p1; p++) dst[p * n + j] = b[j * ldb + p];
+      for (int64_t j = j0; j < j1; j++) {
+        int64_t col = half && fmt == MLC_GEMM_BF16 ? j0 + gemv_bf16_pos((int)(j - j0)) : j;
+        for (int64_t p = p0; p < p1; p++) {
+          float x = b[j * ldb + p];
+          if (half) d16[p * ldd + col] = fmt == MLC_GEMM_BF16 ? mlc_f32_to_bf16(x) : mlc_f32_to_f16(x);
+          else d32[p * ldd + j] = fmt == MLC_GEMM_BF16 ? mlc_round_bf16(x) : fmt ? mlc_round_f16(x) : x;
+        }
+      }
     }
 }
 
-const float *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb) {
+const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t kind) {
   MlcGemmCache *c = current;
   if (!c || n <= 0 || k <= 0) return NULL;
   for (int i = 0; i < c->ncopies; i++) {
     const Copy *x = &c->copies[i];
-    if (x->b == b && x->n == n && x->k == k && x->ldb == ldb) return x->kmajor;
+    if (x->b == b && x->n == n && x->k == k && x->ldb == ldb && x->kind == kind) return x->kmajor;
   }
   if (!constant(c, b, n, k, ldb)) return NULL;
   if (c->ncopies == c->cap_copies) {
@@ -129,10 +154,12 @@ const float *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb
     if (!x) return NULL;
     c->copies = x, c->cap_copies = cap;
   }
-  size_t bytes = ((size_t)n * (size_t)k * sizeof(float) + 63) & ~(size_t)63;
-  float *dst = aligned_alloc(64, bytes);
+  bool half = (kind & (MLC_GEMM_BF16 | MLC_GEMM_F16)) && !(kind & GEMM_CACHE_WIDE);
+  int64_t ldd = half ? gemv_pad16(n) : n;
+  size_t bytes = ((size_t)ldd * (size_t)k * (half ? 2 : 4) + 63) & ~(size_t)63;
+  void *dst = aligned_alloc(64, bytes);
   if (!dst) return NULL;
-  transpose(b, n, k, ldb, dst);
-  c->copies[c->ncopies++] = (Copy){b, n, k, ldb, dst};
+  transpose(b, n, k, ldb, kind, dst, ldd);
+  c->copies[c->ncopies++] = (Copy){b, n, k, ldb, kind, dst};
   return dst;
 }

@@ -10,6 +10,12 @@
 // split. Threads split the columns into runs of whole 16-column vectors
 // once B is large enough that reading it (not the call) costs the time:
 // each thread then reads its own columns of B, from its own core's cache.
+//
+// MLC_GEMM_BF16 / F16: the A rows are rounded once per call into a buffer
+// (at most 4 x K floats) and B is either a constant's 16-bit copy
+// (gemm_cache.c), widened exactly as it is loaded, or a plain k-major B
+// rounded as it is loaded: every product is the f32 product of the
+// rounded operands, in the same chain, as the packing path computes it.
 #include "../gemm_ref.h"
 #include "gemv.h"
 #include "mlc_rt.h"
@@ -20,59 +26,101 @@
 #define GEMV_PAR_MIN_BYTES (256 << 10)
 
 #if defined(__x86_64__) || defined(__i386__)
-bool gemv_fits(const Gemm *g) {
-  return g->m <= GEMV_MR && g->csb == 1 && gemm_current() == &gemm_avx512;
-}
+bool gemv_available(void) { return gemm_current() == &gemm_avx512; }
 #else
-bool gemv_fits(const Gemm *g) { return (void)g, false; }
+bool gemv_available(void) { return false; }
 int gemv_avx512_width(int mr) { return (void)mr, 16; }
-void gemv_avx512_strip(int64_t kc, const float *a, int64_t rsa, int64_t csa, const float *b,
-                       int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e) {
-  (void)kc, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)mr, (void)nr, (void)c, (void)ldc, (void)e;
+void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
+                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
+                       const GemmEpi *e) {
+  (void)form, (void)kc, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)mr, (void)nr, (void)c,
+      (void)ldc, (void)e;
+}
+void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst) {
+  (void)flags, (void)n, (void)src, (void)dst;
 }
 #endif
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
+bool gemv_fits(const Gemm *g) { return g->m <= GEMV_MR && g->csb == 1 && gemv_available(); }
+
+// One call's operands as the strips read them: A (rounded when the
+// product is), B in one of gemv.h's forms, rsb its row stride in elements.
+typedef struct Gemv {
+  const Gemm *g;
+  const float *a;
+  int64_t rsa, csa;
+  const void *b;
+  int64_t rsb;
+  int form, esize; // GEMV_B_*, bytes per B element
+} Gemv;
+
 // Columns [j0, j1) of C, strip by strip, each over all K blocks.
-static void gemv_region(const Gemm *g, int64_t j0, int64_t j1) {
+static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
+  const Gemm *g = s->g;
   int mr = (int)g->m, w = gemv_avx512_width(mr);
   int64_t kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
+  uint32_t epi = g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16);
   for (int64_t jc = j0; jc < j1; jc += w) {
     int nr = (int)min64(w, j1 - jc);
     for (int64_t kb = 0; kb < nkb; kb++) {
       int64_t pc = kb * kcb, kc = min64(kcb, g->k - pc);
-      GemmEpi e = {.flags = kb == nkb - 1 ? g->flags : 0, .alpha = g->alpha,
+      GemmEpi e = {.flags = kb == nkb - 1 ? epi : 0, .alpha = g->alpha,
                    .beta = kb == 0 ? g->beta : 1.0f, .ldaux = g->ldaux,
                    .bias_col = g->bias ? g->bias + jc : NULL, .bias_row = g->bias,
                    .aux = g->aux ? g->aux + jc : NULL};
-      gemv_avx512_strip(kc, g->a + pc * g->csa, g->rsa, g->csa, g->b + pc * g->rsb + jc, g->rsb,
-                        mr, nr, g->c + jc, g->ldc, &e);
+      const char *b = (const char *)s->b + (pc * s->rsb + jc) * s->esize;
+      gemv_avx512_strip(s->form, kc, s->a + pc * s->csa, s->rsa, s->csa, b, s->rsb, mr, nr,
+                        g->c + jc, g->ldc, &e);
     }
   }
 }
 
 typedef struct GemvSplit {
-  const Gemm *g;
+  const Gemv *s;
   int64_t step; // columns per task, whole vectors
 } GemvSplit;
 
 static void gemv_task(void *vs, int64_t b, int64_t e) {
-  const GemvSplit *s = vs;
-  for (int64_t t = b; t < e; t++) gemv_region(s->g, t * s->step, min64((t + 1) * s->step, s->g->n));
+  const GemvSplit *t = vs;
+  for (int64_t i = b; i < e; i++) gemv_region(t->s, i * t->step, min64((i + 1) * t->step, t->s->g->n));
 }
 
 // Tasks take runs of whole 16-column vectors (narrower strips than one
-// thread would use: fc1's 256 columns at batch 1 are one strip).
-int gemv_run(MlcPool *pool, const Gemm *g) {
+// thread would use: fc1's 256 columns at batch 1 are one strip), so a
+// 16-bit copy's column groups are never cut.
+int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) {
+  uint32_t round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  Gemv s = {.g = g, .a = g->a, .rsa = g->rsa, .csa = g->csa, .b = g->b, .rsb = g->rsb,
+            .form = GEMV_B_F32, .esize = 4};
+  if (round) {
+    bool bf = round & MLC_GEMM_BF16;
+    if (b16) s.b = b16, s.rsb = gemv_pad16(g->n), s.esize = 2, s.form = bf ? GEMV_B_BF16 : GEMV_B_F16;
+    else if (!b_rounded) s.form = bf ? GEMV_B_ROUND_BF16 : GEMV_B_ROUND_F16;
+    if (g->k > 0) { // A's rows, rounded, [m, k]
+      float *ar = gemm_scratch(GEMM_SCRATCH_ROUND, g->m * g->k);
+      if (!ar) return -1;
+      for (int64_t i = 0; i < g->m; i++) {
+        const float *src = g->a + i * g->rsa;
+        float *dst = ar + i * g->k;
+        if (g->csa != 1) {
+          for (int64_t p = 0; p < g->k; p++) dst[p] = src[p * g->csa];
+          src = dst;
+        }
+        gemv_avx512_round(round, g->k, src, dst);
+      }
+      s.a = ar, s.rsa = g->k, s.csa = 1;
+    }
+  }
   int64_t vecs = (g->n + 15) / 16, parts = mlc_pool_threads(pool);
-  if ((double)g->k * (double)g->n * sizeof(float) < GEMV_PAR_MIN_BYTES) parts = 1;
+  if ((double)g->k * (double)g->n * s.esize < GEMV_PAR_MIN_BYTES) parts = 1;
   parts = min64(parts < 1 ? 1 : parts, vecs);
   if (parts <= 1) {
-    gemv_region(g, 0, g->n);
+    gemv_region(&s, 0, g->n);
     return 0;
   }
-  GemvSplit s = {.g = g, .step = (vecs + parts - 1) / parts * 16};
-  mlc_parallel_for(pool, (g->n + s.step - 1) / s.step, 1, gemv_task, &s);
+  GemvSplit t = {.s = &s, .step = (vecs + parts - 1) / parts * 16};
+  mlc_parallel_for(pool, (g->n + t.step - 1) / t.step, 1, gemv_task, &t);
   return 0;
 }

@@ -14,18 +14,53 @@
 // 0, then the epilogue record. So the path gives the blocked GEMM's bits.
 enum { GEMV_MR = 4 };
 
+// Whether the path runs (the AVX-512 variant is in use), and whether it
+// takes g.
+bool gemv_available(void);
 bool gemv_fits(const Gemm *g);
-int gemv_run(MlcPool *pool, const Gemm *g);
 
-// Columns per strip for mr rows (256, 128, 80, 64), and the strip kernel.
+// The forms of op(B) the strip kernel reads (rows rsb elements apart):
+//   GEMV_B_F32        floats, read as they are (f32 products);
+//   GEMV_B_ROUND_BF16 floats, rounded to bf16 (f16) as they are loaded
+//   GEMV_B_ROUND_F16  (MLC_GEMM_BF16 / F16 products of a B not cached);
+//   GEMV_B_BF16       a constant's 16-bit k-major copy (gemm_cache.c): rows
+//   GEMV_B_F16        of gemv_pad16(n) values, zero past n; bf16 groups of
+//                     16 columns in gemv_bf16_pos's order, f16 in order.
+// The A elements of a rounded product are rounded before the call
+// (gemv_avx512_round), so the kernel only multiplies rounded operands.
+enum { GEMV_B_F32, GEMV_B_ROUND_BF16, GEMV_B_ROUND_F16, GEMV_B_BF16, GEMV_B_F16 };
+
+// mlc_sgemm through the small-M path (gemv_fits(g)): B is g->b, or with
+// b16 != NULL the 16-bit copy of g->flags' format (g->b unused);
+// b_rounded: g->b holds rounded values already (a GEMM_CACHE_WIDE copy).
+int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded);
+
+// Columns per strip for mr rows (256, 128, 80, 64), and the strip kernel:
+// GemmKernel's contract (gemm_internal.h) with B of the given form.
 int gemv_avx512_width(int mr);
-GemmKernel gemv_avx512_strip;
+void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
+                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
+                       const GemmEpi *e);
+// dst[j] = src[j] rounded to bf16 (MLC_GEMM_BF16 in flags) or f16, j < n.
+void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst);
+
+// The row length of a 16-bit copy: whole 16-column groups.
+static inline int64_t gemv_pad16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// Where column j of a bf16 group of 16 is stored: the middle two quads
+// swapped (0-3, 8-11, 4-7, 12-15), so that the strip kernel widens a
+// group with one broadcast load and one byte shuffle (gemv_avx512.c).
+static inline int gemv_bf16_pos(int j) { return (j / 4 % 2) * 8 + j / 8 * 4 + j % 4; }
 
 // A k-major copy of the TRANS_B operand b [N, ldb] (op(B)(p, j) =
-// b[j*ldb + p]): dst[p*n + j], made once while b lies in a range the
-// calling thread's current cache (mlc_gemm_cache_use) holds constant.
-// NULL when there is no such range or no memory (the caller packs as
-// usual).
-const float *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb);
+// b[j*ldb + p]), made once while b lies in a range the calling thread's
+// current cache (mlc_gemm_cache_use) holds constant, one per operand and
+// kind: `kind` 0 gives floats dst[p*n + j]; MLC_GEMM_BF16 or MLC_GEMM_F16
+// gives the rounded values as uint16 bits in the GEMV_B_BF16 or GEMV_B_F16
+// layout above; either with GEMM_CACHE_WIDE, the rounded values as floats
+// [k, n] (read as GEMV_B_F32). NULL when there is no such range or no
+// memory (the caller packs as usual).
+enum { GEMM_CACHE_WIDE = 1u << 30 };
+const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t kind);
 
 #endif

@@ -7,6 +7,12 @@
 // the loads stay within two per cycle. Contract: gemv.h (the same
 // per-element chain as GemmKernel, gemm_internal.h). Built with the
 // AVX-512 flags of gemm_avx512.c (CMakeLists.txt).
+//
+// B comes in one of gemv.h's forms (GemvB): f32; f32 rounded to bf16 or
+// f16 as it is loaded (integer steps of round16.h, or vcvtps2ph); or a
+// 16-bit k-major copy (gemm_cache.c) widened as it is loaded, which reads
+// half the bytes. Widening is exact, so every form gives the f32 product
+// of the rounded operands and the same fmaf chain.
 #include <immintrin.h>
 
 #include "gemv.h"
@@ -36,11 +42,62 @@ static inline __m512 epi16(const GemmEpi *e, __m512 acc, const float *c, __mmask
   return t;
 }
 
-// R rows x NV vectors (the last one masked by `last`), R and NV constants
-// in every instantiation below, so acc lives in registers.
-static inline __attribute__((always_inline)) void strip(const int R, const int NV, int64_t kc,
-                                                        const float *a, int64_t rsa, int64_t csa,
-                                                        const float *b, int64_t rsb,
+// bf16 rounding of 16 floats, round16.h's steps: u + 0x7fff + (bit 16 of
+// u), the low half cleared; a NaN keeps its top half, made quiet.
+static inline __m512 round_bf16(__m512 x) {
+  __m512i u = _mm512_castps_si512(x);
+  __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                               _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)));
+  __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                          _mm512_set1_epi32(0x7f800000));
+  r = _mm512_mask_or_epi32(r, nan, u, _mm512_set1_epi32(0x00400000));
+  return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+// f16 rounding: vcvtps2ph rounds as round16.h (ties to even, overflow to
+// inf, subnormals kept, NaN quiet; tests/kernels/test_round16.c), and the
+// way back is exact.
+static inline __m512 round_f16(__m512 x) {
+  return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst) {
+  for (int64_t j = 0; j < n; j += 16) {
+    __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+    __m512 x = _mm512_maskz_loadu_ps(m, src + j);
+    _mm512_mask_storeu_ps(dst + j, m, flags & MLC_GEMM_BF16 ? round_bf16(x) : round_f16(x));
+  }
+}
+
+// The 16 columns of B at vector v of a k step as floats. GEMV_B_BF16: a
+// 16-column group is stored in gemv_bf16_pos's order, so that its 32
+// bytes broadcast to both halves of a register (a load, no ALU op) and one
+// byte shuffle per 128-bit lane puts each value in the top half of its
+// column's lane (one op where zero-extending and shifting take two).
+static inline __attribute__((always_inline)) __m512 load_b(const int FORM, const char *b, int v,
+                                                           bool tail, __mmask16 last) {
+  if (FORM == GEMV_B_BF16 || FORM == GEMV_B_F16) {
+    __m256i h = _mm256_loadu_si256((const __m256i *)(b + 32 * v)); // padded: never masked
+    if (FORM == GEMV_B_F16) return _mm512_cvtph_ps(h);
+    const __m512i shuf = _mm512_set_epi8(15, 14, -1, -1, 13, 12, -1, -1, 11, 10, -1, -1, 9, 8, -1, -1,  // lane 3
+                                         15, 14, -1, -1, 13, 12, -1, -1, 11, 10, -1, -1, 9, 8, -1, -1,  // lane 2
+                                         7, 6, -1, -1, 5, 4, -1, -1, 3, 2, -1, -1, 1, 0, -1, -1,        // lane 1
+                                         7, 6, -1, -1, 5, 4, -1, -1, 3, 2, -1, -1, 1, 0, -1, -1);       // lane 0
+    return _mm512_castsi512_ps(_mm512_shuffle_epi8(_mm512_broadcast_i64x4(h), shuf));
+  }
+  const float *f = (const float *)b + 16 * v;
+  __m512 x = tail ? _mm512_maskz_loadu_ps(last, f) : _mm512_loadu_ps(f);
+  if (FORM == GEMV_B_ROUND_BF16) return round_bf16(x);
+  if (FORM == GEMV_B_ROUND_F16) return round_f16(x);
+  return x;
+}
+
+// R rows x NV vectors (the last one masked by `last`), R, NV and the form
+// of B constants in every instantiation below, so acc lives in registers.
+// rsb is in bytes.
+static inline __attribute__((always_inline)) void strip(const int FORM, const int R, const int NV,
+                                                        int64_t kc, const float *a, int64_t rsa,
+                                                        int64_t csa, const char *b, int64_t rsb,
                                                         __mmask16 last, float *c, int64_t ldc,
                                                         const GemmEpi *e) {
   __m512 acc[GEMV_MR][16];
@@ -48,8 +105,7 @@ static inline __attribute__((always_inline)) void strip(const int R, const int N
     _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_setzero_ps();
   for (int64_t p = 0; p < kc; p++) {
     __m512 bv[16];
-    _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++)
-      bv[v] = v + 1 < NV ? _mm512_loadu_ps(b + 16 * v) : _mm512_maskz_loadu_ps(last, b + 16 * v);
+    _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++) bv[v] = load_b(FORM, b, v, v + 1 == NV, last);
     _Pragma("GCC unroll 4") for (int r = 0; r < R; r++) {
       __m512 av = _mm512_set1_ps(a[r * rsa + p * csa]);
       _Pragma("GCC unroll 16") for (int v = 0; v < NV; v++) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
@@ -66,40 +122,64 @@ static inline __attribute__((always_inline)) void strip(const int R, const int N
 }
 
 #define ARGS kc, a, rsa, csa, b, rsb, last, c, ldc, e
-#define NV_CASES(R)                                                                              \
+#define NV_CASES(F, R)                                                                           \
   switch (nv) {                                                                                  \
-  case 1: strip(R, 1, ARGS); return;                                                             \
-  case 2: strip(R, 2, ARGS); return;                                                             \
-  case 3: strip(R, 3, ARGS); return;                                                             \
-  case 4: strip(R, 4, ARGS); return;                                                             \
+  case 1: strip(F, R, 1, ARGS); return;                                                          \
+  case 2: strip(F, R, 2, ARGS); return;                                                          \
+  case 3: strip(F, R, 3, ARGS); return;                                                          \
+  case 4: strip(F, R, 4, ARGS); return;                                                          \
   }                                                                                              \
   if (R <= 3) switch (nv) {                                                                      \
-    case 5: strip(R, 5, ARGS); return;                                                           \
+    case 5: strip(F, R, 5, ARGS); return;                                                        \
     }                                                                                            \
   if (R <= 2) switch (nv) {                                                                      \
-    case 6: strip(R, 6, ARGS); return;                                                           \
-    case 7: strip(R, 7, ARGS); return;                                                           \
-    case 8: strip(R, 8, ARGS); return;                                                           \
+    case 6: strip(F, R, 6, ARGS); return;                                                        \
+    case 7: strip(F, R, 7, ARGS); return;                                                        \
+    case 8: strip(F, R, 8, ARGS); return;                                                        \
     }                                                                                            \
   if (R == 1) switch (nv) {                                                                      \
-    case 9: strip(R, 9, ARGS); return;                                                           \
-    case 10: strip(R, 10, ARGS); return;                                                         \
-    case 11: strip(R, 11, ARGS); return;                                                         \
-    case 12: strip(R, 12, ARGS); return;                                                         \
-    case 13: strip(R, 13, ARGS); return;                                                         \
-    case 14: strip(R, 14, ARGS); return;                                                         \
-    case 15: strip(R, 15, ARGS); return;                                                         \
-    case 16: strip(R, 16, ARGS); return;                                                         \
+    case 9: strip(F, R, 9, ARGS); return;                                                        \
+    case 10: strip(F, R, 10, ARGS); return;                                                      \
+    case 11: strip(F, R, 11, ARGS); return;                                                      \
+    case 12: strip(F, R, 12, ARGS); return;                                                      \
+    case 13: strip(F, R, 13, ARGS); return;                                                      \
+    case 14: strip(F, R, 14, ARGS); return;                                                      \
+    case 15: strip(F, R, 15, ARGS); return;                                                      \
+    case 16: strip(F, R, 16, ARGS); return;                                                      \
     }
+#define MR_CASES(F)                                                                              \
+  switch (mr) {                                                                                  \
+  case 1: NV_CASES(F, 1) return;                                                                 \
+  case 2: NV_CASES(F, 2) return;                                                                 \
+  case 3: NV_CASES(F, 3) return;                                                                 \
+  case 4: NV_CASES(F, 4) return;                                                                 \
+  }                                                                                              \
+  return;
 
-void gemv_avx512_strip(int64_t kc, const float *a, int64_t rsa, int64_t csa, const float *b,
-                       int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e) {
+// One function per form keeps each switch small.
+#define FORM_FN(name, F)                                                                         \
+  static void name(int64_t kc, const float *a, int64_t rsa, int64_t csa, const char *b,          \
+                   int64_t rsb, int mr, int nv, __mmask16 last, float *c, int64_t ldc,           \
+                   const GemmEpi *e) {                                                           \
+    MR_CASES(F)                                                                                  \
+  }
+FORM_FN(strip_f32, GEMV_B_F32)
+FORM_FN(strip_round_bf16, GEMV_B_ROUND_BF16)
+FORM_FN(strip_round_f16, GEMV_B_ROUND_F16)
+FORM_FN(strip_bf16, GEMV_B_BF16)
+FORM_FN(strip_f16, GEMV_B_F16)
+
+void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
+                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
+                       const GemmEpi *e) {
   int nv = (nr + 15) / 16;
   __mmask16 last = nr % 16 ? (__mmask16)((1u << (nr % 16)) - 1) : 0xFFFF;
-  switch (mr) {
-  case 1: NV_CASES(1) return;
-  case 2: NV_CASES(2) return;
-  case 3: NV_CASES(3) return;
-  case 4: NV_CASES(4) return;
+  const char *bb = b;
+  switch (form) {
+  case GEMV_B_F32: strip_f32(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
+  case GEMV_B_ROUND_BF16: strip_round_bf16(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
+  case GEMV_B_ROUND_F16: strip_round_f16(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
+  case GEMV_B_BF16: strip_bf16(kc, a, rsa, csa, bb, rsb * 2, mr, nv, last, c, ldc, e); return;
+  case GEMV_B_F16: strip_f16(kc, a, rsa, csa, bb, rsb * 2, mr, nv, last, c, ldc, e); return;
   }
 }

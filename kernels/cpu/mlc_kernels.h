@@ -72,14 +72,18 @@ int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, i
 
 // Products of at most 4 rows with a k-major op(B) (batch-1 inference)
 // run a strip kernel that reads B once instead of whole 8-row tiles
-// (kernels/cpu/gemv.c); the bits are the same.
+// (kernels/cpu/gemv.c), rounding the operands of MLC_GEMM_BF16 / F16
+// products as it reads them; the bits are the same.
 //
 // Constant operands (kernels/cpu/gemm_cache.c). The TRANS_B operand of a
 // product of at most 4 rows that lies in a range declared constant in the
 // calling thread's current cache is transposed once into a k-major copy,
 // kept until the cache is cleared, and read in place of B on every later
 // call: x @ w^T with fixed weights packs nothing per call at batch 1 to 4
-// (more rows amortise the panels packed per call). Same bits. The owner clears the cache whenever
+// (more rows amortise the panels packed per call). For an MLC_GEMM_BF16 or
+// MLC_GEMM_F16 product the copy holds the rounded values as 16 bits, half
+// the bytes read per call; one weight may have an f32, a bf16 and an f16
+// copy, each used only by products of its format. Same bits. The owner clears the cache whenever
 // the declared memory may change; a cache is used only by the thread that
 // made it current (one model instance's calls).
 typedef struct MlcGemmCache MlcGemmCache;
