@@ -30,7 +30,9 @@ void run_help_tail(FILE *out) {
   driver_help_row(out, "loss_grad", "the loss and the gradient of every trainable\nparameter: "
                                     "loss_grad.loss, loss_grad.PATH");
   driver_help_row(out, "train_step", "one optimizer step from the state: train_step.loss,\n"
-                                     ".grad_norm, .lr (and .output, the forward output)");
+                                     ".grad_norm, .lr, the loss's named values, with loss\n"
+                                     "scaling .loss_scale, .overflow, .skipped_steps (and\n"
+                                     ".output, the forward output)");
   driver_help_row(out, "init", "no function: the state itself (parameters, buffers,\n"
                                "optimizer state), each under its path");
   fputs("\nEach result is printed as `NAME: DTYPE[dims] = [v0, v1, ...]` (row-major), every\n"
@@ -67,12 +69,26 @@ static int grad_paths(IrModule *m, IrFunc *loss, const char **out, int max) {
   return n;
 }
 
+// train_step's result i, in optim_build_step's order: loss, grad_norm, lr,
+// the loss's auxiliary values, the scaler's three (with loss scaling), then
+// the forward output (run_optim); NULL when f does not have that layout.
+static const char *step_result(const BuildUnit *u, const IrFunc *f, int i) {
+  static const char *const head[] = {"loss", "grad_norm", "lr"};
+  static const char *const scaler[] = {"loss_scale", "overflow", "skipped_steps"};
+  int naux = u->lr.naux, nsc = u->recipe.opt.loss_scale != LSCALE_NONE ? MLC_SCALER_OUTPUTS : 0;
+  if (f->outputs.len != 3 + naux + nsc + u->step_has_out) return NULL;
+  if (i < 3) return head[i];
+  if ((i -= 3) < naux) return u->lr.aux_names[i];
+  if ((i -= naux) < nsc) return scaler[i];
+  return "output";
+}
+
 // The name of result i of entry f: ENTRY or ENTRY.i, and named results for
 // loss_grad and train_step.
 static const char *result_name(Pipeline *P, const char *entry, IrFunc *f, int i) {
-  static const char *const step[] = {"loss", "grad_norm", "lr", "output"};
   Arena *a = P->arena;
-  if (!strcmp(entry, "train_step") && f->outputs.len <= 4) return arena_printf(a, "%s.%s", entry, step[i]);
+  const char *sr = !strcmp(entry, "train_step") ? step_result(&P->u, f, i) : NULL;
+  if (sr) return arena_printf(a, "%s.%s", entry, sr);
   if (!strcmp(entry, "loss_grad")) {
     int n = f->outputs.len - 1;
     const char **paths = arena_alloc(a, sizeof *paths * (size_t)(n + 1));

@@ -493,12 +493,37 @@ def cli_precision(ctx):
     return why
 
 
+SCALER = "tests/e2e/scaler.model"
+
+
+def cli_step_names(ctx):
+    """train_step's results by name, the scaler's three included, in the step's order."""
+    why = []
+    g = np.random.default_rng(5)
+    io = ["--input", "x=" + ctx.npy("sx.npy", g.random((4, 6), dtype=np.float32)),
+          "--input", "y=" + ctx.npy("sy.npy", g.random((4, 1), dtype=np.float32))]
+    rc, out, err = ctx.mlc_run(SCALER, "--entry", "train_step", *io)
+    if not expect_ok(why, "--entry train_step", rc, err):
+        return why
+    res = printed(out)
+    want = ["train_step.loss", "train_step.grad_norm", "train_step.lr", "train_step.loss_scale",
+            "train_step.overflow", "train_step.skipped_steps"]
+    if [n for n in res if n in want] != want:
+        why.append("results %s, expected %s among them in that order" % (list(res), want))
+    elif np.float32(res["train_step.loss_scale"][2][0]) != np.float32(2.0 ** 127) or \
+            res["train_step.skipped_steps"][2] != [res["train_step.overflow"][2][0]]:
+        why.append("the first step runs at init_scale 2^127 and has skipped only itself if it overflowed: %s"
+                   % {n: res[n][2] for n in want[3:]})
+    return why
+
+
 def suite_cli(ctx):
     yield "--precision: the matmuls' operands rounded (numpy), the recipe's overridden", lambda: cli_precision(ctx)
     yield "--save: safetensors, .npy, a directory; names and values as printed", lambda: cli_save(ctx)
     yield "--save: unusable paths refused", lambda: cli_bad_save(ctx)
     yield "--weights: bad files refused naming the tensor; F64 converts", lambda: cli_bad_weights(ctx)
     yield "--entry loss_grad without a loss", lambda: cli_no_loss(ctx)
+    yield "--entry train_step names the scaler's results", lambda: cli_step_names(ctx)
 
 
 # ---- main -------------------------------------------------------------------------------------------
