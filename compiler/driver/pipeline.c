@@ -122,7 +122,7 @@ static IrNode *step_forward_output(IrFunc *step, IrFunc *loss, IrNode *out, Aren
 
 // train_step (and plateau_update with a plateau schedule). With one
 // micro-batch and a loss that calls forward, train_step also returns the
-// forward output (result 3), so the program counts training accuracy
+// forward output (its last result), so the program counts training accuracy
 // without a second forward pass.
 static bool run_optim(Pipeline *P) {
   BuildUnit *u = &P->u;
