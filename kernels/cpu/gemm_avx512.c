@@ -7,29 +7,10 @@
 #include <immintrin.h>
 
 #include "gemm_internal.h"
+#include "gemm_epi_avx512.h"
 #include "gemm_pack_x86.h"
 
 enum { MR = 8, NR = 32 };
-
-// t = epilogue(acc) for 16 columns of row i starting at tile column j
-// (mask m: the columns that exist); the same IEEE ops as gemm_epi_scalar.
-static inline __m512 epi16(const GemmEpi *e, __m512 acc, const float *c, __mmask16 m, int i,
-                           int j) {
-  __m512 t = _mm512_mul_ps(_mm512_set1_ps(e->alpha), acc);
-  if (e->beta != 0)
-    t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_set1_ps(e->beta), _mm512_maskz_loadu_ps(m, c)));
-  uint32_t f = e->flags;
-  if (!f) return t;
-  __m512 zero = _mm512_setzero_ps();
-  if (f & MLC_GEMM_BIAS_COL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, e->bias_col + j));
-  if (f & MLC_GEMM_BIAS_ROW) t = _mm512_add_ps(t, _mm512_set1_ps(e->bias_row[i]));
-  const float *aux = e->aux + i * e->ldaux + j;
-  if (f & MLC_GEMM_RESIDUAL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, aux));
-  if (f & MLC_GEMM_RELU) t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, zero, _CMP_NLE_UQ), t);
-  if (f & MLC_GEMM_RELU_MASK)
-    t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, aux), zero, _CMP_GT_OQ), t);
-  return t;
-}
 
 static inline void store_tile(__m512 acc[MR][2], int mr, __mmask16 m0, __mmask16 m1, float *c,
                               int64_t ldc, const GemmEpi *e) {

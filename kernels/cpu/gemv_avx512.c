@@ -15,6 +15,7 @@
 // of the rounded operands and the same fmaf chain.
 #include <immintrin.h>
 
+#include "gemm_epi_avx512.h"
 #include "gemv.h"
 
 // Vectors of 16 columns per strip for m rows: m * NV <= 16 accumulators.
@@ -22,25 +23,6 @@ static const int nv_of[GEMV_MR + 1] = {0, 16, 8, 5, 4};
 
 int gemv_avx512_width(int m) { return 16 * nv_of[m]; }
 
-// t = epilogue(acc) for the 16 columns of row i at strip column j (mask:
-// the columns that exist); the IEEE ops of gemm_epi_scalar in its order.
-static inline __m512 epi16(const GemmEpi *e, __m512 acc, const float *c, __mmask16 m, int i,
-                           int j) {
-  __m512 t = _mm512_mul_ps(_mm512_set1_ps(e->alpha), acc);
-  if (e->beta != 0)
-    t = _mm512_add_ps(t, _mm512_mul_ps(_mm512_set1_ps(e->beta), _mm512_maskz_loadu_ps(m, c)));
-  uint32_t f = e->flags;
-  if (!f) return t;
-  __m512 zero = _mm512_setzero_ps();
-  if (f & MLC_GEMM_BIAS_COL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, e->bias_col + j));
-  if (f & MLC_GEMM_BIAS_ROW) t = _mm512_add_ps(t, _mm512_set1_ps(e->bias_row[i]));
-  const float *aux = e->aux + i * e->ldaux + j;
-  if (f & MLC_GEMM_RESIDUAL) t = _mm512_add_ps(t, _mm512_maskz_loadu_ps(m, aux));
-  if (f & MLC_GEMM_RELU) t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, zero, _CMP_NLE_UQ), t);
-  if (f & MLC_GEMM_RELU_MASK)
-    t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, aux), zero, _CMP_GT_OQ), t);
-  return t;
-}
 
 // bf16 rounding of 16 floats, round16.h's steps: u + 0x7fff + (bit 16 of
 // u), the low half cleared; a NaN keeps its top half, made quiet.
