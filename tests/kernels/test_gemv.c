@@ -33,68 +33,20 @@
 #include "mlc_rt.h"
 #include "rand_data.h"
 #include "unit.h"
-
-typedef struct Case {
-  uint32_t flags;
-  int64_t m, n, k, pad;
-  float alpha, beta;
-} Case;
-
-typedef struct Ops {
-  int64_t lda, ldb, ldc;
-  float *a, *b, *c0, *bias, *aux;
-} Ops;
-
-static void ops_new(const Case *t, Ops *o) {
-  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
-  o->lda = (ta ? t->m : t->k) + t->pad;
-  o->ldb = (tb ? t->k : t->n) + t->pad;
-  o->ldc = t->n + t->pad;
-  o->a = rand_buf((ta ? t->k : t->m) * o->lda);
-  o->b = rand_buf((tb ? t->n : t->k) * o->ldb);
-  o->c0 = rand_buf(t->m * o->ldc);
-  o->bias = rand_buf(t->m > t->n ? t->m : t->n);
-  o->aux = rand_buf(t->m * o->ldc);
-  for (int64_t i = 0; i < t->m * o->ldc; i += 5) o->aux[i] = i % 2 ? -0.0f : 0.0f;
-  if (t->beta == 0)
-    for (int64_t i = 0; i < t->m * o->ldc; i++) o->c0[i] = NAN;
-}
-
-static void ops_free(Ops *o) { free(o->a), free(o->b), free(o->c0), free(o->bias), free(o->aux); }
-
-static float *run(MlcPool *pool, const Case *t, const Ops *o) {
-  float *c = malloc((size_t)(t->m * o->ldc) * sizeof *c);
-  memcpy(c, o->c0, (size_t)(t->m * o->ldc) * sizeof *c);
-  if (mlc_sgemm(pool, t->flags, t->m, t->n, t->k, t->alpha, o->a, o->lda, o->b, o->ldb, t->beta, c,
-                o->ldc, o->bias, o->aux, o->ldc)) {
-    free(c);
-    return NULL;
-  }
-  return c;
-}
+#include "gemm_case.h"
 
 // gemm_ref.h's order in f32, as floats [m, ldc] (the pad columns as c0).
-static float *run_ref(const Case *t, const Ops *o) {
-  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
-  int64_t na = (ta ? t->k : t->m) * o->lda, nb = (tb ? t->n : t->k) * o->ldb, nc = t->m * o->ldc;
-  int64_t nbias = t->m > t->n ? t->m : t->n;
-  double *a = malloc(sizeof(double) * (size_t)(na + 1)), *b = malloc(sizeof(double) * (size_t)(nb + 1));
-  double *c = malloc(sizeof(double) * (size_t)(nc + 1)), *bias = malloc(sizeof(double) * (size_t)(nbias + 1));
-  double *aux = malloc(sizeof(double) * (size_t)(nc + 1));
-  for (int64_t i = 0; i < na; i++) a[i] = o->a[i];
-  for (int64_t i = 0; i < nb; i++) b[i] = o->b[i];
-  for (int64_t i = 0; i < nc; i++) c[i] = o->c0[i], aux[i] = o->aux[i];
-  for (int64_t i = 0; i < nbias; i++) bias[i] = o->bias[i];
-  mlc_ref_gemm(true, t->flags, t->m, t->n, t->k, t->alpha, a, ta ? 1 : o->lda, ta ? o->lda : 1, b,
-               tb ? 1 : o->ldb, tb ? o->ldb : 1, t->beta, c, o->ldc, bias, aux, o->ldc);
+static float *run_ref_f32(const Case *t, const Operands *o) {
+  double *c = run_ref(t, o);
+  int64_t nc = t->m * o->ldc;
   float *r = malloc(sizeof(float) * (size_t)(nc + 1));
   for (int64_t i = 0; i < nc; i++) r[i] = (float)c[i];
-  free(a), free(b), free(c), free(bias), free(aux);
+  free(c);
   return r;
 }
 
 // Elements of C [m, n] (not the pad) whose bits differ.
-static int64_t differ(const Case *t, const Ops *o, const float *x, const float *y) {
+static int64_t differ(const Case *t, const Operands *o, const float *x, const float *y) {
   int64_t d = 0;
   for (int64_t i = 0; i < t->m; i++)
     for (int64_t j = 0; j < t->n; j++) d += memcmp(&x[i * o->ldc + j], &y[i * o->ldc + j], sizeof(float)) != 0;
@@ -113,8 +65,8 @@ static void name_case(const Case *t, char *buf, size_t len) {
 // with b declared constant (so through the k-major copy), twice: the copy
 // made, then the copy reused; and every case also with no cache current.
 static void check_case(const Case *t, const char *what) {
-  Ops o;
-  ops_new(t, &o);
+  Operands o;
+  operands_new(t, &o);
   float *cn = run(NULL, t, &o);
   MlcGemmCache *cache = mlc_gemm_cache_new();
   int64_t nb = (t->flags & MLC_GEMM_TRANS_B ? t->n : t->k) * o.ldb;
@@ -125,7 +77,7 @@ static void check_case(const Case *t, const char *what) {
   mlc_gemm_select("generic");
   float *cg = run(NULL, t, &o);
   mlc_gemm_select("avx512");
-  float *cr = run_ref(t, &o);
+  float *cr = run_ref_f32(t, &o);
   int64_t dr = differ(t, &o, c, cr), dg = differ(t, &o, c, cg), d2 = differ(t, &o, c, c2);
   int64_t dn = differ(t, &o, cn, cr);
   char name[160], msg[400];
@@ -136,7 +88,7 @@ static void check_case(const Case *t, const char *what) {
   check(msg, c && c2 && cg && cn && !dr && !dg && !d2 && !dn);
   mlc_gemm_cache_free(cache);
   free(c), free(c2), free(cg), free(cr), free(cn);
-  ops_free(&o);
+  operands_free(&o);
 }
 
 static const uint32_t trans[4] = {0, MLC_GEMM_TRANS_A, MLC_GEMM_TRANS_B, MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B};
@@ -202,15 +154,15 @@ static void thread_counts(void) {
   MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const Case *t = &cases[i];
-    Ops o;
-    ops_new(t, &o);
+    Operands o;
+    operands_new(t, &o);
     MlcGemmCache *cache = mlc_gemm_cache_new();
     mlc_gemm_cache_add(cache, o.b, (size_t)((t->flags & MLC_GEMM_TRANS_B ? t->n : t->k) * o.ldb) * sizeof(float));
     MlcGemmCache *was = mlc_gemm_cache_use(cache);
     float *c[3];
     for (int p = 0; p < 3; p++) c[p] = run(pools[p], t, &o);
     mlc_gemm_cache_use(was);
-    float *cr = run_ref(t, &o);
+    float *cr = run_ref_f32(t, &o);
     char name[160], msg[256];
     name_case(t, name, sizeof name);
     snprintf(msg, sizeof msg, "%s identical with 1, 2, 3 threads and to gemm_ref.h", name);
@@ -219,7 +171,7 @@ static void thread_counts(void) {
     for (int p = 0; p < 3; p++) free(c[p]);
     free(cr);
     mlc_gemm_cache_free(cache);
-    ops_free(&o);
+    operands_free(&o);
   }
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
 }
@@ -229,8 +181,8 @@ static void thread_counts(void) {
 static void cache_contract(void) {
   enum { M = 2, N = 40, K = 50 };
   Case t = {MLC_GEMM_TRANS_B, M, N, K, 0, 1, 0};
-  Ops o;
-  ops_new(&t, &o);
+  Operands o;
+  operands_new(&t, &o);
   float *b0 = malloc(sizeof(float) * N * K);
   memcpy(b0, o.b, sizeof(float) * N * K);
   float *ref = run(NULL, &t, &o); // no cache current
@@ -261,7 +213,7 @@ static void cache_contract(void) {
   mlc_gemm_cache_use(was);
   mlc_gemm_cache_free(cache);
   free(b0), free(ref), free(c1), free(c2), free(c3), free(neg), free(c4), free(c5), free(c6);
-  ops_free(&o);
+  operands_free(&o);
 }
 
 // Rounding of the values that matter (ties either way, subnormals, f16's
@@ -341,8 +293,8 @@ static void cache_formats(void) {
   enum { M = 4, N = 70, K = 90 };
   for (size_t o = 0; o < sizeof orders / sizeof *orders; o++) {
     Case t = {MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL, M, N, K, 0, 1, 0};
-    Ops ops;
-    ops_new(&t, &ops);
+    Operands ops;
+    operands_new(&t, &ops);
     MlcGemmCache *cache = mlc_gemm_cache_new();
     mlc_gemm_cache_add(cache, ops.b, sizeof(float) * N * K);
     bool fresh = true, stale = true, renewed = true;
@@ -350,7 +302,7 @@ static void cache_formats(void) {
     for (int i = 0; i < 4; i++) { // the copies made in this order
       Case u = t;
       u.flags |= orders[o][i] & ~FOUR, u.m = orders[o][i] & FOUR ? 4 : 1;
-      old[i] = run_ref(&u, &ops);
+      old[i] = run_ref_f32(&u, &ops);
       MlcGemmCache *was = mlc_gemm_cache_use(cache);
       float *got = run(NULL, &u, &ops);
       mlc_gemm_cache_use(was);
@@ -363,7 +315,7 @@ static void cache_formats(void) {
       for (int i = 0; i < 4; i++) {
         Case u = t;
         u.flags |= orders[o][i] & ~FOUR, u.m = orders[o][i] & FOUR ? 4 : 1;
-        float *want = pass ? run_ref(&u, &ops) : old[i];
+        float *want = pass ? run_ref_f32(&u, &ops) : old[i];
         MlcGemmCache *was = mlc_gemm_cache_use(cache);
         float *got = run(NULL, &u, &ops);
         mlc_gemm_cache_use(was);
@@ -382,7 +334,7 @@ static void cache_formats(void) {
     check(msg, renewed);
     for (int i = 0; i < 4; i++) free(old[i]);
     mlc_gemm_cache_free(cache);
-    ops_free(&ops);
+    operands_free(&ops);
   }
 }
 
