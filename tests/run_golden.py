@@ -10,6 +10,8 @@ Each suite is a folder of .model inputs, each next to its expected output:
     explain   tests/sema/explain/N.model  N.explain  stdout of `mlc check --explain FILE`
     diag      tests/sema/diag/N.model     N.err      stderr of `mlc check FILE`; exit 1;
                                                 inline `# expect error: TEXT` checked
+    warn      tests/sema/warn/N.model     N.warn     stderr of `mlc check FILE`; exit 0;
+                                                inline `# expect warning: TEXT` checked
     ok        tests/sema/ok/N.model       -          `mlc check FILE`: exit 0, empty stderr
     examples  examples/N.model       -          as ok
 
@@ -20,7 +22,8 @@ exit status must be 0 or 1 (a usage error, a signal or a hang fails).
 diag annotations: a line of a tests/sema/diag input that ends in
 `# expect error: TEXT` must get an error (`path:LINE:col: error: ...`) whose
 message contains TEXT; an error on a line without such an annotation fails
-the case. A line may carry several annotations.
+the case. A line may carry several annotations. tests/sema/warn inputs do
+the same with `# expect warning: TEXT` and warnings (and must have no error).
 
 FILTER keeps the cases whose path contains any of the given substrings.
 --update rewrites the goldens from the actual outputs (crashes and hangs are
@@ -46,12 +49,15 @@ SUITES = {
     "parse": ("tests/front/parse", ["dump-ast"], ".ast", "stdout"),
     "explain": ("tests/sema/explain", ["check", "--explain"], ".explain", "stdout"),
     "diag": ("tests/sema/diag", ["check"], ".err", "stderr"),
+    "warn": ("tests/sema/warn", ["check"], ".warn", "stderr"),
     "ok": ("tests/sema/ok", ["check"], None, None),
     "examples": ("examples", ["check"], None, None),
 }
 
-ANNOT_RE = re.compile(r"#\s*expect error:")
-ERROR_RE = re.compile(r"^(?P<path>[^\n]*?):(?P<line>\d+):(?P<col>\d+): error: (?P<msg>.*)$")
+# `# expect error: TEXT` / `# expect warning: TEXT`, and the diagnostics they match
+ANNOT_RE = {lv: re.compile(r"#\s*expect %s:" % lv) for lv in ("error", "warning")}
+DIAG_RE = {lv: re.compile(r"^(?P<path>[^\n]*?):(?P<line>\d+):(?P<col>\d+): %s: (?P<msg>.*)$" % lv)
+           for lv in ("error", "warning")}
 
 
 class Result:
@@ -101,43 +107,43 @@ def unified(expected, actual, golden):
     return "".join(out)
 
 
-def annotations(source):
-    """Line number -> list of expected substrings, from `# expect error: TEXT`."""
+def annotations(source, level):
+    """Line number -> list of expected substrings, from `# expect LEVEL: TEXT`."""
     expect = {}
     for no, line in enumerate(text(source).split("\n"), start=1):
-        parts = ANNOT_RE.split(line)
+        parts = ANNOT_RE[level].split(line)
         for want in parts[1:]:
             expect.setdefault(no, []).append(want.strip())
     return expect
 
 
-def check_annotations(res, path, source, stderr):
-    expect = annotations(source)
+def check_annotations(res, path, source, stderr, level="error"):
+    expect = annotations(source, level)
     errors = {}  # line -> [message]
     for ln in text(stderr).splitlines():
-        m = ERROR_RE.match(ln)
+        m = DIAG_RE[level].match(ln)
         if not m:
             continue
         if m.group("path") != path:
-            res.fail("error reported in another file: %s" % ln)
+            res.fail("%s reported in another file: %s" % (level, ln))
             continue
         errors.setdefault(int(m.group("line")), []).append(m.group("msg"))
     if not expect:
-        res.fail("no `# expect error:` annotation in the input")
+        res.fail("no `# expect %s:` annotation in the input" % level)
     for line, wants in sorted(expect.items()):
         got = errors.get(line, [])
         for want in wants:
             if not any(want in msg for msg in got):
                 if got:
-                    res.fail("line %d: expected an error containing %r, got: %s"
-                             % (line, want, " | ".join(got)))
+                    res.fail("line %d: expected %s %s containing %r, got: %s"
+                             % (line, "an" if level == "error" else "a", level, want, " | ".join(got)))
                 else:
-                    res.fail("line %d: expected an error containing %r, none reported"
-                             % (line, want))
+                    res.fail("line %d: expected %s %s containing %r, none reported"
+                             % (line, "an" if level == "error" else "a", level, want))
     for line, msgs in sorted(errors.items()):
         if line not in expect:
             for msg in msgs:
-                res.fail("line %d: unexpected error: %s" % (line, msg))
+                res.fail("line %d: unexpected %s: %s" % (line, level, msg))
 
 
 def check_case(opts, suite, path):
@@ -165,6 +171,11 @@ def check_case(opts, suite, path):
             res.fail("expected exit 1, got %s" % describe_rc(rc))
         with open(path, "rb") as f:
             check_annotations(res, path, f.read(), err)
+    elif suite == "warn":
+        if rc != 0:
+            res.fail("expected exit 0 (warnings only), got %s" % describe_rc(rc))
+        with open(path, "rb") as f:
+            check_annotations(res, path, f.read(), err, "warning")
     elif rc not in (0, 1):
         res.fail("expected exit 0 or 1, got %s" % describe_rc(rc))
         if err:

@@ -710,39 +710,106 @@ static const char *span_text(Arena *a, Span sp) {
   return arena_strndup(a, t, sp.len);
 }
 
+// The reduction without keepdim that made operand i (directly, or the local
+// it was bound to): its check, the reduced dims (ascending, >= 0) and their
+// count; NULL when operand i is no such reduction.
+static const CkExpr *dropping_reduction(Args *g, int i, const int64_t **dims, int *nd) {
+  Value *v = i >= 0 && i < g->np ? g->v[i] : NULL;
+  const CkExpr *c = v ? (v->def ? v->def : v->ck) : NULL;
+  if (!c || c->kind != CK_OP || c->nargs < 1 || !c->args[0] || !c->args[0]->type) return NULL;
+  if (c->op != BI_SUM && c->op != BI_MEAN && c->op != BI_MAX && c->op != BI_MIN && c->op != BI_ARGMAX)
+    return NULL;
+  int64_t keep = 1;
+  *dims = ir_attr_ints(&c->attrs, IRA_DIMS, nd);
+  if (!ir_attr_int(&c->attrs, IRA_KEEPDIM, &keep) || keep || !*dims || *nd < 1) return NULL;
+  return c;
+}
+
+// The reduced dims as text: "1" or "1, 2".
+static const char *dims_text(Arena *a, const int64_t *dims, int nd) {
+  StrBuf b = {0};
+  for (int k = 0; k < nd; k++) sb_printf(&b, "%s%lld", k ? ", " : "", (long long)dims[k]);
+  const char *t = arena_strdup(a, b.data ? b.data : "");
+  sb_free(&b);
+  return t;
+}
+
+// `name = call` when operand i is a local bound to the reduction, else the call.
+static const char *reduction_text(Args *g, const CkExpr *c, int i) {
+  const char *call = span_text(g->a, c->span), *name = bi_text(g, i, NULL);
+  if (name && call && strcmp(name, call)) return arena_printf(g->a, "%s = %s", name, call);
+  return call ? call : g->opname;
+}
+
+// The reduction's input type with the reduced dims kept as 1, in dtype dt.
+static Type *kept_type(Args *g, const CkExpr *c, const int64_t *dims, int nd, DType dt) {
+  Type *kept = type_copy(g->a, c->args[0]->type);
+  kept->dtype = dt;
+  for (int k = 0; k < nd; k++)
+    if (dims[k] >= 0 && dims[k] < kept->rank) kept->dims[dims[k]] = dim_const(g->a, 1);
+  return kept;
+}
+
 // After a broadcast mismatch: an operand that a reduction without keepdim
-// made (directly, or the local it was bound to), whose form with the
-// reduced dims kept as 1 broadcasts with the other operand, gets a note
-// naming keepdim = true (x - mean(x, dim = 1) for x: [B, 10]).
+// made, whose form with the reduced dims kept as 1 broadcasts with the other
+// operand, gets a note naming keepdim = true (x - mean(x, dim = 1) for
+// x: [B, 10]).
 static void note_keepdim(Args *g, const Type *x, const Type *y, int xi, int yi) {
   for (int s = 0; s < 2; s++) {
-    int i = s ? yi : xi;
-    Value *v = i >= 0 && i < g->np ? g->v[i] : NULL;
-    const CkExpr *c = v ? (v->def ? v->def : v->ck) : NULL;
-    if (!c || c->kind != CK_OP || c->nargs < 1 || !c->args[0] || !c->args[0]->type) continue;
-    if (c->op != BI_SUM && c->op != BI_MEAN && c->op != BI_MAX && c->op != BI_MIN && c->op != BI_ARGMAX)
-      continue;
-    int64_t keep = 1;
-    int nd = 0;
-    const int64_t *dims = ir_attr_ints(&c->attrs, IRA_DIMS, &nd);
-    if (!ir_attr_int(&c->attrs, IRA_KEEPDIM, &keep) || keep || !dims || nd < 1) continue;
-    const Type *in = c->args[0]->type;
-    Type *kept = type_copy(g->a, in);
-    kept->dtype = (s ? y : x)->dtype;
-    for (int k = 0; k < nd; k++)
-      if (dims[k] >= 0 && dims[k] < kept->rank) kept->dims[dims[k]] = dim_const(g->a, 1);
+    int i = s ? yi : xi, nd = 0;
+    const int64_t *dims = NULL;
+    const CkExpr *c = dropping_reduction(g, i, &dims, &nd);
+    if (!c) continue;
+    Type *kept = kept_type(g, c, dims, nd, (s ? y : x)->dtype);
     BcResult r = s ? broadcast2(g->a, x, kept) : broadcast2(g->a, kept, y);
     if (r.status != BC_OK) continue;
-    StrBuf b = {0};
-    for (int k = 0; k < nd; k++) sb_printf(&b, "%s%lld", k ? ", " : "", (long long)dims[k]);
-    const char *call = span_text(g->a, c->span), *name = bi_text(g, i, NULL);
-    bool local = name && call && strcmp(name, call);
     diag_note(g->c->diags, c->span,
-              "%s%s%s drops dim%s %s of %s (giving %s); keepdim = true keeps %s as 1: %s broadcasts with %s",
-              local ? name : "", local ? " = " : "", call ? call : g->opname, nd > 1 ? "s" : "", b.data,
-              type_str(g->a, in), type_str(g->a, s ? y : x), nd > 1 ? "them" : "it", type_str(g->a, kept),
-              type_str(g->a, s ? x : y));
-    sb_free(&b);
+              "%s drops dim%s %s of %s (giving %s); keepdim = true keeps %s as 1: %s broadcasts with %s",
+              reduction_text(g, c, i), nd > 1 ? "s" : "", dims_text(g->a, dims, nd),
+              type_str(g->a, c->args[0]->type), type_str(g->a, s ? y : x), nd > 1 ? "them" : "it",
+              type_str(g->a, kept), type_str(g->a, s ? x : y));
+    return;
+  }
+}
+
+// After a broadcast that worked: an operand that a reduction without keepdim
+// made and that the broadcast gives leading dims lines its kept dims up from
+// the right. When that puts one of them under a different dim of the result
+// than the one it had in the reduction's input (x / sum(x, dim = 1) for a
+// square x: row j of the sum divides column j), the shapes agree by
+// coincidence of sizes, and PyTorch computes the same thing silently; a
+// warning says so, and how to say either meaning (keepdim = true, or an
+// explicit unsqueeze/reshape, which makes the ranks equal and silences it).
+// Reducing leading dims only (x - mean(x, dim = 0)) lines up as it came.
+static void warn_realigned(Args *g, const Type *x, const Type *y, const Type *res, int xi, int yi, Span sp) {
+  for (int s = 0; s < 2; s++) {
+    const Type *t = s ? y : x;
+    int i = s ? yi : xi, nd = 0;
+    const int64_t *dims = NULL;
+    const CkExpr *c = dropping_reduction(g, i, &dims, &nd);
+    if (!c || t->rank == 0 || t->rank >= res->rank) continue;
+    const Type *in = c->args[0]->type;
+    if (in->rank - nd != t->rank || in->rank > res->rank) continue;
+    int moved = -1, from = -1; // the first kept dim that lands elsewhere: its result dim, its input dim
+    for (int d = 0, k = 0; d < in->rank && moved < 0; d++) {
+      bool reduced = false;
+      for (int j = 0; j < nd; j++) reduced |= dims[j] == d;
+      if (reduced) continue;
+      int64_t size = 0;
+      int now = aligned(k++, t->rank, res->rank), was = aligned(d, in->rank, res->rank);
+      bool one = dim_is_const(in->dims[d], &size) && size == 1; // a 1 has no positions to move
+      if (now != was && !one) moved = now, from = d;
+    }
+    if (moved < 0) continue;
+    diag_warning(g->c->diags, sp,
+                 "%s drops dim%s %s of %s (giving %s), and broadcasting it to %s moves its values "
+                 "from dim %d to dim %d: the sizes agree, the positions do not",
+                 reduction_text(g, c, i), nd > 1 ? "s" : "", dims_text(g->a, dims, nd), type_str(g->a, in),
+                 type_str(g->a, t), type_str(g->a, res), from + (res->rank - in->rank), moved);
+    diag_note(g->c->diags, c->span,
+              "keepdim = true keeps each value at its own position (%s); if this broadcast is meant, "
+              "make the ranks equal with unsqueeze or reshape",
+              type_str(g->a, kept_type(g, c, dims, nd, t->dtype)));
     return;
   }
 }
@@ -788,7 +855,10 @@ static void report_bc(Args *g, const BcResult *r, const Type *x, const Type *y,
 
 static Type *bcast(Args *g, Type *x, Type *y, int xi, int yi, Span sp) {
   BcResult r = broadcast2(g->a, x, y);
-  if (r.status == BC_OK) return r.result;
+  if (r.status == BC_OK) {
+    warn_realigned(g, x, y, r.result, xi, yi, sp);
+    return r.result;
+  }
   report_bc(g, &r, x, y, xi, yi, sp, "");
   return NULL;
 }

@@ -292,6 +292,18 @@ static Sym *fresh_sym(void *env, const char *display, Span sp) {
   return sym_new(sc->S->arena, display, sp, true);
 }
 
+// A builtin's warning, once per site and text (a function's body is checked
+// once per distinct instantiation), never while checking quietly; its notes
+// follow it or are dropped with it, as an error's are.
+static void replay_warning(Sema *S, const Diag *d) {
+  char *key = arena_printf(S->arena, "warning:%p:%u:%u:%s", (const void *)d->span.file, d->span.off,
+                           d->span.len, d->msg);
+  S->dropping = S->quiet || sema_map_get(&S->seen, key);
+  if (S->dropping) return;
+  sema_map_put(S->arena, &S->seen, key, key);
+  diag_warning(S->diags, d->span, "%s", d->msg);
+}
+
 // Builtins report into a private sink whose diagnostics are replayed through
 // sema_error/sema_note, so they are de-duplicated and get instantiation
 // context like sema's own.
@@ -300,7 +312,7 @@ static void replay(Sema *S, DiagSink *tmp) {
     Diag *d = VEC_AT(tmp->diags, Diag, i);
     if (d->level == DIAG_ERROR) sema_error(S, d->span, "%s", d->msg);
     else if (d->level == DIAG_NOTE) sema_note(S, d->span, "%s", d->msg);
-    else if (!S->dropping) diag_warning(S->diags, d->span, "%s", d->msg);
+    else replay_warning(S, d);
   }
 }
 
