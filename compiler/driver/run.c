@@ -164,6 +164,42 @@ static bool read_inputs(DiagSink *d, const DriverOpts *o, IrFunc *f, Tensor **ar
   return true;
 }
 
+// The input a value comes from through the views that keep its values, or NULL.
+static const IrNode *input_origin(const IrNode *n) {
+  while (n->nin >= 1 && (n->op == IR_RESHAPE || n->op == IR_TRANSPOSE || n->op == IR_SLICE ||
+                         n->op == IR_BROADCAST_TO || n->op == IR_STOP_GRADIENT))
+    n = n->in[0];
+  return n->op == IR_INPUT && n->name ? n : NULL;
+}
+
+// A cross_entropy lowered per row (ignore_index, or a reduction other than
+// the mean; lower/emit.c) finds the target's class by comparing it with each
+// class, so a target outside the classes that is not the ignored value would
+// be a row of no class: loss 0, yet counted in the mean. The graph's own
+// cross_entropy refuses such a target (interp.c); this refuses it for the
+// per-row form, as the compiled program's data check does (runtime/data).
+static bool check_labels(Pipeline *P, const DriverOpts *o, IrFunc *f, Tensor **args) {
+  const LowerResult *lr = &P->u.lr;
+  const IrNode *t = lr->label_target ? input_origin(lr->label_target) : NULL;
+  const Type *lt = lr->label_logits ? lr->label_logits->type : NULL;
+  int64_t c;
+  if (!t || !lt || lt->rank < 1 || !dim_is_const(lt->dims[lt->rank - 1], &c)) return true;
+  for (int i = 0; i < f->params.len; i++) {
+    IrNode *x = VEC_AT(f->params, IrNode, i);
+    if (strcmp(x->name, t->name)) continue;
+    for (int64_t j = 0; j < args[i]->numel; j++) {
+      double v = args[i]->data[j];
+      if ((v >= 0 && v < (double)c) || (lr->label_ignore && v == (double)lr->label_ignore_value)) continue;
+      diag_error(P->diags, (Span){0}, "%s: element %lld of input %s: label %g is out of range 0..%lld%s%s",
+                 input_path(o, x->name), (long long)j + 1, x->name, v, (long long)c - 1,
+                 lr->label_ignore ? " and not the ignore_index " : "",
+                 lr->label_ignore ? arena_printf(P->arena, "%lld", (long long)lr->label_ignore_value) : "");
+      return false;
+    }
+  }
+  return true;
+}
+
 // The entry's function, or NULL after an error saying why there is none.
 static IrFunc *entry_func(Pipeline *P, const char *entry) {
   IrFunc *f = ir_module_find_func(P->u.lr.module, entry);
@@ -201,7 +237,7 @@ static bool run_func(Pipeline *P, const DriverOpts *o, IrFunc *f, Tensor **args,
 static bool run_entry(Pipeline *P, const DriverOpts *o, Tensor **args, RunState *s) {
   bool init = !strcmp(o->entry, "init");
   IrFunc *f = init ? NULL : entry_func(P, o->entry);
-  if (!init && (!f || !read_inputs(P->diags, o, f, args))) return false;
+  if (!init && (!f || !read_inputs(P->diags, o, f, args) || !check_labels(P, o, f, args))) return false;
   if (f && o->save && run_save_form(o->save) == SAVE_NPY && f->outputs.len != 1) {
     diag_error(P->diags, (Span){0}, "--save %s: %s has %d results for one .npy file; name a directory "
                "(one NAME.npy each) or a .safetensors file", o->save, o->entry, f->outputs.len);

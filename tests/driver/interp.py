@@ -26,7 +26,9 @@ interp_init, interp_cli):
          weights files (missing, unknown, mis-shaped, wrong-dtype tensors,
          not safetensors) are refused naming the file and the tensor; an F64
          file loads into f32 parameters; loss_grad of a model without a loss
-         is refused; --precision bf16 / f16 gives numpy's loss over rounded
+         is refused; a label outside the classes of a cross_entropy with
+         ignore_index (computed per row) is refused, naming the file and
+         element, while the ignore_index itself is accepted; --precision bf16 / f16 gives numpy's loss over rounded
          matmul operands (not the f32 one), and overrides a recipe's
          `precision`. Skipped (77) without numpy.
 Prints `[PASS] name` or `[FAIL] name` with the reasons; exits 1 on a failure.
@@ -429,6 +431,29 @@ def cli_no_loss(ctx):
     return why
 
 
+def cli_label_range(ctx):
+    """A per-row cross_entropy (ignore_index) refuses a label outside the classes, as the program does."""
+    why = []
+    m = ctx.path("ignore.model")
+    with open(m, "w") as f:
+        f.write("model Ignore {\n  fc = Linear(4, 3)\n  forward(x: f32[B, 4]) -> f32[B, 3] {\n"
+                "    return fc(x)\n  }\n  loss(x: f32[B, 4], y: i32[B]) -> f32 {\n"
+                "    return cross_entropy(forward(x), y, ignore_index = -100)\n  }\n}\n")
+    x = ["--input", "x=" + ctx.npy("ix.npy", np.ones((3, 4), np.float32))]
+    good = ctx.npy("iy.npy", np.array([0, 2, -100], np.int32))
+    rc, out, err = ctx.mlc_run(m, "--entry", "loss", *x, "--input", "y=" + good)
+    if expect_ok(why, "labels 0, 2 and the ignore_index", rc, err) and "loss" not in printed(out):
+        why.append("no loss printed: %r" % out[:200])
+    for entry in ("loss", "train_step"):
+        for bad, what in ((5, "label 5 is out of range 0..2 and not the ignore_index -100"),
+                          (-1, "label -1 is out of range 0..2 and not the ignore_index -100")):
+            path = ctx.npy("iy_bad.npy", np.array([0, bad, -100], np.int32))
+            rc, out, err = ctx.mlc_run(m, "--entry", entry, *x, "--input", "y=" + path)
+            if rc != 1 or "element 2 of input y: " + what not in err or out:
+                why.append("%s with label %d: exit %d, %r" % (entry, bad, rc, err.strip()[:200]))
+    return why
+
+
 def round16(a, bits):
     """a (float32) rounded to bfloat16 (bits 16) or IEEE half (bits 13), ties to even."""
     if bits == 13:
@@ -523,6 +548,7 @@ def suite_cli(ctx):
     yield "--save: unusable paths refused", lambda: cli_bad_save(ctx)
     yield "--weights: bad files refused naming the tensor; F64 converts", lambda: cli_bad_weights(ctx)
     yield "--entry loss_grad without a loss", lambda: cli_no_loss(ctx)
+    yield "a label outside the classes of a per-row cross_entropy refused", lambda: cli_label_range(ctx)
     yield "--entry train_step names the scaler's results", lambda: cli_step_names(ctx)
 
 
