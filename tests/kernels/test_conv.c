@@ -206,6 +206,17 @@ static void shapes(const char *variant) {
       rows2(shape(1, 2, 9, 21, 3, 2, 5, 1, 3, 2, 1)),  // and dilation 2, padding wider than the taps
       shape(1, 3, 12, 40, 2, 4, 6, 1, 4, 1, 1),   // padding past the window: rows all outside x
       shape(1, 1, 300, 301, 1, 3, 3, 1, 1, 1, 1), // chunks that start inside an output row
+      // "same" convolutions (conv_avx512.c's masked rows): N 1, 7, 65,
+      // odd channels and sizes, 5x5 with padding 2, dilation 2, padding 0
+      // of a 1-wide window (WO == W), rows shorter than a vector
+      shape(1, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1), // conv2 at batch 1: pieces of a chunk per thread
+      shape(7, 5, 11, 13, 9, 3, 3, 1, 1, 1, 1),
+      shape(65, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1),
+      shape(2, 3, 13, 17, 5, 5, 5, 1, 2, 1, 1),
+      shape(1, 3, 12, 19, 4, 3, 3, 1, 2, 2, 1),
+      shape(2, 3, 10, 5, 3, 3, 1, 1, 0, 1, 1),
+      shape(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1),
+      shape(1, 1, 45, 45, 3, 3, 3, 1, 1, 1, 1),   // pixel chunks of whole vectors and not
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
