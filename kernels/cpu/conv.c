@@ -25,6 +25,7 @@
 
 #include "../gemm_ref.h"
 #include "conv_internal.h"
+#include "pool_internal.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
 
@@ -171,6 +172,7 @@ typedef struct ConvJob {
   uint32_t flags;
   const float *x, *w, *dy, *bias;
   float *out;
+  float *pooled;           // forward: the 2 x 2 max pool of out, or NULL
   int64_t nq;              // forward: pixel chunks per (image, group)
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
@@ -197,6 +199,9 @@ static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t
   if (pointwise(k)) {
     gm.b = xplane(j, n, g) + q0, gm.rsb = k->p;
   } else {
+#if defined(__x86_64__) || defined(__i386__)
+    if (!round_bits(j) && conv_fwd_avx512(k, xplane(j, n, g), gm.a, gm.bias, gm.flags, gm.c, q0, nq)) return 0;
+#endif
     float *col = gemm_scratch(GEMM_SCRATCH_COL, k->kc * col_ld(nq));
     if (!col) return -1;
     col_rows(k, xplane(j, n, g), 0, k->kc, q0, nq, col, col_ld(nq), false);
@@ -213,6 +218,11 @@ static void fwd_task(void *vj, int64_t b, int64_t e) {
     int64_t q1 = min64(q0 + j->k.qchunk, j->k.p), s0 = q0 + t % j->nsub * j->sub;
     if (s0 < q1 && fwd_chunk(j, ng / j->k.g, ng % j->k.g, s0, min64(j->sub, q1 - s0)))
       atomic_store(&j->failed, 1);
+    if (j->pooled && j->nq == 1 && j->nsub == 1) { // the task made whole planes: pool them now
+      const Conv *k = &j->k;
+      int64_t plane0 = ng / k->g * k->o + ng % k->g * k->og;
+      pool_max2x2_planes(k->og, k->ho, k->wo, j->out + plane0 * k->p, j->pooled + plane0 * (k->ho / 2) * (k->wo / 2));
+    }
   }
 }
 
@@ -314,6 +324,23 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   fwd_pieces(&j, mlc_pool_threads(pool));
   mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
+}
+
+// The forward, then yp = max_pool2d(y, 2): pooled inside each task when a
+// task computes whole output planes (one pixel chunk and piece per image
+// and group, as at fashion_cnn's shapes and batch sizes > 1), else after
+// all of y. Either way yp is mlc_max_pool2d's, so the fusion changes no bit.
+int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
+                    const float *bias, float *y, float *yp) {
+  ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (!j.k.n || !j.k.o) return 0;
+  j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
+  fwd_pieces(&j, mlc_pool_threads(pool));
+  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
+  if (atomic_load(&j.failed)) return -1;
+  if (j.nq == 1 && j.nsub == 1) return 0;
+  return mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, y, yp);
 }
 
 int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,

@@ -23,4 +23,13 @@ typedef struct Conv {
 bool conv_col_rows_avx512(const Conv *k, float *xg, int64_t r0, int64_t r1, int64_t q0, int64_t nq,
                           float *col, int64_t ld, bool add);
 
+// The forward of one image and group over pixels [q0, q0+nq) without a
+// col: y (pointing at row 0, pixel q0 of the group's output; row stride
+// P) = w [O/G, Kc] @ col, then the epilogue `flags` (MLC_GEMM_BIAS_ROW
+// with bias, MLC_GEMM_RELU). The same geometries as above, Kc <= 512
+// and no rounding (the caller checks that); false (nothing done) otherwise. Bit-identical to
+// gemm_region over the col conv_col_rows_avx512 builds.
+bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float *bias, uint32_t flags,
+                     float *y, int64_t q0, int64_t nq);
+
 #endif
