@@ -250,4 +250,41 @@ static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, uin
   return true;
 }
 
+// ---- max pooling ---------------------------------------------------------------------------------
+// mlc_max_pool2d / mlc_max_pool2d_grad (unpadded windows; the gradient's
+// disjoint, which kir_call_extents checks first); g = {N, C, H, W, KH, KW,
+// SH, SW}; no window when one is larger than the plane. The pick: the first maximum in row-major tap order, a NaN
+// beating any number once; the gradient 0 + dy there (masked by
+// aux[pick] > 0 when aux is given), 0 elsewhere.
+static inline int64_t mlc_ref_pool_pick(const int64_t *g, const double *x, int64_t base) {
+  int64_t arg = base;
+  for (int64_t a = 0; a < g[4]; a++)
+    for (int64_t b = 0; b < g[5]; b++) {
+      double v = x[base + a * g[3] + b], best = x[arg];
+      if (v > best || (isnan(v) && !isnan(best))) arg = base + a * g[3] + b;
+    }
+  return arg;
+}
+
+static inline void mlc_ref_max_pool2d(const int64_t *g, const double *x, double *y) {
+  int64_t ho = g[2] >= g[4] ? (g[2] - g[4]) / g[6] + 1 : 0, wo = g[3] >= g[5] ? (g[3] - g[5]) / g[7] + 1 : 0;
+  for (int64_t p = 0; p < g[0] * g[1]; p++)
+    for (int64_t i = 0; i < ho; i++)
+      for (int64_t j = 0; j < wo; j++)
+        y[(p * ho + i) * wo + j] = x[mlc_ref_pool_pick(g, x, (p * g[2] + i * g[6]) * g[3] + j * g[7])];
+}
+
+static inline void mlc_ref_max_pool2d_grad(const int64_t *g, const double *dy, const double *x,
+                                           const double *aux, double *dx) {
+  int64_t ho = g[2] >= g[4] ? (g[2] - g[4]) / g[6] + 1 : 0, wo = g[3] >= g[5] ? (g[3] - g[5]) / g[7] + 1 : 0;
+  for (int64_t q = 0; q < g[0] * g[1] * g[2] * g[3]; q++) dx[q] = 0;
+  for (int64_t p = 0; p < g[0] * g[1]; p++)
+    for (int64_t i = 0; i < ho; i++)
+      for (int64_t j = 0; j < wo; j++) {
+        int64_t arg = mlc_ref_pool_pick(g, x, (p * g[2] + i * g[6]) * g[3] + j * g[7]);
+        double v = 0.0 + dy[(p * ho + i) * wo + j];
+        dx[arg] = aux && !(aux[arg] > 0) ? 0.0 : v;
+      }
+}
+
 #endif

@@ -205,6 +205,7 @@ static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
     int64_t size = !strcmp(pa->name, "w") || !strcmp(pa->name, "dw") ? o * (ch / gr) * kh * kw
                    : !strcmp(pa->name, "bias")                     ? o
                    : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? n * o * ho * wo
+                   : !strcmp(pa->name, "yp")                       ? n * o * (ho / 2) * (wo / 2)
                                                                       : n * ch * h * w;
     lo[pa->slot] = v[pa->slot];
     hi[pa->slot] = v[pa->slot] + max0(size);
@@ -213,13 +214,33 @@ static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
   return true;
 }
 
+// A max pool's operands: x, aux and dx [N, C, H, W], y and dy [N, C, HO, WO]
+// (unpadded windows; the gradient's disjoint).
+static bool pool_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v, int64_t *lo, int64_t *hi) {
+#define V(name) v[kir_call_param(sp, name)->slot]
+  int64_t n = V("n"), ch = V("c"), h = V("h"), w = V("w"), kh = V("kh"), kw = V("kw"), sh = V("sh"), sw = V("sw");
+#undef V
+  if (n < 0 || ch < 0 || h < 0 || w < 0 || kh < 1 || kw < 1 || sh < 1 || sw < 1) return false;
+  if (c->fn == KCALL_MAX_POOL2D_GRAD && (sh < kh || sw < kw)) return false;
+  int64_t planes = n * ch, ho = h >= kh ? (h - kh) / sh + 1 : 0, wo = w >= kw ? (w - kw) / sw + 1 : 0;
+  for (int i = 0; i < sp->nparams; i++) {
+    const KirCallParam *pa = &sp->param[i];
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPT) continue;
+    int64_t size = !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? planes * ho * wo : planes * h * w;
+    lo[pa->slot] = v[pa->slot];
+    hi[pa->slot] = v[pa->slot] + max0(size);
+  }
+  return true;
+}
+
 bool kir_call_extents(const KCall *c, const int64_t *vals, int64_t *lo, int64_t *hi) {
   KirCallSpec sp;
   kir_call_spec(c->fn, &sp);
   int64_t v[KIR_CALL_MAX_SLOTS];
   for (int i = 0; i < sp.nslots; i++) v[i] = vals[i], lo[i] = hi[i] = 0;
-  bool ok = c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED ? gemm_extents(&sp, c, v, lo, hi)
-                                                                 : conv_extents(&sp, c, v, lo, hi);
+  bool ok = c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED         ? gemm_extents(&sp, c, v, lo, hi)
+            : c->fn == KCALL_MAX_POOL2D || c->fn == KCALL_MAX_POOL2D_GRAD ? pool_extents(&sp, c, v, lo, hi)
+                                                                          : conv_extents(&sp, c, v, lo, hi);
   for (int i = 0; i < sp.nslots; i++)
     if (c->buf[i] < 0) lo[i] = hi[i] = 0;
   return ok;

@@ -250,7 +250,11 @@ typedef enum {
   X(CONV2D_GRAD_INPUT, "conv2d_grad_input", "mlc_conv2d_grad_input",                              \
     "geom:g flags:C dy:r w:r dx:w")                                                               \
   X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight",                           \
-    "geom:g flags:C dy:r x:r dw:w")
+    "geom:g flags:C dy:r x:r dw:w")                                                               \
+  X(CONV2D_POOL, "conv2d_pool", "mlc_conv2d_pool", "geom:g flags:C x:r w:r bias:o y:w yp:w")       \
+  X(MAX_POOL2D, "max_pool2d", "mlc_max_pool2d", "n:i c:i h:i w:i kh:i kw:i sh:i sw:i x:r y:w")     \
+  X(MAX_POOL2D_GRAD, "max_pool2d_grad", "mlc_max_pool2d_grad",                                    \
+    "n:i c:i h:i w:i kh:i kw:i sh:i sw:i dy:r x:r aux:o dx:w")
 
 typedef enum {
 #define X(id, name, cfn, params) KCALL_##id,

@@ -275,12 +275,28 @@ static void exec_call(Run *r, const KCall *c) {
   case KCALL_CONV2D:
     ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
     break;
+  case KCALL_CONV2D_POOL: {
+    ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
+    MlcRefConv k;
+    if (!ok || !mlc_ref_conv_of(geom, &k)) break;
+    int64_t pg[8] = {k.n, k.o, k.ho, k.wo, 2, 2, 2, 2};
+    mlc_ref_max_pool2d(pg, arg_p(&a, "y"), arg_p(&a, "yp"));
+    break;
+  }
   case KCALL_CONV2D_GRAD_INPUT:
     ok = mlc_ref_conv2d_grad_input(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "w"), arg_p(&a, "dx"));
     break;
   case KCALL_CONV2D_GRAD_WEIGHT:
     ok = mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw"));
     break;
+  case KCALL_MAX_POOL2D:
+  case KCALL_MAX_POOL2D_GRAD: {
+    int64_t pg[8] = {arg_i(&a, "n"), arg_i(&a, "c"), arg_i(&a, "h"), arg_i(&a, "w"),
+                     arg_i(&a, "kh"), arg_i(&a, "kw"), arg_i(&a, "sh"), arg_i(&a, "sw")};
+    if (c->fn == KCALL_MAX_POOL2D) mlc_ref_max_pool2d(pg, arg_p(&a, "x"), arg_p(&a, "y"));
+    else mlc_ref_max_pool2d_grad(pg, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "aux"), arg_p(&a, "dx"));
+    break;
+  }
   default: ok = false;
   }
   if (!ok) fail(r, "call %s failed", a.sp.name);

@@ -10,8 +10,10 @@
 //                       around the call
 //   conv2d (+ grads)    f32, target with the kernel library: `call conv2d`,
 //                       `conv2d_grad_input`, `conv2d_grad_weight`
-//   pools               unpadded windows up to pool_max_taps taps unrolled
-//                       (the gradients: disjoint windows only)
+//   pools               2 x 2 max pools of stride 2 in f32, target with the
+//                       kernel library: `call max_pool2d`, `max_pool2d_grad`;
+//                       other unpadded windows up to pool_max_taps taps
+//                       unrolled (the gradients: disjoint windows only)
 //
 // A call computes what the canonical nest does, bit for bit: both are the
 // library's order (kernels/gemm_ref.h), so where a recipe does not apply
@@ -345,11 +347,66 @@ static void pool_taps(Sk *s, Vec *blk, KExpr **off, int ntap, bool mx, bool grad
   sk_st(s, blk, Y, arg, v);
 }
 
+// A forward 2 x 2 pool of what the kernel just before it computed with one
+// `call conv2d` (y at offset 0 of the pool's x: conv2d_bias + relu in
+// fashion_cnn) is folded into that call: it becomes `call conv2d_pool`,
+// which also writes the pool's y while each image's output is in cache
+// (kernels/cpu/conv.c), and the pool's kernel is left empty. The conv still
+// writes its y (the backward's pool gradient reads it). Same bits.
+static bool fold_into_conv(Sk *s) {
+  const KirOp *op = s->k->op;
+  KirKernel *prev = NULL;
+  for (int i = 1; i < s->p->kernels.len && !prev; i++)
+    if (VEC_AT(s->p->kernels, KirKernel, i) == s->k) prev = VEC_AT(s->p->kernels, KirKernel, i - 1);
+  if (!prev || prev->body.len != 1) return false;
+  KStmt *st = VEC_AT(prev->body, KStmt, 0);
+  if (st->kind != KS_CALL || st->call->fn != KCALL_CONV2D) return false;
+  KirCallSpec sp;
+  kir_call_spec(KCALL_CONV2D, &sp);
+  const KirCallParam *y = kir_call_param(&sp, "y");
+  const KExpr *off = st->call->slot[y->slot];
+  if (st->call->buf[y->slot] != op->buf[0] || off->kind != KE_CONST || off->i != 0) return false;
+  st->call->fn = KCALL_CONV2D_POOL; // conv2d's parameters, then yp
+  kir_call_operand(st, "yp", op->buf[1], sk_i(s, 0));
+  kir_kernel_use(s->p, prev, op->buf[1]);
+  sk_restart(s);
+  return true;
+}
+
+// 2 x 2 max pools of stride 2 in f32, on a target with the kernel library:
+// `call max_pool2d` / `max_pool2d_grad` (kernels/cpu/pool.c: vector rows,
+// the gradient writing each dx element once), the same picks and values
+// as the recipe below. Roles as there.
+static bool sk_pool_call(Sk *s, bool grad, bool masked) {
+  const KirOp *op = s->k->op;
+  const int64_t *ks = op->attr, *st = op->attr + 2, *pd = op->attr + 4;
+  if (!s->t->library || ks[0] != 2 || ks[1] != 2 || st[0] != 2 || st[1] != 2 || pd[0] || pd[1]) return false;
+  for (int i = 0; i < (grad ? 3 + masked : 2); i++)
+    if (op->rank[i] != 4 || kir_buf(s->p, op->buf[i])->dtype != DT_F32 || op->strides[i][0]) return false;
+  int xr = grad;
+  if (!grad && fold_into_conv(s)) return true;
+  sk_restart(s);
+  KStmt *c = kir_call(s->p, &s->k->body, grad ? KCALL_MAX_POOL2D_GRAD : KCALL_MAX_POOL2D);
+  const char *dims[4] = {"n", "c", "h", "w"};
+  for (int d = 0; d < 4; d++) kir_call_set(c, dims[d], sk_dim(s, xr, d));
+  kir_call_set(c, "kh", sk_i(s, 2)), kir_call_set(c, "kw", sk_i(s, 2));
+  kir_call_set(c, "sh", sk_i(s, 2)), kir_call_set(c, "sw", sk_i(s, 2));
+  if (!grad) {
+    kir_call_operand(c, "x", op->buf[0], sk_i(s, 0)), kir_call_operand(c, "y", op->buf[1], sk_i(s, 0));
+    return true;
+  }
+  kir_call_operand(c, "dy", op->buf[0], sk_i(s, 0)), kir_call_operand(c, "x", op->buf[1], sk_i(s, 0));
+  kir_call_operand(c, "aux", masked ? op->buf[3] : -1, masked ? sk_i(s, 0) : NULL);
+  kir_call_operand(c, "dx", op->buf[2], sk_i(s, 0));
+  return true;
+}
+
 bool sk_pool(Sk *s) {
   KirOpKind kind = s->k->op->kind;
   bool masked = kind == KOP_MAX_POOL2D_GRAD_RELU_MASK;
   bool grad = kind == KOP_MAX_POOL2D_GRAD || kind == KOP_AVG_POOL2D_GRAD || masked;
   bool mx = kind == KOP_MAX_POOL2D || kind == KOP_MAX_POOL2D_GRAD || masked;
+  if (mx && sk_pool_call(s, grad, masked)) return true;
   if (!pool_fast_ok(s, grad)) return false;
   sk_restart(s);
   const KirOp *op = s->k->op;

@@ -24,14 +24,11 @@
 #include <string.h>
 
 #include "../gemm_ref.h"
+#include "conv_internal.h"
+#include "pool_internal.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
 
-typedef struct Conv {
-  int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
-  int64_t ho, wo, cg, og, kc, p; // derived: HO, WO, C/G, O/G, Kc, P
-  int64_t qchunk;                // pixels per col chunk
-} Conv;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -152,13 +149,20 @@ NO_LIBC_LOOPS static void col_row(const Conv *k, int64_t a, int64_t b, int64_t q
   }
 }
 
+// The row stride of a col chunk of nq pixels: whole 64-byte lines, so
+// that every row starts on one and its vector stores split no line.
+static int64_t col_ld(int64_t nq) { return (nq + 15) / 16 * 16; }
+
 // col rows [r0, r1) over pixels [q0, q0+nq) of image-group plane xg [C/G, H, W];
-// row stride nq. add: col2im instead (xg += the rows).
+// row stride ld >= col_ld(nq). add: col2im instead (xg += the rows).
 static void col_rows(const Conv *k, const float *xg, int64_t r0, int64_t r1, int64_t q0, int64_t nq,
-                     float *col, bool add) {
+                     float *col, int64_t ld, bool add) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (conv_col_rows_avx512(k, (float *)xg, r0, r1, q0, nq, col, ld, add)) return;
+#endif
   for (int64_t r = r0; r < r1; r++) {
     int64_t c = r / (k->kh * k->kw), a = r / k->kw % k->kh, b = r % k->kw;
-    col_row(k, a, b, q0, nq, (float *)xg + c * k->h * k->w, col + (r - r0) * nq, add);
+    col_row(k, a, b, q0, nq, (float *)xg + c * k->h * k->w, col + (r - r0) * ld, add);
   }
 }
 
@@ -168,7 +172,9 @@ typedef struct ConvJob {
   uint32_t flags;
   const float *x, *w, *dy, *bias;
   float *out;
+  float *pooled;           // forward: the 2 x 2 max pool of out, or NULL
   int64_t nq;              // forward: pixel chunks per (image, group)
+  int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
   int64_t step, per_group; // grad_weight: rows (or columns) per task, tasks per group
   atomic_int failed;
@@ -193,20 +199,30 @@ static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t
   if (pointwise(k)) {
     gm.b = xplane(j, n, g) + q0, gm.rsb = k->p;
   } else {
-    float *col = gemm_scratch(GEMM_SCRATCH_COL, k->kc * nq);
+#if defined(__x86_64__) || defined(__i386__)
+    if (!round_bits(j) && conv_fwd_avx512(k, xplane(j, n, g), gm.a, gm.bias, gm.flags, gm.c, q0, nq)) return 0;
+#endif
+    float *col = gemm_scratch(GEMM_SCRATCH_COL, k->kc * col_ld(nq));
     if (!col) return -1;
-    col_rows(k, xplane(j, n, g), 0, k->kc, q0, nq, col, false);
-    gm.b = col, gm.rsb = nq;
+    col_rows(k, xplane(j, n, g), 0, k->kc, q0, nq, col, col_ld(nq), false);
+    gm.b = col, gm.rsb = col_ld(nq);
   }
   return gemm_region(&gm, 0, gm.m, 0, nq);
 }
 
+// Task t: piece t % nsub of chunk t / nsub (pieces of `sub` pixels).
 static void fwd_task(void *vj, int64_t b, int64_t e) {
   ConvJob *j = vj;
   for (int64_t t = b; t < e; t++) {
-    int64_t ng = t / j->nq, q0 = t % j->nq * j->k.qchunk;
-    if (fwd_chunk(j, ng / j->k.g, ng % j->k.g, q0, min64(j->k.qchunk, j->k.p - q0)))
+    int64_t c = t / j->nsub, ng = c / j->nq, q0 = c % j->nq * j->k.qchunk;
+    int64_t q1 = min64(q0 + j->k.qchunk, j->k.p), s0 = q0 + t % j->nsub * j->sub;
+    if (s0 < q1 && fwd_chunk(j, ng / j->k.g, ng % j->k.g, s0, min64(j->sub, q1 - s0)))
       atomic_store(&j->failed, 1);
+    if (j->pooled && j->nq == 1 && j->nsub == 1) { // the task made whole planes: pool them now
+      const Conv *k = &j->k;
+      int64_t plane0 = ng / k->g * k->o + ng % k->g * k->og;
+      pool_max2x2_planes(k->og, k->ho, k->wo, j->out + plane0 * k->p, j->pooled + plane0 * (k->ho / 2) * (k->wo / 2));
+    }
   }
 }
 
@@ -223,11 +239,11 @@ static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
   memset(dx, 0, (size_t)(k->cg * k->h * k->w) * sizeof(float));
   for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
     int64_t nq = min64(k->qchunk, k->p - q0);
-    float *dcol = gemm_scratch(GEMM_SCRATCH_COL, k->kc * nq);
+    float *dcol = gemm_scratch(GEMM_SCRATCH_COL, k->kc * col_ld(nq));
     if (!dcol) return -1;
-    gm.n = nq, gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0, gm.c = dcol, gm.ldc = nq;
+    gm.n = nq, gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0, gm.c = dcol, gm.ldc = col_ld(nq);
     if (gemm_region(&gm, 0, gm.m, 0, nq)) return -1;
-    col_rows(k, dx, 0, k->kc, q0, nq, dcol, true);
+    col_rows(k, dx, 0, k->kc, q0, nq, dcol, col_ld(nq), true);
   }
   return 0;
 }
@@ -253,10 +269,10 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
       if (pointwise(k)) {
         gm.a = xplane(j, n, g) + r0 * k->p + q0, gm.rsa = k->p;
       } else {
-        float *col = gemm_scratch(GEMM_SCRATCH_COL, (r1 - r0) * nq);
+        float *col = gemm_scratch(GEMM_SCRATCH_COL, (r1 - r0) * col_ld(nq));
         if (!col) return -1;
-        col_rows(k, xplane(j, n, g), r0, r1, q0, nq, col, false);
-        gm.a = col, gm.rsa = nq;
+        col_rows(k, xplane(j, n, g), r0, r1, q0, nq, col, col_ld(nq), false);
+        gm.a = col, gm.rsa = col_ld(nq);
       }
       if (gemm_region(&gm, 0, gm.m, c0, c1)) return -1;
     }
@@ -279,6 +295,25 @@ static void grad_weight_task(void *vj, int64_t b, int64_t e) {
   }
 }
 
+// With fewer chunks than threads (batch 1: fashion_cnn's conv2 is one
+// chunk), each chunk is cut into pieces of whole half panels (NR/2
+// columns), one per thread, when the call is worth a parallel region
+// (FWD_PAR_MIN_FLOPS). A piece builds only its pixels of col and computes
+// its columns of y; every element of y keeps its K chain (K = Kc is not
+// split), so the pieces change no result.
+#define FWD_PAR_MIN_FLOPS 1.0e6
+static void fwd_pieces(ConvJob *j, int64_t threads) {
+  const Conv *k = &j->k;
+  int64_t chunks = k->n * k->g * j->nq, unit = gemm_current()->nr / 2;
+  double flops = 2.0 * (double)k->n * (double)k->o * (double)k->p * (double)k->kc;
+  j->nsub = 1, j->sub = k->qchunk;
+  if (chunks >= threads || flops < FWD_PAR_MIN_FLOPS || unit < 1) return;
+  int64_t want = (threads + chunks - 1) / chunks, units = (k->qchunk + unit - 1) / unit;
+  want = min64(want, units);
+  j->sub = (units + want - 1) / want * unit;
+  j->nsub = (k->qchunk + j->sub - 1) / j->sub;
+}
+
 // ---- entry points ------------------------------------------------------------------------------
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
                const float *bias, float *y) {
@@ -286,8 +321,26 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o || !j.k.p) return 0;
   j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
-  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq, 1, fwd_task, &j);
+  fwd_pieces(&j, mlc_pool_threads(pool));
+  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
+}
+
+// The forward, then yp = max_pool2d(y, 2): pooled inside each task when a
+// task computes whole output planes (one pixel chunk and piece per image
+// and group, as at fashion_cnn's shapes and batch sizes > 1), else after
+// all of y. Either way yp is mlc_max_pool2d's, so the fusion changes no bit.
+int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
+                    const float *bias, float *y, float *yp) {
+  ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (!j.k.n || !j.k.o) return 0;
+  j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
+  fwd_pieces(&j, mlc_pool_threads(pool));
+  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
+  if (atomic_load(&j.failed)) return -1;
+  if (j.nq == 1 && j.nsub == 1) return 0;
+  return mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, y, yp);
 }
 
 int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,

@@ -128,6 +128,10 @@ enum { MLC_CONV_RELU = 1 << 0 };
 // y = conv2d(x, w) (+ bias[o] when bias != NULL), then relu with MLC_CONV_RELU.
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
                const float *w, const float *bias, float *y);
+// mlc_conv2d, then yp [N, O, HO/2, WO/2] = mlc_max_pool2d(y, 2 x 2, stride 2);
+// y is written too. The same bits as the two calls.
+int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
+                    const float *w, const float *bias, float *y, float *yp);
 // dx [N, C, H, W] = d conv2d / dx applied to dy [N, O, HO, WO] (overwritten).
 int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
                           const float *w, float *dx);
@@ -138,5 +142,22 @@ int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, c
 // HO and WO of a geometry (-1 when the window does not fit).
 int64_t mlc_conv_out_h(const int64_t *geom);
 int64_t mlc_conv_out_w(const int64_t *geom);
+
+// ---- max pooling -------------------------------------------------------------------------------
+// Unpadded windows of KH x KW with stride (sh, sw) over x [N, C, H, W]:
+//   y [N, C, HO, WO], HO = floor((H - KH) / sh) + 1, WO likewise (0 when the window
+//   is larger than the plane),
+//   y[n,c,i,j] = the first maximum of the taps in row-major order, where a
+//   NaN beats any number and later NaNs do not replace it (the recipe's
+//   `v > best || isnan(v) && !isnan(best)`).
+int mlc_max_pool2d(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw,
+                   int64_t sh, int64_t sw, const float *x, float *y);
+// Its gradient for disjoint windows (sh >= KH, sw >= KW; -1 otherwise):
+// dx [N, C, H, W] is 0 but at each window's picked tap, which gets 0 + dy,
+// and with aux != NULL (relu_grad of the sum, `max_pool2d_grad_relu_mask`)
+// aux[tap] > 0 ? 0 + dy : 0 there. Overwrites dx.
+int mlc_max_pool2d_grad(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh,
+                        int64_t kw, int64_t sh, int64_t sw, const float *dy, const float *x,
+                        const float *aux, float *dx);
 
 #endif

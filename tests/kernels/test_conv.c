@@ -3,7 +3,8 @@
 // walk of the reference interpreter's definition (conv_walk in
 // compiler/graph/interp_nn.c): odd sizes, stride, padding, dilation,
 // groups, 1x1, bias and relu; for every micro-kernel variant the CPU runs
-// (bit-equal to the generic one), and bit-identical with 1, 2 and 3 threads.
+// (bit-equal to the generic one), and bit-identical with 1, 2 and 3 threads;
+// mlc_conv2d_pool bit-equal to mlc_conv2d then mlc_max_pool2d.
 // And bit for bit against the definition of their order, kernels/gemm_ref.h
 // in f32 (what the reference interpreter computes in f32 mode). With
 // MLC_GEMM_BF16 / MLC_GEMM_F16 the same over rounded operands, and the
@@ -189,6 +190,33 @@ static void check_shape(const Shape *s, uint32_t flags, int with_bias, const cha
   free(x), free(w), free(dy), free(bias);
 }
 
+// mlc_conv2d_pool against mlc_conv2d then mlc_max_pool2d: the same bits of
+// y and yp, with 0-3 threads (whole planes pooled inside the tasks, or
+// after them when chunks or pieces cut an image).
+static void check_pool_fused(const Shape *s, uint32_t flags, int with_bias, const char *variant) {
+  const int64_t *g = s->g;
+  int64_t np = g[MLC_CONV_N] * g[MLC_CONV_O] * (s->ho / 2) * (s->wo / 2);
+  float *x = rand_buf(s->nx), *w = rand_buf(s->nw), *bias = with_bias ? rand_buf(g[MLC_CONV_O]) : NULL;
+  float *y0 = malloc((size_t)s->ny * 4), *p0 = malloc((size_t)np * 4);
+  int rc = mlc_conv2d(NULL, g, flags, x, w, bias, y0) |
+           mlc_max_pool2d(NULL, g[MLC_CONV_N], g[MLC_CONV_O], s->ho, s->wo, 2, 2, 2, 2, y0, p0);
+  int same_bits = 1;
+  for (int t = 0; t <= 3; t++) {
+    MlcPool *pool = t ? mlc_pool_new(t) : NULL;
+    float *y = malloc((size_t)s->ny * 4), *p = malloc((size_t)np * 4);
+    rc |= mlc_conv2d_pool(pool, g, flags, x, w, bias, y, p);
+    same_bits &= !memcmp(y, y0, (size_t)s->ny * 4) && !memcmp(p, p0, (size_t)np * 4);
+    free(y), free(p);
+    if (pool) mlc_pool_free(pool);
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: conv2d_pool x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld%s: y and yp as conv2d + max_pool2d, 0-3 threads",
+           variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3], (long long)g[4],
+           (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[9], flags & MLC_CONV_RELU ? " relu" : "");
+  check(msg, !rc && same_bits);
+  free(x), free(w), free(bias), free(y0), free(p0);
+}
+
 static void shapes(const char *variant) {
   Shape s[] = {
       shape(3, 1, 28, 28, 8, 3, 3, 1, 1, 1, 1),   // fashion_cnn conv1, small batch
@@ -206,12 +234,26 @@ static void shapes(const char *variant) {
       rows2(shape(1, 2, 9, 21, 3, 2, 5, 1, 3, 2, 1)),  // and dilation 2, padding wider than the taps
       shape(1, 3, 12, 40, 2, 4, 6, 1, 4, 1, 1),   // padding past the window: rows all outside x
       shape(1, 1, 300, 301, 1, 3, 3, 1, 1, 1, 1), // chunks that start inside an output row
+      // "same" convolutions (conv_avx512.c's masked rows): N 1, 7, 65,
+      // odd channels and sizes, 5x5 with padding 2, dilation 2, padding 0
+      // of a 1-wide window (WO == W), rows shorter than a vector
+      shape(1, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1), // conv2 at batch 1: pieces of a chunk per thread
+      shape(7, 5, 11, 13, 9, 3, 3, 1, 1, 1, 1),
+      shape(65, 3, 9, 9, 5, 3, 3, 1, 1, 1, 1),
+      shape(2, 3, 13, 17, 5, 5, 5, 1, 2, 1, 1),
+      shape(1, 3, 12, 19, 4, 3, 3, 1, 2, 2, 1),
+      shape(2, 3, 10, 5, 3, 3, 1, 1, 0, 1, 1),
+      shape(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1),
+      shape(1, 1, 45, 45, 3, 3, 3, 1, 1, 1, 1),   // pixel chunks of whole vectors and not
+      shape(7, 7, 9, 11, 13, 3, 3, 1, 1, 1, 1),   // implicit forward (Kc 63): a short row tile, one-vector tail
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
     check_shape(&s[i], MLC_CONV_RELU, 1, variant);
     check_shape(&s[i], MLC_GEMM_BF16, i % 2, variant);
     check_shape(&s[i], MLC_GEMM_F16 | MLC_CONV_RELU, 1, variant);
+    check_pool_fused(&s[i], MLC_CONV_RELU, 1, variant);
+    check_pool_fused(&s[i], 0, 0, variant);
   }
 }
 

@@ -1,0 +1,22 @@
+// pool_internal.h — what pool.c shares with its AVX-512 rows (pool_avx512.c).
+#ifndef MLC_POOL_INTERNAL_H
+#define MLC_POOL_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+// One plane of a 2 x 2, stride-2 max pool: x [h, w] -> y [h/2, w/2], and
+// its gradient (dx [h, w] written whole; aux NULL or the relu mask's
+// plane). The same picks and values as pool.c's scalar loops.
+void pool_max2x2_avx512(int64_t h, int64_t w, const float *x, float *y);
+void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float *x, const float *aux,
+                             float *dx);
+bool pool_have_avx512(void);
+
+// 2 x 2, stride-2 max pools of `planes` planes x [h, w] -> y [h/2, w/2]
+// (h, w >= 2) on the calling thread: mlc_max_pool2d's values. The
+// convolution's fused pool (mlc_conv2d_pool) runs it on each image's
+// output while that is in cache.
+void pool_max2x2_planes(int64_t planes, int64_t h, int64_t w, const float *x, float *y);
+
+#endif

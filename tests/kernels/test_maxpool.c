@@ -1,0 +1,112 @@
+// test_maxpool.c — mlc_max_pool2d and mlc_max_pool2d_grad (kernels/cpu/pool.c)
+// against the pool recipes' definition (compiler/kernel/schedule_nn.c,
+// written out here): the first maximum in row-major tap order, a NaN
+// beating any number once; the gradient 0 + dy at the pick, masked by
+// aux[pick] > 0, 0 elsewhere. Bit for bit, with ties, NaNs, signed zeros,
+// odd sizes (uncovered rows and columns), N 1, 7, 65, windows other than
+// 2 x 2 (the scalar path), and 1, 2 and 3 threads.
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlc_kernels.h"
+#include "mlc_rt.h"
+#include "rand_data.h"
+#include "unit.h"
+
+typedef struct P {
+  int64_t n, c, h, w, kh, kw, sh, sw, ho, wo, nx, ny;
+} P;
+
+static P geom(int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+  P p = {n, c, h, w, kh, kw, sh, sw, (h - kh) / sh + 1, (w - kw) / sw + 1, 0, 0};
+  p.nx = n * c * h * w, p.ny = n * c * p.ho * p.wo;
+  return p;
+}
+
+static int better(float v, float best) { return v > best || (isnan(v) && !isnan(best)); }
+
+// The pick of window (plane, i, j): its offset in x.
+static int64_t pick(const P *p, const float *x, int64_t plane, int64_t i, int64_t j) {
+  int64_t base = plane * p->h * p->w + i * p->sh * p->w + j * p->sw, arg = base;
+  for (int64_t a = 0; a < p->kh; a++)
+    for (int64_t b = 0; b < p->kw; b++) {
+      int64_t at = base + a * p->w + b;
+      if (better(x[at], x[arg])) arg = at;
+    }
+  return arg;
+}
+
+static void reference(const P *p, const float *x, const float *dy, const float *aux, float *y, float *dx) {
+  for (int64_t q = 0; q < p->nx; q++) dx[q] = 0;
+  for (int64_t pl = 0; pl < p->n * p->c; pl++)
+    for (int64_t i = 0; i < p->ho; i++)
+      for (int64_t j = 0; j < p->wo; j++) {
+        int64_t arg = pick(p, x, pl, i, j), yo = (pl * p->ho + i) * p->wo + j;
+        y[yo] = x[arg];
+        float v = 0.0f + dy[yo];
+        dx[arg] = aux && !(aux[arg] > 0.0f) ? 0.0f : v;
+      }
+}
+
+// Data with ties, NaNs and signed zeros: values from a few levels.
+static float *data(int64_t n, int special) {
+  float *d = rand_buf(n);
+  for (int64_t i = 0; i < n; i++) {
+    if (special) d[i] = (float)(int)(d[i] * 3) * 0.5f; // ties, +-0
+    if (special && i % 37 == 5) d[i] = NAN;
+    if (special && i % 41 == 7) d[i] = -0.0f;
+  }
+  return d;
+}
+
+static void check_geom(const P *p, int special, int masked) {
+  float *x = data(p->nx, special), *dy = data(p->ny, special), *aux = masked ? data(p->nx, 1) : NULL;
+  float *y0 = malloc((size_t)p->ny * 4 + 4), *dx0 = malloc((size_t)p->nx * 4 + 4);
+  reference(p, x, dy, aux, y0, dx0);
+  int ok = 1;
+  for (int t = 0; t <= 3; t++) {
+    MlcPool *pool = t ? mlc_pool_new(t) : NULL;
+    float *y = malloc((size_t)p->ny * 4 + 4), *dx = malloc((size_t)p->nx * 4 + 4);
+    memset(dx, 0x7f, (size_t)p->nx * 4); // every element must be written
+    int rc = mlc_max_pool2d(pool, p->n, p->c, p->h, p->w, p->kh, p->kw, p->sh, p->sw, x, y);
+    rc |= mlc_max_pool2d_grad(pool, p->n, p->c, p->h, p->w, p->kh, p->kw, p->sh, p->sw, dy, x, aux, dx);
+    ok &= !rc && !memcmp(y, y0, (size_t)p->ny * 4) && !memcmp(dx, dx0, (size_t)p->nx * 4);
+    free(y), free(dx);
+    if (pool) mlc_pool_free(pool);
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "x[%lld,%lld,%lld,%lld] window %lldx%lld stride %lldx%lld%s%s: bits of y and dx, 0-3 threads",
+           (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->kh,
+           (long long)p->kw, (long long)p->sh, (long long)p->sw, special ? " ties/NaN/-0" : "",
+           masked ? " relu mask" : "");
+  check(msg, ok);
+  free(x), free(dy), free(aux), free(y0), free(dx0);
+}
+
+int main(void) {
+  P g[] = {
+      geom(3, 32, 28, 28, 2, 2, 2, 2),  // fashion_cnn's first pool
+      geom(2, 64, 14, 14, 2, 2, 2, 2),  // its second: 7 outputs a row
+      geom(1, 3, 7, 9, 2, 2, 2, 2),     // odd: an uncovered last row and column
+      geom(7, 5, 66, 70, 2, 2, 2, 2),   // rows of several vectors, N 7
+      geom(65, 2, 4, 5, 2, 2, 2, 2),    // N 65, small planes
+      geom(1, 1, 2, 2, 2, 2, 2, 2),     // one window
+      geom(2, 3, 9, 11, 3, 3, 3, 3),    // 3x3: the scalar path
+      geom(2, 3, 10, 9, 2, 3, 3, 4),    // stride past the window
+      geom(1, 2, 200, 200, 2, 2, 2, 2), // planes larger than a task's floats
+  };
+  for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
+    for (int special = 0; special < 2; special++)
+      for (int masked = 0; masked < 2; masked++) check_geom(&g[i], special, masked);
+  float one = 1, dx[3] = {1, 1, 1};
+  check("a window larger than the plane pools nothing, and its gradient is 0",
+        mlc_max_pool2d(NULL, 1, 1, 1, 3, 2, 2, 2, 2, &one, &one) == 0 && one == 1 &&
+            mlc_max_pool2d_grad(NULL, 1, 1, 1, 3, 2, 2, 2, 2, &one, &one, NULL, dx) == 0 && !dx[0] && !dx[1] && !dx[2]);
+  check("overlapping windows for the gradient are refused (-1)",
+        mlc_max_pool2d_grad(NULL, 1, 1, 4, 4, 3, 3, 1, 1, &one, &one, NULL, dx) == -1);
+  printf("%d passed, %d failed\n", npass, nfail);
+  return nfail ? 1 : 0;
+}
