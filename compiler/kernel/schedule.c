@@ -125,14 +125,59 @@ static void choose_recipe(Sk *s) {
 // ---- maps: cpu -----------------------------------------------------------------------------------------
 static void set_captures(Sk *s, KStmt *l) { kir_loop_captures(s->p, s->k, l, &l->captures); }
 
+static int64_t expr_work(const KExpr *e) {
+  return e ? 1 + expr_work(e->a) + expr_work(e->b) + expr_work(e->c) : 0;
+}
+
+// (saturating near INT64_MAX / 2: only comparisons with chunk_min_work use it)
+int64_t sk_block_work(const Vec *blk) {
+  int64_t w = 0;
+  for (int i = 0; i < blk->len && w >= 0; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    int64_t x = 1 + expr_work(st->value) + expr_work(st->index) + expr_work(st->cond);
+    if (st->kind == KS_CALL) return -1;
+    if (st->kind == KS_FOR) {
+      int64_t body = sk_block_work(&st->body);
+      if (st->n->kind != KE_CONST || body < 0) return -1;
+      x += body && st->n->i > INT64_MAX / 4 / body ? INT64_MAX / 4 : st->n->i * body;
+    }
+    if (st->kind == KS_IF) {
+      int64_t b = sk_block_work(&st->body), e = sk_block_work(&st->els);
+      if (b < 0 || e < 0) return -1;
+      x += b + e;
+    }
+    w = x > INT64_MAX / 2 - w ? INT64_MAX / 2 : w + x;
+  }
+  return w;
+}
+
+// A chunk loop's grain: max(ceil(n / chunks), 1), but where an iteration's
+// work w is a constant, a chunk does at least chunk_min_work of it: for a
+// constant n, ceil(n / c) with c = clamp(n * w / chunk_min_work, 1, chunks)
+// chunks (so they stay even), for a symbolic one at least
+// ceil(chunk_min_work / w) iterations. A loop of less work is one chunk,
+// which the pool runs on the caller alone (mlc_parallel_for): no region is
+// published for it. Either way the grain depends on sizes only.
+static KExpr *chunk_grain(Sk *s, const KStmt *l) {
+  int64_t w = sk_block_work(&l->body), min = s->t->chunk_min_work, c = s->t->chunks;
+  KExpr *per = sk_div(s, sk_add(s, l->n, sk_i(s, c - 1)), sk_i(s, c));
+  if (w <= 0 || min <= 0 || (l->n->kind != KE_CONST && min <= w))
+    return kir_bin(s->p, KB_MAX, per, sk_i(s, 1));
+  if (l->n->kind == KE_CONST) {
+    int64_t n = l->n->i, k = n > 0 && w > min / n ? (n > INT64_MAX / w ? c : n * w / min) : 1;
+    k = k < 1 ? 1 : k > c ? c : k;
+    return sk_i(s, n > 0 ? (n + k - 1) / k : 1);
+  }
+  return kir_bin(s->p, KB_MAX, per, sk_i(s, (min + w - 1) / w));
+}
+
 // The first independent loop on every path becomes a chunk loop.
 static void map_chunks(Sk *s, Vec *blk) {
   for (int i = 0; i < blk->len; i++) {
     KStmt *l = VEC_AT(*blk, KStmt, i);
     if (l->kind == KS_FOR && l->parallel) {
-      KExpr *c = sk_i(s, s->t->chunks);
       l->map = KMAP_CHUNK;
-      l->grain = kir_bin(s->p, KB_MAX, sk_div(s, sk_add(s, l->n, sk_sub(s, c, sk_i(s, 1))), c), sk_i(s, 1));
+      l->grain = chunk_grain(s, l);
       set_captures(s, l);
       continue;
     }
@@ -170,6 +215,7 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
     else sk_map_gpu(&s); // schedule_gpu.c
     place_barriers(&s);
   }
+  if (t->kind == KT_CPU) sk_merge_kernels(&(Sk){.p = p, .t = t}); // schedule_merge.c
   p->target = t->name;
   return true;
 }

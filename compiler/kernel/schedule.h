@@ -13,7 +13,10 @@
 //                by it (its own temporaries become program buffers);
 //   2. maps      cpu: the first independent loop on every path from a
 //                kernel's top becomes a chunk loop with grain
-//                max(ceil(n / chunks), 1) and its captures; gpu
+//                max(ceil(n / chunks), 1), coarser where an iteration's
+//                work is a constant so that a chunk does at least
+//                chunk_min_work (schedule.c, chunk_grain), and its
+//                captures; gpu
 //                (schedule_gpu.c): every top-level statement ends in a
 //                launch, a gpu-block loop over gpu-thread loops: an
 //                independent nest flattened onto blocks of block_threads
@@ -22,6 +25,13 @@
 //                one thread;
 //   3. barriers  one before every top-level statement that kir.h's rule
 //                orders after an earlier one of its segment.
+// Then, cpu only:
+//   4. groups    runs of independent kernels that are each one chunk loop
+//                or have none (no call, check or op record) become one
+//                kernel whose chunk loop runs their chunks and whole serial
+//                bodies as tasks (schedule_merge.c): one pool region for
+//                them, serial sums beside the updates; no kernel moves past
+//                one with a check.
 // Then p->target names t. Scheduling twice is an error (reported to d,
 // false); nothing else fails.
 bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d);

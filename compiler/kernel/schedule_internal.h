@@ -46,6 +46,16 @@ int sk_temp(Sk *s, const char *name, DType dt, int rank, KExpr *const *dims);
 // Empties the kernel's body and variables for a recipe to write anew.
 void sk_restart(Sk *s);
 
+// The work of one run of a block, in expression nodes evaluated, inner
+// loops multiplied by their trip counts; -1 when a trip count is not a
+// constant or a library call is inside (its cost is not its nodes').
+int64_t sk_block_work(const Vec *blk);
+
+// ---- groups of kernels (schedule_merge.c) ---------------------------------------------------
+// Runs of independent kernels that are one chunk loop or none become one
+// kernel of tasks (schedule.h, step 4); s->k unused.
+void sk_merge_kernels(Sk *s);
+
 // ---- recipes (schedule_nn.c) ---------------------------------------------------------------
 // Each re-lowers kernel s->k from its op record (kir.h) when it applies to
 // the target and the op's geometry, and says whether it did.

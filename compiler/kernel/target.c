@@ -30,6 +30,7 @@ const KirTarget kir_target_cpu = {
     .l2_bytes = 1 << 20,
     .l3_bytes = 32 << 20,
     .chunks = 64,
+    .chunk_min_work = 8192,
     .pool_max_taps = 16,
     .recipes = true,
     .library = true,

@@ -32,6 +32,9 @@ typedef struct KirTarget {
   // ---- scheduling parameters
   int chunks;             // CPU: a chunk loop of n iterations gets grain ceil(n / chunks):
                           // chunking depends on n alone, never on the thread count
+  int64_t chunk_min_work; // CPU: ... and at least this many expression nodes of work a chunk
+                          // (when an iteration's work is a constant): less is not worth
+                          // publishing to the pool
   int pool_max_taps;      // CPU pool recipe: window sizes up to this are unrolled
   bool recipes;           // use the op recipes (schedule.c) at all
   bool library;           // CPU: kernels/cpu (mlc_kernels.h) is linked with the program, so

@@ -118,12 +118,14 @@ static void run_chunks(MlcPool *p) {
   if (ran) atomic_fetch_add_explicit(&p->done, ran, memory_order_release);
 }
 
-// Waits until gen differs from `seen` (spinning, then asleep); returns it.
+// Waits until gen is even and differs from `seen` (spinning, then asleep);
+// returns it. An odd gen (a job being written) is passed over: entering
+// `inside` only to leave again would keep the caller waiting for it.
 static unsigned next_gen(MlcPool *p, unsigned seen) {
   int64_t t0 = 0;
   for (int i = 0;; i++) {
     unsigned g = atomic_load(&p->gen);
-    if (g != seen || atomic_load(&p->quit)) return g;
+    if ((g != seen && !(g & 1)) || atomic_load(&p->quit)) return g;
     cpu_relax();
     if (i % 64) continue;
     if (!t0) t0 = now_ns();

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "mlc_data.h"
+#include "mlc_rt.h"
 
 // The model's first `ninputs` inputs bound to arrays: input i reads
 // elements [col[i], col[i] + numel_i) of each record of its array — the
@@ -58,6 +59,10 @@ uint32_t mlc_dataset_crc(const MlcDataset *ds);
 // "a.idx (60000 records),b.idx": the files, for messages and run records.
 void mlc_dataset_describe(const MlcDataset *ds, char *buf, size_t len);
 
+// One u8 record of w values to f32, q[j] = (float)((double)p[j] * sc)
+// (gather_u8.c; lut[v] holds that value for each v, the portable path).
+void mlc_gather_u8_f32(const uint8_t *p, float *q, int64_t w, double sc, const float *lut);
+
 // ---- loader (loader.c) --------------------------------------------------------------
 // Batches of a dataset in a per-epoch order: a permutation from (seed, epoch)
 // when shuffling, identity otherwise. The final batch of an epoch is smaller
@@ -75,6 +80,12 @@ typedef struct MlcBatch {
 MlcLoader *mlc_loader_new(const MlcDataset *ds, int64_t batch, bool shuffle,
                           uint64_t seed, bool drop_last, bool prefetch);
 void mlc_loader_free(MlcLoader *l);
+// The thread pool of the steps that use the batches. When it has a thread
+// per CPU (none left over for the prefetch thread, which would take one
+// from the step), the loader stops prefetching and forms each batch when
+// asked, gathering its samples on the pool; otherwise nothing changes.
+// The batches are the same either way.
+void mlc_loader_set_pool(MlcLoader *l, MlcPool *pool);
 // Positions the loader at `pos` samples into epoch `epoch` (pos <= records).
 void mlc_loader_seek(MlcLoader *l, int64_t epoch, int64_t pos);
 // The next batch of the current epoch; size 0 at its end (then the loader

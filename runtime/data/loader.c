@@ -18,11 +18,20 @@
 // ones the next call hands out. Only one of the two
 // threads forms a batch at a time, so the permutation cache needs no lock.
 //
+// Pool (mlc_loader_set_pool): when the step's thread pool has a thread per
+// CPU, no CPU is left for the prefetch thread: it would take one from a
+// pool thread in the middle of a step, and the step's other threads would
+// wait for that one at the next join. Then the prefetch thread stops and
+// the caller forms each batch when it asks for it, its samples gathered by
+// the pool's threads (a gather writes each sample's bytes, so the batch is
+// the same whoever forms it).
+//
 // Buffers are sized for min(batch, records) samples (a --batch larger than
 // the data never allocates more than the data), with checked arithmetic.
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/rng.h"
 #include "core/rt_util.h"
@@ -49,6 +58,7 @@ struct MlcLoader {
   pthread_t thread;
   pthread_mutex_t mu;
   pthread_cond_t cv;
+  MlcPool *pool; // forms batches (no prefetch thread) when set
 };
 
 static const int64_t *order(MlcLoader *l, int64_t epoch) {
@@ -61,14 +71,33 @@ static const int64_t *order(MlcLoader *l, int64_t epoch) {
   return l->perm;
 }
 
+// Samples [b, e) of slot s, every input.
+typedef struct Gather {
+  const MlcLoader *l;
+  const Slot *s;
+} Gather;
+
+static void gather_range(void *vg, int64_t b, int64_t e) {
+  const Gather *g = vg;
+  const MlcDataset *ds = g->l->ds;
+  for (int i = 0; i < ds->ninputs; i++)
+    mlc_dataset_gather(ds, i, g->s->indices + b, e - b,
+                       (char *)g->s->inputs[i] + (size_t)b * mlc_dataset_sample_bytes(ds, i));
+}
+
+// Samples a chunk of the pool's gather takes: a few images' worth (784
+// bytes each), so the per-call table of gather's u8 path stays small.
+enum { GATHER_GRAIN = 16 };
+
 static void form(MlcLoader *l, Slot *s, int64_t epoch, int64_t pos) {
   int64_t n = l->ds->n, size = n - pos < l->batch ? n - pos : l->batch;
   if (size < 0 || (l->drop_last && size < l->batch)) size = 0;
   s->epoch = epoch, s->pos = pos, s->size = size;
   if (!size) return;
   memcpy(s->indices, order(l, epoch) + pos, (size_t)size * sizeof *s->indices);
-  for (int i = 0; i < l->ds->ninputs; i++)
-    mlc_dataset_gather(l->ds, i, s->indices, size, s->inputs[i]);
+  Gather g = {l, s};
+  if (l->pool) mlc_parallel_for(l->pool, size, GATHER_GRAIN, gather_range, &g);
+  else gather_range(&g, 0, size);
 }
 
 static void *worker(void *vp) {
@@ -138,15 +167,26 @@ MlcLoader *mlc_loader_new(const MlcDataset *ds, int64_t batch, bool shuffle, uin
   return l;
 }
 
+static void stop_thread(MlcLoader *l) {
+  if (!l->threaded) return;
+  pthread_mutex_lock(&l->mu);
+  l->quit = true;
+  pthread_cond_broadcast(&l->cv);
+  pthread_mutex_unlock(&l->mu);
+  pthread_join(l->thread, NULL);
+  l->threaded = false;
+}
+
+void mlc_loader_set_pool(MlcLoader *l, MlcPool *pool) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!pool || mlc_pool_threads(pool) < (cpus > 0 ? cpus : 1)) return;
+  stop_thread(l); // a batch it formed stays in its slot, still valid
+  l->pool = pool;
+}
+
 void mlc_loader_free(MlcLoader *l) {
   if (!l) return;
-  if (l->threaded) {
-    pthread_mutex_lock(&l->mu);
-    l->quit = true;
-    pthread_cond_broadcast(&l->cv);
-    pthread_mutex_unlock(&l->mu);
-    pthread_join(l->thread, NULL);
-  }
+  stop_thread(l);
   for (int k = 0; k < 2; k++) {
     free(l->slot[k].indices);
     for (int i = 0; i < MLC_MAX_INPUTS; i++) free(l->slot[k].inputs[i]);

@@ -297,6 +297,7 @@ static int start_loop(Train *t, char *err, size_t errlen) {
   t->loader = mlc_loader_new(&t->train, o->batch, !o->no_shuffle, t->rs.seed, false, true);
   if (!t->loader) return rt_err(err, errlen, "out of memory");
   mlc_loader_seek(t->loader, t->rs.epoch, t->rs.pos);
+  if (!t->in->dev) mlc_loader_set_pool(t->loader, c->pool);
   if (t->in->dev) t->m->device->ops->set_next(t->in->dev, next_batch, t->loader);
   c->steps_per_epoch = mlc_loader_batches(t->loader);
   int64_t total = c->steps_per_epoch;

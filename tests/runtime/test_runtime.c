@@ -421,7 +421,36 @@ static void test_loader(void) {
   epoch_order(l, o3, sz, &nb);
   check(nb == 2, "loader: drop_last drops the partial batch", NULL);
   mlc_loader_free(l);
+  // A pool with a thread per CPU: the loader gathers on it, no prefetch thread.
+  MlcPool *pool = mlc_pool_new(0);
+  l = mlc_loader_new(&ds, 4, true, 42, false, true);
+  mlc_loader_set_pool(l, pool);
+  epoch_order(l, o3, sz, &nb);
+  check(!memcmp(o1, o3, sizeof o1) && nb == 3, "loader: batches gathered on the pool are the same", NULL);
+  mlc_loader_free(l);
+  mlc_pool_free(pool);
   mlc_dataset_free(&ds);
+}
+
+// The u8 -> f32 conversion of image records is (float)((double)v * sc) for
+// every byte value, whatever the path (AVX-512 or the table), at widths
+// that end inside a vector.
+static void test_gather_u8(void) {
+  uint8_t p[256 + 7];
+  float q[256 + 7], lut[256];
+  const double scales[] = {1.0 / 255, 0.1, 3.0};
+  bool ok = true;
+  for (int i = 0; i < 256 + 7; i++) p[i] = (uint8_t)(i * 37 + 11);
+  for (int k = 0; k < 3; k++) {
+    for (int v = 0; v < 256; v++) lut[v] = (float)((double)v * scales[k]);
+    for (int w = 0; w < 256 + 7; w += 17) {
+      memset(q, 0, sizeof q);
+      mlc_gather_u8_f32(p, q, w, scales[k], lut);
+      for (int j = 0; j < w; j++) ok = ok && !memcmp(&q[j], &lut[p[j]], sizeof(float));
+      for (int j = w; j < 256 + 7; j++) ok = ok && q[j] == 0;
+    }
+  }
+  check(ok, "data: u8 records convert to (float)(v * scale) bit for bit", NULL);
 }
 
 // ---- checkpoints --------------------------------------------------------------------
@@ -853,6 +882,7 @@ int main(int argc, char **argv) {
   test_rng();
   test_pool();
   test_idx();
+  test_gather_u8();
   test_npy();
   test_csv();
   test_dataset();

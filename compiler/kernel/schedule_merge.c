@@ -1,0 +1,278 @@
+// schedule_merge.c — the cpu schedule's last step (schedule.h, 4.): runs of
+// independent small kernels become one kernel whose single chunk loop runs
+// their work as tasks, so the pool publishes one region for them instead of
+// one per kernel, and kernels with no chunk loop (a squared norm's sum,
+// whose float order is serial) run at the same time as the others.
+//
+// A task is a whole serial kernel, or one chunk of a kernel that is a
+// single chunk loop (its iterations [c * grain, min(n, (c + 1) * grain))).
+// Each task computes what its kernel computed, in the same order, and the
+// members share no buffer that one of them writes, so the results are the
+// kernels' own whichever thread runs which task and in whatever order.
+//
+//   parallel for t0 < T @chunk(1) {
+//     if (t0 < 1) { <k40_sum's statements> }
+//     else { if (t0 < 65) { let c = t0 - 1; for j < min(4, 256 - c * 4) {
+//                             let i0 = c * 4 + j; <k74's loop body> } }
+//     else { ... } }
+//   }
+//
+// Serial members come first, the largest first, so a thread takes the
+// longest task while the other works through the chunks (the pool hands out
+// tasks in order). The region's grain is T (one chunk: the caller runs it
+// alone) when the members' work together is below chunk_min_work.
+#include "schedule_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Kernels looked at past the first of a group: bounds the pass's work.
+enum { MERGE_WINDOW = 64 };
+
+typedef struct Member {
+  KirKernel *k;
+  bool chunked;  // its body is one chunk loop; else it has no chunk loop at all
+  int64_t work;  // block_work of the whole kernel (-1: not a constant)
+  int order;     // position in the program
+} Member;
+
+static bool plain_block(const Vec *blk, bool *has_chunk) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    if (st->kind == KS_CALL || st->kind == KS_CHECK || st->kind == KS_BARRIER) return false;
+    if (st->kind == KS_FOR && st->map != KMAP_SERIAL && st->map != KMAP_VECTOR) {
+      if (st->map != KMAP_CHUNK) return false;
+      *has_chunk = true;
+    }
+    if (!plain_block(&st->body, has_chunk) || !plain_block(&st->els, has_chunk)) return false;
+  }
+  return true;
+}
+
+// A kernel that may be a group's member: no op record (a recipe's), no
+// library call (the library runs on the pool itself), no check (a checked
+// program reports the first failing check; tasks would race for it), no
+// barrier; either one top-level chunk loop or no chunk loop at all.
+static bool member_of(KirKernel *k, int order, Member *m) {
+  bool has_chunk = false;
+  if (k->op || !k->body.len || !plain_block(&k->body, &has_chunk)) return false;
+  const KStmt *first = VEC_AT(k->body, KStmt, 0);
+  bool chunked = k->body.len == 1 && first->kind == KS_FOR && first->map == KMAP_CHUNK, inner = false;
+  if (has_chunk && !chunked) return false;
+  if (chunked && plain_block(&first->body, &inner) && inner) return false; // a chunk loop in it
+  *m = (Member){.k = k, .chunked = chunked, .work = sk_block_work(&k->body), .order = order};
+  return true;
+}
+
+static bool has_check(const Vec *blk) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    if (st->kind == KS_CHECK || has_check(&st->body) || has_check(&st->els)) return true;
+  }
+  return false;
+}
+
+// ---- buffer sets --------------------------------------------------------------------------
+typedef struct Access {
+  bool *reads, *writes; // one per program buffer
+} Access;
+
+static Access access_new(KirProgram *p) {
+  bool *b = arena_alloc(p->arena, (size_t)(2 * p->bufs.len + 1));
+  return (Access){b, b + p->bufs.len};
+}
+
+// What k writes, and as read every other buffer it takes: a kernel may take
+// one only for its shape (dropout_mask), and the memory plan starts a
+// temporary's life at the first kernel that takes it, which must write it.
+static void access_add(Access *a, const KirKernel *k) {
+  for (int i = 0; i < k->body.len; i++) kir_stmt_access(VEC_AT(k->body, KStmt, i), a->reads, a->writes);
+  for (int i = 0; i < k->params.len; i++) a->reads[kir_param(k, i)] = true;
+}
+
+// Whether kernel k (its accesses ka) touches a buffer of set a with one of the two writing it.
+static bool conflicts(const KirKernel *k, const Access *ka, const Access *a) {
+  for (int i = 0; i < k->params.len; i++) {
+    int b = kir_param(k, i);
+    if ((ka->writes[b] && (a->reads[b] || a->writes[b])) || (ka->reads[b] && a->writes[b])) return true;
+  }
+  return false;
+}
+
+static void access_union(const KirKernel *k, const Access *ka, Access *a) {
+  for (int i = 0; i < k->params.len; i++) {
+    int b = kir_param(k, i);
+    a->reads[b] |= ka->reads[b], a->writes[b] |= ka->writes[b];
+  }
+}
+
+// ---- copying a member into the group ----------------------------------------------------------
+typedef struct Copy {
+  Sk *s;
+  KirKernel *to;
+  int *var; // member var -> group var
+} Copy;
+
+static KExpr *copy_expr(Copy *c, const KExpr *e) {
+  if (!e) return NULL;
+  KExpr *x = arena_alloc(c->s->p->arena, sizeof *x);
+  *x = *e;
+  if (e->kind == KE_VAR) x->var = c->var[e->var];
+  x->a = copy_expr(c, e->a), x->b = copy_expr(c, e->b), x->c = copy_expr(c, e->c);
+  return x;
+}
+
+static void copy_block(Copy *c, Vec *to, const Vec *from);
+
+static KStmt *copy_stmt(Copy *c, const KStmt *st) {
+  KStmt *x = arena_alloc(c->s->p->arena, sizeof *x);
+  *x = *st;
+  if (st->kind == KS_FOR || st->kind == KS_LET || st->kind == KS_ASSIGN) x->var = c->var[st->var];
+  x->n = copy_expr(c, st->n), x->grain = copy_expr(c, st->grain);
+  x->index = copy_expr(c, st->index), x->value = copy_expr(c, st->value), x->cond = copy_expr(c, st->cond);
+  x->captures = (Vec){0}, x->body = (Vec){0}, x->els = (Vec){0};
+  copy_block(c, &x->body, &st->body);
+  copy_block(c, &x->els, &st->els);
+  return x;
+}
+
+static void copy_block(Copy *c, Vec *to, const Vec *from) {
+  for (int i = 0; i < from->len; i++) vec_push(c->s->p->arena, to, copy_stmt(c, VEC_AT(*from, KStmt, i)));
+}
+
+// The group's variable for each of m's: its name's letters and the group's index.
+static Copy member_vars(Sk *s, KirKernel *to, const KirKernel *m, int loop_var_as_let) {
+  Copy c = {s, to, arena_alloc(s->p->arena, sizeof(int) * (size_t)(m->vars.len + 1))};
+  for (int i = 0; i < m->vars.len; i++) {
+    const KirVar *v = VEC_AT(m->vars, KirVar, i);
+    size_t len = strcspn(v->name, "0123456789");
+    const char *name = arena_printf(s->p->arena, "%.*s%d", (int)len, v->name, to->vars.len);
+    c.var[i] = kir_var_new(s->p, to, name, v->dtype, v->is_loop && i != loop_var_as_let);
+  }
+  return c;
+}
+
+// m's task number c (an i64 expression) into blk.
+static KExpr *member_tasks(Sk *s, const Member *m) {
+  if (!m->chunked) return sk_i(s, 1);
+  const KStmt *l = VEC_AT(m->k->body, KStmt, 0);
+  return sk_div(s, sk_add(s, l->n, sk_sub(s, l->grain, sk_i(s, 1))), l->grain);
+}
+
+static void member_task(Sk *s, KirKernel *g, const Member *m, Vec *blk, KExpr *c) {
+  if (!m->chunked) {
+    Copy cp = member_vars(s, g, m->k, -1);
+    copy_block(&cp, blk, &m->k->body);
+    return;
+  }
+  const KStmt *l = VEC_AT(m->k->body, KStmt, 0);
+  Copy cp = member_vars(s, g, m->k, l->var);
+  KExpr *grain = copy_expr(&cp, l->grain), *n = copy_expr(&cp, l->n);
+  KExpr *lo = sk_let(s, blk, "lo", sk_mul(s, c, grain)), *j;
+  KStmt *in = sk_loop(s, blk, "j", kir_bin(s->p, KB_MIN, grain, sk_sub(s, n, lo)), l->parallel, &j);
+  kir_let(s->p, &in->body, cp.var[l->var], sk_add(s, lo, j));
+  copy_block(&cp, &in->body, &l->body);
+}
+
+static void add_covers(Sk *s, KirKernel *g, const KirKernel *k) {
+  for (int i = 0; i < k->covers.len; i++) vec_push(s->p->arena, &g->covers, k->covers.data[i]);
+  int node, at = 0;
+  if (k->covers.len || sscanf(k->name, "k%d_%n", &node, &at) != 1 || !at) return;
+  KirCover *cv = arena_alloc(s->p->arena, sizeof *cv);
+  *cv = (KirCover){.span = k->span, .op = arena_strdup(s->p->arena, k->name + at), .node = node};
+  int col;
+  if (k->span.file) span_linecol(k->span, &cv->line, &col);
+  vec_push(s->p->arena, &g->covers, cv);
+}
+
+static int by_work(const void *a, const void *b) {
+  const Member *x = a, *y = b;
+  if (x->chunked != y->chunked) return x->chunked ? 1 : -1;
+  if (!x->chunked) {
+    int64_t wx = x->work < 0 ? INT64_MAX : x->work, wy = y->work < 0 ? INT64_MAX : y->work;
+    if (wx != wy) return wx > wy ? -1 : 1;
+  }
+  return x->order - y->order;
+}
+
+static KirKernel *merge(Sk *s, Member *ms, int n) {
+  qsort(ms, (size_t)n, sizeof *ms, by_work);
+  KirKernel *g = arena_alloc(s->p->arena, sizeof *g);
+  int first = 0; // the member that ran first: the group's name and span
+  for (int i = 1; i < n; i++)
+    if (ms[i].order < ms[first].order) first = i;
+  g->name = arena_printf(s->p->arena, "%s_group", ms[first].k->name);
+  g->span = ms[first].k->span;
+  int64_t work = 0;
+  for (int i = 0; i < n; i++) {
+    for (int j = 0; j < ms[i].k->params.len; j++) kir_kernel_use(s->p, g, kir_param(ms[i].k, j));
+    add_covers(s, g, ms[i].k);
+    work = work < 0 || ms[i].work < 0 ? -1 : work + ms[i].work;
+  }
+  KExpr *total = sk_i(s, 0), *t;
+  Sk gs = {.p = s->p, .k = g, .t = s->t};
+  for (int i = 0; i < n; i++) total = sk_add(&gs, total, member_tasks(&gs, &ms[i]));
+  KStmt *loop = sk_loop(&gs, &g->body, "task", total, true, &t);
+  Vec *blk = &loop->body;
+  KExpr *base = sk_i(&gs, 0);
+  for (int i = 0; i < n; i++) {
+    KExpr *end = sk_add(&gs, base, member_tasks(&gs, &ms[i]));
+    Vec *task = blk;
+    if (i < n - 1) {
+      KStmt *br = kir_if(s->p, blk, sk_lt(&gs, t, end));
+      task = &br->body, blk = &br->els;
+    }
+    member_task(&gs, g, &ms[i], task, ms[i].chunked ? sk_let(&gs, task, "c", sk_sub(&gs, t, base)) : NULL);
+    base = end;
+  }
+  loop->map = KMAP_CHUNK;
+  bool small = work >= 0 && work < s->t->chunk_min_work;
+  loop->grain = small ? total : sk_i(&gs, 1);
+  kir_loop_captures(s->p, g, loop, &loop->captures);
+  return g;
+}
+
+// ---- the pass --------------------------------------------------------------------------------
+void sk_merge_kernels(Sk *s) {
+  KirProgram *p = s->p;
+  int nk = p->kernels.len;
+  Vec out = {0};
+  bool *done = arena_alloc(p->arena, (size_t)nk + 1);
+  Member *ms = arena_alloc(p->arena, sizeof *ms * (size_t)(MERGE_WINDOW + 1));
+  for (int i = 0; i < nk; i++) {
+    if (done[i]) continue;
+    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    done[i] = true;
+    int n = 0;
+    if (!member_of(k, i, &ms[n])) {
+      vec_push(p->arena, &out, k);
+      continue;
+    }
+    n++;
+    Access group = access_new(p), skipped = access_new(p), ka = access_new(p);
+    access_add(&ka, k);
+    access_union(k, &ka, &group);
+    int picked[MERGE_WINDOW + 1] = {i};
+    for (int j = i + 1; j < nk && j <= i + MERGE_WINDOW && n <= MERGE_WINDOW; j++) {
+      if (done[j]) continue;
+      KirKernel *kj = VEC_AT(p->kernels, KirKernel, j);
+      if (has_check(&kj->body)) break; // nothing moves past a check (below)
+      Access aj = access_new(p);
+      access_add(&aj, kj);
+      if (member_of(kj, j, &ms[n]) && !conflicts(kj, &aj, &group) && !conflicts(kj, &aj, &skipped)) {
+        access_union(kj, &aj, &group);
+        picked[n++] = j;
+      } else {
+        access_union(kj, &aj, &skipped);
+      }
+    }
+    if (n < 2) {
+      vec_push(p->arena, &out, k);
+      continue;
+    }
+    for (int m = 0; m < n; m++) done[picked[m]] = true;
+    vec_push(p->arena, &out, merge(s, ms, n));
+  }
+  p->kernels = out;
+}
