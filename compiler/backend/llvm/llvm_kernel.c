@@ -751,6 +751,8 @@ void llvm_kernels_free(LlvmGen *g) {
   for (int i = 0; i < g->capkfns; i++) free(g->kfns[i].key);
   free(g->kfns);
   g->kfns = NULL, g->capkfns = g->nkfns = 0;
+  free(g->korder);
+  g->korder = NULL, g->nkord = g->capkord = 0;
 }
 
 static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused, int nmsgs) {
@@ -758,10 +760,12 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   int np = k->params.len, n = np + nused + 3 + nmsgs;
   LLVMTypeRef *ps = arena_alloc(p->arena, sizeof(LLVMTypeRef) * (size_t)n);
   for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + nused + 1 ? g->tptr : g->ti64;
+  // A hidden, external symbol under the entry points' prefix: the parts of
+  // a split module (llvm_split.c) call each other's kernels.
   char name[256];
-  snprintf(name, sizeof name, "%s.%s", p->name, k->name);
+  snprintf(name, sizeof name, "%s%s.%s", g->opt.prefix, p->name, k->name);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMSetVisibility(fn, LLVMHiddenVisibility);
   llvm_fn_attrs(g, fn);
   fn_attr(g, fn, "noinline");
   for (int i = 0; i < np; i++) {
@@ -789,6 +793,20 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   return fn;
 }
 
+// The kernel's cost (llvm_split.c): its function and those printed after
+// it, which are its loop functions and trampolines (and the Philox helper,
+// on first use).
+static void record_cost(LlvmGen *g, LLVMValueRef fn) {
+  long cost = 0;
+  for (LLVMValueRef f = fn; f; f = LLVMGetNextFunction(f)) cost += llvm_fn_size(f);
+  if (g->nkord == g->capkord) {
+    g->capkord = g->capkord ? 2 * g->capkord : 256;
+    g->korder = realloc(g->korder, sizeof *g->korder * (size_t)g->capkord);
+    MLC_ASSERT(g->korder);
+  }
+  g->korder[g->nkord++] = (LlvmKernelCost){fn, cost};
+}
+
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) {
   StrBuf key = {0};
   kir_kernel_key(&key, g->p, k, used, nused);
@@ -805,5 +823,7 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   g->kernels_printed++;
   Vec checks = {0};
   kir_kernel_checks(g->p, k, &checks);
-  return f->fn = print_kernel(g, k, used, *nused, checks.len);
+  f->fn = print_kernel(g, k, used, *nused, checks.len);
+  record_cost(g, f->fn);
+  return f->fn;
 }
