@@ -376,8 +376,10 @@ static bool run_codegen(Pipeline *P) {
   const KirProgram *ps[5];
   int n = kir_programs(&P->u, ps);
   double t0 = pipeline_now();
-  for (int i = 0; i < n; i++)
+  for (int i = 0; i < n; i++) {
+    llvm_gen_rare(P->gen, ps[i] == P->u.k_train_checked); // run only with --check-finite
     if (llvm_gen_add(P->gen, ps[i], err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage codegen: %s", err);
+  }
   double t1 = pipeline_now();
   // On the way to link, the kernels' objects come from two halves of the
   // module on two threads (llvm.h): half the codegen and object time.

@@ -19,10 +19,17 @@ int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen);
 // once split, part 0's object.
 int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen);
 // Before llvm_gen_optimize: the objects (emit=obj) come from this many
-// parts of the module (1..8), each optimised and emitted on its own thread
-// while the caller's thread does part 0 (llvm_split.c). The parts depend on
-// the module only. Assembly, IR text and the JIT take the whole module.
+// parts of the module's kernels (1..8), then one of the kernels only rarely
+// run programs call (llvm_gen_rare; compiled at O1) and one of the entry
+// points (optnone; -O0 code generation), each optimised and emitted on its
+// own thread while the caller's thread does part 0 (llvm_split.c). The
+// parts depend on the module only. Assembly, IR text and the JIT take the
+// whole module.
 void llvm_gen_split(LlvmGen *g, int parts);
+// Programs added after llvm_gen_rare(g, true) (until it is turned off) are
+// rarely run (train_step_checked: only with --check-finite): a kernel no
+// other program calls goes to the rarely run part of a split module.
+void llvm_gen_rare(LlvmGen *g, bool rare);
 // After llvm_gen_optimize: how many objects there are (1 unless split);
 // part i >= 1's object written to path (waits for its thread).
 int llvm_gen_parts(const LlvmGen *g);

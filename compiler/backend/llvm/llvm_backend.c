@@ -341,11 +341,13 @@ void llvm_gen_split(LlvmGen *g, int parts) {
   g->want_parts = parts;
 }
 
-// Parts 1.. on their threads (the last: the entry points); part 0 stays in
-// g->mod (llvm_split.c).
+void llvm_gen_rare(LlvmGen *g, bool rare) { g->rare = rare; }
+
+// Parts 1.. on their threads (the last two: the rarely run kernels, the
+// entry points); part 0 stays in g->mod (llvm_split.c).
 static int split(LlvmGen *g, char *err, size_t errlen) {
   g->split = llvm_split_new(g, g->want_parts);
-  for (int i = 1; i <= g->want_parts; i++) {
+  for (int i = 1; i <= g->want_parts + 1; i++) {
     g->parts[i] = (LlvmPart){.index = i, .split = g->split, .opt = &g->opt, .cpu = g->cpu, .features = g->features};
     if (llvm_part_start(&g->parts[i], err, errlen)) return -1;
     g->nparts = i + 1;

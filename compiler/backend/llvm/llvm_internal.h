@@ -15,8 +15,8 @@
 #include <pthread.h>
 #include <time.h>
 
-// At most this many kernel parts of one module (llvm_gen_split), and one
-// more part for the entry points.
+// At most this many kernel parts of one module (llvm_gen_split), and two
+// more: the rarely run kernels' and the entry points'.
 enum { LLVM_MAX_PARTS = 8 };
 
 typedef struct LlvmSplit LlvmSplit;
@@ -40,6 +40,7 @@ typedef struct LlvmPart {
 typedef struct LlvmKernelCost {
   LLVMValueRef fn;
   long cost;
+  bool hot;   // called by a program not marked rare (llvm_gen_rare)
 } LlvmKernelCost;
 
 struct LlvmGen {
@@ -67,8 +68,9 @@ struct LlvmGen {
   LlvmKernelCost *korder;         // every kernel function, in print order
   int nkord, capkord;
   LlvmSplit *split;               // when the module was split (parts > 1)
-  LlvmPart parts[LLVM_MAX_PARTS + 1]; // parts[1..nparts): the other threads' parts
+  LlvmPart parts[LLVM_MAX_PARTS + 2]; // parts[1..nparts): the other threads' parts
   int want_parts;                 // llvm_gen_split: kernel parts (0 or 1: one module)
+  bool rare;                      // llvm_gen_rare: programs added now are rarely run
   int nparts;                     // 1 until split
   double seconds[3];              // verify, split, passes (part 0)
 };
@@ -77,6 +79,7 @@ typedef struct LlvmKernelFn {
   char *key;                      // malloc'd canonical text; NULL: empty slot
   uint64_t hash;
   LLVMValueRef fn;
+  int ord;                        // its LlvmGen.korder entry
 } LlvmKernelFn;
 
 // What code being printed can see: per program buffer its pointer (NULL when

@@ -807,7 +807,7 @@ static void record_cost(LlvmGen *g, LLVMValueRef fn) {
     g->korder = realloc(g->korder, sizeof *g->korder * (size_t)g->capkord);
     MLC_ASSERT(g->korder);
   }
-  g->korder[g->nkord++] = (LlvmKernelCost){fn, cost};
+  g->korder[g->nkord++] = (LlvmKernelCost){fn, cost, !g->rare};
 }
 
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) {
@@ -819,6 +819,7 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   if (f->key) {
     sb_free(&key);
     g->kernels_shared++;
+    if (!g->rare) g->korder[f->ord].hot = true;
     return f->fn;
   }
   f->key = key.data, f->hash = h;
@@ -827,6 +828,7 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   Vec checks = {0};
   kir_kernel_checks(g->p, k, &checks);
   f->fn = print_kernel(g, k, used, *nused, checks.len);
+  f->ord = g->nkord;
   record_cost(g, f->fn);
   return f->fn;
 }

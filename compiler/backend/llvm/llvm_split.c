@@ -46,6 +46,7 @@ typedef struct KernelPart {
 struct LlvmSplit {
   KernelPart *kernels; // sorted by name
   int nkernels;
+  int rare_part;       // the kernels only rarely run programs call
   int entry_part;      // the last part: the entry points
   LLVMMemoryBufferRef bitcode; // the whole module, read by every thread
 };
@@ -77,6 +78,10 @@ static void assign(const LlvmGen *g, int nparts, int *part) {
     int best = 0;
     for (int p = 1; p < nparts; p++)
       if (load[p] < load[best]) best = p;
+    if (!g->korder[ord[i]].hot) { // the rarely run part
+      part[ord[i]] = nparts;
+      continue;
+    }
     part[ord[i]] = best;
     load[best] += g->korder[ord[i]].cost;
   }
@@ -97,7 +102,7 @@ LlvmSplit *llvm_split_new(LlvmGen *g, int nparts) {
     MLC_ASSERT(s->kernels[i].name);
   }
   s->nkernels = g->nkord;
-  s->entry_part = nparts;
+  s->rare_part = nparts, s->entry_part = nparts + 1;
   qsort(s->kernels, (size_t)s->nkernels, sizeof *s->kernels, by_name);
   free(part);
   s->bitcode = LLVMWriteBitcodeToMemoryBuffer(g->mod);
@@ -180,7 +185,7 @@ static void *part_main(void *arg) {
   // optnone attribute alone does not choose (the greedy allocator over a
   // train step's thousands of call blocks was most of its object time).
   bool entries = p->index == p->split->entry_part;
-  int level = entries ? 0 : p->opt->opt_level;
+  int level = entries ? 0 : p->index == p->split->rare_part && p->opt->opt_level > 1 ? 1 : p->opt->opt_level;
   if (!(tm = llvm_target_machine(level, p->cpu, p->features, p->err, sizeof p->err))) goto done;
   double t1 = llvm_now();
   if (llvm_run_passes(m, tm, level, p->err, sizeof p->err)) goto done;

@@ -734,9 +734,10 @@ static const char *VECTOR_KIR =
     "}\n";
 
 // ---- a module split into objects ---------------------------------------------------------------
-// SHARED's module in two kernel parts and the entry points' part: the
-// objects (read back into bufs[], malloc'd) of one compilation.
-static int split_objects(const char *dir, char *bufs[3], size_t lens[3], char *why, size_t len) {
+// SHARED's module in two kernel parts, the rarely run part (g's own kernel,
+// the mul) and the entry points' part: the objects (read back into bufs[],
+// malloc'd) of one compilation.
+static int split_objects(const char *dir, char *bufs[4], size_t lens[4], char *why, size_t len) {
   Arena *a = arena_new();
   DiagSink ds;
   diag_init(&ds, a);
@@ -746,11 +747,13 @@ static int split_objects(const char *dir, char *bufs[3], size_t lens[3], char *w
   BackendOptions o = backend_default_options();
   o.opt_level = 2, o.threads = false;
   LlvmGen *gen = g ? llvm_gen_new(&o, why, len) : NULL;
-  bool ok = gen && !llvm_gen_add(gen, f, why, len) && !llvm_gen_add(gen, g, why, len);
+  bool ok = gen && !llvm_gen_add(gen, f, why, len);
+  if (ok) llvm_gen_rare(gen, true);
+  ok = ok && !llvm_gen_add(gen, g, why, len);
   if (ok) llvm_gen_split(gen, 2);
   ok = ok && !llvm_gen_optimize(gen, why, len);
   int n = ok ? llvm_gen_parts(gen) : 0;
-  if (ok && n != 3) ok = false, snprintf(why, len, "%d parts, want 3", n);
+  if (ok && n != 4) ok = false, snprintf(why, len, "%d parts, want 4", n);
   for (int i = 0; ok && i < n; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/k%d.o", dir, i);
@@ -769,21 +772,32 @@ static int split_objects(const char *dir, char *bufs[3], size_t lens[3], char *w
   return ok ? n : -1;
 }
 
+static bool has_bytes(const char *buf, size_t len, const char *s) {
+  size_t n = strlen(s);
+  for (size_t i = 0; i + n <= len; i++)
+    if (!memcmp(buf + i, s, n)) return true;
+  return false;
+}
+
 // Split twice: the same objects; linked into a shared object, f and g
 // compute their results (each kernel is defined in one part only, or the
 // link fails).
 static void test_split(void) {
   char why[512] = "", dir[] = "/tmp/mlc_test_split_XXXXXX";
-  char *b1[3] = {0}, *b2[3] = {0};
-  size_t l1[3] = {0}, l2[3] = {0};
-  bool ok = mkdtemp(dir) && split_objects(dir, b1, l1, why, sizeof why) == 3 &&
-            split_objects(dir, b2, l2, why, sizeof why) == 3;
-  for (int i = 0; ok && i < 3; i++)
+  char *b1[4] = {0}, *b2[4] = {0};
+  size_t l1[4] = {0}, l2[4] = {0};
+  bool ok = mkdtemp(dir) && split_objects(dir, b1, l1, why, sizeof why) == 4 &&
+            split_objects(dir, b2, l2, why, sizeof why) == 4;
+  for (int i = 0; ok && i < 4; i++)
     if (l1[i] != l2[i] || memcmp(b1[i], b2[i], l1[i])) ok = false, snprintf(why, sizeof why, "part %d differs", i);
   check("a split module gives the same objects every time", ok, why);
+  // g's own kernel is in the rarely run part only (the entry part refers to it)
+  bool rare = ok && has_bytes(b1[2], l1[2], "mlc_g.k") && !has_bytes(b1[0], l1[0], "mlc_g.k") &&
+              !has_bytes(b1[1], l1[1], "mlc_g.k");
+  check("the kernel only a rare program calls is in the rarely run part", rare, ok ? "it is not" : why);
   char so[600], cmd[2200];
   snprintf(so, sizeof so, "%s/s.so", dir);
-  snprintf(cmd, sizeof cmd, "cc -shared -o %s %s/k0.o %s/k1.o %s/k2.o", so, dir, dir, dir);
+  snprintf(cmd, sizeof cmd, "cc -shared -o %s %s/k0.o %s/k1.o %s/k2.o %s/k3.o", so, dir, dir, dir, dir);
   ok = ok && system(cmd) == 0;
   if (!ok && !why[0]) snprintf(why, sizeof why, "cc -shared failed");
   void *h = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
@@ -792,7 +806,7 @@ static void test_split(void) {
        run_entry((KirEntryFn)(uintptr_t)dlsym(h, "mlc_g"), "mlc_g", 23, true, why, sizeof why);
   check("the objects of a split module link and compute their programs' results", ok, why);
   if (h) dlclose(h);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 4; i++) {
     free(b1[i]), free(b2[i]);
     snprintf(cmd, sizeof cmd, "%s/k%d.o", dir, i);
     remove(cmd);
