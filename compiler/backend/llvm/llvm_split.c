@@ -1,26 +1,27 @@
 // llvm_split.c — one module, optimised and emitted as several objects on as
-// many threads (BackendOptions.parts, object emission only).
+// many threads (llvm_gen_split, object emission only).
 //
 // Input: the verified module of every program (g->mod) and its kernel
 // functions in print order with their costs (LlvmGen.korder: the
 // instructions of the kernel and of the loop functions and trampolines
-// printed with it). Output: part 0 stays in g->mod (optimised by the
-// caller's thread, written by llvm_gen_write); part i >= 1 is optimised and
-// written to an in-memory object by a thread of its own
-// (llvm_gen_write_part joins it).
+// printed with it) and whether a program not marked rare calls them.
+// Output: part 0 stays in g->mod (optimised by the caller's thread, written
+// by llvm_gen_write); part i >= 1 is optimised and written to an in-memory
+// object by a thread of its own (llvm_gen_write_part joins it).
 //
-// Shape: kernels are assigned to the kernel parts 0..n-1 largest first,
-// each to the least loaded part (ties: the lower part); part n holds the
-// entry points, compiled without optimisation (they are optnone). The
-// module goes to bitcode once; each thread parses it
-// into its own LLVMContext (a context is one thread's at a time) and makes
-// its own target machine. In part i, a kernel of another part becomes a
-// declaration (kernels are hidden, external symbols named after the
-// program's prefix: the link resolves them), entry functions leave every
-// part but theirs, and what is then unused (loop functions, trampolines, the
-// Philox helper, check messages) is deleted. Everything depends on the
-// module only, so the same input gives the same objects, whatever the
-// machine's cores or the threads' timing.
+// Shape, for n kernel parts: the hot kernels go to parts 0..n-1 largest
+// first, each to the least loaded part (ties: the lower part); part n holds
+// the kernels only rarely run programs call (compiled at O1), part n + 1 the
+// entry points (optnone: no IR passes, -O0 code generation). The module
+// goes to bitcode once; each thread parses it into its own LLVMContext (a
+// context is one thread's at a time) and makes its own target machine. In
+// part i, a kernel of another part becomes a declaration (kernels are
+// hidden, external symbols named after the program's prefix: the link
+// resolves them), entry functions leave every part but theirs, and what is
+// then unused (loop functions, trampolines, the Philox helper, check
+// messages) is deleted. Everything depends on the module only, so the same
+// input gives the same objects, whatever the machine's cores or the
+// threads' timing.
 #include "llvm_internal.h"
 
 #include <llvm-c/BitReader.h>
@@ -204,8 +205,17 @@ done:
   return NULL;
 }
 
+// The pass pipeline and instruction selection recurse over the IR: a
+// thread's stack is 16 MiB (twice the usual main thread's), whatever the
+// ulimit says (glibc sizes thread stacks from it).
+enum { PART_STACK = 16 << 20 };
+
 int llvm_part_start(LlvmPart *p, char *err, size_t errlen) {
-  int rc = pthread_create(&p->thread, NULL, part_main, p);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, PART_STACK);
+  int rc = pthread_create(&p->thread, &attr, part_main, p);
+  pthread_attr_destroy(&attr);
   if (rc) return err_fail(err, errlen, "llvm: cannot start the thread of part %d: %s", p->index, strerror(rc));
   p->started = true;
   return 0;
