@@ -3,15 +3,16 @@
 // directory ($TMPDIR or /tmp, mlc-build-XXXXXX), which build.c installs.
 //
 //   kernels.o   the module as an object (llvm.h)
-//   kernels1.o  the other part of the module, compiled on a second thread
-//               (llvm_gen_split: the objects come from two halves)
+//   kernels1.o  .. kernels3.o: the other parts of the module, each compiled
+//               on a thread of its own (llvm_gen_split: the other hot half,
+//               train_step_checked's own kernels, the entry points)
 //   glue.o      glue.c (with the runtime headers it includes, embedded in
 //               mlc at build time: host_write_runtime_headers) compiled by `cc`,
 //               started by the glue stage (link_start_glue) and waited for here
 //   cuda.o      --target cuda: the host launchers and the bundle (cuda.c) by `cc`
-//   out         exe: cc glue.o kernels.o [cuda.o] libmlc_rt.a -lz -lcjson -lm -lpthread -ldl
-//   out.o       obj: cc -r -nostdlib glue.o kernels.o [cuda.o]
-//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o [cuda.o]`
+//   out         exe: cc glue.o kernels*.o [cuda.o] libmlc_rt.a -lz -lcjson -lm -lpthread -ldl
+//   out.o       obj: cc -r -nostdlib glue.o kernels*.o [cuda.o]
+//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels*.o [cuda.o]`
 // (kernels.o only with the cpu target)
 //               (no ar script: no user string is ever parsed by ar), and
 //               the header NAME.h in P->header
