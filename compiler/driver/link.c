@@ -3,12 +3,16 @@
 // directory ($TMPDIR or /tmp, mlc-build-XXXXXX), which build.c installs.
 //
 //   kernels.o   the module as an object (llvm.h)
+//   kernels1.o  .. kernels3.o: the other parts of the module, each compiled
+//               on a thread of its own (llvm_gen_split: the other hot half,
+//               train_step_checked's own kernels, the entry points)
 //   glue.o      glue.c (with the runtime headers it includes, embedded in
-//               mlc at build time: host_write_runtime_headers) compiled by `cc`
+//               mlc at build time: host_write_runtime_headers) compiled by `cc`,
+//               started by the glue stage (link_start_glue) and waited for here
 //   cuda.o      --target cuda: the host launchers and the bundle (cuda.c) by `cc`
-//   out         exe: cc glue.o kernels.o [cuda.o] libmlc_rt.a -lz -lcjson -lm -lpthread -ldl
-//   out.o       obj: cc -r -nostdlib glue.o kernels.o [cuda.o]
-//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels.o [cuda.o]`
+//   out         exe: cc glue.o kernels*.o [cuda.o] libmlc_rt.a -lz -lcjson -lm -lpthread -ldl
+//   out.o       obj: cc -r -nostdlib glue.o kernels*.o [cuda.o]
+//   out.a       lib: a copy of libmlc_rt.a, then `ar rs out.a glue.o kernels*.o [cuda.o]`
 // (kernels.o only with the cpu target)
 //               (no ar script: no user string is ever parsed by ar), and
 //               the header NAME.h in P->header
@@ -41,24 +45,33 @@ static const char *command_line(Pipeline *P, char *const *argv) {
   return s;
 }
 
-// Runs argv[0] from PATH with no shell; true when it exits 0.
-static bool run_tool(Pipeline *P, char *const *argv) {
+// Starts argv[0] from PATH with no shell; false after reporting.
+static bool spawn_tool(Pipeline *P, char *const *argv, pid_t *pid) {
   fflush(NULL);
-  pid_t pid;
-  int rc = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
-  if (rc) {
-    diag_error(P->diags, (Span){0}, "cannot run '%s': %s", argv[0], strerror(rc));
-    return false;
-  }
+  int rc = posix_spawnp(pid, argv[0], NULL, NULL, argv, environ);
+  if (!rc) return true;
+  diag_error(P->diags, (Span){0}, "cannot run '%s': %s", argv[0], strerror(rc));
+  return false;
+}
+
+// Waits for a tool started by spawn_tool; true when it exited 0 (cmd: its
+// command line, for the message).
+static bool wait_tool(Pipeline *P, const char *tool, const char *cmd, pid_t pid) {
   int st = 0;
   while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
   }
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return true;
   if (WIFEXITED(st))
-    diag_error(P->diags, (Span){0}, "%s failed (exit %d): %s", argv[0], WEXITSTATUS(st), command_line(P, argv));
+    diag_error(P->diags, (Span){0}, "%s failed (exit %d): %s", tool, WEXITSTATUS(st), cmd);
   else
-    diag_error(P->diags, (Span){0}, "%s was killed by signal %d: %s", argv[0], WTERMSIG(st), command_line(P, argv));
+    diag_error(P->diags, (Span){0}, "%s was killed by signal %d: %s", tool, WTERMSIG(st), cmd);
   return false;
+}
+
+// Runs argv[0] from PATH with no shell; true when it exits 0.
+static bool run_tool(Pipeline *P, char *const *argv) {
+  pid_t pid;
+  return spawn_tool(P, argv, &pid) && wait_tool(P, argv[0], command_line(P, argv), pid);
 }
 
 bool link_make_tmp(Pipeline *P) {
@@ -73,25 +86,46 @@ bool link_make_tmp(Pipeline *P) {
 }
 
 // ---- the steps ----------------------------------------------------------------------------------
-static bool write_kernels(Pipeline *P, const char *obj) {
-  MLC_ASSERT(P->opt.backend.emit == BE_EMIT_OBJ);
-  char err[1024] = "";
-  if (llvm_gen_write(P->gen, obj, err, sizeof err) == 0) return true;
-  diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
-  return false;
+// kernels.o, and kernels1.o .. for the other parts of a split module.
+static const char *kernels_obj(Pipeline *P, int part) {
+  return part ? tmp_path(P, arena_printf(P->arena, "kernels%d.o", part)) : tmp_path(P, "kernels.o");
 }
 
-static bool compile_glue(Pipeline *P, const char *obj) {
-  const char *src = tmp_path(P, "glue.c");
+static bool write_kernels(Pipeline *P) {
+  MLC_ASSERT(P->opt.backend.emit == BE_EMIT_OBJ);
+  char err[1024] = "";
+  bool ok = llvm_gen_write(P->gen, kernels_obj(P, 0), err, sizeof err) == 0;
+  for (int i = 1; ok && i < llvm_gen_parts(P->gen); i++)
+    ok = llvm_gen_write_part(P->gen, i, kernels_obj(P, i), err, sizeof err) == 0;
+  if (!ok) diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
+  return ok;
+}
+
+// glue.c compiled by cc in the background, from the glue stage on: the
+// link waits for it (wait_glue), so it runs while the kernels are compiled.
+bool link_start_glue(Pipeline *P) {
+  if (!link_make_tmp(P)) return false;
+  const char *src = tmp_path(P, "glue.c"), *obj = tmp_path(P, "glue.o");
   char err[512];
   if (!out_file_write(P->diags, src, P->glue.data, P->glue.len)) return false;
   if (!host_write_runtime_headers(P->tmp, err, sizeof err)) {
     diag_error(P->diags, (Span){0}, "%s", err);
     return false;
   }
+  // -O1: the glue is tables and per-call wrappers (no loop over samples),
+  // and -O2 was a third more of cc's time
   char *inc = arena_printf(P->arena, "-I%s", P->tmp);
-  char *argv[] = {"cc", "-std=gnu17", "-O2", "-fPIC", "-w", inc, "-c", (char *)src, "-o", (char *)obj, NULL};
-  return run_tool(P, argv);
+  char *argv[] = {"cc", "-std=gnu17", "-O1", "-fPIC", "-w", inc, "-c", (char *)src, "-o", (char *)obj, NULL};
+  P->glue_cmd = command_line(P, argv);
+  if (!spawn_tool(P, argv, &P->glue_pid)) return false;
+  P->glue_running = true;
+  return true;
+}
+
+static bool wait_glue(Pipeline *P) {
+  if (!P->glue_running) return link_start_glue(P) && wait_glue(P);
+  P->glue_running = false;
+  return wait_tool(P, "cc", P->glue_cmd, P->glue_pid);
 }
 
 // cuda.c: the host launchers and tables of the cuda stage and the bundle of
@@ -113,18 +147,21 @@ static bool compile_cuda(Pipeline *P, const char *obj) {
   return run_tool(P, argv);
 }
 
-// The objects the link takes: the glue, then the CPU kernels and the CUDA
-// host side where those targets are built.
+// The objects the link takes: the glue, then the CPU kernels (every part)
+// and the CUDA host side where those targets are built.
 static int objects(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, char **argv) {
   int n = 0;
   argv[n++] = (char *)gobj;
-  if (P->u.cpu) argv[n++] = (char *)kobj;
+  if (P->u.cpu) {
+    argv[n++] = (char *)kobj;
+    for (int i = 1; i < llvm_gen_parts(P->gen); i++) argv[n++] = (char *)kernels_obj(P, i);
+  }
   if (P->u.cuda) argv[n++] = (char *)cobj;
   return n;
 }
 
 static bool link_exe(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
-  char *argv[16] = {"cc"};
+  char *argv[32] = {"cc"};
   int n = 1 + objects(P, gobj, kobj, cobj, argv + 1);
   const char *tail[] = {P->opt.runtime, "-lz", "-lcjson", "-lm", "-lpthread", "-ldl", "-o", out, NULL};
   for (int i = 0; tail[i]; i++) argv[n++] = (char *)tail[i];
@@ -133,7 +170,7 @@ static bool link_exe(Pipeline *P, const char *gobj, const char *kobj, const char
 }
 
 static bool link_obj(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
-  char *argv[16] = {"cc", "-r", "-nostdlib"};
+  char *argv[32] = {"cc", "-r", "-nostdlib"};
   int n = 3 + objects(P, gobj, kobj, cobj, argv + 3);
   argv[n++] = "-o", argv[n++] = (char *)out, argv[n] = NULL;
   return run_tool(P, argv);
@@ -142,7 +179,7 @@ static bool link_obj(Pipeline *P, const char *gobj, const char *kobj, const char
 // libNAME.a = libmlc_rt.a's objects + glue (with the API) + kernels.
 static bool link_lib(Pipeline *P, const char *gobj, const char *kobj, const char *cobj, const char *out) {
   if (!out_file_copy(P->diags, P->opt.runtime, out)) return false;
-  char *argv[16] = {"ar", "rs", (char *)out};
+  char *argv[32] = {"ar", "rs", (char *)out};
   int n = 3 + objects(P, gobj, kobj, cobj, argv + 3);
   argv[n] = NULL;
   if (!run_tool(P, argv)) return false;
@@ -157,9 +194,9 @@ bool link_run(Pipeline *P) {
   static const char *const outs[] = {[LINK_EXE] = "out", [LINK_OBJ] = "out.o", [LINK_LIB] = "out.a"};
   const char *out = tmp_path(P, outs[P->opt.link]);
   double t0 = pipeline_now();
-  if (P->u.cpu && !write_kernels(P, kobj)) return false;
+  if (P->u.cpu && !write_kernels(P)) return false;
   double t1 = pipeline_now();
-  if (!compile_glue(P, gobj)) return false;
+  if (!wait_glue(P)) return false;
   double t2 = pipeline_now();
   if (P->u.cuda && !compile_cuda(P, cobj)) return false;
   double t3 = pipeline_now();
@@ -168,13 +205,28 @@ bool link_run(Pipeline *P) {
                                       : link_lib(P, gobj, kobj, cobj, out);
   char cuda[64] = "";
   if (P->u.cuda) snprintf(cuda, sizeof cuda, ", cuda.o %.1f ms", (t3 - t2) * 1e3);
-  snprintf(P->link_times, sizeof P->link_times, "kernels.o %.1f ms, glue.o %.1f ms%s, %s %.1f ms", (t1 - t0) * 1e3,
-           (t2 - t1) * 1e3, cuda, P->opt.link == LINK_LIB ? "ar" : "cc", (pipeline_now() - t3) * 1e3);
+  // kernels.o: part 0 written and the other parts' threads joined; then
+  // what each of those threads took, in parallel with the rest
+  char parts[256] = "";
+  for (int i = 1; P->u.cpu && i < llvm_gen_parts(P->gen); i++) {
+    char t[160];
+    llvm_gen_times(P->gen, i, t, sizeof t);
+    size_t n = strlen(parts);
+    snprintf(parts + n, sizeof parts - n, "; kernels%d.o: %s", i, t);
+  }
+  snprintf(P->link_times, sizeof P->link_times, "kernels.o %.1f ms, glue.o %.1f ms%s, %s %.1f ms%s", (t1 - t0) * 1e3,
+           (t2 - t1) * 1e3, cuda, P->opt.link == LINK_LIB ? "ar" : "cc", (pipeline_now() - t3) * 1e3, parts);
   if (ok) P->linked = out;
   return ok;
 }
 
 void link_cleanup(Pipeline *P) {
+  if (P->glue_running) { // a build that stopped before the link
+    int st;
+    while (waitpid(P->glue_pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    P->glue_running = false;
+  }
   if (!P->tmp[0]) return;
   if (P->opt.keep_temps) {
     fprintf(stderr, "mlc build: temporaries kept in %s\n", P->tmp);

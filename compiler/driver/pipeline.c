@@ -295,7 +295,8 @@ static bool run_glue(Pipeline *P) {
   bool ok = build_glue_source(&P->glue, &P->u, P->opt.link == LINK_EXE, P->opt.link == LINK_LIB, err, sizeof err);
   if (!ok) diag_error(P->diags, (Span){0}, "model %s: %s", P->u.model, err);
   P->glue_done = ok;
-  return ok;
+  // cc compiles it on the other core while the kernels are compiled
+  return ok && (P->goal < STAGE_LINK || link_start_glue(P));
 }
 
 static void print_glue(Pipeline *P, FILE *out) { fwrite(P->glue.data, 1, P->glue.len, out); }
@@ -357,6 +358,8 @@ static void print_cuda(Pipeline *P, FILE *out) {
 }
 
 // ---- codegen -----------------------------------------------------------------------------------
+enum { CODEGEN_PARTS = 2 }; // the objects of a build, whatever the machine (the output is the same)
+
 // The kernels of every program in one LLVM module (symbols mlc_<cname>_k_<program>),
 // verified (LLVMVerifyModule, by the backend, before anything else: an
 // invalid module is a backend bug) and optimised. Without the cpu target
@@ -372,9 +375,22 @@ static bool run_codegen(Pipeline *P) {
   }
   const KirProgram *ps[5];
   int n = kir_programs(&P->u, ps);
-  for (int i = 0; i < n; i++)
+  double t0 = pipeline_now();
+  for (int i = 0; i < n; i++) {
+    llvm_gen_rare(P->gen, ps[i] == P->u.k_train_checked); // run only with --check-finite
     if (llvm_gen_add(P->gen, ps[i], err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage codegen: %s", err);
-  if (llvm_gen_optimize(P->gen, err, sizeof err)) mlc_ice(__FILE__, __LINE__, "stage codegen: %s", err);
+  }
+  double t1 = pipeline_now();
+  // On the way to link, the kernels' objects come from two halves of the
+  // module on two threads (llvm.h): half the codegen and object time.
+  if (P->goal >= STAGE_LINK && bo.emit == BE_EMIT_OBJ) llvm_gen_split(P->gen, CODEGEN_PARTS);
+  if (llvm_gen_optimize(P->gen, err, sizeof err)) {
+    diag_error(P->diags, (Span){0}, "code generation for %s: %s", P->u.model, err);
+    return false;
+  }
+  char times[128];
+  llvm_gen_times(P->gen, 0, times, sizeof times);
+  snprintf(P->codegen_times, sizeof P->codegen_times, "ir %.1f ms, %s", (t1 - t0) * 1e3, times);
   return true;
 }
 
@@ -479,6 +495,7 @@ static void report_time(Pipeline *P, StageId s, bool verified) {
   if (s == STAGE_FRONT) // what every later stage compiles matmuls and convolutions at
     fprintf(stderr, " (precision %s%s)", dtype_name((DType)P->u.recipe.precision),
             P->opt.have_precision ? ", --precision" : "");
+  if (s == STAGE_CODEGEN && P->codegen_times[0]) fprintf(stderr, " (%s)", P->codegen_times);
   if (s == STAGE_LINK && P->link_times[0]) fprintf(stderr, " (%s)", P->link_times);
   fputc('\n', stderr);
 }

@@ -20,6 +20,8 @@
 #include "backend/host/host.h"
 #include "backend/backend.h"
 
+#include <sys/types.h>
+
 typedef enum {
   FORM_NONE,  // no text form
   FORM_GRAPH, // graph IR text (graph/ir.h), parsed back by ir_parse
@@ -85,7 +87,11 @@ typedef struct Pipeline {
   const char *linked;     // link: the finished file in tmp
   StrBuf header;          // link (lib): the library's header NAME.h
   double seconds[STAGE_COUNT], verify_seconds[STAGE_COUNT];
-  char link_times[160];   // link: the time of each of its steps, for -v
+  pid_t glue_pid;         // glue, on the way to link: cc compiling glue.c in the background
+  bool glue_running;      // until link (or pipeline_free) waits for it
+  const char *glue_cmd;   // its command line, for a failure's message
+  char codegen_times[160]; // codegen: the time of each of its steps, for -v
+  char link_times[512];   // link: the time of each of its steps, for -v
 } Pipeline;
 
 typedef struct Stage {

@@ -449,7 +449,7 @@ def case_lib_name(ctx):
     else:
         members = subprocess.run(["ar", "t", os.path.join(d, name)], capture_output=True,
                                  text=True).stdout.split()
-        if members[-2:] != ["glue.o", "kernels.o"] or "pool.c.o" not in members:
+        if members[-5:] != ["glue.o", "kernels.o", "kernels1.o", "kernels2.o", "kernels3.o"] or "pool.c.o" not in members:
             why.append("archive members: %s" % members)
     return why
 
@@ -524,7 +524,13 @@ def case_times(ctx):
     want = ["front", "lower", "autodiff", "optim", "kir", "schedule", "memplan", "glue", "codegen", "link", "total"]
     if got != want:
         why.append("-v lines for %s, expected %s" % (got, want))
-    if not re.search(r"^mlc build: link .*\(kernels\.o [\d.]+ ms, glue\.o [\d.]+ ms, cc [\d.]+ ms\)$", err, re.M):
+    if not re.search(r"^mlc build: codegen .*\(ir [\d.]+ ms, verify [\d.]+ ms, split [\d.]+ ms, passes [\d.]+ ms\)$",
+                     err, re.M):
+        why.append("-v: the codegen line does not time its steps: %r" % err[-600:])
+    if not re.search(r"^mlc build: link .*\(kernels\.o [\d.]+ ms, glue\.o [\d.]+ ms, cc [\d.]+ ms; "
+                     r"kernels1\.o: read [\d.]+ ms, passes [\d.]+ ms, object [\d.]+ ms; "
+                     r"kernels2\.o: read [\d.]+ ms, passes [\d.]+ ms, object [\d.]+ ms; "
+                     r"kernels3\.o: read [\d.]+ ms, passes [\d.]+ ms, object [\d.]+ ms\)$", err, re.M):
         why.append("-v: the link line does not time its steps: %r" % err[-300:])
     return why
 

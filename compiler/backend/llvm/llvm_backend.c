@@ -70,8 +70,27 @@ static void init_types(LlvmGen *g) {
 
 static bool native_cpu(const BackendOptions *o) { return !o->cpu || !strcmp(o->cpu, "native"); }
 
-// The target machine for the default triple: host CPU + features, or a
+// A target machine for the default triple: host CPU + features, or a
 // named CPU with its own defaults. PIC for Debian's PIE executables.
+LLVMTargetMachineRef llvm_target_machine(int opt_level, const char *cpu, const char *features, char *err,
+                                         size_t errlen) {
+  char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
+  LLVMTargetRef target;
+  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+    err_fail(err, errlen, "llvm: target %s: %s", triple, msg);
+    LLVMDisposeMessage(msg), LLVMDisposeMessage(triple);
+    return NULL;
+  }
+  LLVMCodeGenOptLevel lv = opt_level >= 3 ? LLVMCodeGenLevelAggressive
+                           : opt_level == 2 ? LLVMCodeGenLevelDefault
+                           : opt_level == 1 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone;
+  LLVMTargetMachineRef tm =
+      LLVMCreateTargetMachine(target, triple, cpu, features, lv, LLVMRelocPIC, LLVMCodeModelDefault);
+  LLVMDisposeMessage(triple);
+  if (!tm) err_fail(err, errlen, "llvm: cannot make a target machine for cpu '%s'", cpu);
+  return tm;
+}
+
 static int make_target(LlvmGen *g, char *err, size_t errlen) {
   if (LLVMInitializeNativeTarget() || LLVMInitializeNativeAsmPrinter())
     return err_fail(err, errlen, "llvm: no native target");
@@ -80,20 +99,10 @@ static int make_target(LlvmGen *g, char *err, size_t errlen) {
   } else {
     g->cpu = strdup(g->opt.cpu), g->features = strdup(""), g->cpu_from_llvm = false;
   }
-  char *triple = LLVMGetDefaultTargetTriple(), *msg = NULL;
-  LLVMTargetRef target;
-  if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
-    err_fail(err, errlen, "llvm: target %s: %s", triple, msg);
-    LLVMDisposeMessage(msg), LLVMDisposeMessage(triple);
-    return -1;
-  }
-  LLVMCodeGenOptLevel lv = g->opt.opt_level >= 3 ? LLVMCodeGenLevelAggressive
-                           : g->opt.opt_level == 2 ? LLVMCodeGenLevelDefault
-                           : g->opt.opt_level == 1 ? LLVMCodeGenLevelLess : LLVMCodeGenLevelNone;
-  g->tm = LLVMCreateTargetMachine(target, triple, g->cpu, g->features, lv, LLVMRelocPIC, LLVMCodeModelDefault);
+  if (!(g->tm = llvm_target_machine(g->opt.opt_level, g->cpu, g->features, err, errlen))) return -1;
+  char *triple = LLVMGetTargetMachineTriple(g->tm);
   LLVMSetTarget(g->mod, triple);
   LLVMDisposeMessage(triple);
-  if (!g->tm) return err_fail(err, errlen, "llvm: cannot make a target machine for cpu '%s'", g->cpu);
   LLVMTargetDataRef td = LLVMCreateTargetDataLayout(g->tm);
   char *dl = LLVMCopyStringRepOfTargetData(td);
   LLVMSetDataLayout(g->mod, dl);
@@ -107,6 +116,7 @@ LlvmGen *llvm_gen_new(const BackendOptions *o, char *err, size_t errlen) {
   if (!g) return err_fail(err, errlen, "out of memory"), NULL;
   g->opt = *o;
   if (!g->opt.prefix) g->opt.prefix = "mlc_";
+  g->nparts = 1;
   g->tsc = LLVMOrcCreateNewThreadSafeContext();
   g->ctx = LLVMOrcThreadSafeContextGetContext(g->tsc);
   g->mod = LLVMModuleCreateWithNameInContext("mlc", g->ctx);
@@ -122,6 +132,11 @@ LlvmGen *llvm_gen_new(const BackendOptions *o, char *err, size_t errlen) {
 
 void llvm_gen_free(LlvmGen *g) {
   if (!g) return;
+  for (int i = 1; i < g->nparts; i++) {
+    llvm_part_join(&g->parts[i]);
+    if (g->parts[i].obj) LLVMDisposeMemoryBuffer(g->parts[i].obj);
+  }
+  llvm_split_free(g->split);
   if (g->b) LLVMDisposeBuilder(g->b);
   if (g->ab) LLVMDisposeBuilder(g->ab);
   if (g->mod) LLVMDisposeModule(g->mod);
@@ -302,18 +317,8 @@ int llvm_gen_add(LlvmGen *g, const KirProgram *p, char *err, size_t errlen) {
 }
 
 // ---- verification, passes, output ---------------------------------------------------------------------
-int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
-  if (g->optimized) return 0;
-  if (!g->mod) return err_fail(err, errlen, "llvm: module already taken");
-  char *msg = NULL;
-  if (LLVMVerifyModule(g->mod, LLVMReturnStatusAction, &msg)) {
-    err_fail(err, errlen, "llvm: invalid module (backend bug): %s", msg);
-    LLVMDisposeMessage(msg);
-    return -1;
-  }
-  LLVMDisposeMessage(msg);
-  g->optimized = true;
-  if (g->opt.opt_level <= 0) return 0;
+int llvm_run_passes(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, char *err, size_t errlen) {
+  if (opt_level <= 0) return 0;
   LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
   LLVMPassBuilderOptionsSetLoopVectorization(po, 1);
   LLVMPassBuilderOptionsSetSLPVectorization(po, 1);
@@ -324,11 +329,67 @@ int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
   // copies were most of the module's code and of its build time.
   LLVMPassBuilderOptionsSetLoopInterleaving(po, 0);
   LLVMPassBuilderOptionsSetLoopUnrolling(po, 0);
-  const char *pipe = g->opt.opt_level >= 3 ? "default<O3>" : g->opt.opt_level == 2 ? "default<O2>" : "default<O1>";
-  LLVMErrorRef e = LLVMRunPasses(g->mod, pipe, g->tm, po);
+  const char *pipe = opt_level >= 3 ? "default<O3>" : opt_level == 2 ? "default<O2>" : "default<O1>";
+  LLVMErrorRef e = LLVMRunPasses(m, pipe, tm, po);
   LLVMDisposePassBuilderOptions(po);
   if (e) return fail_error(err, errlen, pipe, e);
   return 0;
+}
+
+void llvm_gen_split(LlvmGen *g, int parts) {
+  MLC_ASSERT(!g->optimized && parts >= 0 && parts <= LLVM_MAX_PARTS);
+  g->want_parts = parts;
+}
+
+void llvm_gen_rare(LlvmGen *g, bool rare) { g->rare = rare; }
+
+// Parts 1.. on their threads (the last two: the rarely run kernels, the
+// entry points); part 0 stays in g->mod (llvm_split.c).
+static int split(LlvmGen *g, char *err, size_t errlen) {
+  g->split = llvm_split_new(g, g->want_parts);
+  for (int i = 1; i <= g->want_parts + 1; i++) {
+    g->parts[i] = (LlvmPart){.index = i, .split = g->split, .opt = &g->opt, .cpu = g->cpu, .features = g->features};
+    if (llvm_part_start(&g->parts[i], err, errlen)) return -1;
+    g->nparts = i + 1;
+  }
+  llvm_split_prune(g->split, g->mod, 0);
+  return 0;
+}
+
+int llvm_gen_optimize(LlvmGen *g, char *err, size_t errlen) {
+  if (g->optimized) return 0;
+  if (!g->mod) return err_fail(err, errlen, "llvm: module already taken");
+  double t0 = llvm_now();
+  char *msg = NULL;
+  if (LLVMVerifyModule(g->mod, LLVMReturnStatusAction, &msg)) {
+    err_fail(err, errlen, "llvm: invalid module (backend bug): %s", msg);
+    LLVMDisposeMessage(msg);
+    return -1;
+  }
+  LLVMDisposeMessage(msg);
+  g->optimized = true;
+  double t1 = llvm_now();
+  // Only objects are split: assembly and IR text are one module's.
+  if (g->want_parts > 0 && g->opt.emit == BE_EMIT_OBJ && split(g, err, errlen)) return -1;
+  double t2 = llvm_now();
+  int rc = llvm_run_passes(g->mod, g->tm, g->opt.opt_level, err, errlen);
+  g->seconds[0] = t1 - t0, g->seconds[1] = t2 - t1, g->seconds[2] = llvm_now() - t2;
+  return rc;
+}
+
+int llvm_gen_parts(const LlvmGen *g) { return g->nparts; }
+
+void llvm_gen_times(const LlvmGen *g, int what, char *buf, size_t len) {
+  if (what == 0) {
+    int n = snprintf(buf, len, "verify %.1f ms", g->seconds[0] * 1e3);
+    if (g->nparts > 1 && n >= 0 && (size_t)n < len)
+      n += snprintf(buf + n, len - (size_t)n, ", split %.1f ms", g->seconds[1] * 1e3);
+    if (n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, ", passes %.1f ms", g->seconds[2] * 1e3);
+    return;
+  }
+  const LlvmPart *p = &g->parts[what];
+  snprintf(buf, len, "read %.1f ms, passes %.1f ms, object %.1f ms", p->seconds[0] * 1e3, p->seconds[1] * 1e3,
+           p->seconds[2] * 1e3);
 }
 
 void llvm_gen_print(LlvmGen *g, StrBuf *b) {
@@ -344,6 +405,14 @@ static int write_text(const char *path, const char *data, size_t len, char *err,
   bool ok = fwrite(data, 1, len, f) == len;
   ok = (f == stdout ? fflush(f) : fclose(f)) == 0 && ok;
   return ok ? 0 : err_fail(err, errlen, "cannot write %s", path);
+}
+
+int llvm_gen_write_part(LlvmGen *g, int part, const char *path, char *err, size_t errlen) {
+  MLC_ASSERT(part >= 1 && part < g->nparts);
+  LlvmPart *p = &g->parts[part];
+  llvm_part_join(p);
+  if (!p->obj) return err_fail(err, errlen, "%s", p->err);
+  return write_text(path, LLVMGetBufferStart(p->obj), LLVMGetBufferSize(p->obj), err, errlen);
 }
 
 int llvm_gen_write(LlvmGen *g, const char *path, char *err, size_t errlen) {
@@ -401,6 +470,7 @@ static int define_absolute(LLVMOrcLLJITRef jit, const char *name, void (*addr)(v
 
 LlvmJit *llvm_jit_new(LlvmGen *g, const LlvmJitSymbol *syms, int nsyms, char *err, size_t errlen) {
   if (llvm_gen_optimize(g, err, errlen)) return NULL;
+  if (g->nparts > 1) return err_fail(err, errlen, "llvm: the module was split into objects"), NULL;
   LLVMOrcJITTargetMachineBuilderRef jtmb;
   LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
   if (e) return fail_error(err, errlen, "jit host", e), NULL;

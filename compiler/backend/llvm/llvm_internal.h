@@ -12,6 +12,37 @@
 #include <llvm-c/Orc.h>
 #include <llvm-c/TargetMachine.h>
 
+#include <pthread.h>
+#include <time.h>
+
+// At most this many kernel parts of one module (llvm_gen_split), and two
+// more: the rarely run kernels' and the entry points'.
+enum { LLVM_MAX_PARTS = 8 };
+
+typedef struct LlvmSplit LlvmSplit;
+
+// Part index >= 1 of a split module, optimised and emitted on its own
+// thread (llvm_split.c): what it reads, then what it leaves.
+typedef struct LlvmPart {
+  int index;
+  const LlvmSplit *split;
+  const BackendOptions *opt;
+  const char *cpu, *features;
+  pthread_t thread;
+  bool started;
+  LLVMMemoryBufferRef obj;  // the object; NULL after a failure (err says why)
+  char err[512];
+  double seconds[3];        // read and prune, passes, object
+} LlvmPart;
+
+// A kernel function and what it costs to compile: the instructions of it
+// and of the functions printed with it (loop functions, trampolines).
+typedef struct LlvmKernelCost {
+  LLVMValueRef fn;
+  long cost;
+  bool hot;   // called by a program not marked rare (llvm_gen_rare)
+} LlvmKernelCost;
+
 struct LlvmGen {
   BackendOptions opt;
   char *cpu, *features;           // from LLVM (LLVMDisposeMessage) or strdup'd
@@ -34,12 +65,21 @@ struct LlvmGen {
   struct LlvmKernelFn *kfns;
   int nkfns, capkfns;
   int kernels_printed, kernels_shared;
+  LlvmKernelCost *korder;         // every kernel function, in print order
+  int nkord, capkord;
+  LlvmSplit *split;               // when the module was split (parts > 1)
+  LlvmPart parts[LLVM_MAX_PARTS + 2]; // parts[1..nparts): the other threads' parts
+  int want_parts;                 // llvm_gen_split: kernel parts (0 or 1: one module)
+  bool rare;                      // llvm_gen_rare: programs added now are rarely run
+  int nparts;                     // 1 until split
+  double seconds[3];              // verify, split, passes (part 0)
 };
 
 typedef struct LlvmKernelFn {
   char *key;                      // malloc'd canonical text; NULL: empty slot
   uint64_t hash;
   LLVMValueRef fn;
+  int ord;                        // its LlvmGen.korder entry
 } LlvmKernelFn;
 
 // What code being printed can see: per program buffer its pointer (NULL when
@@ -85,5 +125,27 @@ void llvm_memo_free(LlvmMemo *m);
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused);
 // Frees the kernel table.
 void llvm_kernels_free(LlvmGen *g);
+
+// Shared by the threads of a split module (llvm_backend.c): a target machine
+// for the options' CPU (NULL with a message), the pass pipeline of an
+// optimisation level (0, or -1 with a message).
+LLVMTargetMachineRef llvm_target_machine(int opt_level, const char *cpu, const char *features, char *err,
+                                         size_t errlen);
+int llvm_run_passes(LLVMModuleRef m, LLVMTargetMachineRef tm, int opt_level, char *err, size_t errlen);
+// llvm_split.c: a function's instruction count; the split of g's verified
+// module into nparts (the assignment and the module's bitcode); what part
+// keeps of a module (in place); a part's thread.
+long llvm_fn_size(LLVMValueRef fn);
+LlvmSplit *llvm_split_new(LlvmGen *g, int nparts);
+void llvm_split_free(LlvmSplit *s);
+void llvm_split_prune(const LlvmSplit *s, LLVMModuleRef m, int part);
+int llvm_part_start(LlvmPart *p, char *err, size_t errlen);
+void llvm_part_join(LlvmPart *p);
+
+static inline double llvm_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 #endif

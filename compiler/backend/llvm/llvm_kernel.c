@@ -1,7 +1,7 @@
 // llvm_kernel.c — prints one kernel-IR kernel as LLVM IR.
 //
 // Input: a kernel of the scheduled, planned program being compiled (g->p,
-// g->k). Output: one internal function
+// g->k). Output: one function (hidden, named PREFIX<program>.<kernel>)
 //   i32 kN(ptr noalias nocapture <param buffers>..., i64 <the syms it uses>...,
 //          i64 rng_seed, ptr pool, ptr errslot)
 // returning 0, or 1 after a failed check (the message pointer is in
@@ -15,11 +15,11 @@
 // Loop maps are the schedule's (kir.h): a chunk loop (threads on) becomes
 //   i32 kN.loopM(<param buffers>, <syms>, seed, errslot, <its captures>, i64 begin, i64 end)
 // (alwaysinline, so the noalias of its pointer parameters survives as
-// scoped alias metadata), called directly over [0, n) when the pool is
-// NULL, or through a trampoline
+// scoped alias metadata), inlined into its one caller, a trampoline
 //   void kN.parM(ptr ctx, i64 begin, i64 end)
-// by mlc_parallel_for(pool, n, grain, kN.parM, ctx), ctx a stack struct of
-// the same values, grain the loop's. mlc_parallel_for returns when every
+// that mlc_parallel_for(pool, n, grain, kN.parM, ctx) calls per chunk, or
+// the kernel over [0, n) when the pool is NULL; ctx is a stack struct of
+// the same values, grain the loop's, and a failure is in the error slot. mlc_parallel_for returns when every
 // chunk has run, so every barrier is met already and prints as nothing. A
 // vector loop carries llvm.loop metadata asking for its lanes. The
 // captures, the grain and which loops are chunked come from the kernel IR;
@@ -698,27 +698,30 @@ static void par_for(LlvmGen *g, LlvmEnv *e, const KStmt *s, LLVMValueRef n) {
   LLVMTypeRef st = LLVMStructTypeInContext(g->ctx, types, (unsigned)nv, 0);
   LLVMValueRef tfn = trampoline(g, lfn, st, types, nv);
 
+  // Pack the values; with a pool, hand the trampoline to
+  // mlc_parallel_for, without one call it over [0, n) on this thread. The
+  // loop body is compiled once, in the trampoline: calling the loop
+  // function directly inlined a second copy of every chunk loop (a third
+  // of a module's code) for no speed.
   LLVMBuilderRef b = g->b;
-  LLVMBasicBlockRef serial = new_bb(g, e, "serial"), threaded = new_bb(g, e, "threaded"), join = new_bb(g, e, "pjoin");
-  LLVMBuildCondBr(b, LLVMBuildIsNull(b, e->pool, ""), serial, threaded);
-  // No pool: the loop function over [0, n) on this thread.
-  LLVMPositionBuilderAtEnd(b, serial);
-  vals[nv] = LLVMConstInt(g->ti64, 0, 0), vals[nv + 1] = n;
-  ret_if_nonzero(g, e, call(g, lfn, vals, (unsigned)nv + 2));
-  LLVMBuildBr(b, join);
-  // Pool: pack the values, hand the trampoline to mlc_parallel_for.
-  LLVMPositionBuilderAtEnd(b, threaded);
   LLVMValueRef ctx = llvm_alloca(g, st, "par.ctx");
   for (int i = 0; i < nv; i++) LLVMBuildStore(b, vals[i], LLVMBuildStructGEP2(b, st, ctx, (unsigned)i, ""));
+  LLVMBasicBlockRef serial = new_bb(g, e, "serial"), threaded = new_bb(g, e, "threaded"), join = new_bb(g, e, "pjoin");
+  LLVMBuildCondBr(b, LLVMBuildIsNull(b, e->pool, ""), serial, threaded);
+  LLVMPositionBuilderAtEnd(b, serial);
+  LLVMValueRef targs[3] = {ctx, LLVMConstInt(g->ti64, 0, 0), n};
+  call(g, tfn, targs, 3);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, threaded);
   LLVMValueRef pargs[5] = {e->pool, n, llvm_expr(g, e, s->grain), tfn, ctx};
   call(g, parfor_decl(g), pargs, 5);
+  LLVMBuildBr(b, join);
+  LLVMPositionBuilderAtEnd(b, join);
   LLVMValueRef msg = LLVMBuildLoad2(b, g->tptr, e->errslot, "");
   LLVMSetOrdering(msg, LLVMAtomicOrderingMonotonic);
   LLVMSetAlignment(msg, 8);
   LLVMValueRef failed = LLVMBuildZExt(b, LLVMBuildIsNotNull(b, msg, ""), g->ti32, "");
   ret_if_nonzero(g, e, failed);
-  LLVMBuildBr(b, join);
-  LLVMPositionBuilderAtEnd(b, join);
 }
 
 // ---- kernels ------------------------------------------------------------------------------------------
@@ -751,6 +754,8 @@ void llvm_kernels_free(LlvmGen *g) {
   for (int i = 0; i < g->capkfns; i++) free(g->kfns[i].key);
   free(g->kfns);
   g->kfns = NULL, g->capkfns = g->nkfns = 0;
+  free(g->korder);
+  g->korder = NULL, g->nkord = g->capkord = 0;
 }
 
 static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used, int nused, int nmsgs) {
@@ -758,10 +763,12 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   int np = k->params.len, n = np + nused + 3 + nmsgs;
   LLVMTypeRef *ps = arena_alloc(p->arena, sizeof(LLVMTypeRef) * (size_t)n);
   for (int i = 0; i < n; i++) ps[i] = i < np || i >= np + nused + 1 ? g->tptr : g->ti64;
+  // A hidden, external symbol under the entry points' prefix: the parts of
+  // a split module (llvm_split.c) call each other's kernels.
   char name[256];
-  snprintf(name, sizeof name, "%s.%s", p->name, k->name);
+  snprintf(name, sizeof name, "%s%s.%s", g->opt.prefix, p->name, k->name);
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
-  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  LLVMSetVisibility(fn, LLVMHiddenVisibility);
   llvm_fn_attrs(g, fn);
   fn_attr(g, fn, "noinline");
   for (int i = 0; i < np; i++) {
@@ -789,6 +796,20 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   return fn;
 }
 
+// The kernel's cost (llvm_split.c): its function and those printed after
+// it, which are its loop functions and trampolines (and the Philox helper,
+// on first use).
+static void record_cost(LlvmGen *g, LLVMValueRef fn) {
+  long cost = 0;
+  for (LLVMValueRef f = fn; f; f = LLVMGetNextFunction(f)) cost += llvm_fn_size(f);
+  if (g->nkord == g->capkord) {
+    g->capkord = g->capkord ? 2 * g->capkord : 256;
+    g->korder = realloc(g->korder, sizeof *g->korder * (size_t)g->capkord);
+    MLC_ASSERT(g->korder);
+  }
+  g->korder[g->nkord++] = (LlvmKernelCost){fn, cost, !g->rare};
+}
+
 LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) {
   StrBuf key = {0};
   kir_kernel_key(&key, g->p, k, used, nused);
@@ -798,6 +819,7 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   if (f->key) {
     sb_free(&key);
     g->kernels_shared++;
+    if (!g->rare) g->korder[f->ord].hot = true;
     return f->fn;
   }
   f->key = key.data, f->hash = h;
@@ -805,5 +827,8 @@ LLVMValueRef llvm_kernel(LlvmGen *g, const KirKernel *k, int *used, int *nused) 
   g->kernels_printed++;
   Vec checks = {0};
   kir_kernel_checks(g->p, k, &checks);
-  return f->fn = print_kernel(g, k, used, *nused, checks.len);
+  f->fn = print_kernel(g, k, used, *nused, checks.len);
+  f->ord = g->nkord;
+  record_cost(g, f->fn);
+  return f->fn;
 }

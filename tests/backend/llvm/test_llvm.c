@@ -53,6 +53,7 @@
 #include "kernels/round16.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -652,8 +653,7 @@ static int count(const char *s, const char *needle) {
 }
 
 // g (square) takes a leading argument of 5 elements.
-static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char *why, size_t len) {
-  KirEntryFn run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, fn, why, len);
+static bool run_entry(KirEntryFn run, const char *fn, int64_t n, bool square, char *why, size_t len) {
   if (!run) return false;
   float a[64], b[64], c[5] = {0}, y[64] = {0};
   for (int i = 0; i < n; i++) a[i] = (float)i - 10, b[i] = 3;
@@ -671,6 +671,10 @@ static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char 
   return true;
 }
 
+static bool run_shared(LlvmJit *j, const char *fn, int64_t n, bool square, char *why, size_t len) {
+  return run_entry((KirEntryFn)(uintptr_t)llvm_jit_lookup(j, fn, why, len), fn, n, square, why, len);
+}
+
 static void test_shared_kernels(void) {
   Arena *a = arena_new();
   char why[512] = "";
@@ -686,9 +690,9 @@ static void test_shared_kernels(void) {
   if (ok) {
     StrBuf b = {0};
     llvm_gen_print(gen, &b);
-    ok = count(b.data, "define internal i32 @f.k") == 2 && count(b.data, "define internal i32 @g.k") == 1;
+    ok = count(b.data, "define hidden i32 @mlc_f.k") == 2 && count(b.data, "define hidden i32 @mlc_g.k") == 1;
     if (!ok) snprintf(why, sizeof why, "%d kernels of f and %d of g defined, want 2 and 1",
-                      count(b.data, "define internal i32 @f.k"), count(b.data, "define internal i32 @g.k"));
+                      count(b.data, "define hidden i32 @mlc_f.k"), count(b.data, "define hidden i32 @mlc_g.k"));
     sb_free(&b);
   }
   check("identical kernels of two programs are compiled once", ok, why);
@@ -728,6 +732,88 @@ static const char *VECTOR_KIR =
     "  }\n"
     "  out1[0] = s2\n"
     "}\n";
+
+// ---- a module split into objects ---------------------------------------------------------------
+// SHARED's module in two kernel parts, the rarely run part (g's own kernel,
+// the mul) and the entry points' part: the objects (read back into bufs[],
+// malloc'd) of one compilation.
+static int split_objects(const char *dir, char *bufs[4], size_t lens[4], char *why, size_t len) {
+  Arena *a = arena_new();
+  DiagSink ds;
+  diag_init(&ds, a);
+  IrModule *m = ir_parse(a, src_from_string(a, "s.ir", SHARED, strlen(SHARED)), &ds);
+  KirProgram *f = m && ir_verify(m, &ds) ? planned(a, m, VEC_AT(m->funcs, IrFunc, 0), NULL, why, len) : NULL;
+  KirProgram *g = f ? planned(a, m, VEC_AT(m->funcs, IrFunc, 1), NULL, why, len) : NULL;
+  BackendOptions o = backend_default_options();
+  o.opt_level = 2, o.threads = false;
+  LlvmGen *gen = g ? llvm_gen_new(&o, why, len) : NULL;
+  bool ok = gen && !llvm_gen_add(gen, f, why, len);
+  if (ok) llvm_gen_rare(gen, true);
+  ok = ok && !llvm_gen_add(gen, g, why, len);
+  if (ok) llvm_gen_split(gen, 2);
+  ok = ok && !llvm_gen_optimize(gen, why, len);
+  int n = ok ? llvm_gen_parts(gen) : 0;
+  if (ok && n != 4) ok = false, snprintf(why, len, "%d parts, want 4", n);
+  for (int i = 0; ok && i < n; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/k%d.o", dir, i);
+    ok = !(i ? llvm_gen_write_part(gen, i, path, why, len) : llvm_gen_write(gen, path, why, len));
+    FILE *fp = ok ? fopen(path, "rb") : NULL;
+    if (!fp) continue;
+    fseek(fp, 0, SEEK_END);
+    lens[i] = (size_t)ftell(fp);
+    rewind(fp);
+    bufs[i] = malloc(lens[i] + 1);
+    ok = bufs[i] && fread(bufs[i], 1, lens[i], fp) == lens[i];
+    fclose(fp);
+  }
+  llvm_gen_free(gen);
+  arena_free(a);
+  return ok ? n : -1;
+}
+
+static bool has_bytes(const char *buf, size_t len, const char *s) {
+  size_t n = strlen(s);
+  for (size_t i = 0; i + n <= len; i++)
+    if (!memcmp(buf + i, s, n)) return true;
+  return false;
+}
+
+// Split twice: the same objects; linked into a shared object, f and g
+// compute their results (each kernel is defined in one part only, or the
+// link fails).
+static void test_split(void) {
+  char why[512] = "", dir[] = "/tmp/mlc_test_split_XXXXXX";
+  char *b1[4] = {0}, *b2[4] = {0};
+  size_t l1[4] = {0}, l2[4] = {0};
+  bool ok = mkdtemp(dir) && split_objects(dir, b1, l1, why, sizeof why) == 4 &&
+            split_objects(dir, b2, l2, why, sizeof why) == 4;
+  for (int i = 0; ok && i < 4; i++)
+    if (l1[i] != l2[i] || memcmp(b1[i], b2[i], l1[i])) ok = false, snprintf(why, sizeof why, "part %d differs", i);
+  check("a split module gives the same objects every time", ok, why);
+  // g's own kernel is in the rarely run part only (the entry part refers to it)
+  bool rare = ok && has_bytes(b1[2], l1[2], "mlc_g.k") && !has_bytes(b1[0], l1[0], "mlc_g.k") &&
+              !has_bytes(b1[1], l1[1], "mlc_g.k");
+  check("the kernel only a rare program calls is in the rarely run part", rare, ok ? "it is not" : why);
+  char so[600], cmd[2200];
+  snprintf(so, sizeof so, "%s/s.so", dir);
+  snprintf(cmd, sizeof cmd, "cc -shared -o %s %s/k0.o %s/k1.o %s/k2.o %s/k3.o", so, dir, dir, dir, dir);
+  ok = ok && system(cmd) == 0;
+  if (!ok && !why[0]) snprintf(why, sizeof why, "cc -shared failed");
+  void *h = ok ? dlopen(so, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (ok && !h) snprintf(why, sizeof why, "dlopen: %s", dlerror());
+  ok = h && run_entry((KirEntryFn)(uintptr_t)dlsym(h, "mlc_f"), "mlc_f", 37, false, why, sizeof why) &&
+       run_entry((KirEntryFn)(uintptr_t)dlsym(h, "mlc_g"), "mlc_g", 23, true, why, sizeof why);
+  check("the objects of a split module link and compute their programs' results", ok, why);
+  if (h) dlclose(h);
+  for (int i = 0; i < 4; i++) {
+    free(b1[i]), free(b2[i]);
+    snprintf(cmd, sizeof cmd, "%s/k%d.o", dir, i);
+    remove(cmd);
+  }
+  remove(so);
+  rmdir(dir);
+}
 
 static void test_kir_text(MlcPool *pool) {
   Arena *a = arena_new();
@@ -842,6 +928,7 @@ int main(void) {
   test_vectorises(false);
   test_vectorises(true);
   test_shared_kernels();
+  test_split();
   test_kir_text(pool);
   test_emit("native", BE_EMIT_OBJ, "o");
   test_emit("native", BE_EMIT_ASM, "s");
