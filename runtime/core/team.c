@@ -158,7 +158,8 @@ static bool away(const MlcTeam *t, const Slot *s) {
 // live job; else posts a new one (false when the pool cannot take it).
 static bool hold(MlcTeam *t, int64_t n) {
   bool need = !t->posted || !mlc_pool_live(t->pool, t->ticket);
-  for (int64_t i = 0; i < n && !need; i++) need = atomic_load(&t->slot[i].left) == t->ticket || t->slot[i].missed;
+  for (int64_t i = 0; i < n && !need; i++)
+    need = atomic_load(&t->slot[i].left) == t->ticket || t->slot[i].missed;
   if (!need) return true;
   t->posted = mlc_pool_post(t->pool, t->nslots, team_job, t, &t->ticket);
   t->posted_ns = now_ns();
@@ -186,11 +187,11 @@ void mlc_team_run(MlcTeam *t, int64_t nparts, MlcRangeFn fn, void *arg, size_t b
     if (take(s)) { // its worker is not there: the caller's
       fn(arg, i + 1, i + 2);
       s->missed = away(t, s);
-    }
-    else
+    } else {
       for (int k = 0; atomic_load_explicit(&s->job, memory_order_acquire) != DONE; k++)
         if (k < 1 << 12) cpu_relax();
-        else sched_yield();
+        else sched_yield(); // the worker was descheduled mid-part
+    }
     atomic_store_explicit(&s->job, EMPTY, memory_order_relaxed);
   }
 }

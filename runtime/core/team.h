@@ -20,8 +20,8 @@ bool mlc_pool_live(const MlcPool *pool, unsigned ticket);
 // A team holds each of a pool's workers in a loop of its own (a slot) while
 // its owner runs a sequence of parallel parts: mlc_team_run(t, n, fn, arg,
 // bytes) runs fn(arg, 0, 1) on the caller and fn(arg', i, i + 1) on slot
-// i - 1's worker, then returns when all n are done, with a handshake on one
-// cache line per slot instead of a publication and a join of the pool's.
+// i - 1's worker, then returns when all n are done, with a handshake on the
+// slot's cache lines instead of a publication and a join of the pool's.
 // arg' is a copy of arg's first `bytes` bytes in the slot when 0 < bytes <=
 // MLC_TEAM_ARG_BYTES (a self-contained argument: the worker then fetches
 // its lines at once, not one pointer at a time from the caller's core),
