@@ -72,7 +72,6 @@ static void prefetch_a(const Gemv *s) {
 // Columns [j0, j1) of C, strip by strip, each over all K blocks.
 static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
   const Gemm *g = &s->g;
-  prefetch_a(s);
   int mr = (int)g->m, w = gemv_avx512_width(mr);
   int64_t kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
   uint32_t epi = g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16);
@@ -100,6 +99,7 @@ _Static_assert(sizeof(GemvSplit) <= MLC_TEAM_ARG_BYTES, "a team copies the split
 
 static void gemv_task(void *vs, int64_t b, int64_t e) {
   const GemvSplit *t = vs;
+  prefetch_a(&t->s);
   for (int64_t i = b; i < e; i++) gemv_region(&t->s, i * t->step, min64((i + 1) * t->step, t->s.g.n));
 }
 
