@@ -6,6 +6,7 @@
 //   bench_kernels gemm THREADS M N K [TA TB]   GFLOP/s of mlc_sgemm (median)
 //   bench_kernels conv THREADS N C H W O K PAD fwd, grad_input, grad_weight ms
 //   bench_kernels pool THREADS                 per-region cost of mlc_parallel_for
+//   bench_kernels team THREADS                 per-run cost of a held team (mlc_team_run)
 //
 // Every figure is the median of several timed repeats after a warm-up, each
 // repeat long enough (>= ~20 ms) for the clock; one line per figure:
@@ -18,6 +19,7 @@
 
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
+#include "runtime/core/team.h"
 
 enum { REPEATS = 7 };
 
@@ -165,10 +167,54 @@ static int bench_pool(int threads) {
   return 0;
 }
 
+// ---- team ---------------------------------------------------------------------------------------
+enum { PART_NS = 1000 };
+
+// A part that keeps its thread busy for PART_NS.
+static void busy(void *vp, int64_t b, int64_t e) {
+  (void)vp, (void)b, (void)e;
+  double t0 = now();
+  while (now() - t0 < PART_NS * 1e-9) {
+  }
+}
+
+typedef struct TeamArgs {
+  MlcPool *pool;
+  MlcTeam *team;
+} TeamArgs;
+
+static void team_once(void *vt) {
+  TeamArgs *t = vt;
+  mlc_team_run(t->team, mlc_pool_threads(t->pool), busy, NULL, 0);
+}
+
+static void fork_once(void *vt) {
+  TeamArgs *t = vt;
+  mlc_parallel_for(t->pool, mlc_pool_threads(t->pool), 1, busy, NULL);
+}
+
+// What a run of one 1 us part per thread costs past the 1 us, back to back
+// as a batch-1 predict issues its products: through a held team, and as a
+// region of the pool's.
+static int bench_team(int threads) {
+  TeamArgs t = {.pool = mlc_pool_new(threads)};
+  if (!(t.team = mlc_team_new(t.pool))) return fprintf(stderr, "bench_kernels: team needs 2 threads or more\n"), 2;
+  double r[REPEATS], q[REPEATS];
+  time_calls(team_once, &t, r);
+  time_calls(fork_once, &t, q);
+  printf("team threads=%d: %.3f us past the 1 us parts per run (median of %d, min %.3f); "
+         "pool region %.3f us (min %.3f)\n", threads, r[REPEATS / 2] * 1e6 - 1, REPEATS, r[0] * 1e6 - 1,
+         q[REPEATS / 2] * 1e6 - 1, q[0] * 1e6 - 1);
+  mlc_team_free(t.team);
+  mlc_pool_free(t.pool);
+  return 0;
+}
+
 static int usage(void) {
   fprintf(stderr, "usage: bench_kernels gemm THREADS M N K [TA TB]\n"
                   "       bench_kernels conv THREADS N C H W O K PAD\n"
-                  "       bench_kernels pool THREADS\n");
+                  "       bench_kernels pool THREADS\n"
+                  "       bench_kernels team THREADS\n");
   return 2;
 }
 
@@ -181,5 +227,6 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "conv") && argc >= 10)
     return bench_conv(threads, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
   if (!strcmp(argv[1], "pool")) return bench_pool(threads);
+  if (!strcmp(argv[1], "team")) return bench_team(threads);
   return usage();
 }

@@ -19,11 +19,13 @@
 #include "../gemm_ref.h"
 #include "gemv.h"
 #include "mlc_rt.h"
+#include "runtime/core/team.h"
 
 // Below this many bytes of B a product runs on the caller: a parallel
 // region costs about 0.5 us (runtime/core/pool.c), reading 256 KiB from L2
-// about 4 us.
+// about 2 us; a held team's run (runtime/core/team.c) costs about 0.1 us.
 #define GEMV_PAR_MIN_BYTES (256 << 10)
+#define GEMV_TEAM_MIN_BYTES (32 << 10)
 
 #if defined(__x86_64__) || defined(__i386__)
 bool gemv_available(void) { return gemm_current() == &gemm_avx512; }
@@ -47,8 +49,10 @@ bool gemv_fits(const Gemm *g) { return g->m <= GEMV_MR && g->csb == 1 && gemv_av
 
 // One call's operands as the strips read them: A (rounded when the
 // product is), B in one of gemv.h's forms, rsb its row stride in elements.
+// Self-contained (no pointer to the caller's frame), so that a held team
+// copies it to its workers whole (runtime/core/team.h).
 typedef struct Gemv {
-  const Gemm *g;
+  Gemm g;
   const float *a;
   int64_t rsa, csa;
   const void *b;
@@ -56,9 +60,18 @@ typedef struct Gemv {
   int form, esize; // GEMV_B_*, bytes per B element
 } Gemv;
 
+// A's rows (k-contiguous) fetched at once: on a thread other than the one
+// that wrote them (the previous layer's other columns), each line is a
+// miss to that core, which the strip's k loop would meet one at a time.
+static void prefetch_a(const Gemv *s) {
+  if (s->csa != 1) return;
+  for (int64_t i = 0; i < s->g.m; i++)
+    for (int64_t p = 0; p < s->g.k; p += 16) __builtin_prefetch(s->a + i * s->rsa + p);
+}
+
 // Columns [j0, j1) of C, strip by strip, each over all K blocks.
 static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
-  const Gemm *g = s->g;
+  const Gemm *g = &s->g;
   int mr = (int)g->m, w = gemv_avx512_width(mr);
   int64_t kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
   uint32_t epi = g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16);
@@ -78,13 +91,16 @@ static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
 }
 
 typedef struct GemvSplit {
-  const Gemv *s;
+  Gemv s;
   int64_t step; // columns per task, whole vectors
 } GemvSplit;
 
+_Static_assert(sizeof(GemvSplit) <= MLC_TEAM_ARG_BYTES, "a team copies the split whole");
+
 static void gemv_task(void *vs, int64_t b, int64_t e) {
   const GemvSplit *t = vs;
-  for (int64_t i = b; i < e; i++) gemv_region(t->s, i * t->step, min64((i + 1) * t->step, t->s->g->n));
+  prefetch_a(&t->s);
+  for (int64_t i = b; i < e; i++) gemv_region(&t->s, i * t->step, min64((i + 1) * t->step, t->s.g.n));
 }
 
 // Tasks take runs of whole 16-column vectors (narrower strips than one
@@ -92,7 +108,7 @@ static void gemv_task(void *vs, int64_t b, int64_t e) {
 // 16-bit copy's column groups are never cut.
 int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) {
   uint32_t round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
-  Gemv s = {.g = g, .a = g->a, .rsa = g->rsa, .csa = g->csa, .b = g->b, .rsb = g->rsb,
+  Gemv s = {.g = *g, .a = g->a, .rsa = g->rsa, .csa = g->csa, .b = g->b, .rsb = g->rsb,
             .form = GEMV_B_F32, .esize = 4};
   if (round) {
     bool bf = round & MLC_GEMM_BF16;
@@ -113,14 +129,18 @@ int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) 
       s.a = ar, s.rsa = g->k, s.csa = 1;
     }
   }
+  MlcTeam *team = mlc_team_current();
+  bool held = mlc_team_parts(team, pool) > 1;
   int64_t vecs = (g->n + 15) / 16, parts = mlc_pool_threads(pool);
-  if ((double)g->k * (double)g->n * s.esize < GEMV_PAR_MIN_BYTES) parts = 1;
+  if ((double)g->k * (double)g->n * s.esize < (held ? GEMV_TEAM_MIN_BYTES : GEMV_PAR_MIN_BYTES)) parts = 1;
   parts = min64(parts < 1 ? 1 : parts, vecs);
   if (parts <= 1) {
     gemv_region(&s, 0, g->n);
     return 0;
   }
-  GemvSplit t = {.s = &s, .step = (vecs + parts - 1) / parts * 16};
-  mlc_parallel_for(pool, (g->n + t.step - 1) / t.step, 1, gemv_task, &t);
+  GemvSplit t = {.s = s, .step = (vecs + parts - 1) / parts * 16};
+  int64_t tasks = (g->n + t.step - 1) / t.step;
+  if (held) mlc_team_run(team, tasks, gemv_task, &t, sizeof t);
+  else mlc_parallel_for(pool, tasks, 1, gemv_task, &t);
   return 0;
 }

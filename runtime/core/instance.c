@@ -26,6 +26,7 @@
 #include "instance.h"
 #include "rng.h"
 #include "rt_util.h"
+#include "team.h"
 
 // Why the last call on a NULL instance, or the last failed
 // mlc_instance_new, failed (mlc_instance_error(NULL)).
@@ -61,6 +62,7 @@ void mlc_instance_free(MlcInstance *in) {
   if (!in) return;
   MlcOptions o = in->opt;
   if (in->dev) in->m->device->ops->close(in->dev);
+  mlc_team_free(in->team); // before its pool
   if (in->ctx.pool) mlc_pool_free(in->ctx.pool);
   mlc_gemm_cache_free(in->gcache);
   for (int i = 0; in->raw && i < in->m->nstates; i++) hook_free(&o, in->raw[i]);
@@ -242,6 +244,7 @@ MlcInstance *rt_instance_new(const MlcModel *m, const MlcOptions *opt, const int
     return NULL;
   }
   if (ok && c->pool) gemm_cache_init(in);
+  if (ok && c->pool && !in->dev) in->team = mlc_team_new(c->pool); // NULL: products fork and join
   int64_t want = o.max_batch > 0 ? o.max_batch : m->recipe.batch > 0 ? m->recipe.batch : 1;
   if (!ok || !c->pool || rt_instance_reserve(in, want)) {
     rt_err(err, errlen, "%s", in->err[0] ? in->err : "out of memory allocating the model's state");
@@ -417,13 +420,16 @@ static int check_call(MlcInstance *in, const char *fn, int64_t b, const void *co
 }
 
 // One entry point's call. constant: it changes no parameter (predict,
-// eval), so the GEMM may read its copies of them (gcache) meanwhile.
+// eval), so the GEMM may read its copies of them (gcache) meanwhile, and
+// its small products split across the held team (team.h).
 static int entry(MlcInstance *in, const char *fn, MlcEntry e, int64_t b, const void *const *inputs,
                  void *const *outs, bool constant) {
   in->ctx.nonfinite_site = -1;
   if (!constant) mlc_gemm_cache_clear(in->gcache);
   MlcGemmCache *was = mlc_gemm_cache_use(constant ? in->gcache : NULL);
+  MlcTeam *team_was = mlc_team_use(constant ? in->team : NULL);
   int rc = e(&in->ctx, b, inputs, outs);
+  mlc_team_use(team_was);
   mlc_gemm_cache_use(was);
   if (rc != MLC_OK) return rt_err(in->err, sizeof in->err, "%s: %s", fn, in->ctx.err);
   return 0;

@@ -20,6 +20,7 @@ struct MlcInstance {
   float last_lr, last_gnorm;
   float aux[MLC_MAX_AUX]; // the last train_step's auxiliary values (m->naux of them)
   struct MlcGemmCache *gcache; // k-major copies of the parameters for predict/eval (NULL: none)
+  struct MlcTeam *team;        // the pool's workers held across predict/eval's products (NULL: none)
   MlcDevice *dev;        // on a GPU (opt.device CUDA, or AUTO and one opened): where the state lives
   char device[400];      // "cuda: NVIDIA H200 (...)", "cpu", "cpu (no CUDA device)"
   char err[1024];

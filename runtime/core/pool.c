@@ -219,3 +219,29 @@ void mlc_parallel_for(MlcPool *p, int64_t n, int64_t grain, MlcRangeFn fn, void 
   // The last chunks finish on other threads.
   for (int i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < nchunks; i++) backoff(i);
 }
+
+// ---- posted jobs (runtime/core/team.c) ------------------------------------------------------
+#include "team.h"
+
+// A job published to the workers alone: the caller runs none of its
+// chunks and returns at once. It stays the pool's job until the next
+// publication, which (like any) first waits until no worker is inside it:
+// a chunk that holds its worker (team.c's) returns once the job is no
+// longer live. *ticket (written before the job is visible) names it.
+bool mlc_pool_post(MlcPool *p, int64_t n, MlcRangeFn fn, void *arg, unsigned *ticket) {
+  if (!p || p->nthreads == 1 || n <= 0 || in_job) return false;
+  unsigned g = atomic_load(&p->gen);
+  atomic_store(&p->gen, g + 1); // odd: writing
+  for (int i = 0; atomic_load(&p->inside); i++) backoff(i);
+  p->fn = fn, p->arg = arg, p->n = n, p->grain = 1, p->nchunks = n;
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  *ticket = g + 2;
+  atomic_store(&p->gen, g + 2); // even: published
+  if (atomic_load(&p->sleepers)) gen_wake(p);
+  return true;
+}
+
+bool mlc_pool_live(const MlcPool *p, unsigned ticket) {
+  return atomic_load_explicit(&((MlcPool *)p)->gen, memory_order_acquire) == ticket;
+}

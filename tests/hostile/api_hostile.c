@@ -244,16 +244,18 @@ static void normal_use(mlc_clf *m, const char *dir) {
 // predict may keep transposed copies of the weights between calls; every
 // way the weights change must still be seen by the next call: a train
 // step, a weights file, and writes through state()'s pointer (after it was
-// handed out, at any later time).
-static void weights_seen(const char *dir) {
+// handed out, at any later time). With 1 thread and with 2 (predict and
+// eval then hold the pool's worker between products, runtime/core/team.h,
+// and train_step and save take it back).
+static void weights_seen(const char *dir, int threads) {
   float x[B * NX], p0[NOUT], p1[NOUT], p2[NOUT], q[B * NOUT];
   int32_t y[B];
   make_batch(x, y);
   mlc_clf_options o = mlc_clf_default_options();
-  o.threads = 1;
+  o.threads = threads;
   mlc_clf *m = mlc_clf_create(&o), *r = mlc_clf_create(&o);
   char path[1024];
-  snprintf(path, sizeof path, "%s/seen.st", dir);
+  snprintf(path, sizeof path, "%s/seen%d.st", dir, threads);
   bool ok = m && r && !mlc_clf_predict(m, 1, x, p0) && !mlc_clf_train_step(m, B, x, y, NULL) &&
             !mlc_clf_predict(m, 1, x, p1) && !mlc_clf_save_weights(m, path) &&
             !mlc_clf_load_weights(r, path) && !mlc_clf_predict(r, 1, x, q);
@@ -295,7 +297,8 @@ int main(int argc, char **argv) {
     normal_use(m, argv[1]);
     mlc_clf_destroy(m);
   }
-  weights_seen(argv[1]);
+  weights_seen(argv[1], 1);
+  weights_seen(argv[1], 2);
   printf("%d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -9,7 +9,8 @@
 // 0, 1, 7, 63, 65, 257 and past one and two K blocks, all four transposes
 // (NT and TT through the cache's k-major copy, and again without a cache),
 // padded leading dimensions, alpha/beta and every epilogue; 1, 2 and 3
-// threads identical on shapes the path splits by columns. The cache: a
+// threads identical on shapes the path splits by columns, forked and
+// joined or through a held team. The cache: a
 // copy is made once and read until the cache is cleared, a removed range
 // and an operand outside (or only partly inside) the declared ranges are
 // read as they are, and nothing is cached on a thread where the cache is
@@ -32,6 +33,7 @@
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
 #include "rand_data.h"
+#include "runtime/core/team.h"
 #include "unit.h"
 #include "gemm_case.h"
 
@@ -140,18 +142,25 @@ static void scalars_and_epilogues(void) {
       }
 }
 
-// Same bits with 1, 2 and 3 threads, B large enough to be split.
+// Same bits with 1, 2 and 3 threads, B large enough to be split, and with
+// 2 and 3 threads through a held team (runtime/core/team.h), which splits
+// smaller products too (the fc2 shape 128 x 256 below).
 static void thread_counts(void) {
   static const Case cases[] = {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 1, 256, 784, 0, 1, 0},
+                               {MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 1, 128, 256, 0, 1, 0},
                                {0, 1, 1000, 784, 1, 1, 0},
                                {MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_COL, 3, 300, 1030, 2, 0.5f, 1},
                                {MLC_GEMM_RESIDUAL, 4, 517, 257, 0, 1, 0},
                                {MLC_GEMM_BF16 | MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 1, 520, 784, 0, 1, 0},
                                {MLC_GEMM_F16 | MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL, 2, 1000, 600, 1, 1, 0},
+                               {MLC_GEMM_BF16 | MLC_GEMM_TRANS_B, 1, 200, 300, 0, 1, 0},
                                {MLC_GEMM_BF16, 1, 1000, 784, 1, 1, 0},
                                {MLC_GEMM_F16 | MLC_GEMM_TRANS_A | MLC_GEMM_RESIDUAL, 3, 517, 700, 2, 0.5f, 1},
                                {MLC_GEMM_BF16 | MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B, 4, 600, 300, 0, 1, 0}};
+  enum { RUNS = 5 }; // pools 1, 2, 3; then 2, 3 with their teams current
   MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
+  MlcTeam *teams[3] = {NULL, mlc_team_new(pools[1]), mlc_team_new(pools[2])};
+  check("team: none for a pool of one thread, one for 2 and 3", !mlc_team_new(pools[0]) && teams[1] && teams[2]);
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     const Case *t = &cases[i];
     Operands o;
@@ -159,20 +168,27 @@ static void thread_counts(void) {
     MlcGemmCache *cache = mlc_gemm_cache_new();
     mlc_gemm_cache_add(cache, o.b, (size_t)((t->flags & MLC_GEMM_TRANS_B ? t->n : t->k) * o.ldb) * sizeof(float));
     MlcGemmCache *was = mlc_gemm_cache_use(cache);
-    float *c[3];
-    for (int p = 0; p < 3; p++) c[p] = run(pools[p], t, &o);
+    float *c[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+      int p = r < 3 ? r : r - 2;
+      MlcTeam *tw = mlc_team_use(r < 3 ? NULL : teams[p]);
+      c[r] = run(pools[p], t, &o);
+      mlc_team_use(tw);
+    }
     mlc_gemm_cache_use(was);
     float *cr = run_ref_f32(t, &o);
     char name[160], msg[256];
     name_case(t, name, sizeof name);
-    snprintf(msg, sizeof msg, "%s identical with 1, 2, 3 threads and to gemm_ref.h", name);
-    check(msg, c[0] && c[1] && c[2] && !differ(t, &o, c[0], c[1]) && !differ(t, &o, c[0], c[2]) &&
-                   !differ(t, &o, c[0], cr));
-    for (int p = 0; p < 3; p++) free(c[p]);
+    snprintf(msg, sizeof msg, "%s identical with 1, 2, 3 threads, with teams and to gemm_ref.h", name);
+    bool same = c[0] && !differ(t, &o, c[0], cr);
+    for (int r = 1; r < RUNS; r++) same &= c[r] && !differ(t, &o, c[0], c[r]);
+    check(msg, same);
+    for (int r = 0; r < RUNS; r++) free(c[r]);
     free(cr);
     mlc_gemm_cache_free(cache);
     operands_free(&o);
   }
+  for (int p = 0; p < 3; p++) mlc_team_free(teams[p]);
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
 }
 
