@@ -27,21 +27,18 @@
 #define GEMV_PAR_MIN_BYTES (256 << 10)
 #define GEMV_TEAM_MIN_BYTES (32 << 10)
 
+// The strip kernel of the GEMM variant in use, NULL where it has none
+// (the blocked GEMM then takes every product).
+static const GemvKernel *gemv_kernel(void) {
 #if defined(__x86_64__) || defined(__i386__)
-bool gemv_available(void) { return gemm_current() == &gemm_avx512; }
-#else
-bool gemv_available(void) { return false; }
-int gemv_avx512_width(int mr) { return (void)mr, 16; }
-void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
-                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
-                       const GemmEpi *e) {
-  (void)form, (void)kc, (void)a, (void)rsa, (void)csa, (void)b, (void)rsb, (void)mr, (void)nr, (void)c,
-      (void)ldc, (void)e;
-}
-void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst) {
-  (void)flags, (void)n, (void)src, (void)dst;
-}
+  const GemmVariant *v = gemm_current();
+  if (v == &gemm_avx512) return &gemv_avx512;
+  if (v == &gemm_avx2 && gemv_avx2.supported()) return &gemv_avx2;
 #endif
+  return NULL;
+}
+
+bool gemv_available(void) { return gemv_kernel() != NULL; }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -58,6 +55,7 @@ typedef struct Gemv {
   const void *b;
   int64_t rsb;
   int form, esize; // GEMV_B_*, bytes per B element
+  const GemvKernel *kern;
 } Gemv;
 
 // A's rows (k-contiguous) fetched at once: on a thread other than the one
@@ -72,7 +70,7 @@ static void prefetch_a(const Gemv *s) {
 // Columns [j0, j1) of C, strip by strip, each over all K blocks.
 static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
   const Gemm *g = &s->g;
-  int mr = (int)g->m, w = gemv_avx512_width(mr);
+  int mr = (int)g->m, w = s->kern->width(mr);
   int64_t kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
   uint32_t epi = g->flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16);
   for (int64_t jc = j0; jc < j1; jc += w) {
@@ -84,8 +82,8 @@ static void gemv_region(const Gemv *s, int64_t j0, int64_t j1) {
                    .bias_col = g->bias ? g->bias + jc : NULL, .bias_row = g->bias,
                    .aux = g->aux ? g->aux + jc : NULL};
       const char *b = (const char *)s->b + (pc * s->rsb + jc) * s->esize;
-      gemv_avx512_strip(s->form, kc, s->a + pc * s->csa, s->rsa, s->csa, b, s->rsb, mr, nr,
-                        g->c + jc, g->ldc, &e);
+      s->kern->strip(s->form, kc, s->a + pc * s->csa, s->rsa, s->csa, b, s->rsb, mr, nr,
+                     g->c + jc, g->ldc, &e);
     }
   }
 }
@@ -109,7 +107,7 @@ static void gemv_task(void *vs, int64_t b, int64_t e) {
 int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) {
   uint32_t round = g->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   Gemv s = {.g = *g, .a = g->a, .rsa = g->rsa, .csa = g->csa, .b = g->b, .rsb = g->rsb,
-            .form = GEMV_B_F32, .esize = 4};
+            .form = GEMV_B_F32, .esize = 4, .kern = gemv_kernel()};
   if (round) {
     bool bf = round & MLC_GEMM_BF16;
     if (b16) s.b = b16, s.rsb = gemv_pad16(g->n), s.esize = 2, s.form = bf ? GEMV_B_BF16 : GEMV_B_F16;
@@ -124,7 +122,7 @@ int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded) 
           for (int64_t p = 0; p < g->k; p++) dst[p] = src[p * g->csa];
           src = dst;
         }
-        gemv_avx512_round(round, g->k, src, dst);
+        s.kern->round(round, g->k, src, dst);
       }
       s.a = ar, s.rsa = g->k, s.csa = 1;
     }

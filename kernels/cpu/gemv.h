@@ -1,5 +1,5 @@
 // gemv.h — what gemm.c's dispatch shares with the small-M path (gemv.c,
-// gemv_avx512.c) and the cache of constant operands (gemm_cache.c).
+// gemv_avx512.c, gemv_avx2.c) and the cache of constant operands (gemm_cache.c).
 #ifndef MLC_GEMV_H
 #define MLC_GEMV_H
 
@@ -8,14 +8,14 @@
 #include "gemm_internal.h"
 
 // The small-M path: products of at most GEMV_MR rows whose op(B) is
-// k-major (csb == 1), on the AVX-512 variant. One strip kernel call
+// k-major (csb == 1), on the AVX-512 and AVX2 variants. One strip kernel call
 // computes rows [0, mr) x columns [0, nr) over kc steps with GemmKernel's
 // contract (gemm_internal.h): each element one fmaf chain in k order from
 // 0, then the epilogue record. So the path gives the blocked GEMM's bits.
 enum { GEMV_MR = 4 };
 
-// Whether the path runs (the AVX-512 variant is in use), and whether it
-// takes g.
+// Whether the path runs (the AVX-512 or AVX2 variant is in use, the
+// latter with F16C), and whether it takes g.
 bool gemv_available(void);
 bool gemv_fits(const Gemm *g);
 
@@ -27,7 +27,7 @@ bool gemv_fits(const Gemm *g);
 //   GEMV_B_F16        of gemv_pad16(n) values, zero past n; bf16 groups of
 //                     16 columns in gemv_bf16_pos's order, f16 in order.
 // The A elements of a rounded product are rounded before the call
-// (gemv_avx512_round), so the kernel only multiplies rounded operands.
+// (GemvKernel.round), so the kernel only multiplies rounded operands.
 enum { GEMV_B_F32, GEMV_B_ROUND_BF16, GEMV_B_ROUND_F16, GEMV_B_BF16, GEMV_B_F16 };
 
 // mlc_sgemm through the small-M path (gemv_fits(g)): B is g->b, or with
@@ -35,21 +35,29 @@ enum { GEMV_B_F32, GEMV_B_ROUND_BF16, GEMV_B_ROUND_F16, GEMV_B_BF16, GEMV_B_F16 
 // b_rounded: g->b holds rounded values already (a GEMM_CACHE_WIDE copy).
 int gemv_run(MlcPool *pool, const Gemm *g, const uint16_t *b16, bool b_rounded);
 
-// Columns per strip for mr rows (256, 128, 80, 64), and the strip kernel:
-// GemmKernel's contract (gemm_internal.h) with B of the given form.
-int gemv_avx512_width(int mr);
-void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
-                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
-                       const GemmEpi *e);
-// dst[j] = src[j] rounded to bf16 (MLC_GEMM_BF16 in flags) or f16, j < n.
-void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst);
+// A strip kernel (gemv_avx512.c, gemv_avx2.c), one per GEMM variant that
+// has one (gemv.c): width(mr) is its columns per strip for mr rows, whole
+// 16-column groups; strip(form, ...) GemmKernel's contract
+// (gemm_internal.h) with B of the given form; round(flags, n, src, dst):
+// dst[j] = src[j] rounded to bf16 (MLC_GEMM_BF16 in flags) or f16, j < n;
+// supported(): the CPU runs it.
+typedef struct GemvKernel {
+  int (*width)(int mr);
+  void (*strip)(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa, const void *b,
+                int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e);
+  void (*round)(uint32_t flags, int64_t n, const float *src, float *dst);
+  int (*supported)(void);
+} GemvKernel;
+
+extern const GemvKernel gemv_avx512, gemv_avx2;
 
 // The row length of a 16-bit copy: whole 16-column groups.
 static inline int64_t gemv_pad16(int64_t n) { return (n + 15) / 16 * 16; }
 
 // Where column j of a bf16 group of 16 is stored: the middle two quads
 // swapped (0-3, 8-11, 4-7, 12-15), so that the strip kernel widens a
-// group with one broadcast load and one byte shuffle (gemv_avx512.c).
+// group with one broadcast load and one byte shuffle (gemv_avx512.c), and
+// AVX2 each half of it with one load and one shuffle (gemv_avx2.c).
 static inline int gemv_bf16_pos(int j) { return (j / 4 % 2) * 8 + j / 8 * 4 + j % 4; }
 
 // A k-major copy of the TRANS_B operand b [N, ldb] (op(B)(p, j) =

@@ -21,8 +21,7 @@
 // Vectors of 16 columns per strip for m rows: m * NV <= 16 accumulators.
 static const int nv_of[GEMV_MR + 1] = {0, 16, 8, 5, 4};
 
-int gemv_avx512_width(int m) { return 16 * nv_of[m]; }
-
+static int width(int m) { return 16 * nv_of[m]; }
 
 // bf16 rounding of 16 floats, round16.h's steps: u + 0x7fff + (bit 16 of
 // u), the low half cleared; a NaN keeps its top half, made quiet.
@@ -43,7 +42,7 @@ static inline __m512 round_f16(__m512 x) {
   return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-void gemv_avx512_round(uint32_t flags, int64_t n, const float *src, float *dst) {
+static void round_row(uint32_t flags, int64_t n, const float *src, float *dst) {
   for (int64_t j = 0; j < n; j += 16) {
     __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
     __m512 x = _mm512_maskz_loadu_ps(m, src + j);
@@ -151,9 +150,8 @@ FORM_FN(strip_round_f16, GEMV_B_ROUND_F16)
 FORM_FN(strip_bf16, GEMV_B_BF16)
 FORM_FN(strip_f16, GEMV_B_F16)
 
-void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa,
-                       const void *b, int64_t rsb, int mr, int nr, float *c, int64_t ldc,
-                       const GemmEpi *e) {
+static void strip_any(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa, const void *b,
+                      int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e) {
   int nv = (nr + 15) / 16;
   __mmask16 last = nr % 16 ? (__mmask16)((1u << (nr % 16)) - 1) : 0xFFFF;
   const char *bb = b;
@@ -165,3 +163,8 @@ void gemv_avx512_strip(int form, int64_t kc, const float *a, int64_t rsa, int64_
   case GEMV_B_F16: strip_f16(kc, a, rsa, csa, bb, rsb * 2, mr, nv, last, c, ldc, e); return;
   }
 }
+
+// Chosen only with the AVX-512 GEMM variant (gemv.c), which the CPU runs.
+static int supported(void) { return 1; }
+
+const GemvKernel gemv_avx512 = {width, strip_any, round_row, supported};

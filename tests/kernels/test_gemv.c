@@ -22,7 +22,12 @@
 // rounding of the values that matter (ties, subnormals, overflow, NaN)
 // through A and through the 16-bit copy; and the f32, bf16 and f16 copies
 // of one weight kept apart.
-// Exit 77 (skipped) when the CPU has no AVX-512 (the path runs only there).
+// Every case runs once per strip kernel: the AVX-512 and the AVX2 variant
+// (kernels/cpu/gemv_avx512.c, gemv_avx2.c), each forced with
+// mlc_gemm_select and skipped where the CPU lacks it; the output names the
+// variant of each run. Odd shapes (N 1..257 across both kernels' strip
+// widths, K = 1, 7, 784) with bias/relu in all three formats besides.
+// Exit 77 (skipped) when the CPU runs neither.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +41,10 @@
 #include "runtime/core/team.h"
 #include "unit.h"
 #include "gemm_case.h"
+#include "kernels/cpu/gemv.h"
+
+// The variant whose strip kernel the cases run (mlc_gemm_select).
+static const char *variant;
 
 // gemm_ref.h's order in f32, as floats [m, ldc] (the pad columns as c0).
 static float *run_ref_f32(const Case *t, const Operands *o) {
@@ -78,15 +87,15 @@ static void check_case(const Case *t, const char *what) {
   mlc_gemm_cache_use(was);
   mlc_gemm_select("generic");
   float *cg = run(NULL, t, &o);
-  mlc_gemm_select("avx512");
+  mlc_gemm_select(variant);
   float *cr = run_ref_f32(t, &o);
   int64_t dr = differ(t, &o, c, cr), dg = differ(t, &o, c, cg), d2 = differ(t, &o, c, c2);
   int64_t dn = differ(t, &o, cn, cr);
   char name[160], msg[400];
   name_case(t, name, sizeof name);
   snprintf(msg, sizeof msg,
-           "%s: %s (%lld differ from gemm_ref.h, %lld from generic, %lld on the second call, %lld without a cache)",
-           what, name, (long long)dr, (long long)dg, (long long)d2, (long long)dn);
+           "%s %s: %s (%lld differ from gemm_ref.h, %lld from generic, %lld on the second call, %lld without a cache)",
+           variant, what, name, (long long)dr, (long long)dg, (long long)d2, (long long)dn);
   check(msg, c && c2 && cg && cn && !dr && !dg && !d2 && !dn);
   mlc_gemm_cache_free(cache);
   free(c), free(c2), free(cg), free(cr), free(cn);
@@ -179,7 +188,7 @@ static void thread_counts(void) {
     float *cr = run_ref_f32(t, &o);
     char name[160], msg[256];
     name_case(t, name, sizeof name);
-    snprintf(msg, sizeof msg, "%s identical with 1, 2, 3 threads, with teams and to gemm_ref.h", name);
+    snprintf(msg, sizeof msg, "%s: %s identical with 1, 2, 3 threads, with teams and to gemm_ref.h", variant, name);
     bool same = c[0] && !differ(t, &o, c[0], cr);
     for (int r = 1; r < RUNS; r++) same &= c[r] && !differ(t, &o, c[0], c[r]);
     check(msg, same);
@@ -354,18 +363,57 @@ static void cache_formats(void) {
   }
 }
 
-int main(void) {
-  if (mlc_gemm_select("avx512")) {
-    printf("test_gemv: this CPU has no AVX-512 (the small-M path runs only there); skipped\n");
-    return 77;
-  }
+// The shapes that cut both kernels' strips oddly (AVX-512: 256/128/80/64
+// columns, AVX2: 96/48/32/16), short and fc1-long K, in f32, bf16 and f16,
+// with and without bias + relu, B plain and transposed (so cached).
+static void odd_shapes(void) {
+  static const int64_t ns[] = {1, 7, 15, 16, 17, 33, 49, 97, 255, 257};
+  static const int64_t ks[] = {1, 7, 784};
+  static const uint32_t precs[] = {0, MLC_GEMM_BF16, MLC_GEMM_F16};
+  static const uint32_t epis[] = {0, MLC_GEMM_BIAS_COL | MLC_GEMM_RELU};
+  for (int pr = 0; pr < 3; pr++)
+    for (int tb = 0; tb < 2; tb++)
+      for (int ep = 0; ep < 2; ep++)
+        for (int64_t m = 1; m <= 4; m++)
+          for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof *ks; ki++) {
+              Case t = {precs[pr] | (tb ? MLC_GEMM_TRANS_B : 0) | epis[ep], m, ns[ni], ks[ki], 0, 1, 0};
+              check_case(&t, "odd shape");
+            }
+}
+
+static void all_cases(void) {
   shapes();
   rounded_shapes();
+  odd_shapes();
   scalars_and_epilogues();
   thread_counts();
   cache_contract();
   rounded_values();
   cache_formats();
+}
+
+int main(void) {
+  static const char *const variants[] = {"avx512", "avx2"};
+  int ran = 0;
+  for (size_t v = 0; v < sizeof variants / sizeof *variants; v++) {
+    variant = variants[v];
+    if (mlc_gemm_select(variant)) {
+      printf("test_gemv: variant %s: this CPU lacks it; skipped\n", variant);
+      continue;
+    }
+    char msg[120];
+    snprintf(msg, sizeof msg, "%s: the small-M path is taken (a strip kernel, not the blocked GEMM)", variant);
+    check(msg, gemv_available());
+    int before = npass + nfail;
+    all_cases();
+    printf("test_gemv: variant %s: %d cases run\n", variant, npass + nfail - before);
+    ran++;
+  }
+  if (!ran) {
+    printf("test_gemv: this CPU has neither AVX-512 nor AVX2 + FMA + F16C (the path runs only there); skipped\n");
+    return 77;
+  }
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
