@@ -30,8 +30,8 @@
 //                or have none (no call, check or op record) become one
 //                kernel whose chunk loop runs their chunks and whole serial
 //                bodies as tasks (schedule_merge.c): one pool region for
-//                them, serial sums beside the updates; no kernel moves past
-//                one with a check.
+//                them, serial sums beside the updates; at most 8 members,
+//                one of them serial; no kernel moves past one with a check.
 // Then p->target names t. Scheduling twice is an error (reported to d,
 // false); nothing else fails.
 bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d);

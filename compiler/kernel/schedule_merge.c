@@ -28,7 +28,14 @@
 #include <string.h>
 
 // Kernels looked at past the first of a group: bounds the pass's work.
-enum { MERGE_WINDOW = 64 };
+// Members of one group: its chunk loop's body is one function holding every
+// member's code, which the module's sharing of identical kernels cannot
+// share and LLVM's passes compile in more than linear time (grouping every
+// run of up to 65 kernels took char_transformer's build from 1.4 to 2.8 s).
+// So a group has at most MERGE_MAX members, and is kept only when one of
+// them is serial: that is what pays (a squared norm's sum that would run on
+// one thread while the others wait).
+enum { MERGE_WINDOW = 64, MERGE_MAX = 8 };
 
 typedef struct Member {
   KirKernel *k;
@@ -254,7 +261,7 @@ void sk_merge_kernels(Sk *s) {
     access_add(&ka, k);
     access_union(k, &ka, &group);
     int picked[MERGE_WINDOW + 1] = {i};
-    for (int j = i + 1; j < nk && j <= i + MERGE_WINDOW && n <= MERGE_WINDOW; j++) {
+    for (int j = i + 1; j < nk && j <= i + MERGE_WINDOW && n < MERGE_MAX; j++) {
       if (done[j]) continue;
       KirKernel *kj = VEC_AT(p->kernels, KirKernel, j);
       if (has_check(&kj->body)) break; // nothing moves past a check (below)
@@ -267,7 +274,9 @@ void sk_merge_kernels(Sk *s) {
         access_union(kj, &aj, &skipped);
       }
     }
-    if (n < 2) {
+    bool serial = false; // a member with no chunk loop, which would run alone
+    for (int m = 0; m < n; m++) serial |= !ms[m].chunked;
+    if (n < 2 || !serial) {
       vec_push(p->arena, &out, k);
       continue;
     }
