@@ -102,7 +102,9 @@ static inline __attribute__((always_inline)) void strip(const int FORM, const in
   }
 }
 
-#define ARGS kc, a, rsa, csa, b, rsb, last, c, ldc, e
+#define GEMV_LANES 16
+#define GEMV_LAST __mmask16
+static inline __mmask16 gemv_last(int t) { return t == 16 ? 0xFFFF : (__mmask16)((1u << t) - 1); }
 #define NV_CASES(F, R)                                                                           \
   switch (nv) {                                                                                  \
   case 1: strip(F, R, 1, ARGS); return;                                                          \
@@ -128,41 +130,7 @@ static inline __attribute__((always_inline)) void strip(const int FORM, const in
     case 15: strip(F, R, 15, ARGS); return;                                                      \
     case 16: strip(F, R, 16, ARGS); return;                                                      \
     }
-#define MR_CASES(F)                                                                              \
-  switch (mr) {                                                                                  \
-  case 1: NV_CASES(F, 1) return;                                                                 \
-  case 2: NV_CASES(F, 2) return;                                                                 \
-  case 3: NV_CASES(F, 3) return;                                                                 \
-  case 4: NV_CASES(F, 4) return;                                                                 \
-  }                                                                                              \
-  return;
-
-// One function per form keeps each switch small.
-#define FORM_FN(name, F)                                                                         \
-  static void name(int64_t kc, const float *a, int64_t rsa, int64_t csa, const char *b,          \
-                   int64_t rsb, int mr, int nv, __mmask16 last, float *c, int64_t ldc,           \
-                   const GemmEpi *e) {                                                           \
-    MR_CASES(F)                                                                                  \
-  }
-FORM_FN(strip_f32, GEMV_B_F32)
-FORM_FN(strip_round_bf16, GEMV_B_ROUND_BF16)
-FORM_FN(strip_round_f16, GEMV_B_ROUND_F16)
-FORM_FN(strip_bf16, GEMV_B_BF16)
-FORM_FN(strip_f16, GEMV_B_F16)
-
-static void strip_any(int form, int64_t kc, const float *a, int64_t rsa, int64_t csa, const void *b,
-                      int64_t rsb, int mr, int nr, float *c, int64_t ldc, const GemmEpi *e) {
-  int nv = (nr + 15) / 16;
-  __mmask16 last = nr % 16 ? (__mmask16)((1u << (nr % 16)) - 1) : 0xFFFF;
-  const char *bb = b;
-  switch (form) {
-  case GEMV_B_F32: strip_f32(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
-  case GEMV_B_ROUND_BF16: strip_round_bf16(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
-  case GEMV_B_ROUND_F16: strip_round_f16(kc, a, rsa, csa, bb, rsb * 4, mr, nv, last, c, ldc, e); return;
-  case GEMV_B_BF16: strip_bf16(kc, a, rsa, csa, bb, rsb * 2, mr, nv, last, c, ldc, e); return;
-  case GEMV_B_F16: strip_f16(kc, a, rsa, csa, bb, rsb * 2, mr, nv, last, c, ldc, e); return;
-  }
-}
+#include "gemv_strip.h"
 
 // Chosen only with the AVX-512 GEMM variant (gemv.c), which the CPU runs.
 static int supported(void) { return 1; }
