@@ -150,23 +150,13 @@ MLC_DEVICE void mlc_fail(uint32_t *flag, uint32_t id) { *flag = id; }
 // CUDA's (below for NVRTC, cuda_emu.h for the emulation).
 MLC_DEVICE float mlc_round_bf16f(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 MLC_DEVICE float mlc_round_f16f(float x) { return __half2float(__float2half_rn(x)); }
-// Philox-4x32-10 (kernels/philox.h): key (lo, hi), counter (ctr lo, hi, stream lo, hi);
-// the first word w gives (w >> 8) * 2^-24.
+// Philox-4x32-10, kernels/philox.h's text itself (for NVRTC an in-memory
+// header of that name, compiler/backend/cuda/nvrtc.c): key, counter (the
+// element), stream; the first word w gives (w >> 8) * 2^-24.
+#define MLC_PHILOX_FN MLC_DEVICE
+#include "../philox.h"
 MLC_DEVICE double mlc_philox(int64_t key, int64_t ctr, int64_t stream) {
-  uint32_t c0 = (uint32_t)ctr, c1 = (uint32_t)((uint64_t)ctr >> 32);
-  uint32_t c2 = (uint32_t)stream, c3 = (uint32_t)((uint64_t)stream >> 32);
-  uint32_t k0 = (uint32_t)key, k1 = (uint32_t)((uint64_t)key >> 32);
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c1 = (uint32_t)p1;
-    c3 = (uint32_t)p0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return (double)(c0 >> 8) * 5.9604644775390625e-08;
+  return philox_uniform24((uint64_t)key, (uint64_t)ctr, (uint64_t)stream);
 }
 
 #endif

@@ -116,7 +116,10 @@ build_cc() {
                 -I"$root/runtime/include" -I"$root/tests" -isystem "$cuda/include")
   cmake -DINPUT="$root/kernels/cuda/mlc_cuda.h" -DOUTPUT="$bld/mlc_cuda_h_src.c" -DSYMBOL=mlc_cuda_h \
     -P "$root/scripts/embed.cmake" || return 1
-  local be=("$root"/compiler/backend/cuda/*.c "$bld/mlc_cuda_h_src.c") rt=("$root"/runtime/cuda/*.c)
+  cmake -DINPUT="$root/kernels/philox.h" -DOUTPUT="$bld/mlc_philox_h_src.c" -DSYMBOL=mlc_philox_h \
+    -P "$root/scripts/embed.cmake" || return 1
+  local be=("$root"/compiler/backend/cuda/*.c "$bld/mlc_cuda_h_src.c" "$bld/mlc_philox_h_src.c")
+  local rt=("$root"/runtime/cuda/*.c)
   cc "${cflags[@]}" "${be[@]}" "${rt[@]}" "$root/tests/backend/cuda/test_cuda_gpu.c" -ldl -lm -pthread \
     -o "$bld/test_cuda_gpu" &&
     cc "${cflags[@]}" "${be[@]}" "$root/tests/backend/cuda/test_nvrtc.c" -ldl -lm -o "$bld/test_nvrtc" &&

@@ -17,6 +17,7 @@
 
 // kernels/cuda/mlc_cuda.h, embedded by CMake (scripts/embed.cmake).
 extern const char mlc_cuda_h_src[];
+extern const char mlc_philox_h_src[]; // kernels/philox.h, which mlc_cuda.h includes
 
 typedef int NvResult;                   // nvrtcResult: 0 is NVRTC_SUCCESS
 typedef struct NvProgram_ *NvProgram;   // nvrtcProgram
@@ -443,7 +444,7 @@ static int make_options(const CudaCompileOptions *o, int arch, char *buf, size_t
 // One NVRTC program for one architecture: the cubin, and the PTX if want_ptx.
 static int compile_arch(CudaNvrtc *nv, const CudaSource *src, const CudaCompileOptions *o,
                         int arch, bool want_ptx, CudaCompileResult *r) {
-  int nh = src->nheaders + 1;
+  int nh = src->nheaders + 2;
   const char **hname = calloc((size_t)nh, sizeof *hname), **htext = calloc((size_t)nh, sizeof *htext);
   if (!hname || !htext) {
     free(hname);
@@ -453,9 +454,11 @@ static int compile_arch(CudaNvrtc *nv, const CudaSource *src, const CudaCompileO
   }
   hname[0] = "mlc_cuda.h";
   htext[0] = mlc_cuda_h_src;
+  hname[1] = "../philox.h"; // as mlc_cuda.h includes it (kernels/philox.h beside kernels/cuda)
+  htext[1] = mlc_philox_h_src;
   for (int i = 0; i < src->nheaders; i++) {
-    hname[i + 1] = src->headers[i].name;
-    htext[i + 1] = src->headers[i].text;
+    hname[i + 2] = src->headers[i].name;
+    htext[i + 2] = src->headers[i].text;
   }
   NvProgram p = NULL;
   int rc = NV_CHECK(nv, nvrtcCreateProgram(&p, src->text, src->name, nh, htext, hname), r->err,
