@@ -113,6 +113,11 @@ Value *bi_rule_conv2d(Args *g) {
   Dim *cin = x->dims[1], *cout = w->dims[0];
   Dim *want = bi_ok(g, dim_mul(g->a, w->dims[1], bi_k(g, groups)));
   if (!want) return NULL;
+  if (!dim_div(g->a, cin, bi_k(g, groups))) { // Conv2d(3, 8, 3, groups = 2)
+    diag_error(g->c->diags, bi_span(g, 6), "conv2d groups %lld must divide in_channels %s (input %s)",
+               (long long)groups, ds(g, cin), ts(g, x));
+    return NULL;
+  }
   if (!dim_eq(cin, want)) {
     diag_error(g->c->diags, bi_span(g, 1),
                "conv2d input %s has %s channels but the weight %s expects %s (weight dim 1 = %s, groups = %lld)",

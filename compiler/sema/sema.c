@@ -98,6 +98,18 @@ void sema_flush_context(Sema *S) {
   S->pending_ctx = NULL;
 }
 
+// An error inside a prelude block comes from the arguments a user gave it
+// (Conv2d(3, 8, 3, groups = 2)): it is reported at the innermost
+// instantiation in the user's own file, the index of that entry of the
+// chain (innermost first), or -1 when there is none.
+static bool in_prelude(Span sp) { return sp.file && strcmp(sp.file->path, "<prelude>") == 0; }
+
+static int user_site(const Vec *chain) {
+  for (int i = 0; i < chain->len; i++)
+    if (!in_prelude(VEC_AT(*chain, Inst, i)->site)) return i;
+  return -1;
+}
+
 bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -117,14 +129,24 @@ bool sema_error(Sema *S, Span sp, const char *fmt, ...) {
   }
   sema_map_put(S->arena, &S->seen, key, key);
   S->dropping = false;
-  diag_error(S->diags, sp, "%s", msg);
+  Vec chain = pending_chain(S);
+  int user = in_prelude(sp) ? user_site(&chain) : -1;
+  if (user >= 0) { // the caret on the user's line, the prelude's line a note
+    Inst *I = VEC_AT(chain, Inst, user);
+    diag_error(S->diags, I->site, "%s, in %s", msg, I->label);
+    diag_note(S->diags, sp, "found here, in the prelude's %s", I->item->name);
+    Vec rest = {0}; // the instantiations around the user's own
+    for (int i = user + 1; i < chain.len; i++) vec_push(S->arena, &rest, VEC_AT(chain, Inst, i));
+    chain = rest;
+  } else {
+    diag_error(S->diags, sp, "%s", msg);
+  }
   S->nerrors++;
   if (S->loops.len) {
     Vec *keep = arena_alloc(S->arena, sizeof(Vec));
     for (int i = 0; i < S->loops.len; i++) vec_push(S->arena, keep, VEC_AT(S->loops, LoopFrame, i));
     S->pending_loops = keep;
   }
-  Vec chain = pending_chain(S);
   if (chain.len) {
     Vec *keep = arena_alloc(S->arena, sizeof(Vec));
     *keep = chain;

@@ -49,19 +49,20 @@ class Linear(nn.Module):
 
 
 class Conv2d(nn.Module):
-    def __init__(self, cin, cout, k, stride=1, padding=0, bias=True):
+    def __init__(self, cin, cout, k, stride=1, padding=0, dilation=1, groups=1, bias=True):
         super().__init__()
-        self.stride, self.padding = stride, padding
-        self.w = nn.Parameter(torch.empty(cout, cin, k, k))
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+        self.w = nn.Parameter(torch.empty(cout, cin // groups, k, k))
         nn.init.kaiming_uniform_(self.w, a=math.sqrt(5))
         self.b = None
         if bias:  # bias=False: bn_cnn's ConvNoBias block
             self.b = nn.Parameter(torch.empty(cout))
-            bound = 1 / math.sqrt(cin * k * k)
+            bound = 1 / math.sqrt(cin // groups * k * k)
             nn.init.uniform_(self.b, -bound, bound)
 
     def forward(self, x):
-        return F.conv2d(x, self.w, self.b, stride=self.stride, padding=self.padding)
+        return F.conv2d(x, self.w, self.b, stride=self.stride, padding=self.padding,
+                        dilation=self.dilation, groups=self.groups)
 
 
 class LayerNorm(nn.Module):
@@ -224,6 +225,26 @@ class BnCNN(nn.Module):
     def forward(self, x):
         h = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
         h = F.avg_pool2d(F.relu(self.bn2(self.conv2(h))), 2)
+        return self.fc(h.reshape(h.shape[0], -1))
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.forward(x), y.long())
+
+
+# ---- tests/parity/cases/conv_options.model ------------------------------------------
+
+class ConvOptions(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.grouped = Conv2d(4, 8, 3, stride=2, padding=2, dilation=2, groups=2)
+        self.depthwise = Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pointwise = Conv2d(8, 6, 1)
+        self.fc = Linear(6 * 3 * 3, 5)
+
+    def forward(self, x):
+        h = F.relu(self.grouped(x))
+        h = torch.tanh(self.depthwise(h)) + h
+        h = F.max_pool2d(F.relu(self.pointwise(h)), 2)
         return self.fc(h.reshape(h.shape[0], -1))
 
     def loss(self, x, y):
@@ -568,6 +589,8 @@ EXAMPLES = {
                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
     "masked_losses": ("MaskedLosses", MaskedLosses, _masked_batch),
+    "conv_options": ("ConvOptions", ConvOptions,
+                     lambda g: [("x", torch.randn(B, 4, 11, 11, generator=g)), ("y", _labels(g, 5))]),
     "mixed_precision": ("MixedPrecision", MixedPrecision,
                         lambda g: [("x", _pixels(g, B, 1, 14, 14)), ("y", _labels(g, 10))]),
 }
@@ -579,4 +602,5 @@ SOURCES = {
     "rank_generic": "tests/parity/cases/rank_generic.model",
     "two_heads": "tests/parity/cases/two_heads.model",
     "mixed_precision": "tests/parity/cases/mixed_precision.model",
+    "conv_options": "tests/parity/cases/conv_options.model",
 }
