@@ -251,6 +251,33 @@ class ConvOptions(nn.Module):
         return F.cross_entropy(self.forward(x), y.long())
 
 
+# ---- tests/parity/cases/shape_ops.model ---------------------------------------------
+
+class ShapeOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = Linear(12, 12), Linear(12, 12)
+        self.ln = LayerNorm(12)
+        self.head = Linear(30, 4)
+
+    def forward(self, x):
+        h = self.ln(x)
+        u = F.softplus(self.a(h), beta=2.0)
+        v = torch.tanh(self.b(h))
+        s = torch.softmax(u @ v.transpose(1, 2) / 3.0, dim=-1)
+        z = torch.cat([s @ v, u[:, :, 1:12:2], s[:, :, 0:1]], dim=2)
+        z = z - z.mean(dim=(1, 2), keepdim=True)
+        z = z / torch.sqrt((z * z).mean(dim=2, keepdim=True) + 1e-5)
+        p = z.permute(0, 2, 1)
+        m = torch.cat([p.max(dim=2).values, p.sum(dim=2)[:, 0:11] * 0.1], dim=1)
+        return self.head(F.silu(m))
+
+    def loss(self, x, y):
+        o = self.forward(x)
+        return (F.binary_cross_entropy_with_logits(o, y)
+                + 0.5 * F.mse_loss(torch.sigmoid(o), y))
+
+
 # ---- regression.model -----------------------------------------------------------
 
 class Regressor(nn.Module):
@@ -589,6 +616,9 @@ EXAMPLES = {
                     lambda g: [("idx", torch.randint(0, 11, (B, T), generator=g)),
                                ("y", torch.randint(0, 11, (B, T), generator=g))]),
     "masked_losses": ("MaskedLosses", MaskedLosses, _masked_batch),
+    "shape_ops": ("ShapeOps", ShapeOps,
+                  lambda g: [("x", torch.randn(B, 5, 12, generator=g)),
+                             ("y", torch.rand(B, 4, generator=g))]),
     "conv_options": ("ConvOptions", ConvOptions,
                      lambda g: [("x", torch.randn(B, 4, 11, 11, generator=g)), ("y", _labels(g, 5))]),
     "mixed_precision": ("MixedPrecision", MixedPrecision,
@@ -603,4 +633,5 @@ SOURCES = {
     "two_heads": "tests/parity/cases/two_heads.model",
     "mixed_precision": "tests/parity/cases/mixed_precision.model",
     "conv_options": "tests/parity/cases/conv_options.model",
+    "shape_ops": "tests/parity/cases/shape_ops.model",
 }

@@ -63,7 +63,7 @@
 static const char *const all_examples[] = {
     "fashion_mlp", "fashion_cnn", "regression", "char_transformer", "frozen_ste",
     "bn_cnn", "rank_generic", "two_heads", "tied_blocks", "masked_losses", "mixed_precision",
-    "conv_options",
+    "conv_options", "shape_ops",
 };
 
 enum { MAX_STATE = 256 };
