@@ -13,7 +13,9 @@
 //        tests/e2e/denoise.model: rand and randn in train_step, drawn alike,
 //        and tests/e2e/noise_draws.model, whose SGD step stores the draws, and
 //        tests/e2e/scaler.model: dynamic loss scaling, its scale 1024 and
-//        growth tracker at the step before a growth)
+//        growth tracker at the step before a growth, and
+//        tests/e2e/conv_zoo.model: strided, dilated, grouped and pointwise
+//        convolutions, batch norm, overlapping and padded pooling)
 //
 // For each model, the `mlc build` pipeline (pipeline.h: front end, lowering,
 // autodiff, train step, kernel IR scheduled for the CPU and memory-planned,
@@ -219,7 +221,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
     if (!strcmp(p->name, "opt.scaler.scale")) m.state[i]->data[0] = 1024;
     if (!strcmp(p->name, "opt.scaler.skipped")) m.state[i]->data[0] = 1;
     if (!strcmp(p->name, "opt.scaler.growth_tracker")) m.state[i]->data[0] = 2; // interval 3: grows
-    if (strstr(p->name, "exp_avg_sq")) // Adam's second moment is non-negative
+    if (strstr(p->name, "exp_avg_sq") || strstr(p->name, "running_var")) // Adam's second moment, a variance
       for (int64_t e = 0; e < m.state[i]->numel; e++) m.state[i]->data[e] = fabs(m.state[i]->data[e]);
   }
   // train_step takes the loss's arguments once per micro-batch (accumulate)
@@ -247,7 +249,7 @@ int main(int argc, char **argv) {
                             "tests/e2e/accum.model", "tests/e2e/tiny_gpt.model",
                             "tests/e2e/two_heads.model", "tests/e2e/masked.model",
                             "tests/e2e/denoise.model", "tests/e2e/noise_draws.model",
-                            "tests/e2e/scaler.model"};
+                            "tests/e2e/scaler.model", "tests/e2e/conv_zoo.model"};
   const char *rounded[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model", "tests/e2e/tiny_gpt.model"};
   MlcPool *pool = mlc_pool_new(2);
   for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse

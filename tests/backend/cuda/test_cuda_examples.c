@@ -556,7 +556,7 @@ static void emu_model(const char *path, MlcPool *pool) {
       if (!strcmp(p->name, "opt.step")) m.state[i]->data[0] = 3;
       if (!strcmp(p->name, "opt.steps_per_epoch")) m.state[i]->data[0] = 10;
       if (!strcmp(p->name, "opt.total_steps")) m.state[i]->data[0] = 100;
-      if (strstr(p->name, "exp_avg_sq"))
+      if (strstr(p->name, "exp_avg_sq") || strstr(p->name, "running_var")) // non-negative
         for (int64_t e = 0; e < m.state[i]->numel; e++) m.state[i]->data[e] = fabs(m.state[i]->data[e]);
     }
     IrFunc *step = m.u.train_step;
