@@ -35,7 +35,7 @@ static bool run_front(Pipeline *P) {
   if (!S) return false;
   P->sema = S;
   sema_recipe(S, u->model, &u->recipe);
-  if (P->opt.have_precision) u->recipe.precision = P->opt.precision; // --precision wins
+  if (P->opt.have_precision) recipe_set_precision(&u->recipe, P->opt.precision); // --precision wins
   return true;
 }
 

@@ -170,6 +170,11 @@ int sema_nerrors(const Sema *S);
 // The recipe of model `name` into *out (the defaults when it has no train
 // block); false, with the defaults, when there is no such model.
 bool sema_recipe(const Sema *S, const char *name, Recipe *out);
+// Sets the recipe's precision (`mlc build --precision P` over the recipe's
+// own) with what goes with it: f16 without a loss_scale setting in the
+// recipe scales the loss dynamically (GradScaler's defaults), any other
+// precision then does not.
+void recipe_set_precision(Recipe *r, int precision);
 // True if `path` or one of its prefixes ("fc1" of "fc1.w") is in `frozen`.
 bool sema_path_frozen(const Vec *frozen, const char *path);
 

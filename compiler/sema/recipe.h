@@ -108,7 +108,8 @@ typedef struct Recipe {
                       // runtime knows the data size (it sets the state slots)
   const char *optimizer, *schedule; // names, for the run record
   const char *metric;               // "loss" or "accuracy"
-  int precision;                    // DType
+  int precision;                    // DType; change it with recipe_set_precision
+  bool loss_scale_written;          // the recipe has a loss_scale setting
   int64_t ckpt_every, ckpt_keep;    // 0: none / keep all
   const char *ckpt_path;            // NULL: the program's name
   Vec train_data, test_data;        // RecipeSource*

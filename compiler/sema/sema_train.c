@@ -1246,10 +1246,21 @@ void sema_check_train(Sema *S, Item *it) {
     check_setting(&t, st);
   }
   finish_groups(&t);
-  // f16 autocast goes with a GradScaler in PyTorch: f16 training scales the
-  // loss dynamically unless the recipe says otherwise (loss_scale none).
-  if (t.r->precision == DT_F16 && !sema_map_get(&t.seen, "loss_scale")) {
+  t.r->loss_scale_written = sema_map_get(&t.seen, "loss_scale") != NULL;
+  recipe_set_precision(t.r, t.r->precision);
+}
+
+// f16 autocast goes with a GradScaler in PyTorch: f16 training scales the
+// loss dynamically unless the recipe says otherwise (loss_scale none), and
+// the same holds when --precision f16 replaces the recipe's f32 (or f32 its
+// f16: the implied scaler goes with it).
+void recipe_set_precision(Recipe *r, int precision) {
+  r->precision = precision;
+  if (r->loss_scale_written) return;
+  if (precision == DT_F16) {
     HVal none[10] = {{0}};
-    record_dynamic(&t.r->opt, none);
+    record_dynamic(&r->opt, none);
+  } else {
+    r->opt.loss_scale = LSCALE_NONE;
   }
 }

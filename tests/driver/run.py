@@ -790,6 +790,38 @@ def case_csv_numeric_header(ctx):
     return why
 
 
+def scaler_state(ctx, why, model, *extra):
+    """The loss scaler's state in `--emit optim` of model: none, or its scale's line."""
+    rc, out, err, _ = ctx.run(["build", model, "--emit", "optim"] + list(extra))
+    expect_rc(why, rc, 0, err)
+    return re.findall(r"^optstate opt\.scaler\.scale : f32$", out.decode(), re.M)
+
+
+def case_precision_scaler(ctx):
+    """--precision f16 brings the dynamic loss scale that `precision f16` in the
+    recipe implies, --precision f32 drops an implied one, and a loss_scale the
+    recipe writes stays whatever the precision."""
+    why = []
+    d = ctx.scratch("scaler")
+    text = open(MLP).read()
+    implied = os.path.join(d, "implied.model")
+    with open(implied, "w") as f:
+        f.write(text.replace("metric accuracy", "metric accuracy\n  precision f16"))
+    written = os.path.join(d, "written.model")
+    with open(written, "w") as f:
+        f.write(text.replace("metric accuracy", "metric accuracy\n  precision f16\n  loss_scale 128"))
+    for model, extra, want in ((MLP, [], False), (MLP, ["--precision", "f16"], True),
+                               (MLP, ["--precision", "bf16"], False), (implied, [], True),
+                               (implied, ["--precision", "f32"], False), (written, ["--precision", "f32"], True)):
+        got = bool(scaler_state(ctx, why, model, *extra))
+        if got != want:
+            why.append("%s %s: loss scaler %s" % (os.path.basename(model), " ".join(extra) or "(no flag)",
+                                                  "present" if got else "missing"))
+    if "precision f16" not in open(implied).read():
+        why.append("the test's recipe edit did not apply")
+    return why
+
+
 def cases(ctx):
     for s in GRAPH_STAGES + ["kir", "schedule", "memplan", "glue", "ir", "dot"]:
         yield "--emit %s prints its text form" % s, lambda s=s: case_emit(ctx, s, MLP)
@@ -824,6 +856,8 @@ def cases(ctx):
     yield "--report --max-memory: peak(B) <= SIZE < peak(B+1)", lambda: case_report_fit(ctx)
     yield "--report=FILE writes it next to the emission", lambda: case_report_file(ctx)
     yield "csv: a header row of numbers is warned about", lambda: case_csv_numeric_header(ctx)
+    yield "--precision f16 implies the dynamic loss scale, as the recipe's does", \
+        lambda: case_precision_scaler(ctx)
 
 
 def main():
