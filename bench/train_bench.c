@@ -1,7 +1,7 @@
 // train_bench.c — train-step timings of a model compiled with `mlc build
 // --emit lib` (docs/embedding.md): NAME_train_step over Fashion-MNIST's
-// training images in file order (a fixed batch would drive the gradients
-// to subnormals, whose float ops are ~100x slower than a real step's),
+// training images in file order (on one fixed batch the updates grew
+// several times slower than on real data, likely subnormal gradients),
 // each step timed alone, so that a shared machine's preemptions show as
 // outliers instead of inflating the figure. For fashion_mlp (x: 784 floats).
 //
