@@ -286,6 +286,16 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 // columns), else across M; a batch of products gives batch * per tasks.
 // Every element is still computed by exactly one task in the same order,
 // so the split is free to follow the thread count.
+//
+// The threads claim strips from the pool's chunk counter, so a thread that
+// starts late (a worker woken from its poll, or a vCPU the host took away)
+// takes fewer strips instead of keeping the others waiting for a strip
+// sized for it: up to SPLIT_PER_THREAD strips per thread, each of at least
+// STRIP_MIN_FLOPS (a strip costs a claim and a gemm_region's setup, well
+// under a microsecond; 0.5 MFLOP is ~5 us of the micro-kernel).
+enum { SPLIT_PER_THREAD = 4 };
+#define STRIP_MIN_FLOPS 0.5e6
+
 typedef struct Split {
   const Gemm *g;
   int64_t per;  // strips per product
@@ -308,16 +318,35 @@ static void split_run(void *vs, int64_t b, int64_t e) {
   }
 }
 
+// Strips per product for t threads, and whether they are column strips.
+// At least one per thread (as many as the panels allow); more, up to
+// SPLIT_PER_THREAD per thread, where a strip re-packs nothing another one
+// packs too: a row strip packs all of a packed B, and a column strip
+// narrower than NC packs its A micro-panels again (gemm_region), so those
+// keep one per thread.
+int64_t gemm_strips(const Gemm *g, int64_t t, int64_t batch, bool *by_cols) {
+  const GemmVariant *v = gemm_current();
+  int64_t pn = (g->n + v->nr - 1) / v->nr, pm = (g->m + v->mr - 1) / v->mr, nc = nc_of(v);
+  *by_cols = pn >= t || pn >= pm;
+  int64_t panels = *by_cols ? pn : pm;
+  double flops = 2.0 * (double)g->m * (double)g->n * (double)g->k;
+  if (t <= 1 || (double)batch * flops < PAR_MIN_FLOPS) return 1;
+  int64_t least = min64((t + batch - 1) / batch, panels);
+  int64_t want = (t * SPLIT_PER_THREAD + batch - 1) / batch;
+  want = min64(min64(want, (int64_t)(flops / STRIP_MIN_FLOPS)), panels);
+  bool pb, pa;
+  packing(g, v, *by_cols ? g->m : (g->m + want - 1) / want, nc, &pb, &pa);
+  if (!*by_cols && pb) want = least;
+  if (*by_cols && pa) want = min64(want, (g->n + nc - 1) / nc);
+  return want > least ? want : least;
+}
+
 static int gemm_parallel(MlcPool *pool, const Gemm *g, int64_t batch, const int64_t strides[4]) {
   const GemmVariant *v = gemm_current();
-  int64_t t = mlc_pool_threads(pool);
-  int64_t pn = (g->n + v->nr - 1) / v->nr, pm = (g->m + v->mr - 1) / v->mr;
-  Split s = {.g = g, .by_cols = pn >= t || pn >= pm, .sa = strides[0], .sb = strides[1],
-             .sc = strides[2], .saux = strides[3]};
-  int64_t panels = s.by_cols ? pn : pm, want = (t + batch - 1) / batch; // strips per product
-  if (t <= 1 || 2.0 * (double)batch * g->m * g->n * g->k < PAR_MIN_FLOPS) want = 1;
-  int64_t parts = min64(want, panels);
-  s.step = (panels + parts - 1) / parts * (s.by_cols ? v->nr : v->mr);
+  Split s = {.g = g, .sa = strides[0], .sb = strides[1], .sc = strides[2], .saux = strides[3]};
+  int64_t parts = gemm_strips(g, mlc_pool_threads(pool), batch, &s.by_cols);
+  int64_t unit = s.by_cols ? v->nr : v->mr, panels = ((s.by_cols ? g->n : g->m) + unit - 1) / unit;
+  s.step = (panels + parts - 1) / parts * unit;
   s.per = ((s.by_cols ? g->n : g->m) + s.step - 1) / s.step;
   mlc_parallel_for(parts * batch > 1 ? pool : NULL, batch * s.per, 1, split_run, &s);
   return atomic_load(&s.failed) ? -1 : 0;

@@ -7,6 +7,7 @@
 #define MLC_GEMM_INTERNAL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mlc_kernels.h"
@@ -73,6 +74,10 @@ typedef struct Gemm {
 
 // The blocked loops over C[i0:i1, j0:j1] on the calling thread (no pool).
 int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
+
+// How mlc_sgemm(_batched) splits each of `batch` products for `threads`
+// threads: the number of strips, across N (*by_cols) or M (gemm.c).
+int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols);
 
 // A per-thread work buffer of at least `floats` floats, 64-byte aligned,
 // kept for the thread's life (no allocation per call once grown). Slot 0

@@ -7,7 +7,8 @@
 // level (K past one and two K blocks, N past one NC block, M and N off the
 // micro-tile), every transpose combination, padded leading dimensions,
 // alpha/beta, each epilogue. Then: results are bit-identical with 1, 2 and
-// 3 threads, and bit-identical to the generic variant (every variant sums
+// 3 threads (and to gemm_ref.h with the finer strips of 2 and 3 threads,
+// whose number the test pins), and bit-identical to the generic variant (every variant sums
 // in the same order). The same for MLC_GEMM_BF16 and MLC_GEMM_F16 against
 // gemm_ref.h over the rounded operands, and a check that the rounding
 // changes the result. Exit 77 (skipped) when the CPU lacks the variant.
@@ -23,6 +24,7 @@
 #include "rand_data.h"
 #include "unit.h"
 #include "gemm_case.h"
+#include "kernels/cpu/gemm_internal.h"
 
 // op(A) and op(B) elements as the product sees them (rounded by the
 // precision flags, kernels/round16.h).
@@ -161,6 +163,70 @@ static void thread_counts(const char *variant, uint32_t prec) {
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
 }
 
+// The threads claim strips of C from the pool's counter (gemm.c,
+// gemm_strips): fashion_mlp's products and odd shapes with ragged last
+// strips, split by columns and by rows, give gemm_ref.h's bits with 2 and
+// 3 threads. The strip counts are pinned to the rule, so a split that
+// quietly went back to one strip per thread fails here too: min(4 per
+// thread, the micro-tile panels, one per 0.5 MFLOP), at least one per
+// thread; a row split whose B is packed keeps one per thread (each strip
+// would pack all of B).
+static void strip_split(const char *variant) {
+  static const struct {
+    Case t;
+    bool by_cols, packs_b;
+  } cases[] = {
+      {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 64, 256, 784, 0, 1, 0}, true, false},
+      {{MLC_GEMM_TRANS_A, 256, 784, 64, 0, 1, 0}, true, false},
+      {{MLC_GEMM_RELU_MASK, 64, 256, 128, 1, 1, 0}, true, false},
+      {{0, 67, 203, 93, 2, 0.5f, 1}, true, false},
+      {{MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_ROW, 301, 10, 1030, 1, 1, 0}, false, false},
+      {{MLC_GEMM_TRANS_B, 301, 10, 1030, 0, 1, 0}, false, true},
+      {{MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B, 130, 500, 130, 3, 1, 0.25f}, true, false},
+  };
+  const GemmVariant *v = gemm_current();
+  MlcPool *pools[2] = {mlc_pool_new(2), mlc_pool_new(3)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const Case *t = &cases[i].t;
+    Operands o;
+    operands_new(t, &o);
+    double *cr = run_ref(t, &o);
+    int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+    Gemm g = {.m = t->m, .n = t->n, .k = t->k, .b = o.b, .rsa = ta ? 1 : o.lda, .csa = ta ? o.lda : 1,
+              .rsb = tb ? 1 : o.ldb, .csb = tb ? o.ldb : 1,
+              .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
+    int64_t panels = cases[i].by_cols ? (t->n + v->nr - 1) / v->nr : (t->m + v->mr - 1) / v->mr;
+    int64_t by_work = (int64_t)(2.0 * (double)t->m * (double)t->n * (double)t->k / 0.5e6);
+    for (int p = 0; p < 2; p++) {
+      int64_t threads = p + 2, least = threads < panels ? threads : panels, want = least;
+      if (!cases[i].packs_b) {
+        int64_t w = 4 * threads < panels ? 4 * threads : panels;
+        w = w < by_work ? w : by_work;
+        want = w > least ? w : least;
+      }
+      bool by_cols;
+      int64_t strips = gemm_strips(&g, threads, 1, &by_cols);
+      float *c = run(pools[p], t, &o);
+      int64_t unlike = 0;
+      for (int64_t r = 0; c && r < t->m; r++)
+        for (int64_t j = 0; j < t->n; j++) {
+          float rf = (float)cr[r * o.ldc + j];
+          unlike += memcmp(&c[r * o.ldc + j], &rf, sizeof rf) != 0;
+        }
+      char name[200], msg[400];
+      name_case(t, name, sizeof name);
+      snprintf(msg, sizeof msg, "%s: %s, %lld threads: %lld %s strips (want %lld), %lld elements "
+               "differ from gemm_ref.h", variant, name, (long long)threads, (long long)strips,
+               by_cols ? "column" : "row", (long long)want, (long long)unlike);
+      check(msg, c && !unlike && strips == want && by_cols == cases[i].by_cols);
+      free(c);
+    }
+    free(cr);
+    operands_free(&o);
+  }
+  for (int p = 0; p < 2; p++) mlc_pool_free(pools[p]);
+}
+
 // MLC_GEMM_BF16 and MLC_GEMM_F16 (check_case: gemm_ref.h over the rounded
 // operands bit for bit, the rounded double reference within the f32
 // bound, the generic variant's bits) on odd shapes with every transpose,
@@ -275,6 +341,7 @@ int main(int argc, char **argv) {
   blocking_tails(variant);
   scalars_and_epilogues(variant);
   thread_counts(variant, 0);
+  strip_split(variant);
   batched(variant);
   precision(variant);
   rounded_values(variant);
