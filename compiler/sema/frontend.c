@@ -12,7 +12,7 @@ extern const unsigned long mlc_prelude_len;
 
 static Program *with_prelude(Arena *a, DiagSink *d, Program *user) {
   const SrcFile *pf =
-      src_from_string(a, "<prelude>", mlc_prelude_src, mlc_prelude_len);
+      src_from_string(a, SEMA_PRELUDE_PATH, mlc_prelude_src, mlc_prelude_len);
   Program *pre = frontend_parse(a, d, pf);
   Program *all = arena_alloc(a, sizeof *all);
   all->file = user->file;

@@ -102,7 +102,7 @@ void sema_flush_context(Sema *S) {
 // (Conv2d(3, 8, 3, groups = 2)): it is reported at the innermost
 // instantiation in the user's own file, the index of that entry of the
 // chain (innermost first), or -1 when there is none.
-static bool in_prelude(Span sp) { return sp.file && strcmp(sp.file->path, "<prelude>") == 0; }
+static bool in_prelude(Span sp) { return sp.file && strcmp(sp.file->path, SEMA_PRELUDE_PATH) == 0; }
 
 static int user_site(const Vec *chain) {
   for (int i = 0; i < chain->len; i++)

@@ -15,6 +15,9 @@
 
 typedef struct Sema Sema;
 
+// The file name of the built-in prelude's source in spans and diagnostics.
+#define SEMA_PRELUDE_PATH "<prelude>"
+
 typedef struct SemaOptions {
   bool explain;       // collect the --explain report
   FILE *explain_out;  // where to print it
