@@ -32,4 +32,18 @@ bool conv_col_rows_avx512(const Conv *k, float *xg, int64_t r0, int64_t r1, int6
 bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 
+// The channel-lane forward (conv_lanes_avx512.c): any geometry but
+// pointwise, Kc <= MLC_GEMM_KC_MAX, on a CPU with AVX-512 (conv_lanes_ok).
+// conv_lanes_pack_w packs w [G, O/G, Kc] into conv_lanes_wfloats(k) floats
+// (64-byte aligned; x and w rounded by the MLC_GEMM_BF16 / F16 bits of
+// flags); conv_lanes_fwd computes pixels [q0, q0+nq) of one image and
+// group from the group's packed weights, as conv_fwd_avx512 (same
+// arguments, the same bits as gemm_region over col); false only when a
+// scratch buffer cannot be had.
+bool conv_lanes_ok(const Conv *k);
+int64_t conv_lanes_wfloats(const Conv *k);
+void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp);
+bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                    float *y, int64_t q0, int64_t nq);
+
 #endif

@@ -1,0 +1,262 @@
+// conv_lanes_avx512.c — the convolution forward with output channels in
+// the vector lanes (AVX-512): y[o, q] for 16 channels o of one pixel q in
+// one register, each step p = (c, a, b) of the K sum one load of 16
+// packed weights w[o, p] and one broadcast of the input value x(p, q).
+//
+// Why lanes of channels: the pixel-lane forward (conv_avx512.c) puts 16
+// pixels in a vector, so a 14 x 14 plane (fashion_cnn's conv2, 196 pixels)
+// fills 224 lanes (12.5 % lost) and every step reads a tap offset, two
+// masks and two masked vectors. Here the K-major packed weights
+// ([Kc, OP], OP = O/G rounded up to 16, zeros past O/G) and a zero-padded
+// copy of the plane make every step mask-free, and a tile is any set of
+// pixels (whatever the stride, dilation or padding): 6 pixels x 4 vectors
+// of channels (24 accumulators) read 4 weight vectors and 6 broadcasts per
+// 24 FMAs. The tile writes yt [pixel, channel]; a 16 x 16 transpose per
+// block then applies gemm_epi_avx512.h's epilogue and stores y [channel,
+// pixel].
+//
+// Bits: each output is one fmaf chain over p in order from +0 (a padding
+// tap multiplies a zero of the padded copy, as col's zero in the
+// reference), then the epilogue: gemm_region's result over col for one K
+// block (Kc <= MLC_GEMM_KC_MAX), and kernels/gemm_ref.h's. fmaf(w, x, acc)
+// == fmaf(x, w, acc) exactly. With MLC_GEMM_BF16 / F16 the copy and the
+// packing round x and w (kernels/round16.h), as gemm.c's packing does.
+#include <immintrin.h>
+#include <string.h>
+
+#include "../gemm_ref.h"
+#include "../round16.h"
+#include "conv_internal.h"
+#include "gemm_epi_avx512.h"
+#include "gemm_internal.h"
+
+static bool have_avx512(void) {
+  static _Atomic int known; // 0 unknown, 1 no, 2 yes
+  int v = known;
+  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
+  return v == 2;
+}
+
+// Lanes [lo, hi) of a 16-lane mask, the bounds clamped to [0, 16].
+static __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
+  hi = hi < lo ? lo : hi > 16 ? 16 : hi;
+  return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+static int64_t lanes_op(const Conv *k) { return (k->og + 15) / 16 * 16; }
+
+static float round_op(uint32_t flags, float v) {
+  if (flags & MLC_GEMM_BF16) return mlc_round_bf16(v);
+  if (flags & MLC_GEMM_F16) return mlc_round_f16(v);
+  return v;
+}
+
+// The padded copy's rows: output rows [i0, i1] read input rows
+// i*sh - ph + a*dh, i.e. padded rows [i0*sh, i1*sh + (KH-1)*dh].
+static int64_t pad_w(const Conv *k) { return (k->wo - 1) * k->sw + (k->kw - 1) * k->dw + 1; }
+static int64_t pad_rows(const Conv *k, int64_t i0, int64_t i1) { return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1; }
+
+bool conv_lanes_ok(const Conv *k) {
+  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1 || !have_avx512()) return false;
+  int64_t rows = pad_rows(k, 0, k->ho - 1), plane = rows * pad_w(k);
+  // Every offset must fit int32 and the copy stay a few MiB.
+  return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
+}
+
+int64_t conv_lanes_wfloats(const Conv *k) { return k->g * k->kc * lanes_op(k); }
+
+// xp [C/G, rows, WP] = x rows r0 - ph .. , columns -pw .., zero outside x.
+static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, uint32_t flags, float *xp) {
+  int64_t wp = pad_w(k);
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      float *d = xp + (c * rows + r) * wp;
+      int64_t h = r0 + r - k->ph;
+      if (h < 0 || h >= k->h) {
+        for (int64_t j = 0; j < wp; j += 16) _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_setzero_ps());
+        continue;
+      }
+      const float *s = xg + (c * k->h + h) * k->w - k->pw; // s[j]: padded column j
+      int64_t lo = k->pw < wp ? k->pw : wp, hi = k->pw + k->w < wp ? k->pw + k->w : wp;
+      if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) {
+        for (int64_t j = 0; j < wp; j++) d[j] = j >= lo && j < hi ? round_op(flags, s[j]) : 0;
+        continue;
+      }
+      // 16 columns at a time: lanes outside [lo, hi) load zero (and never fault)
+      for (int64_t j = 0; j < wp; j += 16)
+        _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_maskz_loadu_ps(lanes(lo - j, hi - j), s + j));
+    }
+}
+
+// One tile: NP pixels (input pointers at[t], tap offsets off[p]) x NV
+// vectors of channels (packed weights wp, row stride ldw) over kc steps;
+// yt[t*ldt + 16*v] gets the sums of the first np pixels. Called with
+// constant nv and np only, so acc stays in registers.
+static inline __attribute__((always_inline)) void tile(const int nv, const int np, int64_t kc, const int32_t *off,
+                                                       const float *wp, int64_t ldw, const float *const *at,
+                                                       int nreal, float *yt, int64_t ldt, bool resume) {
+  __m512 acc[24];
+  const float *a[24];
+  _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) a[t] = at[t];
+  if (resume) {
+    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++)
+      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_load_ps(yt + t * ldt + 16 * v);
+  } else {
+    _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) acc[i] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; p++, wp += ldw) {
+    __m512 wv[4];
+    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) wv[v] = _mm512_load_ps(wp + 16 * v);
+    int64_t o = off[p];
+    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) {
+      __m512 xb = _mm512_set1_ps(a[t][o]);
+      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_fmadd_ps(wv[v], xb, acc[t * nv + v]);
+    }
+  }
+  // acc is indexed by constants only, so it stays in registers; the store
+  // loop (to nreal) reads a copy.
+  __m512 out[24];
+  _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) out[i] = acc[i];
+  for (int t = 0; t < nreal; t++)
+    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) _mm512_store_ps(yt + t * ldt + 16 * v, out[t * nv + v]);
+}
+
+// Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
+// padded copy (rows from r0); a short tile repeats its last pixel.
+static void pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,
+                       const float **at) {
+  int64_t i = q / k->wo, j = q % k->wo;
+  for (int t = 0; t < np; t++) {
+    at[t] = xp + (i * k->sh - r0) * wp + j * k->sw;
+    if (t + 1 < n && ++j == k->wo) j = 0, i++;
+  }
+}
+
+#define TILE_CASE(NV, NP)                                                                      \
+  case NV:                                                                                     \
+    for (int64_t p0 = 0; p0 < k->kc; p0 += kb)                                                 \
+      for (int64_t q = 0; q < nq; q += NP) {                                                   \
+        int n = (int)(nq - q < NP ? nq - q : NP);                                              \
+        const float *at[NP];                                                                   \
+        pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
+        tile(NV, NP, (k->kc - p0 < kb ? k->kc - p0 : kb), off + p0, wpg + p0 * op + 16 * v0, op, at, \
+             n, yt + q * op + 16 * v0, op, p0 > 0);                                            \
+      }                                                                                        \
+    break;
+
+// yt [nq, OP] (rows 64-byte aligned) for pixels [q0, q0+nq): channel
+// blocks of 4 vectors, the last block 1-3 (each with as many pixels as
+// keep 24 accumulators or fewer). K is walked in slices whose weights
+// (LANES_KB_BYTES) stay in L1 across all the pixel tiles; a tile resumes
+// its chains from yt (a stored float reloaded: the chain is unchanged).
+// conv2 at batch 64, 1 thread: the tile loop alone from ~90 % of an FMA
+// loop's rate with the whole K (73 KiB of weights from L2 per tile) to
+// ~98 % with slices of 96 steps.
+enum { LANES_KB_BYTES = 24576 };
+static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, const int32_t *off, const float *wpg,
+                       int64_t q0, int64_t nq, float *yt) {
+  int64_t op = lanes_op(k);
+  for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
+    int64_t nvb = op / 16 - v0 < 4 ? op / 16 - v0 : 4, kb = LANES_KB_BYTES / (nvb * 64);
+    switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
+      TILE_CASE(4, 6)
+      TILE_CASE(3, 8)
+      TILE_CASE(2, 12)
+      TILE_CASE(1, 12)
+    }
+  }
+}
+
+// 16 x 16 transpose: r[i] (row i, 16 lanes) -> r[j] = column j.
+static void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // t[2i]: (r2i[0] r2i+1[0] r2i[1] r2i+1[1]) per 128-bit lane; t[2i+1] the upper pairs
+  for (int i = 0; i < 4; i++)
+    for (int h = 0; h < 2; h++) {
+      __m512d a = _mm512_castps_pd(t[4 * i + h]), b = _mm512_castps_pd(t[4 * i + 2 + h]);
+      r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+      r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    }
+  // r[4i + m] holds, in each 128-bit lane l, column 4l + m of rows 4i..4i+3
+  for (int m = 0; m < 4; m++) {
+    t[m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88);      // lanes 0, 2 of rows 0-3, 4-7
+    t[4 + m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xdd);  // lanes 1, 3
+    t[8 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+    t[12 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xdd);
+  }
+  for (int m = 0; m < 4; m++) {
+    r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);           // column m
+    r[8 + m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xdd);       // column 8 + m
+    r[4 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0x88);  // column 4 + m
+    r[12 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0xdd); // column 12 + m
+  }
+}
+
+// wp [Kc, OP] of one group = w [O/G, Kc]^T, zero columns past O/G: 16 x
+// 16 blocks through registers (the pack runs once per call, and at batch
+// 1 it is a tenth of conv2's work done one element at a time), the
+// blocks at the edges and the rounding scalar.
+void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp) {
+  int64_t op = lanes_op(k);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t g = 0; g < k->g; g++) {
+    const float *wg = w + g * k->og * k->kc;
+    float *dg = wp + g * k->kc * op;
+    for (int64_t p0 = 0; p0 < k->kc; p0 += 16)
+      for (int64_t o0 = 0; o0 < op; o0 += 16) {
+        if (!rnd && p0 + 16 <= k->kc && o0 + 16 <= k->og) {
+          __m512 r[16];
+          for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(wg + (o0 + i) * k->kc + p0);
+          transpose16(r);
+          for (int j = 0; j < 16; j++) _mm512_store_ps(dg + (p0 + j) * op + o0, r[j]);
+          continue;
+        }
+        for (int64_t p = p0; p < p0 + 16 && p < k->kc; p++)
+          for (int64_t o = o0; o < o0 + 16; o++) dg[p * op + o] = o < k->og ? round_op(flags, wg[o * k->kc + p]) : 0;
+      }
+  }
+}
+
+// y [O/G, P] (at pixel q0) = epilogue(yt^T) for channels < O/G, pixels < nq.
+static void lanes_store(const Conv *k, const float *yt, int64_t nq, const GemmEpi *e, float *y) {
+  int64_t op = lanes_op(k);
+  for (int64_t c0 = 0; c0 < k->og; c0 += 16)
+    for (int64_t q = 0; q < nq; q += 16) {
+      __m512 r[16];
+      for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(yt + (q + i) * op + c0);
+      transpose16(r);
+      __mmask16 m = (__mmask16)(nq - q >= 16 ? 0xffff : (1u << (nq - q)) - 1);
+      int rows = (int)(k->og - c0 < 16 ? k->og - c0 : 16);
+      for (int i = 0; i < rows; i++) {
+        float *yr = y + (c0 + i) * k->p + q;
+        _mm512_mask_storeu_ps(yr, m, epi16(e, r[i], yr, m, (int)c0 + i, 0));
+      }
+    }
+}
+
+bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                    float *y, int64_t q0, int64_t nq) {
+  if (nq <= 0) return true;
+  int64_t op = lanes_op(k), wpw = pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
+  int64_t r0 = i0 * k->sh, rows = pad_rows(k, i0, i1), ntap = k->kh * k->kw;
+  int64_t ytq = (nq + 15) / 16 * 16;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
+  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
+  if (!xp || !yt) return false;
+  pad_plane(k, xg, r0, rows, flags, xp);
+  int32_t off[MLC_GEMM_KC_MAX];
+  for (int64_t p = 0; p < k->kc; p++) {
+    int64_t c = p / ntap, a = p / k->kw % k->kh, b = p % k->kw;
+    off[p] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
+  }
+  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
+  memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
+  GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
+  lanes_store(k, yt, nq, &e, y);
+  return true;
+}
