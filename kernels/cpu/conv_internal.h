@@ -46,4 +46,12 @@ void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp)
 bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
                     float *y, int64_t q0, int64_t nq);
 
+// dw[g] [O/G, Kc] columns (rows of dw^T) [r0, r1) of group g over the
+// whole batch (x [N, C, H, W], dy [N, O, HO, WO]) with dw's channels in
+// the lanes: the bits of conv.c's grad_weight GEMMs (gemm_ref.h), any
+// geometry conv_lanes_ok takes, r1 - r0 <= MLC_GEMM_KC_MAX; false only when a
+// scratch buffer cannot be had.
+bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
+                            uint32_t flags, float *dw);
+
 #endif

@@ -89,17 +89,23 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
     }
 }
 
+// What a tile does with yt: its chains start at +0 and are stored
+// (START), continue from yt (RESUME), or start at +0 and are added to yt,
+// acc + yt, as the GEMM epilogue's beta = 1 (ADD: grad_weight's next image).
+enum { START, RESUME, ADD };
+
 // One tile: NP pixels (input pointers at[t], tap offsets off[p]) x NV
 // vectors of channels (packed weights wp, row stride ldw) over kc steps;
-// yt[t*ldt + 16*v] gets the sums of the first np pixels. Called with
-// constant nv and np only, so acc stays in registers.
+// yt[t*ldt + 16*v] gets the sums of the first nreal pixels. Called with
+// constant nv and np only, so acc stays in registers. (grad_weight runs
+// it with the roles swapped: rows r of dw^T for pixels, pixels for taps.)
 static inline __attribute__((always_inline)) void tile(const int nv, const int np, int64_t kc, const int32_t *off,
                                                        const float *wp, int64_t ldw, const float *const *at,
-                                                       int nreal, float *yt, int64_t ldt, bool resume) {
+                                                       int nreal, float *yt, int64_t ldt, int mode) {
   __m512 acc[24];
   const float *a[24];
   _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) a[t] = at[t];
-  if (resume) {
+  if (mode == RESUME) {
     _Pragma("GCC unroll 24") for (int t = 0; t < np; t++)
       _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_load_ps(yt + t * ldt + 16 * v);
   } else {
@@ -119,7 +125,10 @@ static inline __attribute__((always_inline)) void tile(const int nv, const int n
   __m512 out[24];
   _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) out[i] = acc[i];
   for (int t = 0; t < nreal; t++)
-    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) _mm512_store_ps(yt + t * ldt + 16 * v, out[t * nv + v]);
+    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) {
+      float *d = yt + t * ldt + 16 * v;
+      _mm512_store_ps(d, mode == ADD ? _mm512_add_ps(out[t * nv + v], _mm512_load_ps(d)) : out[t * nv + v]);
+    }
 }
 
 // Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
@@ -141,7 +150,7 @@ static void pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, i
         const float *at[NP];                                                                   \
         pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
         tile(NV, NP, (k->kc - p0 < kb ? k->kc - p0 : kb), off + p0, wpg + p0 * op + 16 * v0, op, at, \
-             n, yt + q * op + 16 * v0, op, p0 > 0);                                            \
+             n, yt + q * op + 16 * v0, op, p0 > 0 ? RESUME : START);                                            \
       }                                                                                        \
     break;
 
@@ -169,7 +178,7 @@ static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, 
 }
 
 // 16 x 16 transpose: r[i] (row i, 16 lanes) -> r[j] = column j.
-static void transpose16(__m512 r[16]) {
+static inline __attribute__((always_inline)) void transpose16(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 8; i++) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
@@ -258,5 +267,102 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
   lanes_store(k, yt, nq, &e, y);
+  return true;
+}
+
+// ---- grad_weight ------------------------------------------------------------------------------
+// dw[g]^T rows [r0, r1) (r = (c, a, b)) with the channels of dw in the
+// lanes: dwt[r][o] = the sum over images n in order, pixel chunks in
+// order, K blocks of the chunk in order (mlc_gemm_kblock: 784 pixels are
+// two of 392), of the chain over the block's pixels q of x(r, q) *
+// dy[n, o, q] (from +0; the first block's stored, each later one added:
+// acc + dwt, the GEMM's beta = 1), which is gemm_ref.h's grad_weight. A tile is 6
+// rows x 4 vectors of channels: per pixel 4 loads of dyt [q, OP] (dy of
+// the chunk transposed, zeros past O/G) and 6 broadcasts of x from the
+// padded plane (rows r at their tap offsets, the pixel's offset as the
+// step's). The padded plane's zeros are col's padding zeros, so even an
+// infinite dy gives the reference's NaN.
+
+// dyt [nq, OP] = dy [O/G, P] at pixels [q0, q0+nq), transposed by 16 x 16
+// blocks (rounded as the GEMM's operands are with the precision bits).
+static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq, uint32_t flags, float *dyt) {
+  int64_t op = lanes_op(k);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o0 = 0; o0 < op; o0 += 16)
+    for (int64_t q = 0; q < nq; q += 16) {
+      __mmask16 m = lanes(0, nq - q);
+      __m512 r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = o0 + i < k->og ? _mm512_maskz_loadu_ps(m, dyg + (o0 + i) * k->p + q0 + q) : _mm512_setzero_ps();
+      transpose16(r);
+      int rows = (int)(nq - q < 16 ? nq - q : 16);
+      for (int j = 0; j < rows; j++) {
+        float *d = dyt + (q + j) * op + o0;
+        _mm512_store_ps(d, r[j]);
+        if (rnd)
+          for (int i = 0; i < 16; i++) d[i] = round_op(flags, d[i]);
+      }
+    }
+}
+
+#define GW_CASE(NV, NP)                                                                        \
+  case NV:                                                                                     \
+    for (int64_t r = r0; r < r1; r += NP) {                                                    \
+      int n = (int)(r1 - r < NP ? r1 - r : NP);                                                \
+      const float *at[NP];                                                                     \
+      for (int t = 0; t < NP; t++) at[t] = xp + roff[(t < n ? r + t : r + n - 1) - r0];        \
+      tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, dwt + (r - r0) * op + 16 * v0, op, mode); \
+    }                                                                                          \
+    break;
+
+static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const int32_t *qoff, const float *dyt,
+                     int64_t nq, int64_t r0, int64_t r1, int mode, float *dwt) {
+  int64_t op = lanes_op(k);
+  for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
+    switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
+      GW_CASE(4, 6)
+      GW_CASE(3, 8)
+      GW_CASE(2, 12)
+      GW_CASE(1, 12)
+    }
+  }
+}
+
+bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
+                            uint32_t flags, float *dw) {
+  if (r0 >= r1) return true;
+  int64_t op = lanes_op(k), wpw = pad_w(k), rows = pad_rows(k, 0, k->ho - 1), ntap = k->kh * k->kw;
+  Conv kc = *k; // the padded copy of the channels rows [r0, r1) read
+  int64_t c0 = r0 / ntap;
+  kc.cg = (r1 - 1) / ntap + 1 - c0;
+  int64_t ytq = (k->qchunk + 15) / 16 * 16;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, kc.cg * rows * wpw);
+  float *dyt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op + ytq); // then qoff, ytq int32
+  float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op);
+  if (!xp || !dyt || !dwt) return false;
+  int32_t roff[MLC_GEMM_KC_MAX], *qoff = (int32_t *)(dyt + ytq * op);
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t c = r / ntap, a = r / k->kw % k->kh, b = r % k->kw;
+    roff[r - r0] = (int32_t)(((c - c0) * rows + a * k->dh) * wpw + b * k->dw);
+  }
+  bool first = true;
+  for (int64_t n = 0; n < k->n; n++) {
+    pad_plane(&kc, x + ((n * k->c + g * k->cg + c0) * k->h) * k->w, 0, rows, flags, xp);
+    const float *dyg = dy + (n * k->o + g * k->og) * k->p;
+    for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+      int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
+      dy_transpose(k, dyg, q0, nq, flags, dyt);
+      for (int64_t q = 0; q < nq; q++) {
+        int64_t i = (q0 + q) / k->wo, j = (q0 + q) % k->wo;
+        qoff[q] = (int32_t)(i * k->sh * wpw + j * k->sw);
+      }
+      int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
+      for (int64_t b0 = 0; b0 < nq; b0 += kb, first = false)
+        gw_chunk(k, xp, roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, r0, r1, first ? START : ADD, dwt);
+    }
+  }
+  float *dwg = dw + g * k->og * k->kc;
+  for (int64_t o = 0; o < k->og; o++)
+    for (int64_t r = r0; r < r1; r++) dwg[o * k->kc + r] = dwt[(r - r0) * op + o];
   return true;
 }

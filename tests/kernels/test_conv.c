@@ -246,9 +246,10 @@ static void shapes(const char *variant) {
       shape(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1),
       shape(1, 1, 45, 45, 3, 3, 3, 1, 1, 1, 1),   // pixel chunks of whole vectors and not
       shape(7, 7, 9, 11, 13, 3, 3, 1, 1, 1, 1),   // implicit forward (Kc 63): a short row tile, one-vector tail
-      // the channel-lane forward (conv_lanes_avx512.c): 4, 3, 2 and 1
-      // vectors of channels per tile, channels past O/G in the last one,
-      // K slices with a short last one, pixel tiles with a short last one
+      // the channel-lane forward and grad_weight (conv_lanes_avx512.c):
+      // 4, 3, 2 and 1 vectors of channels per tile, channels past O/G in
+      // the last one, K slices with a short last one, pixel (forward) and
+      // row (grad_weight) tiles with a short last one, chunks and K blocks
       shape(2, 16, 10, 12, 48, 3, 3, 1, 1, 1, 1),  // 48 channels: 3-vector tiles; Kc 144 = slices of 128 + 16
       shape(1, 12, 9, 9, 80, 3, 3, 1, 1, 1, 1),    // 80: a 4-vector block, then 1; Kc 108 = 96 + 12; 81 pixels
       shape(2, 20, 9, 11, 50, 3, 3, 2, 2, 2, 1),   // stride 2, padding 2, dilation 2; 50 channels of 64 lanes
@@ -257,6 +258,7 @@ static void shapes(const char *variant) {
       shape(2, 3, 12, 12, 20, 5, 5, 1, 0, 1, 1),   // unpadded 5x5 (WO < W), 20 channels
       shape(2, 1, 16, 16, 24, 3, 3, 2, 1, 1, 1),   // one input channel, stride 2 (Kc 9, 24 channels)
       shape(1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1),    // Kc 576 > one K block: no lane forward (col + GEMM)
+      shape(2, 4, 24, 24, 16, 3, 3, 1, 1, 1, 1),   // grad_weight in lanes: 576 pixels, two K blocks of 288
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
