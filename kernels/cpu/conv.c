@@ -241,6 +241,13 @@ static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
     gm.n = k->p, gm.b = j->dy + (n * k->o + g * k->og) * k->p, gm.c = dx, gm.ldc = k->p;
     return gemm_region(&gm, 0, gm.m, 0, gm.n);
   }
+#if defined(__x86_64__) || defined(__i386__)
+  if (j->wlanes)
+    return conv_lanes_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p,
+                                 j->wlanes + g * k->kh * k->kw * k->og * ((k->cg + 15) / 16 * 16), round_bits(j), dx)
+               ? 0
+               : -1;
+#endif
   memset(dx, 0, (size_t)(k->cg * k->h * k->w) * sizeof(float));
   for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
     int64_t nq = min64(k->qchunk, k->p - q0);
@@ -395,6 +402,15 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   ConvJob j = {.flags = flags, .dy = dy, .w = w, .out = dx};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.c) return 0;
+#if defined(__x86_64__) || defined(__i386__)
+  // The channel-lane grad_input (conv_lanes_grad_input) where it applies
+  // and wins: 16+ input and output channels per group. Its packed w is
+  // used only when every w is finite (see there).
+  if (!pointwise(&j.k) && j.k.cg >= 16 && j.k.og >= 16 && conv_lanes_gin_ok(&j.k)) {
+    float *wt = gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&j.k));
+    if (wt && conv_lanes_pack_wt(&j.k, w, round_bits(&j), wt)) j.wlanes = wt;
+  }
+#endif
   mlc_parallel_for(pool, j.k.n * j.k.g, 1, grad_input_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }

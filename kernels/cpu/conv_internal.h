@@ -54,4 +54,16 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
 bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
                             uint32_t flags, float *dw);
 
+// grad_input of one image and group (dyg [O/G, P], dxg [C/G, H, W], all
+// of it written) with the input channels in the lanes, from w packed by
+// conv_lanes_pack_wt ([G, KH*KW, O/G, C/G rounded to 16], rounded by the
+// precision bits; false when some w is not finite, and then the packed
+// copy must not be used): the bits of the GEMM + col2im path for stride
+// 1 and one pixel chunk (conv_lanes_gin_ok); false only when a scratch
+// buffer cannot be had.
+bool conv_lanes_gin_ok(const Conv *k);
+int64_t conv_lanes_wtfloats(const Conv *k);
+bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt);
+bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg);
+
 #endif

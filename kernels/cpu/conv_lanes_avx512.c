@@ -91,8 +91,10 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
 
 // What a tile does with yt: its chains start at +0 and are stored
 // (START), continue from yt (RESUME), or start at +0 and are added to yt,
-// acc + yt, as the GEMM epilogue's beta = 1 (ADD: grad_weight's next image).
-enum { START, RESUME, ADD };
+// acc + yt, as the GEMM epilogue's beta = 1 (ADD: grad_weight's next
+// image), or yt + acc, as col2im adds (ACCUM: grad_input's next tap; the
+// operand order keeps a NaN's payload the scalar code's).
+enum { START, RESUME, ADD, ACCUM };
 
 // One tile: NP pixels (input pointers at[t], tap offsets off[p]) x NV
 // vectors of channels (packed weights wp, row stride ldw) over kc steps;
@@ -124,10 +126,14 @@ static inline __attribute__((always_inline)) void tile(const int nv, const int n
   // loop (to nreal) reads a copy.
   __m512 out[24];
   _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) out[i] = acc[i];
+  if (nreal > np) nreal = np; // never; says so to the compiler
   for (int t = 0; t < nreal; t++)
     _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) {
       float *d = yt + t * ldt + 16 * v;
-      _mm512_store_ps(d, mode == ADD ? _mm512_add_ps(out[t * nv + v], _mm512_load_ps(d)) : out[t * nv + v]);
+      __m512 y = out[t * nv + v];
+      if (mode == ADD) y = _mm512_add_ps(y, _mm512_load_ps(d));
+      if (mode == ACCUM) y = _mm512_add_ps(_mm512_load_ps(d), y);
+      _mm512_store_ps(d, y);
     }
 }
 
@@ -231,19 +237,20 @@ void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp)
   }
 }
 
-// y [O/G, P] (at pixel q0) = epilogue(yt^T) for channels < O/G, pixels < nq.
-static void lanes_store(const Conv *k, const float *yt, int64_t nq, const GemmEpi *e, float *y) {
-  int64_t op = lanes_op(k);
-  for (int64_t c0 = 0; c0 < k->og; c0 += 16)
+// y [rows, ldy] (at pixel 0) = epilogue(yt^T) for rows < nrows (channels),
+// pixels < nq; yt [>= nq rounded to 16, ldt], e NULL: stored as it is.
+static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq, const GemmEpi *e, float *y,
+                        int64_t ldy) {
+  for (int64_t c0 = 0; c0 < nrows; c0 += 16)
     for (int64_t q = 0; q < nq; q += 16) {
       __m512 r[16];
-      for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(yt + (q + i) * op + c0);
+      for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(yt + (q + i) * ldt + c0);
       transpose16(r);
-      __mmask16 m = (__mmask16)(nq - q >= 16 ? 0xffff : (1u << (nq - q)) - 1);
-      int rows = (int)(k->og - c0 < 16 ? k->og - c0 : 16);
+      __mmask16 m = lanes(0, nq - q);
+      int rows = (int)(nrows - c0 < 16 ? nrows - c0 : 16);
       for (int i = 0; i < rows; i++) {
-        float *yr = y + (c0 + i) * k->p + q;
-        _mm512_mask_storeu_ps(yr, m, epi16(e, r[i], yr, m, (int)c0 + i, 0));
+        float *yr = y + (c0 + i) * ldy + q;
+        _mm512_mask_storeu_ps(yr, m, e ? epi16(e, r[i], yr, m, (int)c0 + i, 0) : r[i]);
       }
     }
 }
@@ -266,7 +273,7 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
   lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
-  lanes_store(k, yt, nq, &e, y);
+  lanes_store(yt, op, k->og, nq, &e, y, k->p);
   return true;
 }
 
@@ -364,5 +371,100 @@ bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int6
   float *dwg = dw + g * k->og * k->kc;
   for (int64_t o = 0; o < k->og; o++)
     for (int64_t r = r0; r < r1; r++) dwg[o * k->kc + r] = dwt[(r - r0) * op + o];
+  return true;
+}
+
+// ---- grad_input ---------------------------------------------------------------------------------
+// dx[c, h, w] of one image and group with the input channels in the
+// lanes, for stride 1 and one pixel chunk: tap by tap (a, b) in order, a
+// tile of 8 dx pixels x 2 vectors of channels (fashion_cnn's conv2: 32;
+// 12 pixels spill their pointers, 1.2x slower) runs the chain over o of
+// w[o, c, a, b] * dy[o, h + ph - a*dh, w + pw - b*dw] from +0 (dcol's
+// element, K = O/G) and adds it to the pixel's sum, dx + v, from +0: for
+// one element of dx the taps arrive in r = (c, a, b) order, as col2im
+// adds them (gemm_ref.h). dy is read from a zero-padded copy, so a tap
+// that falls outside y gives a chain of w * 0 = +0 and dx + 0 == dx (dx
+// starts at +0 and a sum is -0 only of two -0s, so it never is -0): the
+// reference skips those taps, which is the same bits as long as every w
+// is finite (conv_lanes_pack_wt checks; an inf * 0 would be a NaN).
+
+static int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
+static int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
+static int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
+
+bool conv_lanes_gin_ok(const Conv *k) {
+  return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
+         k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22) &&
+         have_avx512();
+}
+
+int64_t conv_lanes_wtfloats(const Conv *k) { return k->g * k->kh * k->kw * k->og * lanes_cp(k); }
+
+bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt) {
+  int64_t cp = lanes_cp(k), ntap = k->kh * k->kw;
+  __mmask16 bad = 0; // lanes that held an inf or a NaN: the exponent all ones
+  for (int64_t g = 0; g < k->g; g++)
+    for (int64_t t = 0; t < ntap; t++)
+      for (int64_t o = 0; o < k->og; o++) {
+        float *d = wt + ((g * ntap + t) * k->og + o) * cp;
+        const float *s = w + (g * k->og + o) * k->kc + t;
+        for (int64_t c = 0; c < cp; c++) d[c] = c < k->cg ? round_op(flags, s[c * ntap]) : 0;
+        __m512 inf = _mm512_set1_ps(__builtin_inff());
+        for (int64_t c = 0; c < cp; c += 16)
+          bad |= _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_load_ps(d + c), inf), inf, _CMP_EQ_OQ);
+      }
+  return !bad;
+}
+
+#define GIN_CASE(NV, NP)                                                                       \
+  case NV:                                                                                     \
+    for (int64_t q = 0; q < nx; q += NP) {                                                     \
+      int n = (int)(nx - q < NP ? nx - q : NP);                                                \
+      const float *at[NP];                                                                     \
+      for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)] + toff;         \
+      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, dxt + q * cp + 16 * v0, cp, ACCUM);  \
+    }                                                                                          \
+    break;
+
+bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
+  int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
+  int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
+  int64_t xtq = (nx + 15) / 16 * 16;
+  float *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
+  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + nx);
+  if (!dyp || !dxt) return false;
+  int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og; // o -> its plane, dx pixel -> its dyp offset
+  for (int64_t h = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++) xoff[h * k->w + w] = (int32_t)(h * wq + w);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o = 0; o < k->og; o++) {
+    ooff[o] = (int32_t)(o * hq * wq);
+    for (int64_t ii = 0; ii < hq; ii++) {
+      float *d = dyp + (o * hq + ii) * wq;
+      int64_t i = ii - eh;
+      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
+      __mmask16 none = 0;
+      for (int64_t jj = 0; jj < wq; jj += 16) {
+        __mmask16 in = i >= 0 && i < k->ho ? lanes(ew - jj, ew + k->wo - jj) : none;
+        _mm512_mask_storeu_ps(d + jj, lanes(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
+      }
+      if (rnd)
+        for (int64_t jj = 0; jj < wq; jj++) d[jj] = round_op(flags, d[jj]);
+    }
+  }
+  memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
+  for (int64_t v0 = 0; v0 < cp / 16; v0 += 4)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++) {
+        int64_t toff = (k->kh - 1 - a) * k->dh * wq + (k->kw - 1 - b) * k->dw;
+        const float *wtt = wtg + (a * k->kw + b) * k->og * cp;
+        switch (cp / 16 - v0 < 4 ? cp / 16 - v0 : 4) {
+          GIN_CASE(4, 6)
+          GIN_CASE(3, 8)
+          GIN_CASE(2, 8)
+          GIN_CASE(1, 8)
+        }
+      }
+  lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);
   return true;
 }
