@@ -162,7 +162,8 @@ static void pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, i
 
 // yt [nq, OP] (rows 64-byte aligned) for pixels [q0, q0+nq): channel
 // blocks of 4 vectors, the last block 1-3 (each with as many pixels as
-// keep 24 accumulators or fewer). K is walked in slices whose weights
+// keep 24 accumulators or fewer; 2 vectors take 8 pixels, as 12 would
+// spill their pointers). K is walked in slices whose weights
 // (LANES_KB_BYTES) stay in L1 across all the pixel tiles; a tile resumes
 // its chains from yt (a stored float reloaded: the chain is unchanged).
 // conv2 at batch 64, 1 thread: the tile loop alone from ~90 % of an FMA
@@ -177,7 +178,7 @@ static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, 
     switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
       TILE_CASE(4, 6)
       TILE_CASE(3, 8)
-      TILE_CASE(2, 12)
+      TILE_CASE(2, 8)
       TILE_CASE(1, 12)
     }
   }
@@ -329,7 +330,7 @@ static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const 
     switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
       GW_CASE(4, 6)
       GW_CASE(3, 8)
-      GW_CASE(2, 12)
+      GW_CASE(2, 8)
       GW_CASE(1, 12)
     }
   }
