@@ -343,6 +343,7 @@ static void fwd_pieces(ConvJob *j, int64_t threads) {
 // bound by its output stores, which lanes add a transpose to). w is packed
 // once per call on the calling thread (its scratch slot) before the tasks
 // read it.
+#if defined(__x86_64__) || defined(__i386__)
 static bool lanes_wins(const Conv *k, bool rounds) {
   bool same = k->sh == 1 && k->sw == 1 && k->wo == k->w && !rounds; // the pixel-lane forward's cases
   return same ? k->og >= 32 && k->kc >= 64 : k->og >= 16 || k->kc >= 32;
@@ -352,6 +353,7 @@ static bool lanes_wins(const Conv *k, bool rounds) {
 // GEMM: 1.17x at fashion_cnn's conv2 (Kc 288, 64 channels; batch 64, 1
 // thread), even at conv1 (Kc 9 in 12-row tiles), so conv1 keeps the GEMM.
 static bool gw_lanes_wins(const Conv *k) { return k->og >= 16 && k->kc >= 32; }
+#endif
 
 static void fwd_lanes(ConvJob *j) {
 #if defined(__x86_64__) || defined(__i386__)

@@ -1,7 +1,9 @@
-// conv_lanes_avx512.c — the convolution forward with output channels in
-// the vector lanes (AVX-512): y[o, q] for 16 channels o of one pixel q in
-// one register, each step p = (c, a, b) of the K sum one load of 16
-// packed weights w[o, p] and one broadcast of the input value x(p, q).
+// conv_lanes_avx512.c — convolution with a channel dimension in the
+// vector lanes (AVX-512). The forward: y[o, q] for 16 channels o of one
+// pixel q in one register, each step p = (c, a, b) of the K sum one load
+// of 16 packed weights w[o, p] and one broadcast of the input value x(p,
+// q). grad_weight (dw's channels in the lanes) and grad_input (dx's) run
+// the same tile, below. docs/design/kernels.md has the measurements.
 //
 // Why lanes of channels: the pixel-lane forward (conv_avx512.c) puts 16
 // pixels in a vector, so a 14 x 14 plane (fashion_cnn's conv2, 196 pixels)
