@@ -32,4 +32,38 @@ bool conv_col_rows_avx512(const Conv *k, float *xg, int64_t r0, int64_t r1, int6
 bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 
+// The channel-lane forward (conv_lanes_avx512.c): any geometry but
+// pointwise, Kc <= MLC_GEMM_KC_MAX, on a CPU with AVX-512 (conv_lanes_ok).
+// conv_lanes_pack_w packs w [G, O/G, Kc] into conv_lanes_wfloats(k) floats
+// (64-byte aligned; x and w rounded by the MLC_GEMM_BF16 / F16 bits of
+// flags); conv_lanes_fwd computes pixels [q0, q0+nq) of one image and
+// group from the group's packed weights, as conv_fwd_avx512 (same
+// arguments, the same bits as gemm_region over col); false only when a
+// scratch buffer cannot be had.
+bool conv_lanes_ok(const Conv *k);
+int64_t conv_lanes_wfloats(const Conv *k);
+void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp);
+bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                    float *y, int64_t q0, int64_t nq);
+
+// dw[g] [O/G, Kc] columns (rows of dw^T) [r0, r1) of group g over the
+// whole batch (x [N, C, H, W], dy [N, O, HO, WO]) with dw's channels in
+// the lanes: the bits of conv.c's grad_weight GEMMs (gemm_ref.h), any
+// geometry conv_lanes_ok takes, r1 - r0 <= MLC_GEMM_KC_MAX; false only when a
+// scratch buffer cannot be had.
+bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
+                            uint32_t flags, float *dw);
+
+// grad_input of one image and group (dyg [O/G, P], dxg [C/G, H, W], all
+// of it written) with the input channels in the lanes, from w packed by
+// conv_lanes_pack_wt ([G, KH*KW, O/G, C/G rounded to 16], rounded by the
+// precision bits; false when some w is not finite, and then the packed
+// copy must not be used): the bits of the GEMM + col2im path for stride
+// 1 and one pixel chunk (conv_lanes_gin_ok); false only when a scratch
+// buffer cannot be had.
+bool conv_lanes_gin_ok(const Conv *k);
+int64_t conv_lanes_wtfloats(const Conv *k);
+bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt);
+bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg);
+
 #endif

@@ -246,6 +246,23 @@ static void shapes(const char *variant) {
       shape(1, 2, 3, 3, 2, 3, 3, 1, 1, 1, 1),
       shape(1, 1, 45, 45, 3, 3, 3, 1, 1, 1, 1),   // pixel chunks of whole vectors and not
       shape(7, 7, 9, 11, 13, 3, 3, 1, 1, 1, 1),   // implicit forward (Kc 63): a short row tile, one-vector tail
+      // the channel-lane forward and grad_weight (conv_lanes_avx512.c):
+      // 4, 3, 2 and 1 vectors of channels per tile, channels past O/G in
+      // the last one, K slices with a short last one, pixel (forward) and
+      // row (grad_weight) tiles with a short last one, chunks and K blocks
+      shape(2, 16, 10, 12, 48, 3, 3, 1, 1, 1, 1),  // 48 channels: 3-vector tiles; Kc 144 = slices of 128 + 16
+      shape(1, 12, 9, 9, 80, 3, 3, 1, 1, 1, 1),    // 80: a 4-vector block, then 1; Kc 108 = 96 + 12; 81 pixels
+      shape(2, 20, 9, 11, 50, 3, 3, 2, 2, 2, 1),   // stride 2, padding 2, dilation 2; 50 channels of 64 lanes
+      shape(2, 24, 8, 8, 64, 3, 3, 1, 1, 1, 2),    // groups 2: 32 channels, Kc 108 per group
+      shape(1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1),  // 400 pixels: two pixel chunks of one image
+      shape(2, 3, 12, 12, 20, 5, 5, 1, 0, 1, 1),   // unpadded 5x5 (WO < W), 20 channels
+      shape(2, 1, 16, 16, 24, 3, 3, 2, 1, 1, 1),   // one input channel, stride 2 (Kc 9, 24 channels)
+      shape(1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1),    // Kc 576 > one K block: no lane forward (col + GEMM)
+      shape(2, 4, 24, 24, 16, 3, 3, 1, 1, 1, 1),   // grad_weight in lanes: 576 pixels, two K blocks of 288
+      // grad_input in lanes (16+ channels in and out, stride 1, one chunk)
+      shape(2, 20, 11, 9, 24, 3, 3, 1, 2, 2, 1),   // dilation 2, padding 2; 20 input channels of 32 lanes
+      shape(1, 40, 7, 8, 16, 2, 3, 1, 3, 1, 1),    // padding past the window (y larger than x), 3 vectors
+      shape(1, 64, 5, 5, 16, 3, 3, 1, 1, 1, 1),    // 4 vectors of input channels (Kc 576: forward by col)
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
@@ -257,6 +274,31 @@ static void shapes(const char *variant) {
   }
 }
 
+// A w with an inf and a NaN: grad_input must give the reference's NaNs
+// and no others (the lane path's padding taps would multiply inf by 0, so
+// it must not run), the same bits elsewhere; the forward and grad_weight
+// likewise.
+static void check_nonfinite_w(void) {
+  Shape s = shape(2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1);
+  float *x = rand_buf(s.nx), *w = rand_buf(s.nw), *dy = rand_buf(s.ny);
+  w[5 * 288 + 4] = INFINITY, w[40 * 288 + 100] = NAN;
+  Outs got;
+  int rc = run_all(NULL, &s, 0, x, w, NULL, dy, &got);
+  double *dw_ = to_double(w, s.nw), *ddy = to_double(dy, s.ny), *gx = calloc((size_t)s.nx + 1, sizeof(double));
+  int64_t bad = mlc_ref_conv2d_grad_input(true, s.g, 0, ddy, dw_, gx) ? 0 : -1, nans = 0;
+  for (int64_t i = 0; i < s.nx; i++) {
+    float want = (float)gx[i];
+    nans += isnan(want);
+    bad += isnan(want) != isnan(got.dx[i]) || (!isnan(want) && memcmp(&want, &got.dx[i], 4));
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "grad_input with an inf and a NaN in w: %lld elements unlike gemm_ref.h (%lld NaNs)",
+           (long long)bad, (long long)nans);
+  check(msg, !rc && bad == 0 && nans > 0 && nans < s.nx);
+  outs_free(&got);
+  free(x), free(w), free(dy), free(dw_), free(ddy), free(gx);
+}
+
 int main(void) {
   static const char *variants[] = {"avx512", "avx2", "generic"};
   for (int v = 0; v < 3; v++) {
@@ -266,6 +308,7 @@ int main(void) {
     }
     shapes(variants[v]);
   }
+  check_nonfinite_w();
   int64_t bad[MLC_CONV_GEOM] = {1, 3, 4, 4, 2, 5, 5, 1, 1, 0, 0, 1, 1, 1};
   check("a window larger than the input is refused (-1)",
         mlc_conv_out_h(bad) == -1 && mlc_conv2d(NULL, bad, 0, NULL, NULL, NULL, NULL) == -1);

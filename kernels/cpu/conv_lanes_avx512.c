@@ -1,0 +1,473 @@
+// conv_lanes_avx512.c — convolution with a channel dimension in the
+// vector lanes (AVX-512). The forward: y[o, q] for 16 channels o of one
+// pixel q in one register, each step p = (c, a, b) of the K sum one load
+// of 16 packed weights w[o, p] and one broadcast of the input value x(p,
+// q). grad_weight (dw's channels in the lanes) and grad_input (dx's) run
+// the same tile, below. docs/design/kernels.md has the measurements.
+//
+// Why lanes of channels: the pixel-lane forward (conv_avx512.c) puts 16
+// pixels in a vector, so a 14 x 14 plane (fashion_cnn's conv2, 196 pixels)
+// fills 224 lanes (12.5 % lost) and every step reads a tap offset, two
+// masks and two masked vectors. Here the K-major packed weights
+// ([Kc, OP], OP = O/G rounded up to 16, zeros past O/G) and a zero-padded
+// copy of the plane make every step mask-free, and a tile is any set of
+// pixels (whatever the stride, dilation or padding): 6 pixels x 4 vectors
+// of channels (24 accumulators) read 4 weight vectors and 6 broadcasts per
+// 24 FMAs. The tile writes yt [pixel, channel]; a 16 x 16 transpose per
+// block then applies gemm_epi_avx512.h's epilogue and stores y [channel,
+// pixel].
+//
+// Bits: each output is one fmaf chain over p in order from +0 (a padding
+// tap multiplies a zero of the padded copy, as col's zero in the
+// reference), then the epilogue: gemm_region's result over col for one K
+// block (Kc <= MLC_GEMM_KC_MAX), and kernels/gemm_ref.h's. fmaf(w, x, acc)
+// == fmaf(x, w, acc) exactly. With MLC_GEMM_BF16 / F16 the copy and the
+// packing round x and w (kernels/round16.h), as gemm.c's packing does.
+#include <immintrin.h>
+#include <string.h>
+
+#include "../gemm_ref.h"
+#include "../round16.h"
+#include "conv_internal.h"
+#include "gemm_epi_avx512.h"
+#include "gemm_internal.h"
+
+static bool have_avx512(void) {
+  static _Atomic int known; // 0 unknown, 1 no, 2 yes
+  int v = known;
+  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
+  return v == 2;
+}
+
+// Lanes [lo, hi) of a 16-lane mask, the bounds clamped to [0, 16].
+static __mmask16 lanes(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
+  hi = hi < lo ? lo : hi > 16 ? 16 : hi;
+  return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+static int64_t lanes_op(const Conv *k) { return (k->og + 15) / 16 * 16; }
+
+static float round_op(uint32_t flags, float v) {
+  if (flags & MLC_GEMM_BF16) return mlc_round_bf16(v);
+  if (flags & MLC_GEMM_F16) return mlc_round_f16(v);
+  return v;
+}
+
+// The padded copy's rows: output rows [i0, i1] read input rows
+// i*sh - ph + a*dh, i.e. padded rows [i0*sh, i1*sh + (KH-1)*dh].
+static int64_t pad_w(const Conv *k) { return (k->wo - 1) * k->sw + (k->kw - 1) * k->dw + 1; }
+static int64_t pad_rows(const Conv *k, int64_t i0, int64_t i1) { return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1; }
+
+bool conv_lanes_ok(const Conv *k) {
+  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1 || !have_avx512()) return false;
+  int64_t rows = pad_rows(k, 0, k->ho - 1), plane = rows * pad_w(k);
+  // Every offset must fit int32 and the copy stay a few MiB.
+  return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
+}
+
+int64_t conv_lanes_wfloats(const Conv *k) { return k->g * k->kc * lanes_op(k); }
+
+// xp [C/G, rows, WP] = x rows r0 - ph .. , columns -pw .., zero outside x.
+static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, uint32_t flags, float *xp) {
+  int64_t wp = pad_w(k);
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      float *d = xp + (c * rows + r) * wp;
+      int64_t h = r0 + r - k->ph;
+      if (h < 0 || h >= k->h) {
+        for (int64_t j = 0; j < wp; j += 16) _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_setzero_ps());
+        continue;
+      }
+      const float *s = xg + (c * k->h + h) * k->w - k->pw; // s[j]: padded column j
+      int64_t lo = k->pw < wp ? k->pw : wp, hi = k->pw + k->w < wp ? k->pw + k->w : wp;
+      if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) {
+        for (int64_t j = 0; j < wp; j++) d[j] = j >= lo && j < hi ? round_op(flags, s[j]) : 0;
+        continue;
+      }
+      // 16 columns at a time: lanes outside [lo, hi) load zero (and never fault)
+      for (int64_t j = 0; j < wp; j += 16)
+        _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_maskz_loadu_ps(lanes(lo - j, hi - j), s + j));
+    }
+}
+
+// What a tile does with yt: its chains start at +0 and are stored
+// (START), continue from yt (RESUME), or start at +0 and are added to yt,
+// acc + yt, as the GEMM epilogue's beta = 1 (ADD: grad_weight's next
+// image), or yt + acc, as col2im adds (ACCUM: grad_input's next tap; the
+// operand order keeps a NaN's payload the scalar code's).
+enum { START, RESUME, ADD, ACCUM };
+
+// One tile: NP pixels (input pointers at[t], tap offsets off[p]) x NV
+// vectors of channels (packed weights wp, row stride ldw) over kc steps;
+// yt[t*ldt + 16*v] gets the sums of the first nreal pixels. Called with
+// constant nv and np only, so acc stays in registers. (grad_weight runs
+// it with the roles swapped: rows r of dw^T for pixels, pixels for taps.)
+static inline __attribute__((always_inline)) void tile(const int nv, const int np, int64_t kc, const int32_t *off,
+                                                       const float *wp, int64_t ldw, const float *const *at,
+                                                       int nreal, float *yt, int64_t ldt, int mode) {
+  __m512 acc[24];
+  const float *a[24];
+  _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) a[t] = at[t];
+  if (mode == RESUME) {
+    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++)
+      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_load_ps(yt + t * ldt + 16 * v);
+  } else {
+    _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) acc[i] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; p++, wp += ldw) {
+    __m512 wv[4];
+    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) wv[v] = _mm512_load_ps(wp + 16 * v);
+    int64_t o = off[p];
+    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) {
+      __m512 xb = _mm512_set1_ps(a[t][o]);
+      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_fmadd_ps(wv[v], xb, acc[t * nv + v]);
+    }
+  }
+  // acc is indexed by constants only, so it stays in registers; the store
+  // loop (to nreal) reads a copy.
+  __m512 out[24];
+  _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) out[i] = acc[i];
+  if (nreal > np) nreal = np; // never; says so to the compiler
+  for (int t = 0; t < nreal; t++)
+    _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) {
+      float *d = yt + t * ldt + 16 * v;
+      __m512 y = out[t * nv + v];
+      if (mode == ADD) y = _mm512_add_ps(y, _mm512_load_ps(d));
+      if (mode == ACCUM) y = _mm512_add_ps(_mm512_load_ps(d), y);
+      _mm512_store_ps(d, y);
+    }
+}
+
+// Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
+// padded copy (rows from r0); a short tile repeats its last pixel.
+static void pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,
+                       const float **at) {
+  int64_t i = q / k->wo, j = q % k->wo;
+  for (int t = 0; t < np; t++) {
+    at[t] = xp + (i * k->sh - r0) * wp + j * k->sw;
+    if (t + 1 < n && ++j == k->wo) j = 0, i++;
+  }
+}
+
+#define TILE_CASE(NV, NP)                                                                      \
+  case NV:                                                                                     \
+    for (int64_t p0 = 0; p0 < k->kc; p0 += kb)                                                 \
+      for (int64_t q = 0; q < nq; q += NP) {                                                   \
+        int n = (int)(nq - q < NP ? nq - q : NP);                                              \
+        const float *at[NP];                                                                   \
+        pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
+        tile(NV, NP, (k->kc - p0 < kb ? k->kc - p0 : kb), off + p0, wpg + p0 * op + 16 * v0, op, at, \
+             n, yt + q * op + 16 * v0, op, p0 > 0 ? RESUME : START);                                            \
+      }                                                                                        \
+    break;
+
+// yt [nq, OP] (rows 64-byte aligned) for pixels [q0, q0+nq): channel
+// blocks of 4 vectors, the last block 1-3 (each with as many pixels as
+// keep 24 accumulators or fewer; 2 vectors take 8 pixels, as 12 would
+// spill their pointers). K is walked in slices whose weights
+// (LANES_KB_BYTES) stay in L1 across all the pixel tiles; a tile resumes
+// its chains from yt (a stored float reloaded: the chain is unchanged).
+// conv2 at batch 64, 1 thread: the tile loop alone from ~90 % of an FMA
+// loop's rate with the whole K (73 KiB of weights from L2 per tile) to
+// ~98 % with slices of 96 steps.
+enum { LANES_KB_BYTES = 24576 };
+static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, const int32_t *off, const float *wpg,
+                       int64_t q0, int64_t nq, float *yt) {
+  int64_t op = lanes_op(k);
+  for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
+    int64_t nvb = op / 16 - v0 < 4 ? op / 16 - v0 : 4, kb = LANES_KB_BYTES / (nvb * 64);
+    switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
+      TILE_CASE(4, 6)
+      TILE_CASE(3, 8)
+      TILE_CASE(2, 8)
+      TILE_CASE(1, 12)
+    }
+  }
+}
+
+// 16 x 16 transpose: r[i] (row i, 16 lanes) -> r[j] = column j.
+static inline __attribute__((always_inline)) void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  // t[2i]: (r2i[0] r2i+1[0] r2i[1] r2i+1[1]) per 128-bit lane; t[2i+1] the upper pairs
+  for (int i = 0; i < 4; i++)
+    for (int h = 0; h < 2; h++) {
+      __m512d a = _mm512_castps_pd(t[4 * i + h]), b = _mm512_castps_pd(t[4 * i + 2 + h]);
+      r[4 * i + 2 * h] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
+      r[4 * i + 2 * h + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
+    }
+  // r[4i + m] holds, in each 128-bit lane l, column 4l + m of rows 4i..4i+3
+  for (int m = 0; m < 4; m++) {
+    t[m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88);      // lanes 0, 2 of rows 0-3, 4-7
+    t[4 + m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xdd);  // lanes 1, 3
+    t[8 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+    t[12 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xdd);
+  }
+  for (int m = 0; m < 4; m++) {
+    r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);           // column m
+    r[8 + m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xdd);       // column 8 + m
+    r[4 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0x88);  // column 4 + m
+    r[12 + m] = _mm512_shuffle_f32x4(t[4 + m], t[12 + m], 0xdd); // column 12 + m
+  }
+}
+
+// wp [Kc, OP] of one group = w [O/G, Kc]^T, zero columns past O/G: 16 x
+// 16 blocks through registers (the pack runs once per call, and at batch
+// 1 it is a tenth of conv2's work done one element at a time), the
+// blocks at the edges and the rounding scalar.
+void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp) {
+  int64_t op = lanes_op(k);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t g = 0; g < k->g; g++) {
+    const float *wg = w + g * k->og * k->kc;
+    float *dg = wp + g * k->kc * op;
+    for (int64_t p0 = 0; p0 < k->kc; p0 += 16)
+      for (int64_t o0 = 0; o0 < op; o0 += 16) {
+        if (!rnd && p0 + 16 <= k->kc && o0 + 16 <= k->og) {
+          __m512 r[16];
+          for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(wg + (o0 + i) * k->kc + p0);
+          transpose16(r);
+          for (int j = 0; j < 16; j++) _mm512_store_ps(dg + (p0 + j) * op + o0, r[j]);
+          continue;
+        }
+        for (int64_t p = p0; p < p0 + 16 && p < k->kc; p++)
+          for (int64_t o = o0; o < o0 + 16; o++) dg[p * op + o] = o < k->og ? round_op(flags, wg[o * k->kc + p]) : 0;
+      }
+  }
+}
+
+// y [rows, ldy] (at pixel 0) = epilogue(yt^T) for rows < nrows (channels),
+// pixels < nq; yt [>= nq rounded to 16, ldt], e NULL: stored as it is.
+static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq, const GemmEpi *e, float *y,
+                        int64_t ldy) {
+  for (int64_t c0 = 0; c0 < nrows; c0 += 16)
+    for (int64_t q = 0; q < nq; q += 16) {
+      __m512 r[16];
+      for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(yt + (q + i) * ldt + c0);
+      transpose16(r);
+      __mmask16 m = lanes(0, nq - q);
+      int rows = (int)(nrows - c0 < 16 ? nrows - c0 : 16);
+      for (int i = 0; i < rows; i++) {
+        float *yr = y + (c0 + i) * ldy + q;
+        _mm512_mask_storeu_ps(yr, m, e ? epi16(e, r[i], yr, m, (int)c0 + i, 0) : r[i]);
+      }
+    }
+}
+
+bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                    float *y, int64_t q0, int64_t nq) {
+  if (nq <= 0) return true;
+  int64_t op = lanes_op(k), wpw = pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
+  int64_t r0 = i0 * k->sh, rows = pad_rows(k, i0, i1), ntap = k->kh * k->kw;
+  int64_t ytq = (nq + 15) / 16 * 16;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
+  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
+  if (!xp || !yt) return false;
+  pad_plane(k, xg, r0, rows, flags, xp);
+  int32_t off[MLC_GEMM_KC_MAX];
+  for (int64_t p = 0; p < k->kc; p++) {
+    int64_t c = p / ntap, a = p / k->kw % k->kh, b = p % k->kw;
+    off[p] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
+  }
+  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
+  memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
+  GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
+  lanes_store(yt, op, k->og, nq, &e, y, k->p);
+  return true;
+}
+
+// ---- grad_weight ------------------------------------------------------------------------------
+// dw[g]^T rows [r0, r1) (r = (c, a, b)) with the channels of dw in the
+// lanes: dwt[r][o] = the sum over images n in order, pixel chunks in
+// order, K blocks of the chunk in order (mlc_gemm_kblock: 784 pixels are
+// two of 392), of the chain over the block's pixels q of x(r, q) *
+// dy[n, o, q] (from +0; the first block's stored, each later one added:
+// acc + dwt, the GEMM's beta = 1), which is gemm_ref.h's grad_weight. A tile is 6
+// rows x 4 vectors of channels: per pixel 4 loads of dyt [q, OP] (dy of
+// the chunk transposed, zeros past O/G) and 6 broadcasts of x from the
+// padded plane (rows r at their tap offsets, the pixel's offset as the
+// step's). The padded plane's zeros are col's padding zeros, so even an
+// infinite dy gives the reference's NaN.
+
+// dyt [nq, OP] = dy [O/G, P] at pixels [q0, q0+nq), transposed by 16 x 16
+// blocks (rounded as the GEMM's operands are with the precision bits).
+static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq, uint32_t flags, float *dyt) {
+  int64_t op = lanes_op(k);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o0 = 0; o0 < op; o0 += 16)
+    for (int64_t q = 0; q < nq; q += 16) {
+      __mmask16 m = lanes(0, nq - q);
+      __m512 r[16];
+      for (int i = 0; i < 16; i++)
+        r[i] = o0 + i < k->og ? _mm512_maskz_loadu_ps(m, dyg + (o0 + i) * k->p + q0 + q) : _mm512_setzero_ps();
+      transpose16(r);
+      int rows = (int)(nq - q < 16 ? nq - q : 16);
+      for (int j = 0; j < rows; j++) {
+        float *d = dyt + (q + j) * op + o0;
+        _mm512_store_ps(d, r[j]);
+        if (rnd)
+          for (int i = 0; i < 16; i++) d[i] = round_op(flags, d[i]);
+      }
+    }
+}
+
+#define GW_CASE(NV, NP)                                                                        \
+  case NV:                                                                                     \
+    for (int64_t r = r0; r < r1; r += NP) {                                                    \
+      int n = (int)(r1 - r < NP ? r1 - r : NP);                                                \
+      const float *at[NP];                                                                     \
+      for (int t = 0; t < NP; t++) at[t] = xp + roff[(t < n ? r + t : r + n - 1) - r0];        \
+      tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, dwt + (r - r0) * op + 16 * v0, op, mode); \
+    }                                                                                          \
+    break;
+
+static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const int32_t *qoff, const float *dyt,
+                     int64_t nq, int64_t r0, int64_t r1, int mode, float *dwt) {
+  int64_t op = lanes_op(k);
+  for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
+    switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
+      GW_CASE(4, 6)
+      GW_CASE(3, 8)
+      GW_CASE(2, 8)
+      GW_CASE(1, 12)
+    }
+  }
+}
+
+bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
+                            uint32_t flags, float *dw) {
+  if (r0 >= r1) return true;
+  int64_t op = lanes_op(k), wpw = pad_w(k), rows = pad_rows(k, 0, k->ho - 1), ntap = k->kh * k->kw;
+  Conv kc = *k; // the padded copy of the channels rows [r0, r1) read
+  int64_t c0 = r0 / ntap;
+  kc.cg = (r1 - 1) / ntap + 1 - c0;
+  int64_t ytq = (k->qchunk + 15) / 16 * 16;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, kc.cg * rows * wpw);
+  float *dyt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op + ytq); // then qoff, ytq int32
+  float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op);
+  if (!xp || !dyt || !dwt) return false;
+  int32_t roff[MLC_GEMM_KC_MAX], *qoff = (int32_t *)(dyt + ytq * op);
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t c = r / ntap, a = r / k->kw % k->kh, b = r % k->kw;
+    roff[r - r0] = (int32_t)(((c - c0) * rows + a * k->dh) * wpw + b * k->dw);
+  }
+  bool first = true;
+  for (int64_t n = 0; n < k->n; n++) {
+    pad_plane(&kc, x + ((n * k->c + g * k->cg + c0) * k->h) * k->w, 0, rows, flags, xp);
+    const float *dyg = dy + (n * k->o + g * k->og) * k->p;
+    for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+      int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
+      dy_transpose(k, dyg, q0, nq, flags, dyt);
+      for (int64_t q = 0; q < nq; q++) {
+        int64_t i = (q0 + q) / k->wo, j = (q0 + q) % k->wo;
+        qoff[q] = (int32_t)(i * k->sh * wpw + j * k->sw);
+      }
+      int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
+      for (int64_t b0 = 0; b0 < nq; b0 += kb, first = false)
+        gw_chunk(k, xp, roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, r0, r1, first ? START : ADD, dwt);
+    }
+  }
+  float *dwg = dw + g * k->og * k->kc;
+  for (int64_t o = 0; o < k->og; o++)
+    for (int64_t r = r0; r < r1; r++) dwg[o * k->kc + r] = dwt[(r - r0) * op + o];
+  return true;
+}
+
+// ---- grad_input ---------------------------------------------------------------------------------
+// dx[c, h, w] of one image and group with the input channels in the
+// lanes, for stride 1 and one pixel chunk: tap by tap (a, b) in order, a
+// tile of 8 dx pixels x 2 vectors of channels (fashion_cnn's conv2: 32;
+// 12 pixels spill their pointers, 1.2x slower) runs the chain over o of
+// w[o, c, a, b] * dy[o, h + ph - a*dh, w + pw - b*dw] from +0 (dcol's
+// element, K = O/G) and adds it to the pixel's sum, dx + v, from +0: for
+// one element of dx the taps arrive in r = (c, a, b) order, as col2im
+// adds them (gemm_ref.h). dy is read from a zero-padded copy, so a tap
+// that falls outside y gives a chain of w * 0 = +0 and dx + 0 == dx (dx
+// starts at +0 and a sum is -0 only of two -0s, so it never is -0): the
+// reference skips those taps, which is the same bits as long as every w
+// is finite (conv_lanes_pack_wt checks; an inf * 0 would be a NaN).
+
+static int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
+static int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
+static int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
+
+bool conv_lanes_gin_ok(const Conv *k) {
+  return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
+         k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22) &&
+         have_avx512();
+}
+
+int64_t conv_lanes_wtfloats(const Conv *k) { return k->g * k->kh * k->kw * k->og * lanes_cp(k); }
+
+bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt) {
+  int64_t cp = lanes_cp(k), ntap = k->kh * k->kw;
+  __mmask16 bad = 0; // lanes that held an inf or a NaN: the exponent all ones
+  for (int64_t g = 0; g < k->g; g++)
+    for (int64_t t = 0; t < ntap; t++)
+      for (int64_t o = 0; o < k->og; o++) {
+        float *d = wt + ((g * ntap + t) * k->og + o) * cp;
+        const float *s = w + (g * k->og + o) * k->kc + t;
+        for (int64_t c = 0; c < cp; c++) d[c] = c < k->cg ? round_op(flags, s[c * ntap]) : 0;
+        __m512 inf = _mm512_set1_ps(__builtin_inff());
+        for (int64_t c = 0; c < cp; c += 16)
+          bad |= _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_load_ps(d + c), inf), inf, _CMP_EQ_OQ);
+      }
+  return !bad;
+}
+
+#define GIN_CASE(NV, NP)                                                                       \
+  case NV:                                                                                     \
+    for (int64_t q = 0; q < nx; q += NP) {                                                     \
+      int n = (int)(nx - q < NP ? nx - q : NP);                                                \
+      const float *at[NP];                                                                     \
+      for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)] + toff;         \
+      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, dxt + q * cp + 16 * v0, cp, ACCUM);  \
+    }                                                                                          \
+    break;
+
+bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
+  int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
+  int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
+  int64_t xtq = (nx + 15) / 16 * 16;
+  float *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
+  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + nx);
+  if (!dyp || !dxt) return false;
+  int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og; // o -> its plane, dx pixel -> its dyp offset
+  for (int64_t h = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++) xoff[h * k->w + w] = (int32_t)(h * wq + w);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o = 0; o < k->og; o++) {
+    ooff[o] = (int32_t)(o * hq * wq);
+    for (int64_t ii = 0; ii < hq; ii++) {
+      float *d = dyp + (o * hq + ii) * wq;
+      int64_t i = ii - eh;
+      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
+      __mmask16 none = 0;
+      for (int64_t jj = 0; jj < wq; jj += 16) {
+        __mmask16 in = i >= 0 && i < k->ho ? lanes(ew - jj, ew + k->wo - jj) : none;
+        _mm512_mask_storeu_ps(d + jj, lanes(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
+      }
+      if (rnd)
+        for (int64_t jj = 0; jj < wq; jj++) d[jj] = round_op(flags, d[jj]);
+    }
+  }
+  memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
+  for (int64_t v0 = 0; v0 < cp / 16; v0 += 4)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++) {
+        int64_t toff = (k->kh - 1 - a) * k->dh * wq + (k->kw - 1 - b) * k->dw;
+        const float *wtt = wtg + (a * k->kw + b) * k->og * cp;
+        switch (cp / 16 - v0 < 4 ? cp / 16 - v0 : 4) {
+          GIN_CASE(4, 6)
+          GIN_CASE(3, 8)
+          GIN_CASE(2, 8)
+          GIN_CASE(1, 8)
+        }
+      }
+  lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);
+  return true;
+}
