@@ -26,6 +26,7 @@
 // transform reads each padded input row once, split into even and odd
 // columns, applies the column pass to whole rows and the row pass to
 // neighbouring (even, odd) pairs, so its loops are unit-stride over tiles.
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,13 @@ static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; }
 #define WG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define WG_CLONES
+#endif
+// The short copies (a split row: 8 floats for a 14-wide plane) stay loops,
+// inlined: a libc call or a clone's dispatch per row cost more than the copy.
+#if defined(__GNUC__) && !defined(__clang__)
+#define WG_SHORT static inline __attribute__((always_inline, optimize("no-tree-loop-distribute-patterns")))
+#else
+#define WG_SHORT static inline
 #endif
 
 bool conv_winograd_applies(const Conv *k, uint32_t flags) {
@@ -79,7 +87,7 @@ typedef struct WgJob {
 } WgJob;
 
 // ev[k] = x row at column 2k - pw, od[k] at 2k + 1 - pw, k < tw + 1 (0 outside x).
-WG_CLONES static void split_row(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
+WG_SHORT void split_row_scalar(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
   int64_t n = tw + 1, pw = k->pw, w = k->w;
   if (!row) {
     for (int64_t i = 0; i < n; i++) ev[i] = 0, od[i] = 0;
@@ -95,6 +103,66 @@ WG_CLONES static void split_row(const Conv *k, const float *row, int64_t tw, flo
   for (int64_t i = o1; i < n; i++) od[i] = 0;
 }
 
+// The same copies and the output rows' interleave with AVX-512 permutes:
+// 16 even and 16 odd columns from two masked loads (lanes outside the row
+// read 0, and never fault).
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define WG_AVX512 1
+static uint32_t lane_mask(int64_t lo, int64_t hi) { // lanes [lo, hi) of 16
+  lo = max64(lo, 0), hi = min64(hi, 16);
+  return hi <= lo ? 0 : (uint32_t)((1u << hi) - 1) & ~(uint32_t)((1u << lo) - 1);
+}
+
+__attribute__((target("avx512f"))) static void split_row_avx512(const Conv *k, const float *row, int64_t tw,
+                                                                float *ev, float *od) {
+  int64_t n = tw + 1, w = k->w;
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (int64_t k0 = 0; k0 < n; k0 += 16) {
+    __mmask16 st = (__mmask16)lane_mask(0, n - k0);
+    if (!row) {
+      _mm512_mask_storeu_ps(ev + k0, st, _mm512_setzero_ps()), _mm512_mask_storeu_ps(od + k0, st, _mm512_setzero_ps());
+      continue;
+    }
+    int64_t s0 = 2 * k0 - k->pw; // row column of lane 0 of the low vector
+    __mmask16 m0 = (__mmask16)lane_mask(-s0, w - s0), m1 = (__mmask16)lane_mask(-s0 - 16, w - s0 - 16);
+    __m512 lo = _mm512_maskz_loadu_ps(m0, (const char *)row + 4 * s0);
+    __m512 hi = _mm512_maskz_loadu_ps(m1, (const char *)row + 4 * (s0 + 16));
+    _mm512_mask_storeu_ps(ev + k0, st, _mm512_permutex2var_ps(lo, ie, hi));
+    _mm512_mask_storeu_ps(od + k0, st, _mm512_permutex2var_ps(lo, io, hi));
+  }
+}
+
+__attribute__((target("avx512f"))) static void interleave_avx512(const float *e, const float *o, int64_t wo,
+                                                                 float *row) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t q = 0; q < wo; q += 32) {
+    __mmask16 ml = (__mmask16)lane_mask(0, (wo - q + 1) / 2);
+    __m512 a = _mm512_maskz_loadu_ps(ml, e + q / 2), b = _mm512_maskz_loadu_ps(ml, o + q / 2);
+    _mm512_mask_storeu_ps(row + q, (__mmask16)lane_mask(0, wo - q), _mm512_permutex2var_ps(a, i0, b));
+    _mm512_mask_storeu_ps(row + q + 16, (__mmask16)lane_mask(0, wo - q - 16), _mm512_permutex2var_ps(a, i1, b));
+  }
+}
+
+static bool have_avx512(void) {
+  static int have = -1;
+  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return have;
+}
+#endif
+
+static void split_row(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
+#ifdef WG_AVX512
+  if (have_avx512()) {
+    split_row_avx512(k, row, tw, ev, od);
+    return;
+  }
+#endif
+  split_row_scalar(k, row, tw, ev, od);
+}
+
 // The column pass on four (split) rows d[0..3], each n long, in place.
 WG_CLONES static void input_cols(float *restrict d0, float *restrict d1, float *restrict d2, float *restrict d3,
                                  int64_t n) {
@@ -104,60 +172,90 @@ WG_CLONES static void input_cols(float *restrict d0, float *restrict d1, float *
   }
 }
 
-// The row pass of window row r for tw tiles: v[s*ld + t] gets V[r][s] of tile t.
-WG_CLONES static void input_row(const float *restrict ev, const float *restrict od, int64_t tw, float *restrict v0,
+// The row pass of window row r over n columns: v_s[t] = V[r][s] of column t
+// (ev and od hold n + 1 values).
+WG_CLONES static void input_row(const float *restrict ev, const float *restrict od, int64_t n, float *restrict v0,
                                 float *restrict v1, float *restrict v2, float *restrict v3) {
-  for (int64_t t = 0; t < tw; t++) {
+  for (int64_t t = 0; t < n; t++) {
     float a = ev[t], b = od[t], c = ev[t + 1], d = od[t + 1];
     v0[t] = a - c, v1[t] = b + c, v2[t] = c - b, v3[t] = b - d;
   }
 }
 
-// V [16][C][ld] of the block's tile rows [gr0, gr1); buf holds 8 * (tw + 1) floats.
+// V [16][C][ld] of the block's tile rows [gr0, gr1), column (gr - gr0) *
+// (tw + 1) + tx for tile (gr, tx): each tile row has one junk column more
+// (tx = tw), so that both passes run once over the whole block (long
+// vector loops even for a 7-tile row) and the row pass can read column
+// t + 1 across a row's end; the junk columns' products are never read.
+// buf holds 8 * (n + 1) floats, n = the block's columns.
 static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, int64_t ld, float *buf) {
   const Conv *k = j->k;
-  int64_t tw = j->tw, n1 = tw + 1;
-  for (int64_t c = 0; c < k->c; c++)
+  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = k->c * ld; // xs: matrix xi to xi + 1
+  float *ev[4], *od[4];
+  for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
+  for (int64_t c = 0; c < k->c; c++) {
     for (int64_t gr = gr0; gr < gr1; gr++) {
-      int64_t n = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * tw;
-      const float *xc = j->x + (n * k->c + c) * k->h * k->w;
-      float *ev[4], *od[4];
+      int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
+      const float *xc = j->x + (img * k->c + c) * k->h * k->w;
       for (int r = 0; r < 4; r++) {
         int64_t hh = 2 * ty - k->ph + r;
-        ev[r] = buf + (2 * r) * n1, od[r] = buf + (2 * r + 1) * n1;
-        split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r], od[r]);
-      }
-      input_cols(ev[0], ev[1], ev[2], ev[3], n1);
-      input_cols(od[0], od[1], od[2], od[3], n1);
-      for (int r = 0; r < 4; r++) {
-        float *base = v + (int64_t)(r * 4) * k->c * ld + c * ld + t0;
-        int64_t xs = k->c * ld; // matrix xi to xi + 1
-        input_row(ev[r], od[r], tw, base, base + xs, base + 2 * xs, base + 3 * xs);
+        split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r] + t0, od[r] + t0);
       }
     }
+    for (int r = 0; r < 4; r++) ev[r][n] = 0, od[r][n] = 0;
+    input_cols(ev[0], ev[1], ev[2], ev[3], n);
+    input_cols(od[0], od[1], od[2], od[3], n);
+    for (int r = 0; r < 4; r++) {
+      float *base = v + (int64_t)(r * 4) * xs + c * ld;
+      input_row(ev[r], od[r], n, base, base + xs, base + 2 * xs, base + 3 * xs);
+    }
+  }
 }
 
 // ---- output transform ------------------------------------------------------------------------------
-// Tiles [0, tw) of one tile row of channel o: m[xi*ms + t]; writes the two
-// output rows r0, r1 (2*tw each): r_a[2t + b] = Y[a][b] + bias, relu.
-WG_CLONES static void output_row(const float *restrict m, int64_t ms, int64_t tw, bool has_bias, float bias,
-                                 bool relu, float *restrict r0, float *restrict r1) {
-  for (int64_t t = 0; t < tw; t++) {
-    float s[2][4], y[4];
-    for (int jj = 0; jj < 4; jj++) {
-      float m0 = m[jj * ms + t], m1 = m[(4 + jj) * ms + t], m2 = m[(8 + jj) * ms + t], m3 = m[(12 + jj) * ms + t];
-      s[0][jj] = (m0 + m1) + m2, s[1][jj] = (m1 - m2) - m3;
-    }
-    for (int a = 0; a < 2; a++)
-      y[a * 2] = (s[a][0] + s[a][1]) + s[a][2], y[a * 2 + 1] = (s[a][1] - s[a][2]) - s[a][3];
-    for (int q = 0; q < 4; q++) {
-      float v = y[q];
-      if (has_bias) v = v + bias;
-      if (relu) v = v > 0 || v != v ? v : 0;
-      y[q] = v;
-    }
-    r0[2 * t] = y[0], r0[2 * t + 1] = y[1], r1[2 * t] = y[2], r1[2 * t + 1] = y[3];
+// Columns [0, n) of one channel, m[xi*ms + t]: Y[a][b] of each into
+// y_ab[t], + bias, relu. Plain loops over t with each operation of
+// winograd_ref.h's order, which the compiler vectorises.
+WG_CLONES static void output_cols(const float *restrict m, int64_t ms, int64_t n, const float *bias, bool relu,
+                                  float *restrict y00, float *restrict y01, float *restrict y10,
+                                  float *restrict y11) {
+  const float *m0 = m, *m1 = m + ms, *m2 = m + 2 * ms, *m3 = m + 3 * ms, *m4 = m + 4 * ms, *m5 = m + 5 * ms;
+  const float *m6 = m + 6 * ms, *m7 = m + 7 * ms, *m8 = m + 8 * ms, *m9 = m + 9 * ms, *m10 = m + 10 * ms;
+  const float *m11 = m + 11 * ms, *m12 = m + 12 * ms, *m13 = m + 13 * ms, *m14 = m + 14 * ms, *m15 = m + 15 * ms;
+  for (int64_t t = 0; t < n; t++) {
+    // columns first: s[a][j] from m[0..3][j]
+    float s00 = (m0[t] + m4[t]) + m8[t], s10 = (m4[t] - m8[t]) - m12[t];
+    float s01 = (m1[t] + m5[t]) + m9[t], s11 = (m5[t] - m9[t]) - m13[t];
+    float s02 = (m2[t] + m6[t]) + m10[t], s12 = (m6[t] - m10[t]) - m14[t];
+    float s03 = (m3[t] + m7[t]) + m11[t], s13 = (m7[t] - m11[t]) - m15[t];
+    y00[t] = (s00 + s01) + s02, y01[t] = (s01 - s02) - s03;
+    y10[t] = (s10 + s11) + s12, y11[t] = (s11 - s12) - s13;
   }
+  float *ys[4] = {y00, y01, y10, y11};
+  for (int q = 0; q < 4 && bias; q++) {
+    float b = *bias, *yq = ys[q];
+    for (int64_t t = 0; t < n; t++) yq[t] = yq[t] + b;
+  }
+  for (int q = 0; q < 4 && relu; q++) {
+    float *yq = ys[q];
+    for (int64_t t = 0; t < n; t++) yq[t] = yq[t] > 0 || isnan(yq[t]) ? yq[t] : 0;
+  }
+}
+
+// An output row of wo columns from its tiles' Y[a][0] (e) and Y[a][1] (o).
+WG_SHORT void interleave_scalar(const float *restrict e, const float *restrict o, int64_t wo, float *restrict row) {
+  for (int64_t t = 0; t < wo / 2; t++) row[2 * t] = e[t], row[2 * t + 1] = o[t];
+  if (wo % 2) row[wo - 1] = e[wo / 2];
+}
+
+static void interleave(const float *e, const float *o, int64_t wo, float *row) {
+#ifdef WG_AVX512
+  if (have_avx512()) {
+    interleave_avx512(e, o, wo, row);
+    return;
+  }
+#endif
+  interleave_scalar(e, o, wo, row);
 }
 
 // The first maximum of a window's taps in row-major order, a NaN winning
@@ -165,43 +263,45 @@ WG_CLONES static void output_row(const float *restrict m, int64_t ms, int64_t tw
 static float pool4(float a, float b, float c, float d) {
   float best = a, v[3] = {b, c, d};
   for (int i = 0; i < 3; i++)
-    if (v[i] > best || (v[i] != v[i] && best == best)) best = v[i];
+    if (v[i] > best || (isnan(v[i]) && !isnan(best))) best = v[i];
   return best;
 }
 
+// y (and yp) of channels [o0, o1) from M [16][o1 - o0][ld]; buf holds 4 * n floats.
 static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o0, int64_t o1, const float *m,
                              int64_t ld, float *buf) {
   const Conv *k = j->k;
-  int64_t tw = j->tw, om = o1 - o0, hp = k->ho / 2, wp = k->wo / 2;
-  float *r0 = buf, *r1 = buf + 2 * tw;
-  for (int64_t o = o0; o < o1; o++)
+  int64_t n1 = j->tw + 1, n = (gr1 - gr0) * n1, om = o1 - o0, hp = k->ho / 2, wp = k->wo / 2;
+  float *y00 = buf, *y01 = buf + n, *y10 = buf + 2 * n, *y11 = buf + 3 * n;
+  for (int64_t o = o0; o < o1; o++) {
+    output_cols(m + (o - o0) * ld, om * ld, n, j->bias ? j->bias + o : NULL, j->flags & MLC_CONV_RELU, y00, y01,
+                y10, y11);
     for (int64_t gr = gr0; gr < gr1; gr++) {
-      int64_t n = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * tw;
-      output_row(m + (o - o0) * ld + t0, om * ld, tw, j->bias != NULL, j->bias ? j->bias[o] : 0,
-                 j->flags & MLC_CONV_RELU, r0, r1);
-      float *yo = j->y + ((n * k->o + o) * k->ho + 2 * ty) * k->wo;
-      memcpy(yo, r0, (size_t)k->wo * sizeof(float));
-      if (2 * ty + 1 < k->ho) memcpy(yo + k->wo, r1, (size_t)k->wo * sizeof(float));
+      int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
+      float *yo = j->y + ((img * k->o + o) * k->ho + 2 * ty) * k->wo;
+      interleave(y00 + t0, y01 + t0, k->wo, yo);
+      if (2 * ty + 1 < k->ho) interleave(y10 + t0, y11 + t0, k->wo, yo + k->wo);
       if (j->yp && ty < hp) {
-        float *p = j->yp + ((n * k->o + o) * hp + ty) * wp;
-        for (int64_t t = 0; t < wp; t++) p[t] = pool4(r0[2 * t], r0[2 * t + 1], r1[2 * t], r1[2 * t + 1]);
+        float *p = j->yp + ((img * k->o + o) * hp + ty) * wp;
+        for (int64_t t = 0; t < wp; t++) p[t] = pool4(y00[t0 + t], y01[t0 + t], y10[t0 + t], y11[t0 + t]);
       }
     }
+  }
 }
 
 // ---- tasks -------------------------------------------------------------------------------------------
 static int wg_block(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
   const Conv *k = j->k;
-  int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), tiles = (gr1 - gr0) * j->tw;
-  int64_t ld = pad16(tiles), om = o1 - o0, extra = pad16(8 * (j->tw + 1));
+  int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), cols = (gr1 - gr0) * (j->tw + 1);
+  int64_t ld = pad16(cols), om = o1 - o0, extra = pad16(8 * (cols + 1)); // the transforms' rows
   float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
   float *m = gemm_scratch(GEMM_SCRATCH_OUT, 16 * om * ld + extra);
   if (!v || !m) return -1;
   input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
   for (int xi = 0; xi < 16; xi++) {
-    Gemm g = {.m = om, .n = tiles, .k = k->c, .alpha = 1, .beta = 0, .a = j->u + (xi * k->o + o0) * k->c,
+    Gemm g = {.m = om, .n = cols, .k = k->c, .alpha = 1, .beta = 0, .a = j->u + (xi * k->o + o0) * k->c,
               .rsa = k->c, .csa = 1, .b = v + xi * k->c * ld, .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
-    if (gemm_region(&g, 0, om, 0, tiles)) return -1;
+    if (gemm_region(&g, 0, om, 0, cols)) return -1;
   }
   output_transform(j, gr0, gr1, o0, o1, m, ld, m + 16 * om * ld);
   return 0;
@@ -216,10 +316,10 @@ static void wg_task(void *vj, int64_t b, int64_t e) {
 }
 
 // Tiles per block: V and M of a block in about 1 MiB (2^14 / (C + O)
-// tiles), 32 to 512, in whole tile rows. A function of the geometry.
+// columns), 32 to 512, in whole tile rows. A function of the geometry.
 static int64_t block_rows(const Conv *k, int64_t tw) {
   int64_t want = min64(max64((1 << 14) / (k->c + k->o), 32), 512);
-  return max64(1, want / tw);
+  return max64(1, want / (tw + 1));
 }
 
 #define WG_PAR_MIN_FLOPS 1.0e6
