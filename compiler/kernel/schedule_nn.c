@@ -11,7 +11,8 @@
 //   conv2d (+ grads)    f32, target with the kernel library: `call conv2d`,
 //                       `conv2d_grad_input`, `conv2d_grad_weight`; with the
 //                       target's conv_winograd, the forward's call of a 3x3
-//                       stride-1 conv carries `winograd` (kernels/winograd_ref.h)
+//                       stride-1 conv of >= 32 input channels carries
+//                       `winograd` (kernels/winograd_ref.h)
 //   pools               2 x 2 max pools of stride 2 in f32, target with the
 //                       kernel library: `call max_pool2d`, `max_pool2d_grad`;
 //                       other unpadded windows up to pool_max_taps taps
@@ -255,14 +256,19 @@ bool sk_matmul(Sk *s) {
 }
 
 // ---- convolution: the library's -------------------------------------------------------------------
-// Whether the library's Winograd path takes a forward conv (kernels/winograd_ref.h,
-// mlc_winograd_applies): a 3x3 weight, strides and dilations 1, one group, f32
-// products. Any padding and plane; C > 0 is the library's own check (C = 0
-// gives the direct zeros either way).
+// Whether a forward conv takes the library's Winograd path: one it applies
+// to (kernels/winograd_ref.h, mlc_winograd_applies: a 3x3 weight, strides
+// and dilations 1, one group, f32 products; any padding and plane) with
+// at least WINOGRAD_MIN_C input channels. With fewer its 16 products of K =
+// C cost more than the transforms save (fashion_cnn's conv1, C = 1: 4.5x
+// slower than the direct path; C = 8 1.5-1.9x slower, 16 even, 32 1.3x
+// faster; docs/design/kernels.md, "Winograd"), so those keep the direct path.
+enum { WINOGRAD_MIN_C = 32 };
 static bool winograd_ok(const KirOp *op) {
   const int64_t *a = op->attr; // stride, padding, dilation (h, w), groups
+  const KExpr *c = op->dims[1][1];
   return is_const(op->dims[1][2], 3) && is_const(op->dims[1][3], 3) && a[0] == 1 && a[1] == 1 && a[4] == 1 &&
-         a[5] == 1 && a[6] == 1 && precision_flag(op) == 0;
+         a[5] == 1 && a[6] == 1 && precision_flag(op) == 0 && c->kind == KE_CONST && c->i >= WINOGRAD_MIN_C;
 }
 
 // Roles by op: conv2d (x, w, y), conv2d_grad_input (dy, w, dx),

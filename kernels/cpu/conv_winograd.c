@@ -59,18 +59,34 @@ bool conv_winograd_applies(const Conv *k, uint32_t flags) {
 }
 
 // ---- filter transform ----------------------------------------------------------------------------
-static void filter1(const float *g, int64_t sg, float *t, int64_t st) {
-  float g0 = g[0], g1 = g[sg], g2 = g[2 * sg];
-  t[0] = g0, t[st] = ((g0 + g1) + g2) * 0.5f, t[2 * st] = ((g0 - g1) + g2) * 0.5f, t[3 * st] = g2;
+// u [16][O][C] from w [O][C][3][3]: U_xi[o][c] = (G w[o][c] G^T)[xi], in
+// runs of up to 256 (o, c) pairs: the 9 taps are first copied into planes
+// g[tap][pair], so that both passes are vector loops over pairs (the same
+// operations as filter1's, so the same bits).
+WG_CLONES static void filter_run(const float *restrict g, int64_t np, int64_t stride, float *restrict u) {
+  enum { R = 256 };
+  float t[12][R]; // t[i*3 + b]: the column pass, row i of 4, tap column b
+  for (int b = 0; b < 3; b++)
+    for (int64_t q = 0; q < np; q++) {
+      float g0 = g[b * R + q], g1 = g[(3 + b) * R + q], g2 = g[(6 + b) * R + q];
+      t[b][q] = g0, t[3 + b][q] = ((g0 + g1) + g2) * 0.5f, t[6 + b][q] = ((g0 - g1) + g2) * 0.5f, t[9 + b][q] = g2;
+    }
+  for (int i = 0; i < 4; i++)
+    for (int64_t q = 0; q < np; q++) {
+      float g0 = t[i * 3][q], g1 = t[i * 3 + 1][q], g2 = t[i * 3 + 2][q];
+      u[(i * 4) * stride + q] = g0, u[(i * 4 + 1) * stride + q] = ((g0 + g1) + g2) * 0.5f;
+      u[(i * 4 + 2) * stride + q] = ((g0 - g1) + g2) * 0.5f, u[(i * 4 + 3) * stride + q] = g2;
+    }
 }
 
-// u [16][O][C] from w [O][C][3][3]: U_xi[o][c] = (G w[o][c] G^T)[xi].
 static void filter_transform(const float *w, int64_t o, int64_t c, float *u) {
-  for (int64_t oc = 0; oc < o * c; oc++) {
-    float t[12], v[16];
-    for (int b = 0; b < 3; b++) filter1(w + oc * 9 + b, 3, t + b, 3);
-    for (int i = 0; i < 4; i++) filter1(t + i * 3, 1, v + i * 4, 1);
-    for (int xi = 0; xi < 16; xi++) u[xi * o * c + oc] = v[xi];
+  enum { R = 256 };
+  float g[9 * R];
+  for (int64_t p0 = 0; p0 < o * c; p0 += R) {
+    int64_t np = min64(R, o * c - p0);
+    for (int64_t q = 0; q < np; q++)
+      for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[(p0 + q) * 9 + tap];
+    filter_run(g, np, o * c, u + p0);
   }
 }
 
@@ -146,6 +162,60 @@ __attribute__((target("avx512f"))) static void interleave_avx512(const float *e,
   }
 }
 
+// Planes at most 30 wide (tw + 1 <= 16 split columns, one vector): a
+// tile row's four window rows, split and through the column pass, in
+// registers: ev[r] / od[r] get e[r] of the even / odd columns (the
+// operations of input_cols, so the same bits).
+__attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, const float *xc, int64_t ty,
+                                                                 int64_t tw, float *const *ev, float *const *od,
+                                                                 int64_t t0) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t s0 = -k->pw, w = k->w;
+  __mmask16 st = (__mmask16)lane_mask(0, tw + 1), m0 = (__mmask16)lane_mask(-s0, w - s0);
+  __mmask16 m1 = (__mmask16)lane_mask(-s0 - 16, w - s0 - 16);
+  __m512 e[4], o[4];
+  for (int r = 0; r < 4; r++) {
+    int64_t hh = 2 * ty - k->ph + r;
+    bool in = hh >= 0 && hh < k->h;
+    const char *row = (const char *)(xc + (in ? hh : 0) * w);
+    __m512 lo = _mm512_maskz_loadu_ps(in ? m0 : 0, row + 4 * s0), hi = _mm512_maskz_loadu_ps(in ? m1 : 0, row + 4 * (s0 + 16));
+    e[r] = _mm512_permutex2var_ps(lo, ie, hi), o[r] = _mm512_permutex2var_ps(lo, io, hi);
+  }
+  __m512 *d[2] = {e, o};
+  float *const *dst[2] = {ev, od};
+  for (int p = 0; p < 2; p++) {
+    __m512 a = d[p][0], b = d[p][1], c = d[p][2], f = d[p][3];
+    _mm512_mask_storeu_ps(dst[p][0] + t0, st, _mm512_sub_ps(a, c));
+    _mm512_mask_storeu_ps(dst[p][1] + t0, st, _mm512_add_ps(b, c));
+    _mm512_mask_storeu_ps(dst[p][2] + t0, st, _mm512_sub_ps(c, b));
+    _mm512_mask_storeu_ps(dst[p][3] + t0, st, _mm512_sub_ps(b, f));
+  }
+}
+
+// Planes at most 32 wide: one tile row's two output rows from Y[a][b]
+// (y[2a + b] + t0, tw tiles), and with p its pooled row: the pick of
+// pool4, lane by lane.
+__attribute__((target("avx512f"))) static void store_row_avx512(float *const *y, int64_t t0, int64_t tw, int64_t wo,
+                                                                bool two, float *yo, float *p, int64_t wp) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  __mmask16 ml = (__mmask16)lane_mask(0, tw), s0 = (__mmask16)lane_mask(0, wo), s1 = (__mmask16)lane_mask(0, wo - 16);
+  __m512 v[4];
+  for (int q = 0; q < 4; q++) v[q] = _mm512_maskz_loadu_ps(ml, y[q] + t0);
+  for (int a = 0; a < 1 + two; a++) {
+    _mm512_mask_storeu_ps(yo + a * wo, s0, _mm512_permutex2var_ps(v[2 * a], i0, v[2 * a + 1]));
+    _mm512_mask_storeu_ps(yo + a * wo + 16, s1, _mm512_permutex2var_ps(v[2 * a], i1, v[2 * a + 1]));
+  }
+  if (!p) return;
+  __m512 best = v[0];
+  for (int q = 1; q < 4; q++) {
+    __mmask16 nan_first = _mm512_cmp_ps_mask(v[q], v[q], _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+    best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(v[q], best, _CMP_GT_OQ) | nan_first, v[q]);
+  }
+  _mm512_mask_storeu_ps(p, (__mmask16)lane_mask(0, wp), best);
+}
+
 static bool have_avx512(void) {
   static int have = -1;
   if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
@@ -193,18 +263,28 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
   int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = k->c * ld; // xs: matrix xi to xi + 1
   float *ev[4], *od[4];
   for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
+#ifdef WG_AVX512
+  bool fast = n1 <= 16 && have_avx512();
+#else
+  bool fast = false;
+#endif
   for (int64_t c = 0; c < k->c; c++) {
     for (int64_t gr = gr0; gr < gr1; gr++) {
       int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
       const float *xc = j->x + (img * k->c + c) * k->h * k->w;
+#ifdef WG_AVX512
+      if (fast) {
+        split_cols_avx512(k, xc, ty, tw, ev, od, t0);
+        continue;
+      }
+#endif
       for (int r = 0; r < 4; r++) {
         int64_t hh = 2 * ty - k->ph + r;
         split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r] + t0, od[r] + t0);
       }
     }
     for (int r = 0; r < 4; r++) ev[r][n] = 0, od[r][n] = 0;
-    input_cols(ev[0], ev[1], ev[2], ev[3], n);
-    input_cols(od[0], od[1], od[2], od[3], n);
+    if (!fast) input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
     for (int r = 0; r < 4; r++) {
       float *base = v + (int64_t)(r * 4) * xs + c * ld;
       input_row(ev[r], od[r], n, base, base + xs, base + 2 * xs, base + 3 * xs);
@@ -273,12 +353,23 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
   const Conv *k = j->k;
   int64_t n1 = j->tw + 1, n = (gr1 - gr0) * n1, om = o1 - o0, hp = k->ho / 2, wp = k->wo / 2;
   float *y00 = buf, *y01 = buf + n, *y10 = buf + 2 * n, *y11 = buf + 3 * n;
+#ifdef WG_AVX512
+  bool fast = k->wo <= 32 && have_avx512();
+#endif
   for (int64_t o = o0; o < o1; o++) {
     output_cols(m + (o - o0) * ld, om * ld, n, j->bias ? j->bias + o : NULL, j->flags & MLC_CONV_RELU, y00, y01,
                 y10, y11);
     for (int64_t gr = gr0; gr < gr1; gr++) {
       int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
       float *yo = j->y + ((img * k->o + o) * k->ho + 2 * ty) * k->wo;
+#ifdef WG_AVX512
+      if (fast) {
+        float *ys[4] = {y00, y01, y10, y11};
+        float *p = j->yp && ty < hp ? j->yp + ((img * k->o + o) * hp + ty) * wp : NULL;
+        store_row_avx512(ys, t0, j->tw, k->wo, 2 * ty + 1 < k->ho, yo, p, wp);
+        continue;
+      }
+#endif
       interleave(y00 + t0, y01 + t0, k->wo, yo);
       if (2 * ty + 1 < k->ho) interleave(y10 + t0, y11 + t0, k->wo, yo + k->wo);
       if (j->yp && ty < hp) {
@@ -337,17 +428,15 @@ int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, 
     j.ostep = ((k->o + want - 1) / want + unit - 1) / unit * unit;
     j.osplit = (k->o + j.ostep - 1) / j.ostep;
   }
-  float *own = NULL;
   const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, GEMM_CACHE_WINOGRAD, 16 * k->o * k->c,
                                       filter_transform);
   if (!u) {
-    own = aligned_alloc(64, ((size_t)(16 * k->o * k->c) * sizeof(float) + 63) & ~(size_t)63);
+    float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, 16 * k->o * k->c);
     if (!own) return -1;
     filter_transform(w, k->o, k->c, own);
     u = own;
   }
   j.u = u;
   mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
-  free(own);
   return atomic_load(&j.failed) ? -1 : 0;
 }
