@@ -28,6 +28,17 @@
 #define MLC_WINOGRAD_REF_H
 
 // Included by gemm_ref.h after its scalar steps and MlcRefConv.
+//
+// GCC 12's SLP vectorizer miscompiles these transforms at -O2 (the filter
+// transform of fashion_cnn's weights lost roundings: -0x1.105032p-5 where
+// the float operations give -0x1.10503p-5; right at -O1 and -O3, and with
+// -fno-tree-slp-vectorize), so they are kept scalar. Reference code: the
+// speed does not matter.
+#if defined(__GNUC__) && !defined(__clang__)
+#define MLC_WG_REF static inline __attribute__((optimize("no-tree-slp-vectorize")))
+#else
+#define MLC_WG_REF static inline
+#endif
 
 static inline bool mlc_winograd_applies(const MlcRefConv *k, uint32_t flags) {
   return k->kh == 3 && k->kw == 3 && k->sh == 1 && k->sw == 1 && k->dh == 1 && k->dw == 1 && k->g == 1 &&
@@ -35,7 +46,7 @@ static inline bool mlc_winograd_applies(const MlcRefConv *k, uint32_t flags) {
 }
 
 // The three forms of one 1-D transform (a stride between the elements).
-static inline void mlc_ref_wg_filter1(bool f32, const double *g, int64_t sg, double *t, int64_t st) {
+MLC_WG_REF void mlc_ref_wg_filter1(bool f32, const double *g, int64_t sg, double *t, int64_t st) {
   double g0 = g[0], g1 = g[sg], g2 = g[2 * sg];
   t[0] = g0;
   t[st] = mlc_ref_rnd(f32, mlc_ref_rnd(f32, mlc_ref_rnd(f32, g0 + g1) + g2) * 0.5);
@@ -43,40 +54,43 @@ static inline void mlc_ref_wg_filter1(bool f32, const double *g, int64_t sg, dou
   t[3 * st] = g2;
 }
 
-static inline void mlc_ref_wg_input1(bool f32, const double *d, int64_t sd, double *e, int64_t se) {
+MLC_WG_REF void mlc_ref_wg_input1(bool f32, const double *d, int64_t sd, double *e, int64_t se) {
   double d0 = d[0], d1 = d[sd], d2 = d[2 * sd], d3 = d[3 * sd];
   e[0] = mlc_ref_rnd(f32, d0 - d2), e[se] = mlc_ref_rnd(f32, d1 + d2);
   e[2 * se] = mlc_ref_rnd(f32, d2 - d1), e[3 * se] = mlc_ref_rnd(f32, d1 - d3);
 }
 
-static inline void mlc_ref_wg_output1(bool f32, const double *m, int64_t sm, double *s, int64_t ss) {
+MLC_WG_REF void mlc_ref_wg_output1(bool f32, const double *m, int64_t sm, double *s, int64_t ss) {
   s[0] = mlc_ref_rnd(f32, mlc_ref_rnd(f32, m[0] + m[sm]) + m[2 * sm]);
   s[ss] = mlc_ref_rnd(f32, mlc_ref_rnd(f32, m[sm] - m[2 * sm]) - m[3 * sm]);
 }
 
-// u[xi] (16) of one 3 x 3 filter g (row-major).
-static inline void mlc_ref_wg_filter(bool f32, const double *g, double *u) {
-  double t[12]; // [4][3]
+// u[xi] (16) of one 3 x 3 filter w (row-major), its taps first made
+// floats in f32 (a caller's doubles need not be: the direct order's fmaf
+// rounds its operands the same way).
+MLC_WG_REF void mlc_ref_wg_filter(bool f32, const double *w, double *u) {
+  double g[9], t[12]; // t: [4][3]
+  for (int q = 0; q < 9; q++) g[q] = mlc_ref_rnd(f32, w[q]);
   for (int b = 0; b < 3; b++) mlc_ref_wg_filter1(f32, g + b, 3, t + b, 3);
   for (int i = 0; i < 4; i++) mlc_ref_wg_filter1(f32, t + i * 3, 1, u + i * 4, 1);
 }
 
 // v[xi] (16) of one 4 x 4 window d (row-major).
-static inline void mlc_ref_wg_input(bool f32, const double *d, double *v) {
+MLC_WG_REF void mlc_ref_wg_input(bool f32, const double *d, double *v) {
   double e[16];
   for (int s = 0; s < 4; s++) mlc_ref_wg_input1(f32, d + s, 4, e + s, 4);
   for (int r = 0; r < 4; r++) mlc_ref_wg_input1(f32, e + r * 4, 1, v + r * 4, 1);
 }
 
 // y[a*2 + b] (4) of one tile's m[xi] (16).
-static inline void mlc_ref_wg_output(bool f32, const double *m, double *y) {
+MLC_WG_REF void mlc_ref_wg_output(bool f32, const double *m, double *y) {
   double s[8]; // [2][4]
   for (int j = 0; j < 4; j++) mlc_ref_wg_output1(f32, m + j, 4, s + j, 4);
   for (int a = 0; a < 2; a++) mlc_ref_wg_output1(f32, s + a * 4, 1, y + a * 2, 1);
 }
 
 // mlc_conv2d with MLC_CONV_WINOGRAD on a geometry mlc_winograd_applies to.
-static inline bool mlc_ref_conv2d_winograd(bool f32, const MlcRefConv *k, uint32_t flags, const double *x,
+MLC_WG_REF bool mlc_ref_conv2d_winograd(bool f32, const MlcRefConv *k, uint32_t flags, const double *x,
                                            const double *w, const double *bias, double *y) {
   int64_t th = (k->ho + 1) / 2, tw = (k->wo + 1) / 2;
   double *u = malloc(sizeof(double) * (size_t)(16 * k->o * k->c + 1)); // [O][C][16]
@@ -95,7 +109,7 @@ static inline bool mlc_ref_conv2d_winograd(bool f32, const MlcRefConv *k, uint32
             for (int s = 0; s < 4; s++) {
               int64_t hh = 2 * ty - k->ph + r, ww = 2 * tx - k->pw + s;
               bool in = hh >= 0 && hh < k->h && ww >= 0 && ww < k->w;
-              d[r * 4 + s] = in ? x[((n * k->c + c) * k->h + hh) * k->w + ww] : 0;
+              d[r * 4 + s] = in ? mlc_ref_rnd(f32, x[((n * k->c + c) * k->h + hh) * k->w + ww]) : 0;
             }
           mlc_ref_wg_input(f32, d, v + c * 16);
         }

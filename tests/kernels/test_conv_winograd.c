@@ -103,6 +103,30 @@ static void check_ignored(const char *name, Shape s, uint32_t extra) {
   free(x), free(w), free(b), free(y0), free(y1);
 }
 
+// winograd_ref.h's filter transform against the same steps written in
+// float here, over many random filters (GCC 12 at -O2 once dropped some of
+// its roundings; kir_run's oracle is this code).
+__attribute__((noinline)) static void ref_filter(bool f32, const double *g, double *u) { mlc_ref_wg_filter(f32, g, u); }
+
+static void check_ref_filter(bool f32) {
+  int bad = 0;
+  for (int f = 0; f < 4096; f++) {
+    float g[9], t[4][3];
+    double gd[9], u[16];
+    for (int q = 0; q < 9; q++) g[q] = frand() * 0.3f, gd[q] = g[q];
+    ref_filter(f32, gd, u); // out of line with a run-time f32, as kir_interp.c calls it
+    for (int b = 0; b < 3; b++) {
+      float g0 = g[b], g1 = g[3 + b], g2 = g[6 + b];
+      t[0][b] = g0, t[1][b] = ((g0 + g1) + g2) * 0.5f, t[2][b] = ((g0 - g1) + g2) * 0.5f, t[3][b] = g2;
+    }
+    for (int i = 0; i < 4; i++) {
+      float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2], v[4] = {g0, ((g0 + g1) + g2) * 0.5f, ((g0 - g1) + g2) * 0.5f, g2};
+      for (int j = 0; j < 4; j++) bad += (float)u[i * 4 + j] != v[j];
+    }
+  }
+  check("winograd_ref.h's filter transform is the float steps", bad == 0);
+}
+
 // ---- error against a double-precision direct convolution ----------------------------------------------
 typedef enum { DATA_UNIFORM, DATA_RELU, DATA_RANGE } DataKind;
 static const char *const data_names[] = {"uniform [-1,1)", "relu'd uniform x", "x 2^[-16,16], w 2^[-8,8]"};
@@ -243,8 +267,10 @@ static void check_error(void) {
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "measure")) return measure();
+  check_ref_filter(argc > 0);
   check_exact("fashion conv2 [2,32,14,14]*[64,32,3,3] p1", shape(2, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
   check_exact("batch 1 conv2", shape(1, 32, 14, 14, 64, 3, 1, 1, 1), true, false);
+  check_exact("batch 3 conv2", shape(3, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
   check_exact("conv1 [3,1,28,28]*[32,1,3,3] p1", shape(3, 1, 28, 28, 32, 3, 1, 1, 1), true, true);
   check_exact("odd [2,3,7,7]*[5,3,3,3] p1", shape(2, 3, 7, 7, 5, 3, 1, 1, 1), false, false);
   check_exact("odd valid [3,17,9,6]*[11,17,3,3] p0", shape(3, 17, 9, 6, 11, 3, 1, 0, 1), true, true);
