@@ -201,6 +201,8 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, uint
                                              const double *dy, const double *w, double *dx) {
   MlcRefConv k;
   if (!mlc_ref_conv_of(geom, &k)) return false;
+  if (flags & MLC_CONV_WINOGRAD && mlc_winograd_grad_applies(&k, flags))
+    return mlc_ref_conv2d_grad_input_winograd(f32, &k, flags, dy, w, dx);
   int64_t plane = k.h * k.w;
   for (int64_t n = 0; n < k.n; n++)
     for (int64_t g = 0; g < k.g; g++) {

@@ -133,4 +133,25 @@ MLC_WG_REF bool mlc_ref_conv2d_winograd(bool f32, const MlcRefConv *k, uint32_t 
   return true;
 }
 
+// mlc_conv2d_grad_input with MLC_CONV_WINOGRAD where mlc_winograd_grad_applies:
+// dx = the conv above of dy with w~[c][o][a][b] = w[o][c][2-a][2-b] and
+// padding 2 - p (dy as the input: O channels, HO x WO; C outputs, H x W).
+static inline bool mlc_winograd_grad_applies(const MlcRefConv *k, uint32_t flags) {
+  return mlc_winograd_applies(k, flags) && k->ph <= 2 && k->pw <= 2;
+}
+
+MLC_WG_REF bool mlc_ref_conv2d_grad_input_winograd(bool f32, const MlcRefConv *k, uint32_t flags,
+                                                   const double *dy, const double *w, double *dx) {
+  MlcRefConv t = {.n = k->n, .c = k->o, .h = k->ho, .w = k->wo, .o = k->c, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+                  .ph = 2 - k->ph, .pw = 2 - k->pw, .dh = 1, .dw = 1, .g = 1, .ho = k->h, .wo = k->w};
+  double *wt = malloc(sizeof(double) * (size_t)(k->o * k->c * 9 + 1));
+  if (!wt) return false;
+  for (int64_t o = 0; o < k->o; o++)
+    for (int64_t c = 0; c < k->c; c++)
+      for (int q = 0; q < 9; q++) wt[(c * k->o + o) * 9 + 8 - q] = w[(o * k->c + c) * 9 + q];
+  bool ok = mlc_ref_conv2d_winograd(f32, &t, flags & ~(uint32_t)MLC_CONV_RELU, dy, wt, NULL, dx);
+  free(wt);
+  return ok;
+}
+
 #endif

@@ -56,8 +56,9 @@
     "f32, bf16 or f16: the compute dtype of every matmul\nand convolution, forward and backward (default\n" \
     "the recipe's `precision`, else f32)")                                                       \
   X(CONV, "conv", 0, required_argument, B(BUILD), "--conv ALGO",                                 \
-    "direct (default) or winograd: winograd computes every\n3x3 stride-1 one-group f32 forward convolution\n" \
-    "of 32 or more input channels as F(2x2,3x3): fewer\nmultiplies, another rounding (docs/design/kernels.md)") \
+    "direct (default) or winograd: winograd computes every\n3x3 stride-1 one-group f32 convolution of 32 or\n" \
+    "more input channels (forward; input gradient: output\nchannels) as F(2x2,3x3): fewer multiplies, another\n" \
+    "rounding (docs/design/kernels.md, \"Winograd\")")                \
   X(NO_FUSE, "no-fuse", 0, no_argument, B(BUILD), "--no-fuse",                                 \
     "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \

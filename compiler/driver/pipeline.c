@@ -263,8 +263,9 @@ static bool run_schedule(Pipeline *P) {
   return true;
 }
 
-// -v after the schedule with --conv winograd: which forward convolutions
-// (of the first program that has any) take the Winograd path.
+// -v after the schedule with --conv winograd: which forward and
+// input-gradient convolutions (of the first program that has any) take
+// the Winograd path.
 static void report_winograd(Pipeline *P) {
   KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
   for (int i = 0; i < 5; i++) {
@@ -272,11 +273,12 @@ static void report_winograd(Pipeline *P) {
     int used = 0, convs = 0;
     for (int j = 0; j < ps[i]->kernels.len; j++) {
       const KirKernel *k = VEC_AT(ps[i]->kernels, KirKernel, j);
-      bool fwd = k->op && (k->op->kind == KOP_CONV2D || k->op->kind == KOP_CONV2D_BIAS);
+      bool fwd = k->op && (k->op->kind == KOP_CONV2D || k->op->kind == KOP_CONV2D_BIAS ||
+                           k->op->kind == KOP_CONV2D_GRAD_INPUT);
       convs += fwd, used += kir_kernel_winograd(k);
     }
     if (!convs) continue;
-    fprintf(stderr, " (--conv winograd, %s: %d of %d forward convolutions:", ps[i]->name, used, convs);
+    fprintf(stderr, " (--conv winograd, %s: %d of %d forward and input-gradient convolutions:", ps[i]->name, used, convs);
     for (int j = 0; j < ps[i]->kernels.len; j++) {
       const KirKernel *k = VEC_AT(ps[i]->kernels, KirKernel, j);
       if (kir_kernel_winograd(k)) fprintf(stderr, " %s", k->name);

@@ -37,7 +37,8 @@
 bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d);
 
 // Whether a scheduled kernel's convolution runs the library's Winograd
-// path (a `call conv2d` / `conv2d_pool` with the winograd flag): for
+// path (a `call conv2d` / `conv2d_pool` / `conv2d_grad_input` with the
+// winograd flag): for
 // `mlc build -v` and --report.
 bool kir_kernel_winograd(const KirKernel *k);
 

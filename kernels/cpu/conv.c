@@ -351,6 +351,7 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   ConvJob j = {.flags = flags, .dy = dy, .w = w, .out = dx};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.c) return 0;
+  if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
   mlc_parallel_for(pool, j.k.n * j.k.g, 1, grad_input_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }

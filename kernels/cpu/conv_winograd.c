@@ -440,3 +440,26 @@ int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, 
   mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
+
+// ---- input gradient ------------------------------------------------------------------------------
+// dx = conv2d(dy, w~) with w~[c][o][a][b] = w[o][c][2-a][2-b] and padding
+// 2 - p: the same path over the transposed geometry (dy [N, O, HO, WO] as
+// the input, C output channels), so winograd_ref.h's order again.
+bool conv_winograd_grad_applies(const Conv *k, uint32_t flags) {
+  return conv_winograd_applies(k, flags) && k->o > 0 && k->ph <= 2 && k->pw <= 2;
+}
+
+int conv_winograd_grad_input(MlcPool *pool, const Conv *k, uint32_t flags, const float *dy, const float *w,
+                             float *dx) {
+  Conv t = {.n = k->n, .c = k->o, .h = k->ho, .w = k->wo, .o = k->c, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+            .ph = 2 - k->ph, .pw = 2 - k->pw, .dh = 1, .dw = 1, .g = 1, .ho = k->h, .wo = k->w};
+  t.cg = t.c, t.og = t.o, t.kc = t.c * 9, t.p = t.ho * t.wo;
+  float *wt = malloc((size_t)(k->o * k->c * 9) * sizeof(float) + 1);
+  if (!wt) return -1;
+  for (int64_t o = 0; o < k->o; o++)
+    for (int64_t c = 0; c < k->c; c++)
+      for (int q = 0; q < 9; q++) wt[(c * k->o + o) * 9 + 8 - q] = w[(o * k->c + c) * 9 + q];
+  int rc = conv_winograd(pool, &t, MLC_CONV_WINOGRAD | (flags & ~(uint32_t)MLC_CONV_RELU), dy, wt, NULL, dx, NULL);
+  free(wt);
+  return rc;
+}

@@ -20,4 +20,11 @@ bool conv_winograd_applies(const Conv *k, uint32_t flags);
 int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, const float *w, const float *bias,
                   float *y, float *yp);
 
+// mlc_conv2d_grad_input with MLC_CONV_WINOGRAD: where conv_winograd_applies,
+// O > 0 and both paddings are at most 2, dx as the Winograd convolution of
+// dy with the flipped, transposed filter (winograd_ref.h's grad order).
+bool conv_winograd_grad_applies(const Conv *k, uint32_t flags);
+int conv_winograd_grad_input(MlcPool *pool, const Conv *k, uint32_t flags, const float *dy, const float *w,
+                             float *dx);
+
 #endif

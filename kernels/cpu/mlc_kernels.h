@@ -123,10 +123,11 @@ enum {
 // The flags of all three: MLC_CONV_RELU (forward only), and MLC_GEMM_BF16 or
 // MLC_GEMM_F16, which round x (or dy) and w as the GEMMs read them (the
 // im2col matrix holds x's elements, so rounding it is rounding x).
-// MLC_CONV_WINOGRAD (forward and conv2d_pool only; opt-in, `mlc build
-// --conv winograd`): a 3x3 convolution with both strides and dilations 1,
-// one group and no rounding flag (any padding, plane and channel counts) is
-// computed as Winograd F(2x2, 3x3), 16 GEMMs [O x C] @ [C x 2x2 tiles]
+// MLC_CONV_WINOGRAD (forward, conv2d_pool and grad_input; opt-in, `mlc
+// build --conv winograd`): a 3x3 convolution with both strides and
+// dilations 1, one group and no rounding flag (any padding, plane and
+// channel counts; grad_input: padding at most 2, as the convolution of dy
+// with the flipped, transposed filter) is computed as Winograd F(2x2, 3x3), 16 GEMMs [O x C] @ [C x 2x2 tiles]
 // between a filter, an input and an output transform: 2.25x fewer
 // multiplies, another rounding (kernels/winograd_ref.h defines the order;
 // docs/design/kernels.md, "Winograd", has its measured error). Still the

@@ -597,11 +597,15 @@ def case_conv_winograd(ctx):
         why.append("--report without --conv winograd marks a kernel")
     rc, out, err, _ = ctx.run(["build", cnn, "--conv", "winograd", "--emit", "memplan", "-o", "-", "-v"])
     expect_rc(why, rc, 0, err)
-    if not re.search(r"schedule .*--conv winograd, train_step: 1 of 2 forward convolutions: k\d+_conv2d_bias\)",
+    if not re.search(r"schedule .*--conv winograd, train_step: 2 of 3 forward and input-gradient convolutions: "
+                     r"k\d+_conv2d_bias k\d+_conv2d_grad_input\)",
                      err):
         why.append("-v does not name the one Winograd convolution: %r" % err[:400])
-    if out.decode().count("winograd]") < 3:  # train_step, eval, predict
+    kir = out.decode()
+    if kir.count("winograd]") < 3:  # train_step, eval, predict
         why.append("the planned kernel IR has fewer than 3 calls with the winograd flag")
+    if not re.search(r"call conv2d_grad_input\([^\n]*flags = \[winograd\]", kir):
+        why.append("conv2's input gradient does not carry the winograd flag")
     return why
 
 

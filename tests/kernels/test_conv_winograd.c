@@ -93,6 +93,60 @@ static void check_exact(const char *name, Shape s, bool with_bias, bool relu) {
   free(x), free(w), free(b), free(dx), free(dw), free(db), free(ref), free(y1), free(yn), free(p), free(pref);
 }
 
+// mlc_conv2d_grad_input with the flag: winograd_ref.h's bits (the conv of
+// dy with the flipped, transposed filter) for 1-3 threads, within the
+// forward's tolerance of the double-precision direct gradient, and not
+// the direct path's bits (so the flag did something).
+static void check_grad(const char *name, Shape s) {
+  float *dy = rand_buf(s.ny), *w = rand_buf(s.nw);
+  double *ddy = to_double(dy, s.ny), *dw = to_double(w, s.nw), *ref = calloc((size_t)s.nx + 1, sizeof(double));
+  float *g[4];
+  bool ok = mlc_ref_conv2d_grad_input(true, s.g, MLC_CONV_WINOGRAD, ddy, dw, ref);
+  for (int t = 0; t < 4; t++) {
+    g[t] = malloc((size_t)(s.nx + 1) * 4);
+    MlcPool *pool = mlc_pool_new(t ? t : 1);
+    ok = ok && !mlc_conv2d_grad_input(pool, s.g, t ? MLC_CONV_WINOGRAD : 0, dy, w, g[t]);
+    mlc_pool_free(pool);
+  }
+  ok = ok && count_unlike(g[1], ref, s.nx) == 0 && !memcmp(g[1], g[2], (size_t)s.nx * 4) &&
+       !memcmp(g[1], g[3], (size_t)s.nx * 4);
+  ok = ok && (s.nx < 64 || memcmp(g[0], g[1], (size_t)s.nx * 4)); // large enough to differ somewhere
+  // the direct gradient in double, and the tile scale of the transposed conv
+  const int64_t *ge = s.g;
+  int64_t N = ge[0], C = ge[1], H = ge[2], W = ge[3], O = ge[4], P = ge[9];
+  double worst = 0;
+  for (int64_t n = 0; n < N; n++)
+    for (int64_t c = 0; c < C; c++)
+      for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++) {
+          double acc = 0, tm = 0;
+          for (int64_t o = 0; o < O; o++) {
+            double sd = 0, sw = 0;
+            for (int r = 0; r < 4; r++)
+              for (int q = 0; q < 4; q++) {
+                int64_t a = i / 2 * 2 - (2 - P) + r, b = j / 2 * 2 - (2 - P) + q;
+                if (a >= 0 && a < s.ho && b >= 0 && b < s.wo) sd += fabs(dy[((n * O + o) * s.ho + a) * s.wo + b]);
+              }
+            for (int q = 0; q < 9; q++) sw += fabs(w[(o * C + c) * 9 + q]);
+            tm += sd * sw;
+            for (int a = 0; a < 3; a++)
+              for (int b = 0; b < 3; b++) {
+                int64_t yi = i + P - a, yj = j + P - b;
+                if (yi >= 0 && yi < s.ho && yj >= 0 && yj < s.wo)
+                  acc += (double)dy[((n * O + o) * s.ho + yi) * s.wo + yj] * w[((o * C + c) * 3 + a) * 3 + b];
+              }
+          }
+          double e = tm > 0 ? fabs(g[1][((n * C + c) * H + i) * W + j] - acc) / (ldexp(1.0, -24) * tm) : 0;
+          worst = fmax(worst, e);
+        }
+  char label[200];
+  snprintf(label, sizeof label, "%s: grad_input winograd_ref.h's bits, 1-3 threads, error %.2f <= %.0f", name, worst,
+           WG_TOL);
+  check(label, ok && worst <= WG_TOL);
+  for (int t = 0; t < 4; t++) free(g[t]);
+  free(dy), free(w), free(ddy), free(dw), free(ref);
+}
+
 // The flag on a geometry Winograd does not take: the direct path's bits.
 static void check_ignored(const char *name, Shape s, uint32_t extra) {
   float *x = rand_buf(s.nx), *w = rand_buf(s.nw), *b = rand_buf(s.g[MLC_CONV_O]);
@@ -280,6 +334,18 @@ int main(int argc, char **argv) {
   check_exact("2 K blocks [1,520,4,5]*[9,520,3,3] p1", shape(1, 520, 4, 5, 9, 3, 1, 1, 1), true, false);
   check_exact("wide rows [1,3,5,150]*[40,3,3,3] p1", shape(1, 3, 5, 150, 40, 3, 1, 1, 1), true, true);
   check_exact("many blocks [40,8,9,9]*[8,8,3,3] p1", shape(40, 8, 9, 9, 8, 3, 1, 1, 1), true, true);
+  check_grad("conv2 [3,32,14,14]*[64,32,3,3] p1", shape(3, 32, 14, 14, 64, 3, 1, 1, 1));
+  check_grad("odd [2,5,7,9]*[6,5,3,3] p0", shape(2, 5, 7, 9, 6, 3, 1, 0, 1));
+  check_grad("pad 2 [1,4,5,6]*[7,4,3,3]", shape(1, 4, 5, 6, 7, 3, 1, 2, 1));
+  check_grad("many blocks [30,8,9,9]*[40,8,3,3] p1", shape(30, 8, 9, 9, 40, 3, 1, 1, 1));
+  {
+    Shape s = shape(1, 3, 9, 9, 4, 3, 1, 3, 1); // padding 3: grad_input keeps the direct path
+    float *dy = rand_buf(s.ny), *w = rand_buf(s.nw), *a = malloc((size_t)s.nx * 4), *b = malloc((size_t)s.nx * 4);
+    check("grad_input with padding 3 ignores the flag",
+          !mlc_conv2d_grad_input(NULL, s.g, 0, dy, w, a) && !mlc_conv2d_grad_input(NULL, s.g, MLC_CONV_WINOGRAD, dy, w, b) &&
+              !memcmp(a, b, (size_t)s.nx * 4));
+    free(dy), free(w), free(a), free(b);
+  }
   check_ignored("stride 2 ignores the flag", shape(2, 3, 9, 9, 4, 3, 2, 1, 1), 0);
   check_ignored("5x5 ignores the flag", shape(2, 3, 9, 9, 4, 5, 1, 2, 1), 0);
   check_ignored("groups 2 ignore the flag", shape(2, 4, 9, 9, 4, 3, 1, 1, 2), 0);
