@@ -4,13 +4,15 @@
 // build/bench_kernels.
 //
 //   bench_kernels gemm THREADS M N K [TA TB]   GFLOP/s of mlc_sgemm (median)
-//   bench_kernels conv THREADS N C H W O K PAD fwd, grad_input, grad_weight ms
+//   bench_kernels conv THREADS N C H W O K PAD [winograd]
+//                                              fwd, grad_input, grad_weight ms (+ the Winograd fwd)
 //   bench_kernels pool THREADS                 per-region cost of mlc_parallel_for
 //   bench_kernels team THREADS                 per-run cost of a held team (mlc_team_run)
 //
 // Every figure is the median of several timed repeats after a warm-up, each
 // repeat long enough (>= ~20 ms) for the clock; one line per figure:
 //   gemm 64x784x256 NT threads=1 variant=avx512: 123.4 GFLOP/s (median of 7, min 120.1, max 125.0)
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,13 +98,14 @@ static int bench_gemm(int threads, int64_t m, int64_t n, int64_t k, int ta, int 
 typedef struct ConvArgs {
   MlcPool *pool;
   int64_t geom[MLC_CONV_GEOM];
-  int which; // 0 fwd, 1 grad_input, 2 grad_weight
+  int which; // 0 fwd, 1 grad_input, 2 grad_weight, 3 fwd with MLC_CONV_WINOGRAD
   float *x, *w, *y;
 } ConvArgs;
 
 static void conv_once(void *vp) {
   ConvArgs *c = vp;
-  int rc = c->which == 0   ? mlc_conv2d(c->pool, c->geom, 0, c->x, c->w, NULL, c->y)
+  int rc = c->which == 3   ? mlc_conv2d(c->pool, c->geom, MLC_CONV_WINOGRAD, c->x, c->w, NULL, c->y)
+           : c->which == 0 ? mlc_conv2d(c->pool, c->geom, 0, c->x, c->w, NULL, c->y)
            : c->which == 1 ? mlc_conv2d_grad_input(c->pool, c->geom, 0, c->y, c->w, c->x)
                            : mlc_conv2d_grad_weight(c->pool, c->geom, 0, c->y, c->x, c->w);
   if (rc) {
@@ -112,14 +115,14 @@ static void conv_once(void *vp) {
 }
 
 static int bench_conv(int threads, int64_t n, int64_t ch, int64_t h, int64_t w, int64_t o, int64_t k,
-                      int64_t pad) {
+                      int64_t pad, bool winograd) {
   ConvArgs c = {.pool = mlc_pool_new(threads),
                 .geom = {n, ch, h, w, o, k, k, 1, 1, pad, pad, 1, 1, 1}};
   int64_t ho = mlc_conv_out_h(c.geom), wo = mlc_conv_out_w(c.geom);
   c.x = rand_buf(n * ch * h * w), c.w = rand_buf(o * ch * k * k), c.y = rand_buf(n * o * ho * wo);
   double fl = 2.0 * (double)(n * o * ho * wo) * (double)(ch * k * k);
-  static const char *names[3] = {"fwd", "grad_input", "grad_weight"};
-  for (c.which = 0; c.which < 3; c.which++) {
+  static const char *names[4] = {"fwd", "grad_input", "grad_weight", "fwd winograd"};
+  for (c.which = 0; c.which < (winograd ? 4 : 3); c.which++) {
     double t[REPEATS];
     time_calls(conv_once, &c, t);
     printf("conv x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] pad %lld %s threads=%d: %.3f ms, "
@@ -212,7 +215,7 @@ static int bench_team(int threads) {
 
 static int usage(void) {
   fprintf(stderr, "usage: bench_kernels gemm THREADS M N K [TA TB]\n"
-                  "       bench_kernels conv THREADS N C H W O K PAD\n"
+                  "       bench_kernels conv THREADS N C H W O K PAD [winograd]\n"
                   "       bench_kernels pool THREADS\n"
                   "       bench_kernels team THREADS\n");
   return 2;
@@ -225,7 +228,7 @@ int main(int argc, char **argv) {
   for (int i = 3; i < argc && i < 11; i++) v[i - 3] = atoll(argv[i]);
   if (!strcmp(argv[1], "gemm") && argc >= 6) return bench_gemm(threads, v[0], v[1], v[2], (int)v[3], (int)v[4]);
   if (!strcmp(argv[1], "conv") && argc >= 10)
-    return bench_conv(threads, v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
+    return bench_conv(threads, v[0], v[1], v[2], v[3], v[4], v[5], v[6], argc >= 11 && !strcmp(argv[10], "winograd"));
   if (!strcmp(argv[1], "pool")) return bench_pool(threads);
   if (!strcmp(argv[1], "team")) return bench_team(threads);
   return usage();

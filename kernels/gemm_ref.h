@@ -165,11 +165,16 @@ static inline double mlc_ref_col(const MlcRefConv *k, const double *x, int64_t n
   return x ? x[(n * k->c + g * k->cg) * k->h * k->w + *pos] : 0;
 }
 
-// mlc_conv2d: y[n, g*Og + o, q] = w[g*Og + o, :] @ col(n, g)[:, q] (+ bias, relu).
+#include "winograd_ref.h"
+
+// mlc_conv2d: y[n, g*Og + o, q] = w[g*Og + o, :] @ col(n, g)[:, q] (+ bias, relu);
+// with MLC_CONV_WINOGRAD, where it applies, winograd_ref.h's order instead.
 static inline bool mlc_ref_conv2d(bool f32, const int64_t *geom, uint32_t flags, const double *x,
                                   const double *w, const double *bias, double *y) {
   MlcRefConv k;
   if (!mlc_ref_conv_of(geom, &k)) return false;
+  if (flags & MLC_CONV_WINOGRAD && mlc_winograd_applies(&k, flags))
+    return mlc_ref_conv2d_winograd(f32, &k, flags, x, w, bias, y);
   double *col = malloc(sizeof(double) * (size_t)(k.kc + 1));
   if (!col) return false;
   for (int64_t n = 0; n < k.n; n++)
@@ -196,6 +201,8 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, uint
                                              const double *dy, const double *w, double *dx) {
   MlcRefConv k;
   if (!mlc_ref_conv_of(geom, &k)) return false;
+  if (flags & MLC_CONV_WINOGRAD && mlc_winograd_grad_applies(&k, flags))
+    return mlc_ref_conv2d_grad_input_winograd(f32, &k, flags, dy, w, dx);
   int64_t plane = k.h * k.w;
   for (int64_t n = 0; n < k.n; n++)
     for (int64_t g = 0; g < k.g; g++) {

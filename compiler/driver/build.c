@@ -197,7 +197,7 @@ static bool prepare(Build *b) {
   *po = (PipelineOptions){.path = o->files[0], .model = o->model, .cname = cname, .link = b->e.link,
                           .keep_temps = o->keep_temps, .verbose = o->verbose, .verbose_cmd = "build",
                           .dump = b->dump, .no_fuse = o->no_fuse, .have_precision = o->have_precision,
-                          .precision = o->precision,
+                          .precision = o->precision, .conv_winograd = o->conv_winograd,
                           .verify_each = o->verify_each || pipeline_default_verify()};
   po->targets = o->targets ? o->targets : PIPE_CPU;
   po->backend = backend_default_options();

@@ -64,6 +64,7 @@ typedef struct DriverOpts {
   int opt_level;          // -O0..-O3; 3 unless given
   bool keep_temps;        // --keep-temps
   bool no_fuse;           // --no-fuse
+  bool conv_winograd;     // --conv winograd
   bool verbose;           // -v, --verbose
   bool report;            // --report[=FILE] (report.h)
   const char *report_file; // its FILE; NULL: standard output, and nothing is built

@@ -55,6 +55,10 @@
   X(PRECISION, "precision", 0, required_argument, B(BUILD) | B(RUN), "--precision P",           \
     "f32, bf16 or f16: the compute dtype of every matmul\nand convolution, forward and backward (default\n" \
     "the recipe's `precision`, else f32)")                                                       \
+  X(CONV, "conv", 0, required_argument, B(BUILD), "--conv ALGO",                                 \
+    "direct (default) or winograd: winograd computes every\n3x3 stride-1 one-group f32 convolution of 32 or\n" \
+    "more input channels (forward; input gradient: output\nchannels) as F(2x2,3x3): fewer multiplies, another\n" \
+    "rounding (docs/design/kernels.md, \"Winograd\")")                \
   X(NO_FUSE, "no-fuse", 0, no_argument, B(BUILD), "--no-fuse",                                 \
     "one kernel per graph op: no fusion of elementwise\nops (the results are the same)")       \
   X(VERBOSE, "verbose", 'v', no_argument, B(BUILD), "-v, --verbose",                             \
@@ -251,6 +255,11 @@ static int set_option(DriverOpts *o, const char *cmd, OptId id, const char *arg)
     break;
   case OPT_KEEP_TEMPS: o->keep_temps = true; break;
   case OPT_NO_FUSE: o->no_fuse = true; break;
+  case OPT_CONV:
+    if (strcmp(arg, "direct") && strcmp(arg, "winograd"))
+      return driver_usage_error(cmd, "--conv takes direct or winograd, not '%s'", arg);
+    o->conv_winograd = !strcmp(arg, "winograd");
+    break;
   case OPT_PRECISION: {
     int d = dtype_from_name(arg);
     if (d != DT_F32 && d != DT_BF16 && d != DT_F16)

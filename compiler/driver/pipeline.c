@@ -256,9 +256,36 @@ static bool run_kir(Pipeline *P) {
 // Internal passes: they fail only on a compiler bug, which they report.
 static bool run_schedule(Pipeline *P) {
   KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
+  KirTarget t = kir_target_cpu;
+  t.conv_winograd = P->opt.conv_winograd;
   for (int i = 0; i < 5 && P->u.cpu; i++)
-    if (ps[i] && !kir_schedule(ps[i], &kir_target_cpu, P->diags)) return false;
+    if (ps[i] && !kir_schedule(ps[i], &t, P->diags)) return false;
   return true;
+}
+
+// -v after the schedule with --conv winograd: which forward and
+// input-gradient convolutions (of the first program that has any) take
+// the Winograd path.
+static void report_winograd(Pipeline *P) {
+  KirProgram *ps[5] = {P->u.k_train, P->u.k_train_checked, P->u.k_eval, P->u.k_predict, P->u.k_plateau};
+  for (int i = 0; i < 5; i++) {
+    if (!ps[i]) continue;
+    int used = 0, convs = 0;
+    for (int j = 0; j < ps[i]->kernels.len; j++) {
+      const KirKernel *k = VEC_AT(ps[i]->kernels, KirKernel, j);
+      bool fwd = k->op && (k->op->kind == KOP_CONV2D || k->op->kind == KOP_CONV2D_BIAS ||
+                           k->op->kind == KOP_CONV2D_GRAD_INPUT);
+      convs += fwd, used += kir_kernel_winograd(k);
+    }
+    if (!convs) continue;
+    fprintf(stderr, " (--conv winograd, %s: %d of %d forward and input-gradient convolutions:", ps[i]->name, used, convs);
+    for (int j = 0; j < ps[i]->kernels.len; j++) {
+      const KirKernel *k = VEC_AT(ps[i]->kernels, KirKernel, j);
+      if (kir_kernel_winograd(k)) fprintf(stderr, " %s", k->name);
+    }
+    fputc(')', stderr);
+    return;
+  }
 }
 
 static bool run_memplan(Pipeline *P) {
@@ -495,6 +522,7 @@ static void report_time(Pipeline *P, StageId s, bool verified) {
   if (s == STAGE_FRONT) // what every later stage compiles matmuls and convolutions at
     fprintf(stderr, " (precision %s%s)", dtype_name((DType)P->u.recipe.precision),
             P->opt.have_precision ? ", --precision" : "");
+  if (s == STAGE_SCHEDULE && P->opt.conv_winograd) report_winograd(P);
   if (s == STAGE_CODEGEN && P->codegen_times[0]) fprintf(stderr, " (%s)", P->codegen_times);
   if (s == STAGE_LINK && P->link_times[0]) fprintf(stderr, " (%s)", P->link_times);
   fputc('\n', stderr);

@@ -56,6 +56,7 @@ typedef struct PipelineOptions {
   const char *runtime;    // link: libmlc_rt.a
   bool keep_temps;        // link: keep the temporary directory (its path on stderr)
   bool no_fuse;           // kir: one kernel per graph op (KirLowerOptions.fuse off)
+  bool conv_winograd;     // schedule: the cpu target's conv_winograd (--conv winograd)
   bool have_precision;    // front: --precision replaces the recipe's `precision`
   int precision;          // with it (a DType: f32, bf16, f16)
   bool verify_each;       // verifiers after every stage (pipeline_default_verify)

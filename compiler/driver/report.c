@@ -34,6 +34,7 @@
 #include "report.h"
 
 #include "kernel/kir.h"
+#include "kernel/schedule.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -283,7 +284,8 @@ static void program_table(FILE *f, Arena *a, const KirProgram *p, int64_t b) {
     KCost c = kernel_cost(p, k, syms);
     const char *lines, *text;
     lines_of(a, k->span, &lines, &text);
-    fprintf(f, "  %-4d %-28s %-8s %16s %16s  %s\n", i, k->name, lines, grouped(a, c.flops), grouped(a, c.bytes), text);
+    fprintf(f, "  %-4d %-28s %-8s %16s %16s  %s%s\n", i, k->name, lines, grouped(a, c.flops), grouped(a, c.bytes), text,
+            kir_kernel_winograd(k) ? "  [winograd]" : "");
     tf += c.flops, tb += c.bytes;
   }
   fprintf(f, "  %-4s %-28s %-8s %16s %16s\n\n", "", "total", "", grouped(a, tf), grouped(a, tb));

@@ -49,7 +49,7 @@ static const struct {
 static const char *const gemm_flag_names[KIR_GEMM_FLAGS] = {"trans_a", "trans_b", "bias_col", "bias_row",
                                                             "residual", "relu", "relu_mask", "bf16", "f16"};
 // "": no flag at that bit (the verifier rejects it).
-static const char *const conv_flag_names[KIR_CONV_FLAGS] = {"relu", "", "", "", "", "", "", "bf16", "f16"};
+static const char *const conv_flag_names[KIR_CONV_FLAGS] = {"relu", "winograd", "", "", "", "", "", "bf16", "f16"};
 _Static_assert(sizeof map_names / sizeof *map_names == KMAP_COUNT, "map names");
 _Static_assert(sizeof op_table / sizeof *op_table == KOP_COUNT, "op table");
 _Static_assert(sizeof call_table / sizeof *call_table == KCALL_COUNT, "call table");

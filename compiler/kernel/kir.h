@@ -271,7 +271,10 @@ enum {
   KIR_GEMM_BIAS_ROW = 1 << 3, KIR_GEMM_RESIDUAL = 1 << 4, KIR_GEMM_RELU = 1 << 5,
   KIR_GEMM_RELU_MASK = 1 << 6, KIR_GEMM_BF16 = 1 << 7, KIR_GEMM_F16 = 1 << 8,
   KIR_GEMM_FLAGS = 9, // named bits
-  KIR_CONV_RELU = 1 << 0, KIR_CONV_BF16 = 1 << 7, KIR_CONV_F16 = 1 << 8, KIR_CONV_FLAGS = 9,
+  // winograd: the conv2d / conv2d_pool / conv2d_grad_input call computes by F(2x2, 3x3) (kernels/winograd_ref.h's
+  // order, which kir_interp runs too); set by the schedule for `mlc build --conv winograd`
+  KIR_CONV_RELU = 1 << 0, KIR_CONV_WINOGRAD = 1 << 1, KIR_CONV_BF16 = 1 << 7, KIR_CONV_F16 = 1 << 8,
+  KIR_CONV_FLAGS = 9,
   KIR_CONV_GEOM = 14, // N C H W O KH KW SH SW PH PW DH DW G
 };
 

@@ -61,7 +61,7 @@ _Static_assert((int)KIR_GEMM_TRANS_A == (int)MLC_GEMM_TRANS_A &&
                    (int)KIR_GEMM_RELU == (int)MLC_GEMM_RELU &&
                    (int)KIR_GEMM_RELU_MASK == (int)MLC_GEMM_RELU_MASK &&
                    (int)KIR_GEMM_BF16 == (int)MLC_GEMM_BF16 && (int)KIR_GEMM_F16 == (int)MLC_GEMM_F16 &&
-                   (int)KIR_CONV_RELU == (int)MLC_CONV_RELU &&
+                   (int)KIR_CONV_RELU == (int)MLC_CONV_RELU && (int)KIR_CONV_WINOGRAD == (int)MLC_CONV_WINOGRAD &&
                    (int)KIR_CONV_BF16 == (int)MLC_GEMM_BF16 && (int)KIR_CONV_F16 == (int)MLC_GEMM_F16 &&
                    (int)KIR_CONV_GEOM == (int)MLC_CONV_GEOM,
                "kir.h's library flags are mlc_kernels.h's");

@@ -36,4 +36,10 @@
 // false); nothing else fails.
 bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d);
 
+// Whether a scheduled kernel's convolution runs the library's Winograd
+// path (a `call conv2d` / `conv2d_pool` / `conv2d_grad_input` with the
+// winograd flag): for
+// `mlc build -v` and --report.
+bool kir_kernel_winograd(const KirKernel *k);
+
 #endif

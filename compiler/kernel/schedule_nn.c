@@ -9,7 +9,11 @@
 //                       call's batch or fold into M, what is left is loops
 //                       around the call
 //   conv2d (+ grads)    f32, target with the kernel library: `call conv2d`,
-//                       `conv2d_grad_input`, `conv2d_grad_weight`
+//                       `conv2d_grad_input`, `conv2d_grad_weight`; with the
+//                       target's conv_winograd, the forward's (and the input
+//                       gradient's) call of a 3x3 stride-1 conv of >= 32
+//                       input (output) channels carries `winograd`
+//                       (kernels/winograd_ref.h)
 //   pools               2 x 2 max pools of stride 2 in f32, target with the
 //                       kernel library: `call max_pool2d`, `max_pool2d_grad`;
 //                       other unpadded windows up to pool_max_taps taps
@@ -253,6 +257,24 @@ bool sk_matmul(Sk *s) {
 }
 
 // ---- convolution: the library's -------------------------------------------------------------------
+// Whether a forward conv takes the library's Winograd path: one it applies
+// to (kernels/winograd_ref.h, mlc_winograd_applies: a 3x3 weight, strides
+// and dilations 1, one group, f32 products; any padding and plane) with
+// at least WINOGRAD_MIN_C input channels. With fewer its 16 products of K =
+// C cost more than the transforms save (fashion_cnn's conv1, C = 1: 4.5x
+// slower than the direct path; C = 8 1.5-1.9x slower, 16 even, 32 1.3x
+// faster; docs/design/kernels.md, "Winograd"), so those keep the direct path.
+// grad_input (the conv of dy with the flipped, transposed filter: its
+// input channels are O) with paddings of at most 2.
+enum { WINOGRAD_MIN_C = 32 };
+static bool winograd_ok(const KirOp *op, bool grad) {
+  const int64_t *a = op->attr; // stride, padding, dilation (h, w), groups
+  const KExpr *c = op->dims[1][grad ? 0 : 1];
+  return is_const(op->dims[1][2], 3) && is_const(op->dims[1][3], 3) && a[0] == 1 && a[1] == 1 && a[4] == 1 &&
+         a[5] == 1 && a[6] == 1 && precision_flag(op) == 0 && c->kind == KE_CONST && c->i >= WINOGRAD_MIN_C &&
+         (!grad || (a[2] <= 2 && a[3] <= 2));
+}
+
 // Roles by op: conv2d (x, w, y), conv2d_grad_input (dy, w, dx),
 // conv2d_grad_weight (dy, x, dw); attributes stride, padding, dilation
 // (h, w), groups. The geometry is the call's MLC_CONV_* array.
@@ -271,6 +293,8 @@ static bool sk_conv_call(Sk *s, KirCallFn fn, int xr, int wr) {
   kir_call_geom(st, geom);
   if (op->kind == KOP_CONV2D_BIAS && a[7]) st->call->flags = KIR_CONV_RELU;
   st->call->flags |= precision_flag(op);
+  bool grad = fn == KCALL_CONV2D_GRAD_INPUT;
+  if ((fn == KCALL_CONV2D || grad) && s->t->conv_winograd && winograd_ok(op, grad)) st->call->flags |= KIR_CONV_WINOGRAD;
   KirCallSpec sp;
   kir_call_spec(fn, &sp);
   for (int i = 0, role = 0; i < sp.nparams; i++) {
@@ -283,6 +307,17 @@ static bool sk_conv_call(Sk *s, KirCallFn fn, int xr, int wr) {
 }
 
 bool sk_conv2d(Sk *s) { return sk_conv_call(s, KCALL_CONV2D, 0, 1); }
+
+bool kir_kernel_winograd(const KirKernel *k) {
+  for (int i = 0; i < k->body.len; i++) {
+    const KStmt *st = VEC_AT(k->body, KStmt, i);
+    if (st->kind == KS_CALL &&
+        (st->call->fn == KCALL_CONV2D || st->call->fn == KCALL_CONV2D_POOL || st->call->fn == KCALL_CONV2D_GRAD_INPUT) &&
+        st->call->flags & KIR_CONV_WINOGRAD)
+      return true;
+  }
+  return false;
+}
 bool sk_conv2d_grad_input(Sk *s) { return sk_conv_call(s, KCALL_CONV2D_GRAD_INPUT, 2, 1); }
 bool sk_conv2d_grad_weight(Sk *s) { return sk_conv_call(s, KCALL_CONV2D_GRAD_WEIGHT, 1, 2); }
 

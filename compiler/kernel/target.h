@@ -39,6 +39,8 @@ typedef struct KirTarget {
   bool recipes;           // use the op recipes (schedule.c) at all
   bool library;           // CPU: kernels/cpu (mlc_kernels.h) is linked with the program, so
                           // f32 matmuls and convolutions may be `call`s of it (kir.h)
+  bool conv_winograd;     // CPU, with the library: 3x3 stride-1 forward and input-gradient convolutions call it with
+                          // the winograd flag (`mlc build --conv winograd`; off in the tables)
   int block_threads;      // GPU: threads per block of a flattened loop nest
   int reduce_threads;     // GPU: threads of a block that reduces one row
   int64_t reduce_min;     // GPU: a reduction of at least this many terms (or an unknown

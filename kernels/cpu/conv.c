@@ -25,6 +25,7 @@
 
 #include "../gemm_ref.h"
 #include "conv_internal.h"
+#include "conv_winograd.h"
 #include "pool_internal.h"
 #include "gemm_internal.h"
 #include "mlc_rt.h"
@@ -374,6 +375,7 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o || !j.k.p) return 0;
+  if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, NULL);
   j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
   fwd_pieces(&j, mlc_pool_threads(pool));
   fwd_lanes(&j);
@@ -390,6 +392,7 @@ int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const fl
   ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o) return 0;
+  if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
   j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
   fwd_pieces(&j, mlc_pool_threads(pool));
   fwd_lanes(&j);
@@ -404,6 +407,7 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   ConvJob j = {.flags = flags, .dy = dy, .w = w, .out = dx};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.c) return 0;
+  if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
   // The channel-lane grad_input (conv_lanes_grad_input) where it applies
   // and wins: 16+ input and output channels per group. Its packed w is

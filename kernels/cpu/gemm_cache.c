@@ -163,3 +163,26 @@ const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb,
   c->copies[c->ncopies++] = (Copy){b, n, k, ldb, kind, dst};
   return dst;
 }
+
+// ldb -1 marks a derived copy: no k-major copy has it.
+const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
+                                int64_t out_floats, GemmCacheMake *make) {
+  MlcGemmCache *c = current;
+  if (!c || in_floats <= 0 || out_floats <= 0) return NULL;
+  for (int i = 0; i < c->ncopies; i++) {
+    const Copy *x = &c->copies[i];
+    if (x->b == src && x->n == n && x->k == k && x->ldb == -1 && x->kind == kind) return x->kmajor;
+  }
+  if (!constant(c, src, 1, in_floats, 0)) return NULL;
+  if (c->ncopies == c->cap_copies) {
+    int cap = c->cap_copies ? 2 * c->cap_copies : 16;
+    Copy *x = realloc(c->copies, (size_t)cap * sizeof *x);
+    if (!x) return NULL;
+    c->copies = x, c->cap_copies = cap;
+  }
+  float *dst = aligned_alloc(64, ((size_t)out_floats * sizeof(float) + 63) & ~(size_t)63);
+  if (!dst) return NULL;
+  make(src, n, k, dst);
+  c->copies[c->ncopies++] = (Copy){src, n, k, -1, kind, dst};
+  return dst;
+}

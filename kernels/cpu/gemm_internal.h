@@ -83,8 +83,11 @@ int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols
 // kept for the thread's life (no allocation per call once grown). Slot 0
 // is the GEMM's packing buffer; slots 1 and 2 are the convolutions'; slot
 // 3 the small-M path's rounded A rows (gemv.c); slot 4 a convolution's
-// packed weights (conv.c, on the calling thread, read by all its tasks).
+// packed weights (conv.c, on the calling thread, read by all its tasks);
+// slot 5 the Winograd filter transform of a call, on its calling thread
+// (conv_winograd.c).
 enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_WPACK,
+       GEMM_SCRATCH_WINOGRAD,
        GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
 

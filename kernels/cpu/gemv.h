@@ -71,4 +71,14 @@ static inline int gemv_bf16_pos(int j) { return (j / 4 % 2) * 8 + j / 8 * 4 + j 
 enum { GEMM_CACHE_WIDE = 1u << 30 };
 const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb, uint32_t kind);
 
+// Another derived copy of a constant operand: make(src, n, k, dst) fills
+// `out_floats` floats from src[0 .. in_floats), once while src lies in one
+// range of the current cache, kept under (src, n, k, kind) like the copies
+// above (the Winograd filter transform of a constant conv weight,
+// conv_winograd.c: n = O, k = C). NULL when there is none or no memory.
+enum { GEMM_CACHE_WINOGRAD = 1u << 29 };
+typedef void GemmCacheMake(const float *src, int64_t n, int64_t k, float *dst);
+const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
+                                int64_t out_floats, GemmCacheMake *make);
+
 #endif

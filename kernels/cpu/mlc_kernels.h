@@ -123,7 +123,16 @@ enum {
 // The flags of all three: MLC_CONV_RELU (forward only), and MLC_GEMM_BF16 or
 // MLC_GEMM_F16, which round x (or dy) and w as the GEMMs read them (the
 // im2col matrix holds x's elements, so rounding it is rounding x).
-enum { MLC_CONV_RELU = 1 << 0 };
+// MLC_CONV_WINOGRAD (forward, conv2d_pool and grad_input; opt-in, `mlc
+// build --conv winograd`): a 3x3 convolution with both strides and
+// dilations 1, one group and no rounding flag (any padding, plane and
+// channel counts; grad_input: padding at most 2, as the convolution of dy
+// with the flipped, transposed filter) is computed as Winograd F(2x2, 3x3), 16 GEMMs [O x C] @ [C x 2x2 tiles]
+// between a filter, an input and an output transform: 2.25x fewer
+// multiplies, another rounding (kernels/winograd_ref.h defines the order;
+// docs/design/kernels.md, "Winograd", has its measured error). Still the
+// same bits for any thread count. Other geometries ignore the flag.
+enum { MLC_CONV_RELU = 1 << 0, MLC_CONV_WINOGRAD = 1 << 1 };
 
 // y = conv2d(x, w) (+ bias[o] when bias != NULL), then relu with MLC_CONV_RELU.
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,

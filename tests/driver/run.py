@@ -247,6 +247,7 @@ USAGE_CASES = [
     (["build", MLP, "--report", "--batch", "0"], "build", "--batch"),
     (["build", MLP, "--report", "--max-memory", "lots"], "build", "'lots'"),
     (["build", MLP, "--report", "--emit", "kir"], "build", "--report=FILE"),
+    (["build", MLP, "--conv", "fast"], "build", "--conv takes direct or winograd"),
 ]
 
 
@@ -275,7 +276,7 @@ def case_usage_top(ctx):
 
 SAMPLE = {"color": "auto", "model": "M", "emit": "ir", "dump-after": "lower", "cpu": "native",
           "entry": "loss", "input": "x=x.npy", "seed": "1", "target": "cpu", "cuda-arch": "sm_90",
-          "batch": "8", "max-memory": "1G", "precision": "bf16"}
+          "batch": "8", "max-memory": "1G", "precision": "bf16", "conv": "winograd"}
 
 
 def case_help(ctx, cmd):
@@ -578,6 +579,36 @@ def case_run_npy(ctx):
 
 # ---- main --------------------------------------------------------------------------------------------
 
+# ---- build --conv winograd -------------------------------------------------------------------
+
+def case_conv_winograd(ctx):
+    """fashion_cnn: conv2 (32 input channels) takes the Winograd path, conv1 (1) does not;
+    -v and --report say so, and without the option nothing does."""
+    cnn = "examples/fashion_cnn.model"
+    why, text = report(ctx, cnn, "--conv", "winograd")
+    rows = [l for l in text.splitlines() if "conv2d_bias" in l]
+    marked = [l for l in rows if l.rstrip().endswith("[winograd]")]
+    if not rows or not all("conv2(h)" in l for l in marked) or not any("conv2(h)" in l for l in marked):
+        why.append("--report: [winograd] not on exactly conv2's rows: %r" % rows[:6])
+    if any("conv1(x)" in l for l in marked):
+        why.append("--report: conv1 (one input channel) is marked [winograd]")
+    _, plain = report(ctx, cnn)
+    if "[winograd]" in plain:
+        why.append("--report without --conv winograd marks a kernel")
+    rc, out, err, _ = ctx.run(["build", cnn, "--conv", "winograd", "--emit", "memplan", "-o", "-", "-v"])
+    expect_rc(why, rc, 0, err)
+    if not re.search(r"schedule .*--conv winograd, train_step: 2 of 3 forward and input-gradient convolutions: "
+                     r"k\d+_conv2d_bias k\d+_conv2d_grad_input\)",
+                     err):
+        why.append("-v does not name the one Winograd convolution: %r" % err[:400])
+    kir = out.decode()
+    if kir.count("winograd]") < 3:  # train_step, eval, predict
+        why.append("the planned kernel IR has fewer than 3 calls with the winograd flag")
+    if not re.search(r"call conv2d_grad_input\([^\n]*flags = \[winograd\]", kir):
+        why.append("conv2's input gradient does not carry the winograd flag")
+    return why
+
+
 # ---- build --report ---------------------------------------------------------------------------
 
 def report(ctx, model, *extra):
@@ -855,6 +886,7 @@ def cases(ctx):
     yield "--report: the peak is the sum of its parts", lambda: case_report_peak(ctx)
     yield "--report --max-memory: peak(B) <= SIZE < peak(B+1)", lambda: case_report_fit(ctx)
     yield "--report=FILE writes it next to the emission", lambda: case_report_file(ctx)
+    yield "--conv winograd: which convolutions, -v and --report", lambda: case_conv_winograd(ctx)
     yield "csv: a header row of numbers is warned about", lambda: case_csv_numeric_header(ctx)
     yield "--precision f16 implies the dynamic loss scale, as the recipe's does", \
         lambda: case_precision_scaler(ctx)

@@ -34,6 +34,12 @@
 // did nothing would fail (f16's 11 bits move tiny_gpt's small outputs by
 // less than the tolerance; the kernel tests and tests/parity see f16's
 // rounding).
+// fashion_cnn once more with --conv winograd (fused and --no-fuse): its
+// conv2 (32 input channels) then calls the library's F(2x2, 3x3); the
+// interpreter's direct sums agree within the tolerance below (the measured
+// error is ~1e-6 relative, docs/design/kernels.md "Winograd"), and predict's
+// outputs equal kir_run's bit for bit, which runs kernels/winograd_ref.h for
+// the flagged call (the test fails when no call carries the flag).
 // Every output, and every state tensor train_step stores, must agree:
 // |compiled - reference| <= 1e-4 * max(1, |reference|). The compiled code
 // runs on a 2-thread mlc_rt pool.
@@ -43,6 +49,7 @@
 #include "backend/llvm/llvm.h"
 #include "driver/pipeline.h"
 #include "graph/interp.h"
+#include "kernel/schedule.h"
 #include "tests/backend/llvm/jit_runtime.h"
 #include "tests/backend/llvm/tensor_bytes.h"
 #include "mlc_rt.h"
@@ -59,19 +66,25 @@ static void report(const char *model, const char *prog, bool ok, const char *why
   ok ? npass++ : nfail++;
 }
 
-static bool agree(const void *got, const Tensor *want, const char *what, char *why, size_t n) {
+static bool agree_tol(const void *got, const Tensor *want, const char *what, char *why, size_t n, double tol,
+                      const char *ref) {
   for (int64_t e = 0; e < want->numel; e++) {
     double g = elem(got, want->dtype, e), w = want->data[e];
-    if (!(fabs(g - w) <= 1e-4 * fmax(1, fabs(w)))) {
-      snprintf(why, n, "%s[%lld]: compiled %.9g, interpreter %.9g", what, (long long)e, g, w);
+    if (!(fabs(g - w) <= tol * fmax(1, fabs(w)))) {
+      snprintf(why, n, "%s[%lld]: compiled %.9g, %s %.9g", what, (long long)e, g, ref, w);
       return false;
     }
   }
   return true;
 }
 
+static bool agree(const void *got, const Tensor *want, const char *what, char *why, size_t n) {
+  return agree_tol(got, want, what, why, n, 1e-4, "interpreter");
+}
+
 typedef struct Model {
   BuildUnit u;
+  bool exact_predict; // --conv winograd: predict also bit for bit against kir_run (winograd_ref.h)
   LlvmJit *jit;
   int nstate;
   const char *paths[256];
@@ -125,6 +138,16 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   for (int i = 0; ok && i < f->outputs.len; i++)
     ok = agree(out[i], outs[i], arena_printf(m->u.arena, "output %d", i), why, sizeof why);
   for (int i = 0; ok && i < nst; i++) ok = agree(st[i], ist[stidx[i]], m->paths[stidx[i]], why, sizeof why);
+  if (ok && m->exact_predict && p == m->u.k_predict) { // the kernel-IR evaluator runs the calls' order
+    Tensor *kouts[16] = {0}, *kst[256];
+    for (int i = 0; i < m->nstate; i++) kst[i] = interp_tensor_clone(m->state[i]);
+    InterpParams kp = {m->nstate, m->paths, kst, 777};
+    ok = kir_run(p, INTERP_F32, args, f->params.len, &kp, kouts, why, sizeof why) == 0;
+    for (int i = 0; ok && i < f->outputs.len; i++)
+      ok = agree_tol(out[i], kouts[i], arena_printf(m->u.arena, "output %d", i), why, sizeof why, 0, "kir_run");
+    for (int i = 0; i < f->outputs.len; i++) interp_tensor_free(kouts[i]);
+    for (int i = 0; i < m->nstate; i++) interp_tensor_free(kst[i]);
+  }
   report(model, p->name, ok, why);
   for (int i = 0; i < 16; i++) free(in[i]), free(out[i]), interp_tensor_free(outs[i]);
   for (int i = 0; i < nst; i++) free(st[i]);
@@ -173,7 +196,7 @@ static void check_rounds(Model *m, const char *model, Tensor **args) {
     for (int i = 0; i < 16; i++) interp_tensor_free(outs[pass][i]);
 }
 
-static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType prec) {
+static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType prec, bool winograd) {
   Arena *a = arena_new();
   DiagSink d;
   diag_init(&d, a);
@@ -181,9 +204,21 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   char err[512] = "";
   Pipeline P;
   pipeline_init(&P, a, &d, &(PipelineOptions){.path = path, .cname = "t", .no_fuse = no_fuse,
-                                               .have_precision = prec != DT_F32, .precision = prec});
+                                               .have_precision = prec != DT_F32, .precision = prec,
+                                               .conv_winograd = winograd});
   bool ok = pipeline_run(&P, STAGE_MEMPLAN);
   m.u = P.u;
+  m.exact_predict = winograd;
+  if (ok && winograd) { // the option must reach a call, or the run below proves nothing
+    bool any = false;
+    for (int j = 0; m.u.k_predict && j < m.u.k_predict->kernels.len; j++)
+      any |= kir_kernel_winograd(VEC_AT(m.u.k_predict->kernels, KirKernel, j));
+    if (!any) {
+      report(path, "--conv winograd", false, "no convolution of predict takes the Winograd path");
+      arena_free(a);
+      return;
+    }
+  }
   diag_print(&d, stderr);
   // the programs as `mlc build` compiles them: scheduled for the CPU, planned
   const KirProgram *all[5] = {m.u.k_train, m.u.k_eval, m.u.k_predict, m.u.k_train_checked, m.u.k_plateau};
@@ -232,6 +267,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (no_fuse) name = arena_printf(a, "%s (--no-fuse)", name);
   if (prec != DT_F32) name = arena_printf(a, "%s (--precision %s)", name, dtype_name(prec));
+  if (winograd) name = arena_printf(a, "%s (--conv winograd)", name);
   check_program(&m, name, step, m.u.k_train, args, pool);
   check_program(&m, name, m.u.eval, m.u.k_eval, args, pool);
   check_program(&m, name, pred, m.u.k_predict, args, pool);
@@ -254,12 +290,14 @@ int main(int argc, char **argv) {
   MlcPool *pool = mlc_pool_new(2);
   for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
     if (argc > 1)
-      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf, DT_F32);
+      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf, DT_F32, false);
     else
-      for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf, DT_F32);
+      for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf, DT_F32, false);
   for (int p = 0; p < 2 && argc == 1; p++) // --precision bf16, f16
     for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
-      check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16);
+      check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16, false);
+  for (int nf = 0; nf < 2 && argc == 1; nf++) // --conv winograd, fused and not
+    check_model("examples/fashion_cnn.model", pool, nf, DT_F32, true);
   mlc_pool_free(pool);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

@@ -1,12 +1,13 @@
 // kir_tool.c — the kernel IR's passes from text to text, for the golden
 // tests in tests/kernel/golden (run by tests/kernel/run_kir_golden.py).
 //
-// Usage: kir_tool [--target NAME] [--schedule] [--memplan] FILE.kir
+// Usage: kir_tool [--target NAME] [--schedule] [--memplan] [--conv-winograd] FILE.kir
 //
 // Parses every program of FILE (kir_parse) and verifies it; with
 // --schedule schedules each for the target (kir_schedule; default cpu) and
 // verifies again; with --memplan plans its memory (kir_plan_memory) and
-// verifies again. Prints the programs (kir_print) to stdout, or, at the
+// verifies again; --conv-winograd schedules with the target's conv_winograd
+// (`mlc build --conv winograd`). Prints the programs (kir_print) to stdout, or, at the
 // first stage that fails, the diagnostics (file:line:col for parse errors,
 // "kir: ..." for the verifier) to stdout. Exit status: 0 success, 1 an
 // error in the input, 2 a usage error.
@@ -17,7 +18,8 @@
 #include <string.h>
 
 static int usage(const char *why) {
-  fprintf(stderr, "kir_tool: %s\nusage: kir_tool [--target cpu|gpu] [--schedule] [--memplan] FILE.kir\n", why);
+  fprintf(stderr, "kir_tool: %s\nusage: kir_tool [--target cpu|gpu] [--schedule] [--memplan] [--conv-winograd] FILE.kir\n",
+          why);
   return 2;
 }
 
@@ -33,16 +35,20 @@ static bool stage(Vec *progs, const KirTarget *t, int which, DiagSink *d) {
 
 int main(int argc, char **argv) {
   const char *file = NULL, *target = "cpu";
-  bool sched = false, plan = false;
+  bool sched = false, plan = false, winograd = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--schedule")) sched = true;
+    else if (!strcmp(argv[i], "--conv-winograd")) winograd = true;
     else if (!strcmp(argv[i], "--memplan")) plan = true;
     else if (!strcmp(argv[i], "--target") && i + 1 < argc) target = argv[++i];
     else if (argv[i][0] == '-' || file) return usage("unknown or extra argument");
     else file = argv[i];
   }
-  const KirTarget *t = kir_target_find(target);
-  if (!file || !t) return usage(file ? "unknown target" : "no FILE.kir");
+  const KirTarget *found = kir_target_find(target);
+  if (!file || !found) return usage(file ? "unknown target" : "no FILE.kir");
+  KirTarget tw = *found;
+  tw.conv_winograd = winograd;
+  const KirTarget *t = &tw;
   Arena *a = arena_new();
   DiagSink d;
   diag_init(&d, a);

@@ -1,0 +1,465 @@
+// conv_winograd.c — mlc_conv2d's opt-in Winograd F(2x2, 3x3) path
+// (MLC_CONV_WINOGRAD): 3x3 convolutions with both strides and dilations 1
+// and one group, any padding, plane and channel counts, NCHW.
+//
+// Per call the filter transform U = G g G^T makes 16 matrices [O, C] (or
+// the current GEMM cache's copy of it, made once, when w is a declared
+// constant: predict). The output's 2 x 2 tiles, flattened over (image,
+// tile row, tile column), are cut into blocks of whole tile rows; a task
+// takes one block (and, when there are fewer blocks than threads, one
+// slice of the output channels) and
+//   1. transforms its input windows, V = B^T d B, into 16 matrices [C, T]
+//      (T tiles; channel c's row of matrix xi holds that element of every
+//      tile's V);
+//   2. runs 16 GEMMs M_xi [O, T] = U_xi [O, C] @ V_xi [C, T] (gemm_region:
+//      each element one fmaf chain over c in order, K-blocked as any K);
+//   3. transforms M back, Y = A^T M A, adds the bias, applies relu, writes
+//      the tile's in-range outputs and, for mlc_conv2d_pool, its 2 x 2 max
+//      (a tile is a pool window).
+// Each output is computed by one task with kernels/winograd_ref.h's
+// operations in its order (the transforms are plain float adds and
+// subtracts, -ffp-contract=off, vectorised by the compiler without
+// reordering), so the bits are the reference's for any thread count and
+// block split. Only the filter transform's 0.5 scaling multiplies.
+//
+// 4 x 4 windows of neighbouring tiles overlap by two columns: the input
+// transform reads each padded input row once, split into even and odd
+// columns, applies the column pass to whole rows and the row pass to
+// neighbouring (even, odd) pairs, so its loops are unit-stride over tiles.
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_winograd.h"
+#include "gemm_internal.h"
+#include "gemv.h"
+#include "mlc_rt.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; }
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define WG_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define WG_CLONES
+#endif
+// The short copies (a split row: 8 floats for a 14-wide plane) stay loops,
+// inlined: a libc call or a clone's dispatch per row cost more than the copy.
+#if defined(__GNUC__) && !defined(__clang__)
+#define WG_SHORT static inline __attribute__((always_inline, optimize("no-tree-loop-distribute-patterns")))
+#else
+#define WG_SHORT static inline
+#endif
+
+bool conv_winograd_applies(const Conv *k, uint32_t flags) {
+  return (flags & MLC_CONV_WINOGRAD) && k->kh == 3 && k->kw == 3 && k->sh == 1 && k->sw == 1 && k->dh == 1 &&
+         k->dw == 1 && k->g == 1 && k->c > 0 && !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16));
+}
+
+// ---- filter transform ----------------------------------------------------------------------------
+// u [16][O][C] from w [O][C][3][3]: U_xi[o][c] = (G w[o][c] G^T)[xi], in
+// runs of up to 256 (o, c) pairs: the 9 taps are first copied into planes
+// g[tap][pair], so that both passes are vector loops over pairs (the same
+// operations as filter1's, so the same bits).
+WG_CLONES static void filter_run(const float *restrict g, int64_t np, int64_t stride, float *restrict u) {
+  enum { R = 256 };
+  float t[12][R]; // t[i*3 + b]: the column pass, row i of 4, tap column b
+  for (int b = 0; b < 3; b++)
+    for (int64_t q = 0; q < np; q++) {
+      float g0 = g[b * R + q], g1 = g[(3 + b) * R + q], g2 = g[(6 + b) * R + q];
+      t[b][q] = g0, t[3 + b][q] = ((g0 + g1) + g2) * 0.5f, t[6 + b][q] = ((g0 - g1) + g2) * 0.5f, t[9 + b][q] = g2;
+    }
+  for (int i = 0; i < 4; i++)
+    for (int64_t q = 0; q < np; q++) {
+      float g0 = t[i * 3][q], g1 = t[i * 3 + 1][q], g2 = t[i * 3 + 2][q];
+      u[(i * 4) * stride + q] = g0, u[(i * 4 + 1) * stride + q] = ((g0 + g1) + g2) * 0.5f;
+      u[(i * 4 + 2) * stride + q] = ((g0 - g1) + g2) * 0.5f, u[(i * 4 + 3) * stride + q] = g2;
+    }
+}
+
+static void filter_transform(const float *w, int64_t o, int64_t c, float *u) {
+  enum { R = 256 };
+  float g[9 * R];
+  for (int64_t p0 = 0; p0 < o * c; p0 += R) {
+    int64_t np = min64(R, o * c - p0);
+    for (int64_t q = 0; q < np; q++)
+      for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[(p0 + q) * 9 + tap];
+    filter_run(g, np, o * c, u + p0);
+  }
+}
+
+// ---- input transform -------------------------------------------------------------------------------
+typedef struct WgJob {
+  const Conv *k;
+  uint32_t flags;
+  const float *x, *u, *bias;
+  float *y, *yp;
+  int64_t th, tw;        // tile rows and columns per image
+  int64_t rows;          // tile rows per block
+  int64_t osplit, ostep; // output-channel slices per block, channels per slice
+  atomic_int failed;
+} WgJob;
+
+// ev[k] = x row at column 2k - pw, od[k] at 2k + 1 - pw, k < tw + 1 (0 outside x).
+WG_SHORT void split_row_scalar(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
+  int64_t n = tw + 1, pw = k->pw, w = k->w;
+  if (!row) {
+    for (int64_t i = 0; i < n; i++) ev[i] = 0, od[i] = 0;
+    return;
+  }
+  int64_t e0 = min64((pw + 1) / 2, n), e1 = max64(min64((w + pw + 1) / 2, n), e0);
+  int64_t o0 = min64(pw / 2, n), o1 = max64(min64((w + pw) / 2, n), o0);
+  for (int64_t i = 0; i < e0; i++) ev[i] = 0;
+  for (int64_t i = e0; i < e1; i++) ev[i] = row[2 * i - pw];
+  for (int64_t i = e1; i < n; i++) ev[i] = 0;
+  for (int64_t i = 0; i < o0; i++) od[i] = 0;
+  for (int64_t i = o0; i < o1; i++) od[i] = row[2 * i + 1 - pw];
+  for (int64_t i = o1; i < n; i++) od[i] = 0;
+}
+
+// The same copies and the output rows' interleave with AVX-512 permutes:
+// 16 even and 16 odd columns from two masked loads (lanes outside the row
+// read 0, and never fault).
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define WG_AVX512 1
+static uint32_t lane_mask(int64_t lo, int64_t hi) { // lanes [lo, hi) of 16
+  lo = max64(lo, 0), hi = min64(hi, 16);
+  return hi <= lo ? 0 : (uint32_t)((1u << hi) - 1) & ~(uint32_t)((1u << lo) - 1);
+}
+
+__attribute__((target("avx512f"))) static void split_row_avx512(const Conv *k, const float *row, int64_t tw,
+                                                                float *ev, float *od) {
+  int64_t n = tw + 1, w = k->w;
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (int64_t k0 = 0; k0 < n; k0 += 16) {
+    __mmask16 st = (__mmask16)lane_mask(0, n - k0);
+    if (!row) {
+      _mm512_mask_storeu_ps(ev + k0, st, _mm512_setzero_ps()), _mm512_mask_storeu_ps(od + k0, st, _mm512_setzero_ps());
+      continue;
+    }
+    int64_t s0 = 2 * k0 - k->pw; // row column of lane 0 of the low vector
+    __mmask16 m0 = (__mmask16)lane_mask(-s0, w - s0), m1 = (__mmask16)lane_mask(-s0 - 16, w - s0 - 16);
+    __m512 lo = _mm512_maskz_loadu_ps(m0, (const char *)row + 4 * s0);
+    __m512 hi = _mm512_maskz_loadu_ps(m1, (const char *)row + 4 * (s0 + 16));
+    _mm512_mask_storeu_ps(ev + k0, st, _mm512_permutex2var_ps(lo, ie, hi));
+    _mm512_mask_storeu_ps(od + k0, st, _mm512_permutex2var_ps(lo, io, hi));
+  }
+}
+
+__attribute__((target("avx512f"))) static void interleave_avx512(const float *e, const float *o, int64_t wo,
+                                                                 float *row) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  for (int64_t q = 0; q < wo; q += 32) {
+    __mmask16 ml = (__mmask16)lane_mask(0, (wo - q + 1) / 2);
+    __m512 a = _mm512_maskz_loadu_ps(ml, e + q / 2), b = _mm512_maskz_loadu_ps(ml, o + q / 2);
+    _mm512_mask_storeu_ps(row + q, (__mmask16)lane_mask(0, wo - q), _mm512_permutex2var_ps(a, i0, b));
+    _mm512_mask_storeu_ps(row + q + 16, (__mmask16)lane_mask(0, wo - q - 16), _mm512_permutex2var_ps(a, i1, b));
+  }
+}
+
+// Planes at most 30 wide (tw + 1 <= 16 split columns, one vector): a
+// tile row's four window rows, split and through the column pass, in
+// registers: ev[r] / od[r] get e[r] of the even / odd columns (the
+// operations of input_cols, so the same bits).
+__attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, const float *xc, int64_t ty,
+                                                                 int64_t tw, float *const *ev, float *const *od,
+                                                                 int64_t t0) {
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t s0 = -k->pw, w = k->w;
+  __mmask16 st = (__mmask16)lane_mask(0, tw + 1), m0 = (__mmask16)lane_mask(-s0, w - s0);
+  __mmask16 m1 = (__mmask16)lane_mask(-s0 - 16, w - s0 - 16);
+  __m512 e[4], o[4];
+  for (int r = 0; r < 4; r++) {
+    int64_t hh = 2 * ty - k->ph + r;
+    bool in = hh >= 0 && hh < k->h;
+    const char *row = (const char *)(xc + (in ? hh : 0) * w);
+    __m512 lo = _mm512_maskz_loadu_ps(in ? m0 : 0, row + 4 * s0), hi = _mm512_maskz_loadu_ps(in ? m1 : 0, row + 4 * (s0 + 16));
+    e[r] = _mm512_permutex2var_ps(lo, ie, hi), o[r] = _mm512_permutex2var_ps(lo, io, hi);
+  }
+  __m512 *d[2] = {e, o};
+  float *const *dst[2] = {ev, od};
+  for (int p = 0; p < 2; p++) {
+    __m512 a = d[p][0], b = d[p][1], c = d[p][2], f = d[p][3];
+    _mm512_mask_storeu_ps(dst[p][0] + t0, st, _mm512_sub_ps(a, c));
+    _mm512_mask_storeu_ps(dst[p][1] + t0, st, _mm512_add_ps(b, c));
+    _mm512_mask_storeu_ps(dst[p][2] + t0, st, _mm512_sub_ps(c, b));
+    _mm512_mask_storeu_ps(dst[p][3] + t0, st, _mm512_sub_ps(b, f));
+  }
+}
+
+// Planes at most 32 wide: one tile row's two output rows from Y[a][b]
+// (y[2a + b] + t0, tw tiles), and with p its pooled row: the pick of
+// pool4, lane by lane.
+__attribute__((target("avx512f"))) static void store_row_avx512(float *const *y, int64_t t0, int64_t tw, int64_t wo,
+                                                                bool two, float *yo, float *p, int64_t wp) {
+  const __m512i i0 = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  const __m512i i1 = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  __mmask16 ml = (__mmask16)lane_mask(0, tw), s0 = (__mmask16)lane_mask(0, wo), s1 = (__mmask16)lane_mask(0, wo - 16);
+  __m512 v[4];
+  for (int q = 0; q < 4; q++) v[q] = _mm512_maskz_loadu_ps(ml, y[q] + t0);
+  for (int a = 0; a < 1 + two; a++) {
+    _mm512_mask_storeu_ps(yo + a * wo, s0, _mm512_permutex2var_ps(v[2 * a], i0, v[2 * a + 1]));
+    _mm512_mask_storeu_ps(yo + a * wo + 16, s1, _mm512_permutex2var_ps(v[2 * a], i1, v[2 * a + 1]));
+  }
+  if (!p) return;
+  __m512 best = v[0];
+  for (int q = 1; q < 4; q++) {
+    __mmask16 nan_first = _mm512_cmp_ps_mask(v[q], v[q], _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+    best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(v[q], best, _CMP_GT_OQ) | nan_first, v[q]);
+  }
+  _mm512_mask_storeu_ps(p, (__mmask16)lane_mask(0, wp), best);
+}
+
+static bool have_avx512(void) {
+  static int have = -1;
+  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
+  return have;
+}
+#endif
+
+static void split_row(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
+#ifdef WG_AVX512
+  if (have_avx512()) {
+    split_row_avx512(k, row, tw, ev, od);
+    return;
+  }
+#endif
+  split_row_scalar(k, row, tw, ev, od);
+}
+
+// The column pass on four (split) rows d[0..3], each n long, in place.
+WG_CLONES static void input_cols(float *restrict d0, float *restrict d1, float *restrict d2, float *restrict d3,
+                                 int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    float a = d0[i], b = d1[i], c = d2[i], e = d3[i];
+    d0[i] = a - c, d1[i] = b + c, d2[i] = c - b, d3[i] = b - e;
+  }
+}
+
+// The row pass of window row r over n columns: v_s[t] = V[r][s] of column t
+// (ev and od hold n + 1 values).
+WG_CLONES static void input_row(const float *restrict ev, const float *restrict od, int64_t n, float *restrict v0,
+                                float *restrict v1, float *restrict v2, float *restrict v3) {
+  for (int64_t t = 0; t < n; t++) {
+    float a = ev[t], b = od[t], c = ev[t + 1], d = od[t + 1];
+    v0[t] = a - c, v1[t] = b + c, v2[t] = c - b, v3[t] = b - d;
+  }
+}
+
+// V [16][C][ld] of the block's tile rows [gr0, gr1), column (gr - gr0) *
+// (tw + 1) + tx for tile (gr, tx): each tile row has one junk column more
+// (tx = tw), so that both passes run once over the whole block (long
+// vector loops even for a 7-tile row) and the row pass can read column
+// t + 1 across a row's end; the junk columns' products are never read.
+// buf holds 8 * (n + 1) floats, n = the block's columns.
+static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, int64_t ld, float *buf) {
+  const Conv *k = j->k;
+  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = k->c * ld; // xs: matrix xi to xi + 1
+  float *ev[4], *od[4];
+  for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
+#ifdef WG_AVX512
+  bool fast = n1 <= 16 && have_avx512();
+#else
+  bool fast = false;
+#endif
+  for (int64_t c = 0; c < k->c; c++) {
+    for (int64_t gr = gr0; gr < gr1; gr++) {
+      int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
+      const float *xc = j->x + (img * k->c + c) * k->h * k->w;
+#ifdef WG_AVX512
+      if (fast) {
+        split_cols_avx512(k, xc, ty, tw, ev, od, t0);
+        continue;
+      }
+#endif
+      for (int r = 0; r < 4; r++) {
+        int64_t hh = 2 * ty - k->ph + r;
+        split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r] + t0, od[r] + t0);
+      }
+    }
+    for (int r = 0; r < 4; r++) ev[r][n] = 0, od[r][n] = 0;
+    if (!fast) input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
+    for (int r = 0; r < 4; r++) {
+      float *base = v + (int64_t)(r * 4) * xs + c * ld;
+      input_row(ev[r], od[r], n, base, base + xs, base + 2 * xs, base + 3 * xs);
+    }
+  }
+}
+
+// ---- output transform ------------------------------------------------------------------------------
+// Columns [0, n) of one channel, m[xi*ms + t]: Y[a][b] of each into
+// y_ab[t], + bias, relu. Plain loops over t with each operation of
+// winograd_ref.h's order, which the compiler vectorises.
+WG_CLONES static void output_cols(const float *restrict m, int64_t ms, int64_t n, const float *bias, bool relu,
+                                  float *restrict y00, float *restrict y01, float *restrict y10,
+                                  float *restrict y11) {
+  const float *m0 = m, *m1 = m + ms, *m2 = m + 2 * ms, *m3 = m + 3 * ms, *m4 = m + 4 * ms, *m5 = m + 5 * ms;
+  const float *m6 = m + 6 * ms, *m7 = m + 7 * ms, *m8 = m + 8 * ms, *m9 = m + 9 * ms, *m10 = m + 10 * ms;
+  const float *m11 = m + 11 * ms, *m12 = m + 12 * ms, *m13 = m + 13 * ms, *m14 = m + 14 * ms, *m15 = m + 15 * ms;
+  for (int64_t t = 0; t < n; t++) {
+    // columns first: s[a][j] from m[0..3][j]
+    float s00 = (m0[t] + m4[t]) + m8[t], s10 = (m4[t] - m8[t]) - m12[t];
+    float s01 = (m1[t] + m5[t]) + m9[t], s11 = (m5[t] - m9[t]) - m13[t];
+    float s02 = (m2[t] + m6[t]) + m10[t], s12 = (m6[t] - m10[t]) - m14[t];
+    float s03 = (m3[t] + m7[t]) + m11[t], s13 = (m7[t] - m11[t]) - m15[t];
+    y00[t] = (s00 + s01) + s02, y01[t] = (s01 - s02) - s03;
+    y10[t] = (s10 + s11) + s12, y11[t] = (s11 - s12) - s13;
+  }
+  float *ys[4] = {y00, y01, y10, y11};
+  for (int q = 0; q < 4 && bias; q++) {
+    float b = *bias, *yq = ys[q];
+    for (int64_t t = 0; t < n; t++) yq[t] = yq[t] + b;
+  }
+  for (int q = 0; q < 4 && relu; q++) {
+    float *yq = ys[q];
+    for (int64_t t = 0; t < n; t++) yq[t] = yq[t] > 0 || isnan(yq[t]) ? yq[t] : 0;
+  }
+}
+
+// An output row of wo columns from its tiles' Y[a][0] (e) and Y[a][1] (o).
+WG_SHORT void interleave_scalar(const float *restrict e, const float *restrict o, int64_t wo, float *restrict row) {
+  for (int64_t t = 0; t < wo / 2; t++) row[2 * t] = e[t], row[2 * t + 1] = o[t];
+  if (wo % 2) row[wo - 1] = e[wo / 2];
+}
+
+static void interleave(const float *e, const float *o, int64_t wo, float *row) {
+#ifdef WG_AVX512
+  if (have_avx512()) {
+    interleave_avx512(e, o, wo, row);
+    return;
+  }
+#endif
+  interleave_scalar(e, o, wo, row);
+}
+
+// The first maximum of a window's taps in row-major order, a NaN winning
+// once: mlc_max_pool2d's pick.
+static float pool4(float a, float b, float c, float d) {
+  float best = a, v[3] = {b, c, d};
+  for (int i = 0; i < 3; i++)
+    if (v[i] > best || (isnan(v[i]) && !isnan(best))) best = v[i];
+  return best;
+}
+
+// y (and yp) of channels [o0, o1) from M [16][o1 - o0][ld]; buf holds 4 * n floats.
+static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o0, int64_t o1, const float *m,
+                             int64_t ld, float *buf) {
+  const Conv *k = j->k;
+  int64_t n1 = j->tw + 1, n = (gr1 - gr0) * n1, om = o1 - o0, hp = k->ho / 2, wp = k->wo / 2;
+  float *y00 = buf, *y01 = buf + n, *y10 = buf + 2 * n, *y11 = buf + 3 * n;
+#ifdef WG_AVX512
+  bool fast = k->wo <= 32 && have_avx512();
+#endif
+  for (int64_t o = o0; o < o1; o++) {
+    output_cols(m + (o - o0) * ld, om * ld, n, j->bias ? j->bias + o : NULL, j->flags & MLC_CONV_RELU, y00, y01,
+                y10, y11);
+    for (int64_t gr = gr0; gr < gr1; gr++) {
+      int64_t img = gr / j->th, ty = gr % j->th, t0 = (gr - gr0) * n1;
+      float *yo = j->y + ((img * k->o + o) * k->ho + 2 * ty) * k->wo;
+#ifdef WG_AVX512
+      if (fast) {
+        float *ys[4] = {y00, y01, y10, y11};
+        float *p = j->yp && ty < hp ? j->yp + ((img * k->o + o) * hp + ty) * wp : NULL;
+        store_row_avx512(ys, t0, j->tw, k->wo, 2 * ty + 1 < k->ho, yo, p, wp);
+        continue;
+      }
+#endif
+      interleave(y00 + t0, y01 + t0, k->wo, yo);
+      if (2 * ty + 1 < k->ho) interleave(y10 + t0, y11 + t0, k->wo, yo + k->wo);
+      if (j->yp && ty < hp) {
+        float *p = j->yp + ((img * k->o + o) * hp + ty) * wp;
+        for (int64_t t = 0; t < wp; t++) p[t] = pool4(y00[t0 + t], y01[t0 + t], y10[t0 + t], y11[t0 + t]);
+      }
+    }
+  }
+}
+
+// ---- tasks -------------------------------------------------------------------------------------------
+static int wg_block(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
+  const Conv *k = j->k;
+  int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), cols = (gr1 - gr0) * (j->tw + 1);
+  int64_t ld = pad16(cols), om = o1 - o0, extra = pad16(8 * (cols + 1)); // the transforms' rows
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
+  float *m = gemm_scratch(GEMM_SCRATCH_OUT, 16 * om * ld + extra);
+  if (!v || !m) return -1;
+  input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
+  for (int xi = 0; xi < 16; xi++) {
+    Gemm g = {.m = om, .n = cols, .k = k->c, .alpha = 1, .beta = 0, .a = j->u + (xi * k->o + o0) * k->c,
+              .rsa = k->c, .csa = 1, .b = v + xi * k->c * ld, .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
+    if (gemm_region(&g, 0, om, 0, cols)) return -1;
+  }
+  output_transform(j, gr0, gr1, o0, o1, m, ld, m + 16 * om * ld);
+  return 0;
+}
+
+static void wg_task(void *vj, int64_t b, int64_t e) {
+  WgJob *j = vj;
+  for (int64_t t = b; t < e; t++) {
+    int64_t o0 = t % j->osplit * j->ostep, o1 = min64(o0 + j->ostep, j->k->o);
+    if (o0 < o1 && wg_block(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
+  }
+}
+
+// Tiles per block: V and M of a block in about 1 MiB (2^14 / (C + O)
+// columns), 32 to 512, in whole tile rows. A function of the geometry.
+static int64_t block_rows(const Conv *k, int64_t tw) {
+  int64_t want = min64(max64((1 << 14) / (k->c + k->o), 32), 512);
+  return max64(1, want / (tw + 1));
+}
+
+#define WG_PAR_MIN_FLOPS 1.0e6
+
+int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, const float *w, const float *bias,
+                  float *y, float *yp) {
+  WgJob j = {.k = k, .flags = flags, .x = x, .bias = bias, .y = y, .yp = yp};
+  if (!k->n || !k->o || !k->p) return 0;
+  j.th = (k->ho + 1) / 2, j.tw = (k->wo + 1) / 2, j.rows = block_rows(k, j.tw);
+  int64_t blocks = (k->n * j.th + j.rows - 1) / j.rows, threads = mlc_pool_threads(pool);
+  double flops = 2.0 * 16 * (double)k->o * (double)k->c * (double)(k->n * j.th * j.tw);
+  j.osplit = 1, j.ostep = k->o;
+  if (blocks < threads && flops >= WG_PAR_MIN_FLOPS) { // batch 1: slices of whole micro-rows
+    int64_t unit = gemm_current()->mr, want = (threads + blocks - 1) / blocks;
+    j.ostep = ((k->o + want - 1) / want + unit - 1) / unit * unit;
+    j.osplit = (k->o + j.ostep - 1) / j.ostep;
+  }
+  const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, GEMM_CACHE_WINOGRAD, 16 * k->o * k->c,
+                                      filter_transform);
+  if (!u) {
+    float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, 16 * k->o * k->c);
+    if (!own) return -1;
+    filter_transform(w, k->o, k->c, own);
+    u = own;
+  }
+  j.u = u;
+  mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+
+// ---- input gradient ------------------------------------------------------------------------------
+// dx = conv2d(dy, w~) with w~[c][o][a][b] = w[o][c][2-a][2-b] and padding
+// 2 - p: the same path over the transposed geometry (dy [N, O, HO, WO] as
+// the input, C output channels), so winograd_ref.h's order again.
+bool conv_winograd_grad_applies(const Conv *k, uint32_t flags) {
+  return conv_winograd_applies(k, flags) && k->o > 0 && k->ph <= 2 && k->pw <= 2;
+}
+
+int conv_winograd_grad_input(MlcPool *pool, const Conv *k, uint32_t flags, const float *dy, const float *w,
+                             float *dx) {
+  Conv t = {.n = k->n, .c = k->o, .h = k->ho, .w = k->wo, .o = k->c, .kh = 3, .kw = 3, .sh = 1, .sw = 1,
+            .ph = 2 - k->ph, .pw = 2 - k->pw, .dh = 1, .dw = 1, .g = 1, .ho = k->h, .wo = k->w};
+  t.cg = t.c, t.og = t.o, t.kc = t.c * 9, t.p = t.ho * t.wo;
+  float *wt = malloc((size_t)(k->o * k->c * 9) * sizeof(float) + 1);
+  if (!wt) return -1;
+  for (int64_t o = 0; o < k->o; o++)
+    for (int64_t c = 0; c < k->c; c++)
+      for (int q = 0; q < 9; q++) wt[(c * k->o + o) * 9 + 8 - q] = w[(o * k->c + c) * 9 + q];
+  int rc = conv_winograd(pool, &t, MLC_CONV_WINOGRAD | (flags & ~(uint32_t)MLC_CONV_RELU), dy, wt, NULL, dx, NULL);
+  free(wt);
+  return rc;
+}
