@@ -64,6 +64,8 @@ bool sk_conv2d(Sk *s);
 bool sk_conv2d_grad_input(Sk *s);
 bool sk_conv2d_grad_weight(Sk *s);
 bool sk_pool(Sk *s);
+// After the recipes (cpu): each conv bias gradient folded into its conv2d_grad_weight call.
+void sk_fold_bias_grads(Sk *s);
 
 // ---- the gpu target (schedule_gpu.c) ---------------------------------------------------------
 // The gpu recipe for the kernel's op record, if there is one.

@@ -347,12 +347,35 @@ static void pool_taps(Sk *s, Vec *blk, KExpr **off, int ntap, bool mx, bool grad
   sk_st(s, blk, Y, arg, v);
 }
 
+// ---- kernel parameters -----------------------------------------------------------------------
+static void unuse(KirKernel *k, int b) {
+  int j = 0;
+  for (int i = 0; i < k->params.len; i++)
+    if (kir_param(k, i) != b) k->params.data[j++] = k->params.data[i];
+  k->params.len = j;
+}
+
+// Whether a kernel of the program other than a and b takes buffer x.
+static bool taken_elsewhere(const KirProgram *p, int x, const KirKernel *a, const KirKernel *b) {
+  for (int i = 0; i < p->kernels.len; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    if (k == a || k == b) continue;
+    for (int j = 0; j < k->params.len; j++)
+      if (kir_param(k, j) == x) return true;
+  }
+  return false;
+}
+
 // A forward 2 x 2 pool of what the kernel just before it computed with one
 // `call conv2d` (y at offset 0 of the pool's x: conv2d_bias + relu in
 // fashion_cnn) is folded into that call: it becomes `call conv2d_pool`,
 // which also writes the pool's y while each image's output is in cache
-// (kernels/cpu/conv.c), and the pool's kernel is left empty. The conv still
-// writes its y (the backward's pool gradient reads it). Same bits.
+// (kernels/cpu/conv.c), and the pool's kernel is left empty. The conv
+// still writes its y where another kernel reads it (the backward's pool
+// gradient, in a train step); where nothing else does (predict, eval) y
+// is `none`: the call does not store it, neither kernel takes it (the op
+// records name it `none`, with its shape) and the memory plan gives it no
+// bytes. Same bits.
 static bool fold_into_conv(Sk *s) {
   const KirOp *op = s->k->op;
   KirKernel *prev = NULL;
@@ -369,6 +392,12 @@ static bool fold_into_conv(Sk *s) {
   st->call->fn = KCALL_CONV2D_POOL; // conv2d's parameters, then yp
   kir_call_operand(st, "yp", op->buf[1], sk_i(s, 0));
   kir_kernel_use(s->p, prev, op->buf[1]);
+  int Y = op->buf[0];
+  if (kir_buf(s->p, Y)->kind == KBUF_TEMP && prev->op && prev->op->buf[2] == Y && !taken_elsewhere(s->p, Y, prev, s->k)) {
+    kir_call_operand(st, "y", -1, NULL);
+    prev->op->buf[2] = s->k->op->buf[0] = -1;
+    unuse(prev, Y), unuse(s->k, Y);
+  }
   sk_restart(s);
   return true;
 }
@@ -435,4 +464,64 @@ bool sk_pool(Sk *s) {
   }
   pool_taps(s, blk, off, ntap, mx, grad, X, yo);
   return true;
+}
+
+// ---- the bias gradient into conv2d_grad_weight ------------------------------------------------
+// A conv_bias_grad kernel R (the reduce_to of a conv's dy to its bias's
+// gradient: dy [N, O, H, W] -> db, O elements) whose dy a `call
+// conv2d_grad_weight` G reads whole (the same buffer at offset 0 and the
+// same dims) joins that call: G becomes `call conv2d_grad_weight_bias`,
+// which sums db from the dy chunks it reads for dw, in the reduce_to's
+// float-sum order (kir.h; kernels/cpu/conv_bias.c), and R is left empty
+// (no statement, no buffer). So dy is read once instead of twice. Legal
+// when no kernel between the two writes dy or takes db. Where no such call
+// exists (another dtype, a conv2d the recipe keeps as a nest, no library)
+// R keeps its nest and drops its op record, so it may join a cpu group as
+// any reduction.
+static KStmt *grad_weight_call(KirKernel *k) {
+  if (!k->op || k->op->kind != KOP_CONV2D_GRAD_WEIGHT || k->body.len != 1) return NULL;
+  KStmt *st = VEC_AT(k->body, KStmt, 0);
+  return st->kind == KS_CALL && st->call->fn == KCALL_CONV2D_GRAD_WEIGHT ? st : NULL;
+}
+
+static bool same_dy(const KirOp *r, const KirKernel *g, const KStmt *call) {
+  KirCallSpec sp;
+  kir_call_spec(KCALL_CONV2D_GRAD_WEIGHT, &sp);
+  const KirCallParam *dy = kir_call_param(&sp, "dy");
+  const KExpr *off = call->call->slot[dy->slot];
+  if (call->call->buf[dy->slot] != r->buf[0] || g->op->buf[0] != r->buf[0] || !is_const(off, 0)) return false;
+  if (r->rank[0] != 4 || g->op->rank[0] != 4 || r->strides[0][0] || g->op->strides[0][0]) return false;
+  for (int d = 0; d < 4; d++)
+    if (!same_size(r->dims[0][d], g->op->dims[0][d])) return false;
+  return true;
+}
+
+// No kernel strictly between kernels a and b writes dy or touches db.
+static bool free_between(const KirProgram *p, int a, int b, int dy, int db) {
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int i = (a < b ? a : b) + 1; i < (a < b ? b : a); i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), reads, writes);
+  }
+  return !writes[dy] && !reads[db] && !writes[db];
+}
+
+void sk_fold_bias_grads(Sk *s) {
+  KirProgram *p = s->p;
+  for (int r = 0; r < p->kernels.len; r++) {
+    KirKernel *R = VEC_AT(p->kernels, KirKernel, r);
+    if (!R->op || R->op->kind != KOP_CONV_BIAS_GRAD) continue;
+    int dy = R->op->buf[0], db = R->op->buf[1];
+    for (int g = 0; g < p->kernels.len && s->t->library; g++) {
+      KirKernel *G = VEC_AT(p->kernels, KirKernel, g);
+      KStmt *call = grad_weight_call(G);
+      if (!call || !same_dy(R->op, G, call) || !free_between(p, r, g, dy, db)) continue;
+      call->call->fn = KCALL_CONV2D_GRAD_WEIGHT_BIAS; // conv2d_grad_weight's parameters, then db
+      kir_call_operand(call, "db", db, sk_i(s, 0));
+      kir_kernel_use(p, G, db);
+      R->body = (Vec){0}, R->vars = (Vec){0}, R->params = (Vec){0};
+      break;
+    }
+    R->op = NULL;
+  }
 }
