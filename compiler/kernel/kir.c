@@ -204,7 +204,9 @@ static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
     if (pa->kind < KCA_READ || pa->kind > KCA_OPTW) continue;
     int64_t size = !strcmp(pa->name, "w") || !strcmp(pa->name, "dw") ? o * (ch / gr) * kh * kw
                    : !strcmp(pa->name, "bias") || !strcmp(pa->name, "db") ? o
-                   : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? n * o * ho * wo
+                   : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") || !strcmp(pa->name, "px") ||
+                           !strcmp(pa->name, "aux")                    ? n * o * ho * wo
+                   : !strcmp(pa->name, "dyp")                      ? n * o * (ho / 2) * (wo / 2)
                    : !strcmp(pa->name, "yp")                       ? n * o * (ho / 2) * (wo / 2)
                                                                       : n * ch * h * w;
     lo[pa->slot] = v[pa->slot];

@@ -254,6 +254,8 @@ typedef enum {
     "geom:g flags:C dy:r x:r dw:w")                                                               \
   X(CONV2D_GRAD_WEIGHT_BIAS, "conv2d_grad_weight_bias", "mlc_conv2d_grad_weight_bias",            \
     "geom:g flags:C dy:r x:r dw:w db:w")                                                          \
+  X(CONV2D_GRAD_WEIGHT_POOL, "conv2d_grad_weight_pool", "mlc_conv2d_grad_weight_pool",            \
+    "geom:g flags:C dyp:r px:r aux:o x:r dw:w db:u")                                              \
   X(CONV2D_POOL, "conv2d_pool", "mlc_conv2d_pool", "geom:g flags:C x:r w:r bias:o y:u yp:w")       \
   X(MAX_POOL2D, "max_pool2d", "mlc_max_pool2d", "n:i c:i h:i w:i kh:i kw:i sh:i sw:i x:r y:w")     \
   X(MAX_POOL2D_GRAD, "max_pool2d_grad", "mlc_max_pool2d_grad",                                    \

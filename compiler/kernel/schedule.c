@@ -217,6 +217,7 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
   }
   if (t->kind == KT_CPU) {
     sk_fold_bias_grads(&(Sk){.p = p, .t = t}); // schedule_nn.c
+    sk_fold_pool_grads(&(Sk){.p = p, .t = t});
     sk_merge_kernels(&(Sk){.p = p, .t = t});   // schedule_merge.c
   }
   p->target = t->name;

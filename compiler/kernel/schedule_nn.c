@@ -525,3 +525,94 @@ void sk_fold_bias_grads(Sk *s) {
     R->op = NULL;
   }
 }
+
+// ---- the pool gradient into conv2d_grad_weight -------------------------------------------------
+// A `call max_pool2d_grad` P (2 x 2, stride 2, with or without the relu
+// mask) whose dx D is a temporary only a `call conv2d_grad_weight(_bias)`
+// G takes (as its dy, whole: conv1 of fashion_cnn, which needs no
+// grad_input) joins that call: G becomes `call conv2d_grad_weight_pool`,
+// which builds each image's dy from the pool's dy, x and aux itself, P is
+// left with no statement, buffer or op record, G's op record names its dy
+// `none`, and D gets no bytes. Legal when no kernel between P and G writes
+// what P reads. Elsewhere (dy read by grad_input or a bias reduce_to that
+// stayed, other pools) both calls stay. Same bits (kernels/cpu/conv.c).
+static KStmt *single_call(KirKernel *k, KirCallFn fn) {
+  if (k->body.len != 1) return NULL;
+  KStmt *st = VEC_AT(k->body, KStmt, 0);
+  return st->kind == KS_CALL && st->call->fn == fn ? st : NULL;
+}
+
+static KExpr *slot_of(const KStmt *st, const char *name, int *buf) {
+  KirCallSpec sp;
+  kir_call_spec(st->call->fn, &sp);
+  const KirCallParam *pa = kir_call_param(&sp, name);
+  if (buf) *buf = st->call->buf[pa->slot];
+  return st->call->slot[pa->slot];
+}
+
+// P's pool is 2 x 2 stride 2 over the planes G's dy has: [N, O, HO, WO].
+static bool pool_matches(Sk *s, const KStmt *pc, const KirKernel *G) {
+  static const char *const dims[4] = {"n", "c", "h", "w"}, *const win[4] = {"kh", "kw", "sh", "sw"};
+  for (int d = 0; d < 4; d++)
+    if (!same_size(slot_of(pc, dims[d], NULL), G->op->dims[0][d]) || !is_const(slot_of(pc, win[d], NULL), 2)) return false;
+  (void)s;
+  return true;
+}
+
+static bool no_writes_between(const KirProgram *p, int a, int b, const int *bufs, int nb) {
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int i = a + 1; i < b; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), reads, writes);
+  }
+  for (int i = 0; i < nb; i++)
+    if (bufs[i] >= 0 && writes[bufs[i]]) return false;
+  return true;
+}
+
+static void fold_pool_grad(Sk *s, KirKernel *P, KStmt *pc, KirKernel *G, KStmt *gc) {
+  KirProgram *p = s->p;
+  int dyp, px, aux, x, dw, db = -1, D;
+  KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_px = slot_of(pc, "x", &px), *o_aux = slot_of(pc, "aux", &aux);
+  KExpr *o_x = slot_of(gc, "x", &x), *o_dw = slot_of(gc, "dw", &dw), *o_db = NULL;
+  slot_of(gc, "dy", &D);
+  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) o_db = slot_of(gc, "db", &db);
+  KirCallSpec sp;
+  kir_call_spec(gc->call->fn, &sp);
+  KExpr *geom[KIR_CONV_GEOM];
+  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = gc->call->slot[sp.param[0].slot + i];
+  uint32_t flags = gc->call->flags;
+  G->body = (Vec){0};
+  KStmt *st = kir_call(p, &G->body, KCALL_CONV2D_GRAD_WEIGHT_POOL);
+  kir_call_geom(st, geom);
+  st->call->flags = flags;
+  kir_call_operand(st, "dyp", dyp, o_dyp), kir_call_operand(st, "px", px, o_px);
+  kir_call_operand(st, "aux", aux, o_aux), kir_call_operand(st, "x", x, o_x);
+  kir_call_operand(st, "dw", dw, o_dw), kir_call_operand(st, "db", db, o_db);
+  kir_kernel_use(p, G, dyp), kir_kernel_use(p, G, px);
+  if (aux >= 0) kir_kernel_use(p, G, aux);
+  G->op->buf[0] = -1;
+  unuse(G, D);
+  P->body = (Vec){0}, P->vars = (Vec){0}, P->params = (Vec){0}, P->op = NULL;
+}
+
+void sk_fold_pool_grads(Sk *s) {
+  KirProgram *p = s->p;
+  for (int g = 0; g < p->kernels.len && s->t->library; g++) {
+    KirKernel *G = VEC_AT(p->kernels, KirKernel, g);
+    KStmt *gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT);
+    if (!gc) gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT_BIAS);
+    if (!gc || !G->op || G->op->kind != KOP_CONV2D_GRAD_WEIGHT || G->op->rank[0] != 4) continue;
+    int D;
+    if (!is_const(slot_of(gc, "dy", &D), 0) || kir_buf(p, D)->kind != KBUF_TEMP) continue;
+    for (int i = 0; i < g; i++) {
+      KirKernel *P = VEC_AT(p->kernels, KirKernel, i);
+      KStmt *pc = single_call(P, KCALL_MAX_POOL2D_GRAD);
+      int dx, in[3];
+      if (!pc || !is_const(slot_of(pc, "dx", &dx), 0) || dx != D || taken_elsewhere(p, D, P, G)) continue;
+      slot_of(pc, "dy", &in[0]), slot_of(pc, "x", &in[1]), slot_of(pc, "aux", &in[2]);
+      if (pool_matches(s, pc, G) && no_writes_between(p, i, g, in, 3)) fold_pool_grad(s, P, pc, G, gc);
+      break;
+    }
+  }
+}

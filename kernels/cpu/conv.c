@@ -176,6 +176,7 @@ typedef struct ConvJob {
   float *pooled;           // forward: the 2 x 2 max pool of out, or NULL
   bool skip_out;           // forward with pooled: out is NULL, whole planes go through scratch
   float *db;               // grad_weight: the bias gradient (sum of dy), or NULL
+  const float *dyp, *px, *aux; // grad_weight_pool: dy = max_pool2d_grad(dyp, px, aux), built per image
   int64_t nq;              // forward: pixel chunks per (image, group)
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
@@ -273,11 +274,21 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
   // from the dy chunks it reads anyway, in their order (conv_bias.c).
   double *lanes = j->db && r0 == 0 ? conv_bias_lanes_new(c1 - c0) : NULL;
   if (j->db && r0 == 0 && !lanes) return -1;
-  for (int64_t n = 0; n < k->n; n++)
+  float *dyb = j->dyp ? gemm_scratch(GEMM_SCRATCH_DY, k->og * k->p) : NULL; // columns [c0, c1) of dy[n, g]
+  if (j->dyp && !dyb) {
+    free(lanes);
+    return -1;
+  }
+  for (int64_t n = 0; n < k->n; n++) {
+    if (dyb) { // the pool's gradient of this image's planes of columns [c0, c1)
+      int64_t pl = n * k->o + g * k->og + c0, pp = (k->ho / 2) * (k->wo / 2);
+      pool_max2x2_grad_planes(c1 - c0, k->ho, k->wo, j->dyp + pl * pp, j->px + pl * k->p,
+                              j->aux ? j->aux + pl * k->p : NULL, dyb + c0 * k->p);
+    }
     for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
       int64_t nq = min64(k->qchunk, k->p - q0);
       gm.k = nq, gm.beta = n == 0 && q0 == 0 ? 0.0f : 1.0f;
-      gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0;
+      gm.b = (dyb ? dyb : j->dy + (n * k->o + g * k->og) * k->p) + q0;
       if (pointwise(k)) {
         gm.a = xplane(j, n, g) + r0 * k->p + q0, gm.rsa = k->p;
       } else {
@@ -292,6 +303,7 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
       }
       if (lanes) conv_bias_lanes_add(lanes, gm.b + c0 * k->p, k->p, c1 - c0, q0, nq);
     }
+  }
   if (lanes) conv_bias_lanes_fold(lanes, c1 - c0, j->db + g * k->og + c0);
   free(lanes);
   float *dw = j->out + g * k->og * k->kc;
@@ -383,10 +395,38 @@ int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, c
   return mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, NULL);
 }
 
+static int grad_weight_run(MlcPool *pool, ConvJob *jp);
+
 int mlc_conv2d_grad_weight_bias(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
                                 const float *x, float *dw, float *db) {
   ConvJob j = {.flags = flags, .dy = dy, .x = x, .out = dw, .db = db};
   if (!conv_of(geom, &j.k)) return -1;
+  return grad_weight_run(pool, &j);
+}
+
+// dy is the 2 x 2, stride-2 max pool's gradient: each task builds the
+// planes of its columns of each image (pool_max2x2_grad_planes, the bits
+// mlc_max_pool2d_grad writes) in its own buffer before their GEMMs, so dy
+// never goes to memory. A task that splits rows rebuilds every column.
+int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const float *px, const float *aux, const float *x, float *dw, float *db) {
+  ConvJob j = {.flags = flags, .dyp = dyp, .px = px, .aux = aux, .x = x, .out = dw, .db = db};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (j.k.n && j.k.p && !j.k.kc) { // no col row: db from a whole dy
+    float *dy = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p));
+    int rc = !dy || mlc_max_pool2d_grad(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, dyp, px, aux, dy) ||
+             mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, db);
+    free(dy);
+    return rc ? -1 : 0;
+  }
+  return grad_weight_run(pool, &j);
+}
+
+// mlc_conv2d_grad_weight(_bias, _pool) after the geometry: the tasks.
+static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
+  ConvJob j = *jp;
+  float *dw = j.out, *db = j.db;
+  const float *dy = j.dy;
   if (!j.k.o) return 0;
   if (!j.k.n || !j.k.p || !j.k.kc) { // no pixel or no col row: the sums alone
     memset(dw, 0, (size_t)(j.k.o * j.k.kc) * sizeof(float));

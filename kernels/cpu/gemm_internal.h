@@ -77,8 +77,9 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 // A per-thread work buffer of at least `floats` floats, 64-byte aligned,
 // kept for the thread's life (no allocation per call once grown). Slot 0
 // is the GEMM's packing buffer; slots 1 and 2 are the convolutions'; slot
-// 3 the small-M path's rounded A rows (gemv.c).
-enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_SLOTS };
+// 3 the small-M path's rounded A rows (gemv.c); slot 4 the dy planes
+// conv2d_grad_weight_pool builds from the pool's gradient.
+enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_DY, GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
 
 // The scalar epilogue, shared by every variant's tails and by the generic

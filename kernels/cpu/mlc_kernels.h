@@ -146,6 +146,12 @@ int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, c
 // rounded once), from the dy it reads for dw.
 int mlc_conv2d_grad_weight_bias(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
                                 const float *x, float *dw, float *db);
+// mlc_conv2d_grad_weight_bias of dy = mlc_max_pool2d_grad(2 x 2, stride 2; dyp
+// [N, O, HO/2, WO/2], px and aux [N, O, HO, WO], aux may be NULL): dy is
+// built image by image inside the call and never stored. The same bits as
+// the two calls.
+int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const float *px, const float *aux, const float *x, float *dw, float *db);
 // HO and WO of a geometry (-1 when the window does not fit).
 int64_t mlc_conv_out_h(const int64_t *geom);
 int64_t mlc_conv_out_w(const int64_t *geom);

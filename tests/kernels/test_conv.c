@@ -254,6 +254,37 @@ static void check_bias_fused(const Shape *s, uint32_t flags, const char *variant
   free(x), free(dy), free(dw0), free(ddy), free(db_ref);
 }
 
+// mlc_conv2d_grad_weight_pool against mlc_max_pool2d_grad then
+// mlc_conv2d_grad_weight_bias: the same dw and db bits, with and without
+// the mask and db, 0-3 threads.
+static void check_pool_grad_fused(const Shape *s, const char *variant) {
+  const int64_t *g = s->g;
+  int64_t o = g[MLC_CONV_O], np = g[MLC_CONV_N] * o * (s->ho / 2) * (s->wo / 2);
+  float *x = rand_buf(s->nx), *px = rand_buf(s->ny), *dyp = rand_buf(np + 1), *aux = rand_buf(s->ny);
+  for (int64_t i = 0; i < s->ny; i++) aux[i] -= 0.4f; // some masked
+  float *dy = malloc((size_t)(s->ny + 1) * 4), *dw0 = malloc((size_t)(s->nw + 1) * 4), *db0 = malloc((size_t)o * 4);
+  int rc = 0, same_bits = 1;
+  for (int masked = 0; masked < 2; masked++) {
+    const float *a = masked ? aux : NULL;
+    rc |= mlc_max_pool2d_grad(NULL, g[MLC_CONV_N], o, s->ho, s->wo, 2, 2, 2, 2, dyp, px, a, dy) |
+          mlc_conv2d_grad_weight_bias(NULL, g, 0, dy, x, dw0, db0);
+    for (int t = 0; t <= 3; t++) {
+      MlcPool *pool = t ? mlc_pool_new(t) : NULL;
+      float *dw = malloc((size_t)(s->nw + 1) * 4), *db = malloc((size_t)o * 4);
+      rc |= mlc_conv2d_grad_weight_pool(pool, g, 0, dyp, px, a, x, dw, t % 2 ? NULL : db);
+      same_bits &= !memcmp(dw, dw0, (size_t)s->nw * 4) && (t % 2 || !memcmp(db, db0, (size_t)o * 4));
+      free(dw), free(db);
+      if (pool) mlc_pool_free(pool);
+    }
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: conv2d_grad_weight_pool x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld g%lld: dw, db as max_pool2d_grad + grad_weight_bias, 0-3 threads",
+           variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3], (long long)g[4],
+           (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[13]);
+  check(msg, !rc && same_bits);
+  free(x), free(px), free(dyp), free(aux), free(dy), free(dw0), free(db0);
+}
+
 static void shapes(const char *variant) {
   Shape s[] = {
       shape(3, 1, 28, 28, 8, 3, 3, 1, 1, 1, 1),   // fashion_cnn conv1, small batch
@@ -292,6 +323,7 @@ static void shapes(const char *variant) {
     check_pool_fused(&s[i], MLC_CONV_RELU, 1, variant);
     check_pool_fused(&s[i], 0, 0, variant);
     check_bias_fused(&s[i], i % 3 == 1 ? MLC_GEMM_BF16 : 0, variant);
+    check_pool_grad_fused(&s[i], variant);
   }
 }
 
