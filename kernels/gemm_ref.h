@@ -257,6 +257,24 @@ static inline bool mlc_ref_conv2d_grad_weight(bool f32, const int64_t *geom, uin
   return true;
 }
 
+// mlc_conv2d_grad_weight_bias's db: db[o] = the sum of dy[n, o, q] over
+// images and pixels in kir.h's float-sum order (the kernel IR's reduce_to
+// of a conv bias): the pixels q of an image are the positions, term q goes
+// into f64 lane q mod 8, images in order around them (the lanes carry over),
+// then ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)), rounded once.
+static inline bool mlc_ref_conv_bias_grad(bool f32, const int64_t *geom, const double *dy, double *db) {
+  MlcRefConv k;
+  if (!mlc_ref_conv_of(geom, &k)) return false;
+  for (int64_t o = 0; o < k.o; o++) {
+    double l[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t n = 0; n < k.n; n++)
+      for (int64_t q = 0; q < k.p; q++) l[q % 8] += dy[(n * k.o + o) * k.p + q];
+    double s = ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
+    db[o] = mlc_ref_rnd(f32, s);
+  }
+  return true;
+}
+
 // ---- max pooling ---------------------------------------------------------------------------------
 // mlc_max_pool2d / mlc_max_pool2d_grad (unpadded windows; the gradient's
 // disjoint, which kir_call_extents checks first); g = {N, C, H, W, KH, KW,

@@ -93,7 +93,7 @@ const char *const *kir_call_flag_names(KCallArgKind kind, int *n) {
 
 // Splits the table's "name:kind ..." into parameters and slot positions.
 void kir_call_spec(KirCallFn fn, KirCallSpec *o) {
-  static const char kinds[] = "ifFCrwmog";
+  static const char kinds[] = "ifFCrwmoug";
   memset(o, 0, sizeof *o);
   o->name = call_table[fn].name, o->cfn = call_table[fn].cfn;
   for (const char *s = call_table[fn].params; *s;) {
@@ -133,7 +133,7 @@ bool kir_call_operand(KStmt *s, const char *param, int buf, KExpr *offset) {
   KirCallSpec sp;
   kir_call_spec(s->call->fn, &sp);
   const KirCallParam *pa = kir_call_param(&sp, param);
-  if (!pa || pa->kind < KCA_READ || pa->kind > KCA_OPT || (buf < 0 && pa->kind != KCA_OPT)) return false;
+  if (!pa || pa->kind < KCA_READ || pa->kind > KCA_OPTW || (buf < 0 && pa->kind < KCA_OPT)) return false;
   s->call->buf[pa->slot] = buf;
   s->call->slot[pa->slot] = buf < 0 ? NULL : offset;
   return true;
@@ -201,10 +201,12 @@ static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
   int64_t ho = nh / g[7] + 1, wo = nw / g[8] + 1;
   for (int i = 0; i < sp->nparams; i++) {
     const KirCallParam *pa = &sp->param[i];
-    if (pa->kind < KCA_READ || pa->kind > KCA_OPT) continue;
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPTW) continue;
     int64_t size = !strcmp(pa->name, "w") || !strcmp(pa->name, "dw") ? o * (ch / gr) * kh * kw
-                   : !strcmp(pa->name, "bias")                     ? o
-                   : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? n * o * ho * wo
+                   : !strcmp(pa->name, "bias") || !strcmp(pa->name, "db") ? o
+                   : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") || !strcmp(pa->name, "px") ||
+                           !strcmp(pa->name, "aux")                    ? n * o * ho * wo
+                   : !strcmp(pa->name, "dyp")                      ? n * o * (ho / 2) * (wo / 2)
                    : !strcmp(pa->name, "yp")                       ? n * o * (ho / 2) * (wo / 2)
                                                                       : n * ch * h * w;
     lo[pa->slot] = v[pa->slot];
@@ -225,7 +227,7 @@ static bool pool_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
   int64_t planes = n * ch, ho = h >= kh ? (h - kh) / sh + 1 : 0, wo = w >= kw ? (w - kw) / sw + 1 : 0;
   for (int i = 0; i < sp->nparams; i++) {
     const KirCallParam *pa = &sp->param[i];
-    if (pa->kind < KCA_READ || pa->kind > KCA_OPT) continue;
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPTW) continue;
     int64_t size = !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") ? planes * ho * wo : planes * h * w;
     lo[pa->slot] = v[pa->slot];
     hi[pa->slot] = v[pa->slot] + max0(size);
@@ -316,7 +318,7 @@ KirOp *kir_kernel_op(KirProgram *p, KirKernel *k, KirOpKind kind, const int *buf
     op->buf[i] = bufs[i];
     op->rank[i] = rank[i];
     for (int d = 0; d < rank[i]; d++) op->dims[i][d] = dims[i][d];
-    kir_kernel_use(p, k, bufs[i]);
+    if (bufs[i] >= 0) kir_kernel_use(p, k, bufs[i]); // -1: a value the kernel does not store
   }
   int na = 0;
   for (int g = 0; g < sp.ngroups; g++) na += sp.count[g];
@@ -596,9 +598,9 @@ static void call_access(const KCall *c, bool *reads, bool *writes) {
   for (int i = 0; i < sp.nparams; i++) {
     const KirCallParam *pa = &sp.param[i];
     int b = c->buf[pa->slot];
-    if (pa->kind < KCA_READ || pa->kind > KCA_OPT || b < 0) continue;
-    if (pa->kind != KCA_WRITE) reads[b] = true;
-    if (pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE) writes[b] = true;
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPTW || b < 0) continue;
+    if (pa->kind != KCA_WRITE && pa->kind != KCA_OPTW) reads[b] = true;
+    if (pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE || pa->kind == KCA_OPTW) writes[b] = true;
   }
   for (int j = 0; j < sp.nslots; j++) access_expr(c->slot[j], reads);
 }
@@ -836,7 +838,7 @@ static void put_call(Printer *pr, const KCall *c) {
       sb_putc(b, ']');
     } else if (pa->kind == KCA_GEOM) {
       put_dims(pr, KIR_CONV_GEOM, c->slot + pa->slot);
-    } else if (pa->kind >= KCA_READ && pa->kind <= KCA_OPT) {
+    } else if (pa->kind >= KCA_READ && pa->kind <= KCA_OPTW) {
       if (c->buf[pa->slot] < 0) {
         sb_puts(b, "none");
         continue;
@@ -914,7 +916,8 @@ static void put_op(Printer *pr, const KirOp *op) {
   sb_printf(b, "  op %s(", op_table[op->kind].name);
   for (int i = 0; i < sp.nbufs; i++) {
     sb_printf(b, "%s%s = ", i ? ", " : "", sp.roles[i]);
-    put_buf(pr, op->buf[i]);
+    if (op->buf[i] < 0) sb_puts(b, "none");
+    else put_buf(pr, op->buf[i]);
     put_dims(pr, op->rank[i], op->dims[i]);
     if (op->strides[i][0]) sb_puts(b, " strides "), put_dims(pr, op->rank[i], op->strides[i]);
   }

@@ -239,6 +239,7 @@ typedef enum {
 //   r  a buffer read: buffer + i64 element offset (the address of that element)
 //   w  a buffer written                  m  read (when beta != 0) and written
 //   o  an optional buffer read: a buffer + offset, or none
+//   u  an optional buffer written: a buffer + offset, or none (not written)
 //   g  a conv geometry: KIR_CONV_GEOM i64 expressions in MLC_CONV_* order
 #define KIR_CALLS(X)                                                                              \
   X(SGEMM, "sgemm", "mlc_sgemm",                                                                  \
@@ -251,7 +252,11 @@ typedef enum {
     "geom:g flags:C dy:r w:r dx:w")                                                               \
   X(CONV2D_GRAD_WEIGHT, "conv2d_grad_weight", "mlc_conv2d_grad_weight",                           \
     "geom:g flags:C dy:r x:r dw:w")                                                               \
-  X(CONV2D_POOL, "conv2d_pool", "mlc_conv2d_pool", "geom:g flags:C x:r w:r bias:o y:w yp:w")       \
+  X(CONV2D_GRAD_WEIGHT_BIAS, "conv2d_grad_weight_bias", "mlc_conv2d_grad_weight_bias",            \
+    "geom:g flags:C dy:r x:r dw:w db:w")                                                          \
+  X(CONV2D_GRAD_WEIGHT_POOL, "conv2d_grad_weight_pool", "mlc_conv2d_grad_weight_pool",            \
+    "geom:g flags:C dyp:r px:r aux:o x:r dw:w db:u")                                              \
+  X(CONV2D_POOL, "conv2d_pool", "mlc_conv2d_pool", "geom:g flags:C x:r w:r bias:o y:u yp:w")       \
   X(MAX_POOL2D, "max_pool2d", "mlc_max_pool2d", "n:i c:i h:i w:i kh:i kw:i sh:i sw:i x:r y:w")     \
   X(MAX_POOL2D_GRAD, "max_pool2d_grad", "mlc_max_pool2d_grad",                                    \
     "n:i c:i h:i w:i kh:i kw:i sh:i sw:i dy:r x:r aux:o dx:w")
@@ -282,7 +287,7 @@ typedef enum {
   KCA_I64,   // i
   KCA_F32,   // f
   KCA_GFLAGS, KCA_CFLAGS, // F, C
-  KCA_READ, KCA_WRITE, KCA_UPDATE, KCA_OPT, // r, w, m, o
+  KCA_READ, KCA_WRITE, KCA_UPDATE, KCA_OPT, KCA_OPTW, // r, w, m, o, u (the buffer kinds: READ..OPTW)
   KCA_GEOM,  // g
 } KCallArgKind;
 
@@ -355,7 +360,11 @@ typedef struct KStmt {
 // and aux are row-major and never share bytes. conv2d_bias is conv2d then
 // + bias[o] (bias: [O, 1, 1] or [1, O, 1, 1]), then relu with relu = 1.
 // max_pool2d_grad_relu_mask is max_pool2d_grad, then dx = aux > 0 ? dx : 0
-// (relu_grad's mask; aux: dx's shape, never dx's bytes).
+// (relu_grad's mask; aux: dx's shape, never dx's bytes). conv_bias_grad is
+// the reduce_to of a conv's dy [N, O, HO, WO] to its bias's gradient db
+// (O elements: [O], [O, 1, 1] or [1, O, 1, 1]) in f32, the float-sum order
+// over (n, HO*WO); its canonical nest is the reduce_to's, and the cpu
+// schedule folds it into the conv2d_grad_weight call of the same dy.
 #define KIR_OPS(X)                                                             \
   X(MATMUL, "matmul", "a b y", "")                                             \
   X(MATMUL_BIAS, "matmul_bias", "a b y bias", "relu:1")                        \
@@ -374,7 +383,8 @@ typedef struct KStmt {
   X(MAX_POOL2D_GRAD, "max_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2") \
   X(AVG_POOL2D_GRAD, "avg_pool2d_grad", "dy x dx", "kernel:2 stride:2 padding:2") \
   X(MAX_POOL2D_GRAD_RELU_MASK, "max_pool2d_grad_relu_mask", "dy x dx aux",       \
-    "kernel:2 stride:2 padding:2")
+    "kernel:2 stride:2 padding:2")                                             \
+  X(CONV_BIAS_GRAD, "conv_bias_grad", "dy db", "")
 
 typedef enum {
 #define X(id, name, bufs, attrs) KOP_##id,

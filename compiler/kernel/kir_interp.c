@@ -275,12 +275,14 @@ static void exec_call(Run *r, const KCall *c) {
   case KCALL_CONV2D:
     ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
     break;
-  case KCALL_CONV2D_POOL: {
-    ok = mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), arg_p(&a, "y"));
+  case KCALL_CONV2D_POOL: { // y none: the conv's output in a temporary of the call
     MlcRefConv k;
-    if (!ok || !mlc_ref_conv_of(geom, &k)) break;
+    if (!(ok = mlc_ref_conv_of(geom, &k))) break;
+    double *y = arg_p(&a, "y"), *tmp = y ? NULL : malloc(sizeof(double) * (size_t)(k.n * k.o * k.p + 1));
+    ok = (y || tmp) && mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), y ? y : tmp);
     int64_t pg[8] = {k.n, k.o, k.ho, k.wo, 2, 2, 2, 2};
-    mlc_ref_max_pool2d(pg, arg_p(&a, "y"), arg_p(&a, "yp"));
+    if (ok) mlc_ref_max_pool2d(pg, y ? y : tmp, arg_p(&a, "yp"));
+    free(tmp);
     break;
   }
   case KCALL_CONV2D_GRAD_INPUT:
@@ -288,6 +290,21 @@ static void exec_call(Run *r, const KCall *c) {
     break;
   case KCALL_CONV2D_GRAD_WEIGHT:
     ok = mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw"));
+    break;
+  case KCALL_CONV2D_GRAD_WEIGHT_POOL: { // dy = the pool's gradient, in a temporary of the call
+    MlcRefConv k;
+    if (!(ok = mlc_ref_conv_of(geom, &k))) break;
+    double *dy = calloc((size_t)(k.n * k.o * k.p + 1), sizeof(double)), *db = arg_p(&a, "db");
+    int64_t pg[8] = {k.n, k.o, k.ho, k.wo, 2, 2, 2, 2};
+    if ((ok = dy != NULL)) mlc_ref_max_pool2d_grad(pg, arg_p(&a, "dyp"), arg_p(&a, "px"), arg_p(&a, "aux"), dy);
+    ok = ok && mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, dy, arg_p(&a, "x"), arg_p(&a, "dw")) &&
+         (!db || mlc_ref_conv_bias_grad(r->f32, geom, dy, db));
+    free(dy);
+    break;
+  }
+  case KCALL_CONV2D_GRAD_WEIGHT_BIAS:
+    ok = mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw")) &&
+         mlc_ref_conv_bias_grad(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "db"));
     break;
   case KCALL_MAX_POOL2D:
   case KCALL_MAX_POOL2D_GRAD: {

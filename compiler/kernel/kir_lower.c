@@ -648,6 +648,10 @@ static bool lower_reduce_to(KLower *c, IrNode *n) {
   }
   if (dtype_is_float(xt->dtype) && dtype_is_float(t->dtype)) {
     float_sum(c, k, blk, n, n->in[0], red, iv, kl_flat(c, t, ov));
+    // A conv bias's gradient (dy [N, O, H, W] summed over n, h, w): the cpu
+    // schedule may fold it into the conv2d_grad_weight call reading that dy.
+    if (xt->dtype == DT_F32 && t->dtype == DT_F32 && xt->rank == 4 && red[0] && !red[1] && red[2] && red[3])
+      kl_op(c, k, KOP_CONV_BIAS_GRAD, (IrNode *[]){n->in[0], n}, 2, NULL);
     return true;
   }
   int acc = kl_var(c, k, "acc", t->dtype, false);

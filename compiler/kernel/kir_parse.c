@@ -402,7 +402,7 @@ static bool call_flags(Parser *ps, KCallArgKind kind, uint32_t *flags) {
 }
 
 static bool call_operand(Parser *ps, KStmt *s, const KirCallParam *pa) {
-  if (pa->kind == KCA_OPT && word(ps, "none")) return true;
+  if ((pa->kind == KCA_OPT || pa->kind == KCA_OPTW) && word(ps, "none")) return true;
   int b = buffer(ps);
   KExpr *off = b >= 0 && expect(ps, "[") ? expr(ps) : NULL;
   if (!off || !expect(ps, "]")) return false;
@@ -434,7 +434,7 @@ static bool call_stmt(Parser *ps, Vec *blk) {
                               : r >= 0 && perr(ps, ps->s, "a geometry has %d values", KIR_CONV_GEOM);
       break;
     }
-    case KCA_READ: case KCA_WRITE: case KCA_UPDATE: case KCA_OPT: ok = call_operand(ps, s, pa); break;
+    case KCA_READ: case KCA_WRITE: case KCA_UPDATE: case KCA_OPT: case KCA_OPTW: ok = call_operand(ps, s, pa); break;
     default: ok = (s->call->slot[pa->slot] = expr(ps)) != NULL; break;
     }
     if (!ok) return false;
@@ -490,7 +490,8 @@ static bool op_record(Parser *ps) {
   if (!expect(ps, "(")) return false;
   for (int i = 0; i < sp.nbufs; i++) {
     if ((i && !expect(ps, ",")) || !expect_word(ps, sp.roles[i]) || !expect(ps, "=")) return false;
-    if ((bufs[i] = buffer(ps)) < 0 || (rank[i] = dims_list(ps, dims[i])) < 0) return false;
+    bufs[i] = word(ps, "none") ? -1 : buffer(ps); // none: not stored (a folded conv's y)
+    if ((bufs[i] < 0 && ps->failed) || (rank[i] = dims_list(ps, dims[i])) < 0) return false;
     strides[i][0] = NULL;
     if (word(ps, "strides") && dims_list(ps, strides[i]) != rank[i])
       return perr(ps, ps->s, "%s: one stride per dim", sp.roles[i]);

@@ -224,11 +224,11 @@ static bool v_call_bounds(Verify *v, const KCall *c, const KirCallSpec *sp) {
 
 static bool v_call_operand(Verify *v, const KCall *c, const KirCallParam *pa, const char *fn) {
   int b = c->buf[pa->slot];
-  if (b < 0) return pa->kind == KCA_OPT || vfail(v, "call %s: %s needs a buffer", fn, pa->name);
+  if (b < 0) return pa->kind == KCA_OPT || pa->kind == KCA_OPTW || vfail(v, "call %s: %s needs a buffer", fn, pa->name);
   if (b >= v->p->bufs.len || !has_param(v->k, b)) return vfail(v, "call %s: %s is not a parameter", fn, pa->name);
   const KirBuf *kb = kir_buf(v->p, b);
   if (kb->dtype != DT_F32) return vfail(v, "call %s: %s is %s, not f32", fn, pa->name, dtype_name(kb->dtype));
-  if ((pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE) && kb->kind == KBUF_INPUT)
+  if ((pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE || pa->kind == KCA_OPTW) && kb->kind == KBUF_INPUT)
     return vfail(v, "call %s: writes input %s", fn, kb->name);
   return v_idx(v, c->slot[pa->slot], "call operand offset");
 }
@@ -442,7 +442,7 @@ static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
     if (kb->kind != KBUF_TEMP) continue;
     if (!kir_eval_i64(kb->numel, syms, &n) || n < 0) return true;
     if (!kir_eval_i64(kb->offset, syms, &pl[b].off)) return vfail(v, "offset of %s does not evaluate", kb->name);
-    pl[b].bytes = n * dtype_size(kb->dtype);
+    pl[b].bytes = pl[b].first < 0 ? 0 : n * dtype_size(kb->dtype); // no kernel takes it: no bytes (memplan.c)
     if (pl[b].off < 0 || pl[b].off % 64 || pl[b].off + pl[b].bytes > scratch)
       return vfail(v, "%s at %lld (%lld bytes) is not a 64-byte aligned place inside %lld bytes of scratch (%s)",
                    kb->name, (long long)pl[b].off, (long long)pl[b].bytes, (long long)scratch, sample_text(p, args));
@@ -489,7 +489,7 @@ static bool v_op(Verify *v) {
   KirOpSpec sp;
   kir_op_spec(op->kind, &sp);
   for (int i = 0; i < sp.nbufs; i++) {
-    if (op->buf[i] < 0 || op->buf[i] >= v->p->bufs.len || !has_param(v->k, op->buf[i]))
+    if (op->buf[i] < -1 || op->buf[i] >= v->p->bufs.len || (op->buf[i] >= 0 && !has_param(v->k, op->buf[i])))
       return vfail(v, "op %s: %s is not a parameter", kir_op_name(op->kind), sp.roles[i]);
     if (op->rank[i] < 0 || op->rank[i] > KIR_OP_MAX_RANK) return vfail(v, "op %s: %s has rank %d", kir_op_name(op->kind), sp.roles[i], op->rank[i]);
     for (int d = 0; d < op->rank[i]; d++)

@@ -558,11 +558,14 @@ bool kir_plan_memory(KirProgram *p, DiagSink *d) {
   }
   for (int i = 0; i < n; i++) {
     Temp *t = &ts[i];
-    if (t->last < 0) t->last = t->first; // unused: live after the last kernel, with the other unused ones
+    // unused (no kernel takes it: a value a library call does not store,
+    // conv2d_pool's y = none): no bytes, live after the last kernel
+    bool unused = t->last < 0;
+    if (unused) t->last = t->first;
     KirBuf *b = kir_buf(p, t->buf);
     Poly bytes, size = poly_const(&pl, dtype_size(b->dtype)), numel = poly_of(&pl, b->numel);
     if (!poly_mul(&pl, &numel, &size, &bytes)) bytes = poly_atom(&pl, kir_bin(p, KB_MUL, b->numel, kir_idx(p, dtype_size(b->dtype))));
-    t->size = align64(&pl, bytes);
+    t->size = unused ? poly_const(&pl, 0) : align64(&pl, bytes);
     t->rsize = poly_ref(&pl, &t->size);
   }
   qsort(ts, (size_t)n, sizeof *ts, temp_cmp);

@@ -215,7 +215,11 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
     else sk_map_gpu(&s); // schedule_gpu.c
     place_barriers(&s);
   }
-  if (t->kind == KT_CPU) sk_merge_kernels(&(Sk){.p = p, .t = t}); // schedule_merge.c
+  if (t->kind == KT_CPU) {
+    sk_fold_bias_grads(&(Sk){.p = p, .t = t}); // schedule_nn.c
+    sk_fold_pool_grads(&(Sk){.p = p, .t = t});
+    sk_merge_kernels(&(Sk){.p = p, .t = t});   // schedule_merge.c
+  }
   p->target = t->name;
   return true;
 }

@@ -64,6 +64,10 @@ bool sk_conv2d(Sk *s);
 bool sk_conv2d_grad_input(Sk *s);
 bool sk_conv2d_grad_weight(Sk *s);
 bool sk_pool(Sk *s);
+// After the recipes (cpu): each conv bias gradient folded into its conv2d_grad_weight call.
+void sk_fold_bias_grads(Sk *s);
+// Then each 2 x 2 max pool gradient whose dx only a conv2d_grad_weight call reads, into that call.
+void sk_fold_pool_grads(Sk *s);
 
 // ---- the gpu target (schedule_gpu.c) ---------------------------------------------------------
 // The gpu recipe for the kernel's op record, if there is one.

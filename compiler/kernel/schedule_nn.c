@@ -382,12 +382,35 @@ static void pool_taps(Sk *s, Vec *blk, KExpr **off, int ntap, bool mx, bool grad
   sk_st(s, blk, Y, arg, v);
 }
 
+// ---- kernel parameters -----------------------------------------------------------------------
+static void unuse(KirKernel *k, int b) {
+  int j = 0;
+  for (int i = 0; i < k->params.len; i++)
+    if (kir_param(k, i) != b) k->params.data[j++] = k->params.data[i];
+  k->params.len = j;
+}
+
+// Whether a kernel of the program other than a and b takes buffer x.
+static bool taken_elsewhere(const KirProgram *p, int x, const KirKernel *a, const KirKernel *b) {
+  for (int i = 0; i < p->kernels.len; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    if (k == a || k == b) continue;
+    for (int j = 0; j < k->params.len; j++)
+      if (kir_param(k, j) == x) return true;
+  }
+  return false;
+}
+
 // A forward 2 x 2 pool of what the kernel just before it computed with one
 // `call conv2d` (y at offset 0 of the pool's x: conv2d_bias + relu in
 // fashion_cnn) is folded into that call: it becomes `call conv2d_pool`,
 // which also writes the pool's y while each image's output is in cache
-// (kernels/cpu/conv.c), and the pool's kernel is left empty. The conv still
-// writes its y (the backward's pool gradient reads it). Same bits.
+// (kernels/cpu/conv.c), and the pool's kernel is left empty. The conv
+// still writes its y where another kernel reads it (the backward's pool
+// gradient, in a train step); where nothing else does (predict, eval) y
+// is `none`: the call does not store it, neither kernel takes it (the op
+// records name it `none`, with its shape) and the memory plan gives it no
+// bytes. Same bits.
 static bool fold_into_conv(Sk *s) {
   const KirOp *op = s->k->op;
   KirKernel *prev = NULL;
@@ -404,6 +427,12 @@ static bool fold_into_conv(Sk *s) {
   st->call->fn = KCALL_CONV2D_POOL; // conv2d's parameters, then yp
   kir_call_operand(st, "yp", op->buf[1], sk_i(s, 0));
   kir_kernel_use(s->p, prev, op->buf[1]);
+  int Y = op->buf[0];
+  if (kir_buf(s->p, Y)->kind == KBUF_TEMP && prev->op && prev->op->buf[2] == Y && !taken_elsewhere(s->p, Y, prev, s->k)) {
+    kir_call_operand(st, "y", -1, NULL);
+    prev->op->buf[2] = s->k->op->buf[0] = -1;
+    unuse(prev, Y), unuse(s->k, Y);
+  }
   sk_restart(s);
   return true;
 }
@@ -470,4 +499,155 @@ bool sk_pool(Sk *s) {
   }
   pool_taps(s, blk, off, ntap, mx, grad, X, yo);
   return true;
+}
+
+// ---- the bias gradient into conv2d_grad_weight ------------------------------------------------
+// A conv_bias_grad kernel R (the reduce_to of a conv's dy to its bias's
+// gradient: dy [N, O, H, W] -> db, O elements) whose dy a `call
+// conv2d_grad_weight` G reads whole (the same buffer at offset 0 and the
+// same dims) joins that call: G becomes `call conv2d_grad_weight_bias`,
+// which sums db from the dy chunks it reads for dw, in the reduce_to's
+// float-sum order (kir.h; kernels/cpu/conv_bias.c), and R is left empty
+// (no statement, no buffer). So dy is read once instead of twice. Legal
+// when no kernel between the two writes dy or takes db. Where no such call
+// exists (another dtype, a conv2d the recipe keeps as a nest, no library)
+// R keeps its nest and drops its op record, so it may join a cpu group as
+// any reduction.
+static KStmt *grad_weight_call(KirKernel *k) {
+  if (!k->op || k->op->kind != KOP_CONV2D_GRAD_WEIGHT || k->body.len != 1) return NULL;
+  KStmt *st = VEC_AT(k->body, KStmt, 0);
+  return st->kind == KS_CALL && st->call->fn == KCALL_CONV2D_GRAD_WEIGHT ? st : NULL;
+}
+
+static bool same_dy(const KirOp *r, const KirKernel *g, const KStmt *call) {
+  KirCallSpec sp;
+  kir_call_spec(KCALL_CONV2D_GRAD_WEIGHT, &sp);
+  const KirCallParam *dy = kir_call_param(&sp, "dy");
+  const KExpr *off = call->call->slot[dy->slot];
+  if (call->call->buf[dy->slot] != r->buf[0] || g->op->buf[0] != r->buf[0] || !is_const(off, 0)) return false;
+  if (r->rank[0] != 4 || g->op->rank[0] != 4 || r->strides[0][0] || g->op->strides[0][0]) return false;
+  for (int d = 0; d < 4; d++)
+    if (!same_size(r->dims[0][d], g->op->dims[0][d])) return false;
+  return true;
+}
+
+// No kernel strictly between kernels a and b writes dy or touches db.
+static bool free_between(const KirProgram *p, int a, int b, int dy, int db) {
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int i = (a < b ? a : b) + 1; i < (a < b ? b : a); i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), reads, writes);
+  }
+  return !writes[dy] && !reads[db] && !writes[db];
+}
+
+void sk_fold_bias_grads(Sk *s) {
+  KirProgram *p = s->p;
+  for (int r = 0; r < p->kernels.len; r++) {
+    KirKernel *R = VEC_AT(p->kernels, KirKernel, r);
+    if (!R->op || R->op->kind != KOP_CONV_BIAS_GRAD) continue;
+    int dy = R->op->buf[0], db = R->op->buf[1];
+    for (int g = 0; g < p->kernels.len && s->t->library; g++) {
+      KirKernel *G = VEC_AT(p->kernels, KirKernel, g);
+      KStmt *call = grad_weight_call(G);
+      if (!call || !same_dy(R->op, G, call) || !free_between(p, r, g, dy, db)) continue;
+      call->call->fn = KCALL_CONV2D_GRAD_WEIGHT_BIAS; // conv2d_grad_weight's parameters, then db
+      kir_call_operand(call, "db", db, sk_i(s, 0));
+      kir_kernel_use(p, G, db);
+      R->body = (Vec){0}, R->vars = (Vec){0}, R->params = (Vec){0};
+      break;
+    }
+    R->op = NULL;
+  }
+}
+
+// ---- the pool gradient into conv2d_grad_weight -------------------------------------------------
+// A `call max_pool2d_grad` P (2 x 2, stride 2, with or without the relu
+// mask) whose dx D is a temporary only a `call conv2d_grad_weight(_bias)`
+// G takes (as its dy, whole: conv1 of fashion_cnn, which needs no
+// grad_input) joins that call: G becomes `call conv2d_grad_weight_pool`,
+// which builds each image's dy from the pool's dy, x and aux itself, P is
+// left with no statement, buffer or op record, G's op record names its dy
+// `none`, and D gets no bytes. Legal when no kernel between P and G writes
+// what P reads. Elsewhere (dy read by grad_input or a bias reduce_to that
+// stayed, other pools) both calls stay. Same bits (kernels/cpu/conv.c).
+static KStmt *single_call(KirKernel *k, KirCallFn fn) {
+  if (k->body.len != 1) return NULL;
+  KStmt *st = VEC_AT(k->body, KStmt, 0);
+  return st->kind == KS_CALL && st->call->fn == fn ? st : NULL;
+}
+
+static KExpr *slot_of(const KStmt *st, const char *name, int *buf) {
+  KirCallSpec sp;
+  kir_call_spec(st->call->fn, &sp);
+  const KirCallParam *pa = kir_call_param(&sp, name);
+  if (buf) *buf = st->call->buf[pa->slot];
+  return st->call->slot[pa->slot];
+}
+
+// P's pool is 2 x 2 stride 2 over the planes G's dy has: [N, O, HO, WO].
+static bool pool_matches(Sk *s, const KStmt *pc, const KirKernel *G) {
+  static const char *const dims[4] = {"n", "c", "h", "w"}, *const win[4] = {"kh", "kw", "sh", "sw"};
+  for (int d = 0; d < 4; d++)
+    if (!same_size(slot_of(pc, dims[d], NULL), G->op->dims[0][d]) || !is_const(slot_of(pc, win[d], NULL), 2)) return false;
+  (void)s;
+  return true;
+}
+
+static bool no_writes_between(const KirProgram *p, int a, int b, const int *bufs, int nb) {
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int i = a + 1; i < b; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), reads, writes);
+  }
+  for (int i = 0; i < nb; i++)
+    if (bufs[i] >= 0 && writes[bufs[i]]) return false;
+  return true;
+}
+
+static void fold_pool_grad(Sk *s, KirKernel *P, KStmt *pc, KirKernel *G, KStmt *gc) {
+  KirProgram *p = s->p;
+  int dyp, px, aux, x, dw, db = -1, D;
+  KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_px = slot_of(pc, "x", &px), *o_aux = slot_of(pc, "aux", &aux);
+  KExpr *o_x = slot_of(gc, "x", &x), *o_dw = slot_of(gc, "dw", &dw), *o_db = NULL;
+  slot_of(gc, "dy", &D);
+  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) o_db = slot_of(gc, "db", &db);
+  KirCallSpec sp;
+  kir_call_spec(gc->call->fn, &sp);
+  KExpr *geom[KIR_CONV_GEOM];
+  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = gc->call->slot[sp.param[0].slot + i];
+  uint32_t flags = gc->call->flags;
+  G->body = (Vec){0};
+  KStmt *st = kir_call(p, &G->body, KCALL_CONV2D_GRAD_WEIGHT_POOL);
+  kir_call_geom(st, geom);
+  st->call->flags = flags;
+  kir_call_operand(st, "dyp", dyp, o_dyp), kir_call_operand(st, "px", px, o_px);
+  kir_call_operand(st, "aux", aux, o_aux), kir_call_operand(st, "x", x, o_x);
+  kir_call_operand(st, "dw", dw, o_dw), kir_call_operand(st, "db", db, o_db);
+  kir_kernel_use(p, G, dyp), kir_kernel_use(p, G, px);
+  if (aux >= 0) kir_kernel_use(p, G, aux);
+  G->op->buf[0] = -1;
+  unuse(G, D);
+  P->body = (Vec){0}, P->vars = (Vec){0}, P->params = (Vec){0}, P->op = NULL;
+}
+
+void sk_fold_pool_grads(Sk *s) {
+  KirProgram *p = s->p;
+  for (int g = 0; g < p->kernels.len && s->t->library; g++) {
+    KirKernel *G = VEC_AT(p->kernels, KirKernel, g);
+    KStmt *gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT);
+    if (!gc) gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT_BIAS);
+    if (!gc || !G->op || G->op->kind != KOP_CONV2D_GRAD_WEIGHT || G->op->rank[0] != 4) continue;
+    int D;
+    if (!is_const(slot_of(gc, "dy", &D), 0) || kir_buf(p, D)->kind != KBUF_TEMP) continue;
+    for (int i = 0; i < g; i++) {
+      KirKernel *P = VEC_AT(p->kernels, KirKernel, i);
+      KStmt *pc = single_call(P, KCALL_MAX_POOL2D_GRAD);
+      int dx, in[3];
+      if (!pc || !is_const(slot_of(pc, "dx", &dx), 0) || dx != D || taken_elsewhere(p, D, P, G)) continue;
+      slot_of(pc, "dy", &in[0]), slot_of(pc, "x", &in[1]), slot_of(pc, "aux", &in[2]);
+      if (pool_matches(s, pc, G) && no_writes_between(p, i, g, in, 3)) fold_pool_grad(s, P, pc, G, gc);
+      break;
+    }
+  }
 }

@@ -21,6 +21,7 @@
 // split, so results do not depend on the thread count.
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../gemm_ref.h"
@@ -174,6 +175,9 @@ typedef struct ConvJob {
   const float *x, *w, *dy, *bias;
   float *out;
   float *pooled;           // forward: the 2 x 2 max pool of out, or NULL
+  bool skip_out;           // forward with pooled: out is NULL, whole planes go through scratch
+  float *db;               // grad_weight: the bias gradient (sum of dy), or NULL
+  const float *dyp, *px, *aux; // grad_weight_pool: dy = max_pool2d_grad(dyp, px, aux), built per image
   int64_t nq;              // forward: pixel chunks per (image, group)
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   const float *wlanes;     // forward: w packed for conv_lanes_fwd, or NULL
@@ -190,14 +194,15 @@ static const float *xplane(const ConvJob *j, int64_t n, int64_t g) {
 // The rounding bits of a conv's flags, which its GEMMs apply.
 static uint32_t round_bits(const ConvJob *j) { return j->flags & (MLC_GEMM_BF16 | MLC_GEMM_F16); }
 
-// y[n, g, :, q0:q0+nq] = w[g] @ col(q0..)
-static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t nq) {
+// y[n, g, :, q0:q0+nq] = w[g] @ col(q0..), yg pointing at y[n, g*O/G, 0]
+// (row stride P).
+static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t nq, float *yg) {
   const Conv *k = &j->k;
   Gemm gm = {.flags = (j->bias ? MLC_GEMM_BIAS_ROW : 0) | (j->flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0) |
                       round_bits(j),
              .m = k->og, .n = nq, .k = k->kc, .alpha = 1, .beta = 0,
              .a = j->w + g * k->og * k->kc, .rsa = k->kc, .csa = 1, .csb = 1,
-             .c = j->out + (n * k->o + g * k->og) * k->p + q0, .ldc = k->p,
+             .c = yg + q0, .ldc = k->p,
              .bias = j->bias ? j->bias + g * k->og : NULL};
   if (pointwise(k)) {
     gm.b = xplane(j, n, g) + q0, gm.rsb = k->p;
@@ -216,19 +221,23 @@ static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t
   return gemm_region(&gm, 0, gm.m, 0, nq);
 }
 
-// Task t: piece t % nsub of chunk t / nsub (pieces of `sub` pixels).
+// Task t: piece t % nsub of chunk t / nsub (pieces of `sub` pixels). A
+// task that makes whole planes pools them while they are in cache; with
+// skip_out they are computed into this thread's scratch and never stored.
 static void fwd_task(void *vj, int64_t b, int64_t e) {
   ConvJob *j = vj;
+  const Conv *k = &j->k;
+  bool whole = j->pooled && j->nq == 1 && j->nsub == 1;
   for (int64_t t = b; t < e; t++) {
-    int64_t c = t / j->nsub, ng = c / j->nq, q0 = c % j->nq * j->k.qchunk;
-    int64_t q1 = min64(q0 + j->k.qchunk, j->k.p), s0 = q0 + t % j->nsub * j->sub;
-    if (s0 < q1 && fwd_chunk(j, ng / j->k.g, ng % j->k.g, s0, min64(j->sub, q1 - s0)))
+    int64_t c = t / j->nsub, ng = c / j->nq, q0 = c % j->nq * k->qchunk;
+    int64_t q1 = min64(q0 + k->qchunk, k->p), s0 = q0 + t % j->nsub * j->sub;
+    int64_t plane0 = ng / k->g * k->o + ng % k->g * k->og;
+    float *yg = j->skip_out ? gemm_scratch(GEMM_SCRATCH_PLANES, k->og * k->p) : j->out + plane0 * k->p;
+    if (!yg || (s0 < q1 && fwd_chunk(j, ng / k->g, ng % k->g, s0, min64(j->sub, q1 - s0), yg))) {
       atomic_store(&j->failed, 1);
-    if (j->pooled && j->nq == 1 && j->nsub == 1) { // the task made whole planes: pool them now
-      const Conv *k = &j->k;
-      int64_t plane0 = ng / k->g * k->o + ng % k->g * k->og;
-      pool_max2x2_planes(k->og, k->ho, k->wo, j->out + plane0 * k->p, j->pooled + plane0 * (k->ho / 2) * (k->wo / 2));
+      continue;
     }
+    if (whole) pool_max2x2_planes(k->og, k->ho, k->wo, yg, j->pooled + plane0 * (k->ho / 2) * (k->wo / 2));
   }
 }
 
@@ -274,11 +283,25 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
   float *acc = gemm_scratch(GEMM_SCRATCH_OUT, (r1 - r0) * k->og);
   if (!acc) return -1;
   Gemm gm = {.flags = round_bits(j), .m = r1 - r0, .n = k->og, .alpha = 1, .rsb = 1, .csb = k->p, .c = acc, .ldc = k->og, .csa = 1};
-  for (int64_t n = 0; n < k->n; n++)
+  // The bias gradient of columns [c0, c1): summed by the task of row 0,
+  // from the dy chunks it reads anyway, in their order (conv_bias.c).
+  double *lanes = j->db && r0 == 0 ? conv_bias_lanes_new(c1 - c0) : NULL;
+  if (j->db && r0 == 0 && !lanes) return -1;
+  float *dyb = j->dyp ? gemm_scratch(GEMM_SCRATCH_DY, k->og * k->p) : NULL; // columns [c0, c1) of dy[n, g]
+  if (j->dyp && !dyb) {
+    free(lanes);
+    return -1;
+  }
+  for (int64_t n = 0; n < k->n; n++) {
+    if (dyb) { // the pool's gradient of this image's planes of columns [c0, c1)
+      int64_t pl = n * k->o + g * k->og + c0, pp = (k->ho / 2) * (k->wo / 2);
+      pool_max2x2_grad_planes(c1 - c0, k->ho, k->wo, j->dyp + pl * pp, j->px + pl * k->p,
+                              j->aux ? j->aux + pl * k->p : NULL, dyb + c0 * k->p);
+    }
     for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
       int64_t nq = min64(k->qchunk, k->p - q0);
       gm.k = nq, gm.beta = n == 0 && q0 == 0 ? 0.0f : 1.0f;
-      gm.b = j->dy + (n * k->o + g * k->og) * k->p + q0;
+      gm.b = (dyb ? dyb : j->dy + (n * k->o + g * k->og) * k->p) + q0;
       if (pointwise(k)) {
         gm.a = xplane(j, n, g) + r0 * k->p + q0, gm.rsa = k->p;
       } else {
@@ -287,8 +310,15 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
         col_rows(k, xplane(j, n, g), r0, r1, q0, nq, col, col_ld(nq), false);
         gm.a = col, gm.rsa = col_ld(nq);
       }
-      if (gemm_region(&gm, 0, gm.m, c0, c1)) return -1;
+      if (gemm_region(&gm, 0, gm.m, c0, c1)) {
+        free(lanes);
+        return -1;
+      }
+      if (lanes) conv_bias_lanes_add(lanes, gm.b + c0 * k->p, k->p, c1 - c0, q0, nq);
     }
+  }
+  if (lanes) conv_bias_lanes_fold(lanes, c1 - c0, j->db + g * k->og + c0);
+  free(lanes);
   float *dw = j->out + g * k->og * k->kc;
   for (int64_t o = c0; o < c1; o++)
     for (int64_t r = r0; r < r1; r++) dw[o * k->kc + r] = acc[(r - r0) * k->og + o];
@@ -387,19 +417,32 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
 // task computes whole output planes (one pixel chunk and piece per image
 // and group, as at fashion_cnn's shapes and batch sizes > 1), else after
 // all of y. Either way yp is mlc_max_pool2d's, so the fusion changes no bit.
+// y == NULL: y is not written (inference, where nothing else reads it);
+// whole planes then live in each thread's scratch, and otherwise (batch 1
+// cut into pieces) y is a temporary of this call.
 int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
                     const float *bias, float *y, float *yp) {
   ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
   if (!conv_of(geom, &j.k)) return -1;
-  if (!j.k.n || !j.k.o) return 0;
-  if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
+  if (!j.k.n || !j.k.o || !j.k.p) return 0;
+  if (conv_winograd_applies(&j.k, flags)) { // it writes y: a temporary when the caller has none
+    float *t = y ? NULL : malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p));
+    int rc = y || t ? conv_winograd(pool, &j.k, flags, x, w, bias, y ? y : t, yp) : -1;
+    free(t);
+    return rc;
+  }
   j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
   fwd_pieces(&j, mlc_pool_threads(pool));
   fwd_lanes(&j);
+  bool whole = j.nq == 1 && j.nsub == 1;
+  float *tmp = NULL;
+  if (!y && whole) j.skip_out = true;
+  else if (!y && !(j.out = tmp = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p)))) return -1;
   mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
-  if (atomic_load(&j.failed)) return -1;
-  if (j.nq == 1 && j.nsub == 1) return 0;
-  return mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, y, yp);
+  int rc = atomic_load(&j.failed) ? -1 : 0;
+  if (!rc && !whole) rc = mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, j.out, yp);
+  free(tmp);
+  return rc;
 }
 
 int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
@@ -423,12 +466,45 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
 
 int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
                            const float *x, float *dw) {
-  ConvJob j = {.flags = flags, .dy = dy, .x = x, .out = dw};
+  return mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, NULL);
+}
+
+static int grad_weight_run(MlcPool *pool, ConvJob *jp);
+
+int mlc_conv2d_grad_weight_bias(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                                const float *x, float *dw, float *db) {
+  ConvJob j = {.flags = flags, .dy = dy, .x = x, .out = dw, .db = db};
   if (!conv_of(geom, &j.k)) return -1;
-  if (!j.k.o || !j.k.kc) return 0;
-  if (!j.k.n || !j.k.p) {
+  return grad_weight_run(pool, &j);
+}
+
+// dy is the 2 x 2, stride-2 max pool's gradient: each task builds the
+// planes of its columns of each image (pool_max2x2_grad_planes, the bits
+// mlc_max_pool2d_grad writes) in its own buffer before their GEMMs, so dy
+// never goes to memory. A task that splits rows rebuilds every column.
+int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const float *px, const float *aux, const float *x, float *dw, float *db) {
+  ConvJob j = {.flags = flags, .dyp = dyp, .px = px, .aux = aux, .x = x, .out = dw, .db = db};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (j.k.n && j.k.p && !j.k.kc) { // no col row: db from a whole dy
+    float *dy = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p));
+    int rc = !dy || mlc_max_pool2d_grad(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, dyp, px, aux, dy) ||
+             mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, db);
+    free(dy);
+    return rc ? -1 : 0;
+  }
+  return grad_weight_run(pool, &j);
+}
+
+// mlc_conv2d_grad_weight(_bias, _pool) after the geometry: the tasks.
+static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
+  ConvJob j = *jp;
+  float *dw = j.out, *db = j.db;
+  const float *dy = j.dy;
+  if (!j.k.o) return 0;
+  if (!j.k.n || !j.k.p || !j.k.kc) { // no pixel or no col row: the sums alone
     memset(dw, 0, (size_t)(j.k.o * j.k.kc) * sizeof(float));
-    return 0;
+    return db ? conv_bias_grad_serial(&j.k, dy, db) : 0;
   }
   // Rows of dw[g]^T when there are enough micro-rows for every task (each
   // task then builds only its rows of col); else columns, in half panels
@@ -438,13 +514,17 @@ int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, c
   const GemmVariant *v = gemm_current();
   int64_t t = mlc_pool_threads(pool), want = (t + j.k.g - 1) / j.k.g; // tasks per group
 #if defined(__x86_64__) || defined(__i386__)
-  // The channel-lane grad_weight: rows of dw^T per task, in whole 6-row tiles.
-  if (!pointwise(&j.k) && conv_lanes_ok(&j.k) && gw_lanes_wins(&j.k)) {
+  // The channel-lane grad_weight: rows of dw^T per task, in whole 6-row
+  // tiles. It reads dy from memory, so not with the pool's gradient folded
+  // in (j.dyp: dy exists only as the tasks rebuild it), and it sums no
+  // bias: db is then one pass over dy on this thread, in the same order.
+  if (!pointwise(&j.k) && !j.dyp && conv_lanes_ok(&j.k) && gw_lanes_wins(&j.k)) {
     j.lanes = true;
     j.step = ((j.k.kc + want - 1) / want + 5) / 6 * 6;
     j.per_group = (j.k.kc + j.step - 1) / j.step;
     mlc_parallel_for(pool, j.k.g * j.per_group, 1, grad_weight_task, &j);
-    return atomic_load(&j.failed) ? -1 : 0;
+    if (atomic_load(&j.failed)) return -1;
+    return db ? conv_bias_grad_serial(&j.k, dy, db) : 0;
   }
 #endif
   int64_t half = v->nr / 2 > 0 ? v->nr / 2 : 1;

@@ -66,4 +66,18 @@ int64_t conv_lanes_wtfloats(const Conv *k);
 bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt);
 bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg);
 
+// The bias gradient of mlc_conv2d_grad_weight_bias (conv_bias.c): db[o] =
+// the sum of dy over images and pixels in kir.h's float-sum order (f64
+// lane q mod 8 for pixel q, images in order, lanes folded in halves,
+// rounded once; gemm_ref.h's mlc_ref_conv_bias_grad). A task owns the
+// lanes of its columns: conv_bias_lanes_new (zeroed, 8 per column; NULL:
+// no memory, free() them), adds each chunk of dy it reads, rows [0, cols)
+// of stride ld, each pointing at pixel q0 of nq (conv_bias_lanes_add, in
+// image and chunk order), then folds them into db[0, cols).
+double *conv_bias_lanes_new(int64_t cols);
+void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq);
+void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db);
+// The same over all of dy [N, O, HO, WO] on the calling thread: 0, or -1 (no memory).
+int conv_bias_grad_serial(const Conv *k, const float *dy, float *db);
+
 #endif

@@ -85,10 +85,12 @@ int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols
 // 3 the small-M path's rounded A rows (gemv.c); slot 4 a convolution's
 // packed weights (conv.c, on the calling thread, read by all its tasks);
 // slot 5 the Winograd filter transform of a call, on its calling thread
-// (conv_winograd.c).
+// (conv_winograd.c); slot 6 the dy planes conv2d_grad_weight_pool builds
+// from the pool's gradient; slot 7 the output planes of a pooled forward
+// that does not store them (conv.c's fwd_task: the forward kernels use
+// slots 1 and 2 themselves).
 enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_WPACK,
-       GEMM_SCRATCH_WINOGRAD,
-       GEMM_SCRATCH_SLOTS };
+       GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
 
 // The scalar epilogue, shared by every variant's tails and by the generic

@@ -138,7 +138,8 @@ enum { MLC_CONV_RELU = 1 << 0, MLC_CONV_WINOGRAD = 1 << 1 };
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
                const float *w, const float *bias, float *y);
 // mlc_conv2d, then yp [N, O, HO/2, WO/2] = mlc_max_pool2d(y, 2 x 2, stride 2);
-// y is written too. The same bits as the two calls.
+// y is written too, unless y == NULL (inference: nothing else reads it).
+// The same bits as the two calls.
 int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
                     const float *w, const float *bias, float *y, float *yp);
 // dx [N, C, H, W] = d conv2d / dx applied to dy [N, O, HO, WO] (overwritten).
@@ -148,6 +149,18 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
 // in image order (overwritten).
 int mlc_conv2d_grad_weight(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
                            const float *x, float *dw);
+// mlc_conv2d_grad_weight, and db [O] (when not NULL) = the bias's gradient,
+// the sum of dy over images and pixels in the kernel IR's float-sum order
+// (kir.h: f64 lanes by pixel mod 8, images in order, folded in halves,
+// rounded once), from the dy it reads for dw.
+int mlc_conv2d_grad_weight_bias(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dy,
+                                const float *x, float *dw, float *db);
+// mlc_conv2d_grad_weight_bias of dy = mlc_max_pool2d_grad(2 x 2, stride 2; dyp
+// [N, O, HO/2, WO/2], px and aux [N, O, HO, WO], aux may be NULL): dy is
+// built image by image inside the call and never stored. The same bits as
+// the two calls.
+int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const float *px, const float *aux, const float *x, float *dw, float *db);
 // HO and WO of a geometry (-1 when the window does not fit).
 int64_t mlc_conv_out_h(const int64_t *geom);
 int64_t mlc_conv_out_w(const int64_t *geom);

@@ -110,6 +110,12 @@ void pool_max2x2_planes(int64_t planes, int64_t h, int64_t w, const float *x, fl
   if (job_of(&j, h, w, 2, 2, 2, 2)) j.x = x, j.y = y, fwd_task(&j, 0, planes);
 }
 
+void pool_max2x2_grad_planes(int64_t planes, int64_t h, int64_t w, const float *dy, const float *x,
+                             const float *aux, float *dx) {
+  PoolJob j;
+  if (job_of(&j, h, w, 2, 2, 2, 2)) j.dy = dy, j.x = x, j.aux = aux, j.dx = dx, grad_task(&j, 0, planes);
+}
+
 int mlc_max_pool2d(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh, int64_t kw,
                    int64_t sh, int64_t sw, const float *x, float *y) {
   PoolJob j;

@@ -18,5 +18,10 @@ bool pool_have_avx512(void);
 // convolution's fused pool (mlc_conv2d_pool) runs it on each image's
 // output while that is in cache.
 void pool_max2x2_planes(int64_t planes, int64_t h, int64_t w, const float *x, float *y);
+// Its gradient over `planes` planes on the calling thread (aux NULL or the
+// relu mask): mlc_max_pool2d_grad's values. conv2d_grad_weight_pool builds
+// each image's dy with it.
+void pool_max2x2_grad_planes(int64_t planes, int64_t h, int64_t w, const float *dy, const float *x,
+                             const float *aux, float *dx);
 
 #endif

@@ -206,15 +206,83 @@ static void check_pool_fused(const Shape *s, uint32_t flags, int with_bias, cons
     float *y = malloc((size_t)s->ny * 4), *p = malloc((size_t)np * 4);
     rc |= mlc_conv2d_pool(pool, g, flags, x, w, bias, y, p);
     same_bits &= !memcmp(y, y0, (size_t)s->ny * 4) && !memcmp(p, p0, (size_t)np * 4);
+    memset(p, 0xff, (size_t)np * 4); // y not written (inference): the same yp
+    rc |= mlc_conv2d_pool(pool, g, flags, x, w, bias, NULL, p);
+    same_bits &= !memcmp(p, p0, (size_t)np * 4);
     free(y), free(p);
     if (pool) mlc_pool_free(pool);
   }
   char msg[200];
-  snprintf(msg, sizeof msg, "%s: conv2d_pool x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld%s: y and yp as conv2d + max_pool2d, 0-3 threads",
+  snprintf(msg, sizeof msg, "%s: conv2d_pool x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld p%lld%s: y and yp as conv2d + max_pool2d, 0-3 threads, and yp with y NULL",
            variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3], (long long)g[4],
            (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[9], flags & MLC_CONV_RELU ? " relu" : "");
   check(msg, !rc && same_bits);
   free(x), free(w), free(bias), free(y0), free(p0);
+}
+
+// mlc_conv2d_grad_weight_bias: dw the bits of mlc_conv2d_grad_weight, db
+// the bits of gemm_ref.h's mlc_ref_conv_bias_grad (the kernel IR's
+// reduce_to order), with 0-3 threads. dy spans magnitudes (and has runs of
+// one value) so that a sum in another order would round differently.
+static void check_bias_fused(const Shape *s, uint32_t flags, const char *variant) {
+  const int64_t *g = s->g;
+  int64_t o = g[MLC_CONV_O];
+  float *x = rand_buf(s->nx), *dy = rand_buf(s->ny), *dw0 = malloc((size_t)(s->nw + 1) * 4);
+  for (int64_t i = 0; i < s->ny; i++) dy[i] = i % 7 == 3 ? 0.1f : dy[i] * (i % 5 == 0 ? 1e4f : 1e-3f);
+  double *ddy = to_double(dy, s->ny), *db_ref = calloc((size_t)o + 1, sizeof(double));
+  int rc = mlc_conv2d_grad_weight(NULL, g, flags, dy, x, dw0) | !mlc_ref_conv_bias_grad(true, g, ddy, db_ref);
+  int same_bits = 1, order_matters = 0;
+  for (int t = 0; t <= 3; t++) {
+    MlcPool *pool = t ? mlc_pool_new(t) : NULL;
+    float *dw = malloc((size_t)(s->nw + 1) * 4), *db = malloc((size_t)o * 4);
+    rc |= mlc_conv2d_grad_weight_bias(pool, g, flags, dy, x, dw, db);
+    same_bits &= !memcmp(dw, dw0, (size_t)s->nw * 4) && count_unlike(db, db_ref, o) == 0;
+    free(dw), free(db);
+    if (pool) mlc_pool_free(pool);
+  }
+  for (int64_t c = 0; c < o; c++) { // a plain f32 sum differs somewhere: the order is tested
+    float f = 0;
+    for (int64_t n = 0; n < g[MLC_CONV_N]; n++)
+      for (int64_t q = 0; q < s->ho * s->wo; q++) f += dy[(n * o + c) * s->ho * s->wo + q];
+    order_matters |= f != (float)db_ref[c];
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: conv2d_grad_weight_bias x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld g%lld: dw, db (gemm_ref.h) bits, 0-3 threads%s",
+           variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3], (long long)g[4],
+           (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[13], order_matters ? "" : " (order untested)");
+  check(msg, !rc && same_bits);
+  free(x), free(dy), free(dw0), free(ddy), free(db_ref);
+}
+
+// mlc_conv2d_grad_weight_pool against mlc_max_pool2d_grad then
+// mlc_conv2d_grad_weight_bias: the same dw and db bits, with and without
+// the mask and db, 0-3 threads.
+static void check_pool_grad_fused(const Shape *s, const char *variant) {
+  const int64_t *g = s->g;
+  int64_t o = g[MLC_CONV_O], np = g[MLC_CONV_N] * o * (s->ho / 2) * (s->wo / 2);
+  float *x = rand_buf(s->nx), *px = rand_buf(s->ny), *dyp = rand_buf(np + 1), *aux = rand_buf(s->ny);
+  for (int64_t i = 0; i < s->ny; i++) aux[i] -= 0.4f; // some masked
+  float *dy = malloc((size_t)(s->ny + 1) * 4), *dw0 = malloc((size_t)(s->nw + 1) * 4), *db0 = malloc((size_t)o * 4);
+  int rc = 0, same_bits = 1;
+  for (int masked = 0; masked < 2; masked++) {
+    const float *a = masked ? aux : NULL;
+    rc |= mlc_max_pool2d_grad(NULL, g[MLC_CONV_N], o, s->ho, s->wo, 2, 2, 2, 2, dyp, px, a, dy) |
+          mlc_conv2d_grad_weight_bias(NULL, g, 0, dy, x, dw0, db0);
+    for (int t = 0; t <= 3; t++) {
+      MlcPool *pool = t ? mlc_pool_new(t) : NULL;
+      float *dw = malloc((size_t)(s->nw + 1) * 4), *db = malloc((size_t)o * 4);
+      rc |= mlc_conv2d_grad_weight_pool(pool, g, 0, dyp, px, a, x, dw, t % 2 ? NULL : db);
+      same_bits &= !memcmp(dw, dw0, (size_t)s->nw * 4) && (t % 2 || !memcmp(db, db0, (size_t)o * 4));
+      free(dw), free(db);
+      if (pool) mlc_pool_free(pool);
+    }
+  }
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s: conv2d_grad_weight_pool x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] s%lld g%lld: dw, db as max_pool2d_grad + grad_weight_bias, 0-3 threads",
+           variant, (long long)g[0], (long long)g[1], (long long)g[2], (long long)g[3], (long long)g[4],
+           (long long)g[5], (long long)g[6], (long long)g[7], (long long)g[13]);
+  check(msg, !rc && same_bits);
+  free(x), free(px), free(dyp), free(aux), free(dy), free(dw0), free(db0);
 }
 
 static void shapes(const char *variant) {
@@ -271,6 +339,8 @@ static void shapes(const char *variant) {
     check_shape(&s[i], MLC_GEMM_F16 | MLC_CONV_RELU, 1, variant);
     check_pool_fused(&s[i], MLC_CONV_RELU, 1, variant);
     check_pool_fused(&s[i], 0, 0, variant);
+    check_bias_fused(&s[i], i % 3 == 1 ? MLC_GEMM_BF16 : 0, variant);
+    check_pool_grad_fused(&s[i], variant);
   }
 }
 
@@ -309,6 +379,10 @@ int main(void) {
     shapes(variants[v]);
   }
   check_nonfinite_w();
+  int64_t none[MLC_CONV_GEOM] = {0, 3, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1}; // no image: dw and db 0
+  float dw[2 * 3 * 9], db[2] = {1, 1};
+  check("conv2d_grad_weight_bias of no image: db 0",
+        mlc_conv2d_grad_weight_bias(NULL, none, 0, NULL, NULL, dw, db) == 0 && db[0] == 0 && db[1] == 0);
   int64_t bad[MLC_CONV_GEOM] = {1, 3, 4, 4, 2, 5, 5, 1, 1, 0, 0, 1, 1, 1};
   check("a window larger than the input is refused (-1)",
         mlc_conv_out_h(bad) == -1 && mlc_conv2d(NULL, bad, 0, NULL, NULL, NULL, NULL) == -1);

@@ -12,7 +12,9 @@
 #define JIT_SYM(f) {#f, (void (*)(void))f}
 static const LlvmJitSymbol jit_runtime[] = {
     JIT_SYM(mlc_parallel_for), JIT_SYM(mlc_sgemm), JIT_SYM(mlc_sgemm_batched), JIT_SYM(mlc_conv2d),
-    JIT_SYM(mlc_conv2d_grad_input), JIT_SYM(mlc_conv2d_grad_weight), JIT_SYM(mlc_conv2d_pool),
+    JIT_SYM(mlc_conv2d_grad_input), JIT_SYM(mlc_conv2d_grad_weight), JIT_SYM(mlc_conv2d_grad_weight_bias),
+    JIT_SYM(mlc_conv2d_grad_weight_pool),
+    JIT_SYM(mlc_conv2d_pool),
     JIT_SYM(mlc_max_pool2d), JIT_SYM(mlc_max_pool2d_grad),
 };
 #undef JIT_SYM

@@ -1,0 +1,65 @@
+// conv_bias.c — the bias gradient of a convolution, db[o] = the sum of
+// dy[n, o, :, :] over images and pixels, summed inside
+// mlc_conv2d_grad_weight_bias from the dy chunks its GEMMs read anyway, so
+// the 6.4 MB dy of fashion_cnn's conv1 is not streamed again by a separate
+// reduce_to kernel.
+//
+// The order is the kernel IR's for that reduce_to (kir.h, "float sums";
+// gemm_ref.h, mlc_ref_conv_bias_grad): pixel q of an image is position q,
+// its term (the f32 value, widened) goes into f64 lane q mod 8, images in
+// order around the pixels with the lanes carried over, and the lanes are
+// folded ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) and rounded once.
+// The lanes are independent, so adding eight pixels at once in one vector
+// of eight doubles is that order exactly (no reassociation): the result is
+// the interpreter's bit for bit, for any thread count (one task owns a
+// column's lanes and visits every image and chunk in order).
+#include <stdlib.h>
+
+#include "conv_internal.h"
+#include "pool_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+// Positions [q, q1) with q a multiple of 8, in blocks of 8 (the tail is the caller's).
+__attribute__((target("avx512f"))) static int64_t lanes_avx512(double *l, const float *r, int64_t q, int64_t q1) {
+  __m512d acc = _mm512_loadu_pd(l);
+  for (; q + 8 <= q1; q += 8) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(r + q)));
+  _mm512_storeu_pd(l, acc);
+  return q;
+}
+#endif
+
+double *conv_bias_lanes_new(int64_t cols) { return calloc((size_t)(cols > 0 ? cols : 1) * 8, sizeof(double)); }
+
+void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq) {
+#if defined(__x86_64__) || defined(__i386__)
+  bool vec = pool_have_avx512();
+#endif
+  for (int64_t o = 0; o < cols; o++) {
+    const float *r = rows + o * ld - q0; // r[q]: pixel q
+    double *l = lanes + 8 * o;
+    int64_t q = q0, q1 = q0 + nq;
+    for (; q < q1 && q % 8; q++) l[q % 8] += (double)r[q];
+#if defined(__x86_64__) || defined(__i386__)
+    if (vec) q = lanes_avx512(l, r, q, q1);
+#endif
+    for (; q < q1; q++) l[q % 8] += (double)r[q];
+  }
+}
+
+void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db) {
+  for (int64_t o = 0; o < cols; o++) {
+    const double *l = lanes + 8 * o;
+    db[o] = (float)(((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])));
+  }
+}
+
+int conv_bias_grad_serial(const Conv *k, const float *dy, float *db) {
+  double *lanes = conv_bias_lanes_new(k->o);
+  if (!lanes) return -1;
+  for (int64_t n = 0; n < k->n; n++) conv_bias_lanes_add(lanes, dy + n * k->o * k->p, k->p, k->o, 0, k->p);
+  conv_bias_lanes_fold(lanes, k->o, db);
+  free(lanes);
+  return 0;
+}
