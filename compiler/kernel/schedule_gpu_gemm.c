@@ -5,10 +5,11 @@
 // im2col matrix is never stored, its elements are read from the image (0 at
 // padding) while a tile is staged.
 //
-// A launch computes C[M, N] (per batch) in tiles of gemm_tile x gemm_tile
-// (the Target's, 64): one block per tile and batch, 256 threads as a 16 x 16
-// grid, thread (ty, tx) owning the 4 x 4 outputs (ty + 16 r, tx + 16 c), so a
-// warp's stores and its shared reads of B run along consecutive columns:
+// A launch computes C[M, N] (per batch) in tiles of BM x BN (the Target's
+// gemm_tile, 64, along a dim; 16 or 32 along a constant dim that small): one
+// block per tile and batch, BM/4 x BN/4 threads (256 for 64 x 64), thread
+// (ty, tx) owning the 4 x 4 outputs (ty + r BM/4, tx + c BN/4), so a warp's
+// stores and its shared reads of B run along consecutive columns:
 //
 //   for gb < batches * TM * TN @gpu-block {
 //     let tile (tm, tn), the batch's coordinates             (block-level lets)
@@ -76,7 +77,8 @@ struct Gemm {
   DType dt;         // the sums' dtype (the output's)
   KExpr *M, *N;     // C's rows and columns (one batch)
   KExpr *batches;   // C matrices
-  int64_t BM, BK, TX, T; // tile rows (= columns), K tile, threads per row, threads
+  int64_t BM, BN, BK;   // tile rows, columns, K step
+  int64_t TY, TX, T;    // threads down a tile (BM / 4), across it (BN / 4), in all
   bool a_kfast, b_kfast; // A(row, k) / B(k, col): k is the contiguous index
   bool multi;       // several K segments: block sums in acc
   KExpr *acc_init;  // multi: acc's start (-0)
@@ -88,7 +90,7 @@ struct Gemm {
   void (*store)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v);
   void *op;         // the op's data
   int sh_a, sh_b, sh_s, sh_acc; // shared buffers
-  KExpr *lda;       // shared row length of a tile (BM + 1: no bank conflicts on stores)
+  KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
 };
 
 static int shared(Sk *s, const char *name, DType dt, int64_t n) {
@@ -122,10 +124,10 @@ static void fill(Gemm *g, Vec *blk, int b, KExpr *v) {
 static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExpr *k0, KExpr *kn) {
   Sk *s = g->s;
   bool kfast = is_a ? g->a_kfast : g->b_kfast;
-  int64_t per = g->T / g->BK; // along the other index per pass when k is fastest
+  int64_t d = is_a ? g->BM : g->BN; // the tile's other extent
   KExpr *kk, *x;
-  if (kfast) kk = sk_mod(s, gt, sk_i(s, g->BK)), x = sk_add(s, sk_div(s, gt, sk_i(s, g->BK)), sk_i(s, per * u));
-  else x = sk_mod(s, gt, sk_i(s, g->BM)), kk = sk_add(s, sk_div(s, gt, sk_i(s, g->BM)), sk_i(s, g->T / g->BM * u));
+  if (kfast) kk = sk_mod(s, gt, sk_i(s, g->BK)), x = sk_add(s, sk_div(s, gt, sk_i(s, g->BK)), sk_i(s, g->T / g->BK * u));
+  else x = sk_mod(s, gt, sk_i(s, d)), kk = sk_add(s, sk_div(s, gt, sk_i(s, d)), sk_i(s, g->T / d * u));
   KExpr *v = sk_let(s, tb, is_a ? "av" : "bv", sk_f(s, g->dt, 0));
   KExpr *at = sk_let(s, tb, is_a ? "ar" : "bc", sk_add(s, i0, x));
   KStmt *in = kir_if(s->p, tb, sk_and(s, sk_lt(s, at, is_a ? g->M : g->N), sk_lt(s, kk, kn)));
@@ -133,7 +135,7 @@ static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExp
   KExpr *e = is_a ? g->ld_a(g, &in->body, at, k, &ok) : g->ld_b(g, &in->body, k, at, &ok);
   Vec *put = ok ? &kir_if(s->p, &in->body, ok)->body : &in->body;
   kir_assign(s->p, put, v->var, kir_cast(s->p, g->dt, e));
-  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, sk_mul(s, kk, g->lda), x), v);
+  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x), v);
 }
 
 // One K tile at k0 (kn terms of it, kn <= BK) of the segment.
@@ -141,20 +143,19 @@ static void k_tile(Gemm *g, Vec *blk, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn
   Sk *s = g->s;
   KExpr *gt, *kk;
   Vec *tb = &threads(g, blk, &gt)->body;
-  int64_t na = g->BM * g->BK / g->T;
-  for (int u = 0; u < na; u++) stage(g, tb, true, gt, u, i0, k0, kn);
-  for (int u = 0; u < na; u++) stage(g, tb, false, gt, u, j0, k0, kn);
+  for (int u = 0; u < g->BM * g->BK / g->T; u++) stage(g, tb, true, gt, u, i0, k0, kn);
+  for (int u = 0; u < g->BN * g->BK / g->T; u++) stage(g, tb, false, gt, u, j0, k0, kn);
   kir_barrier(s->p, blk);
   tb = &threads(g, blk, &gt)->body;
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
   KExpr *acc[GT_OUT], *a[GT_R], *b[GT_R];
   for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->sh_s, slot(g, rc, gt)));
   Vec *kb = &sk_loop(s, tb, "kk", kn, false, &kk)->body;
-  KExpr *row = sk_mul(s, kk, g->lda);
+  KExpr *ra = sk_mul(s, kk, g->lda), *rb = sk_mul(s, kk, g->ldb);
   for (int r = 0; r < GT_R; r++)
-    a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, row, sk_add(s, ty, sk_i(s, g->TX * r)))));
+    a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, ra, sk_add(s, ty, sk_i(s, g->TY * r)))));
   for (int c = 0; c < GT_R; c++)
-    b[c] = sk_let(s, kb, "b", sk_ld(s, g->sh_b, sk_add(s, row, sk_add(s, tx, sk_i(s, g->TX * c)))));
+    b[c] = sk_let(s, kb, "b", sk_ld(s, g->sh_b, sk_add(s, rb, sk_add(s, tx, sk_i(s, g->TX * c)))));
   for (int r = 0; r < GT_R; r++)
     for (int c = 0; c < GT_R; c++) {
       KExpr *x = acc[r * GT_R + c];
@@ -166,20 +167,19 @@ static void k_tile(Gemm *g, Vec *blk, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn
 
 static KStmt *gemm_launch(Gemm *g) {
   Sk *s = g->s;
-  int64_t bm = g->BM;
-  KExpr *TM = ceil_div(s, g->M, sk_i(s, bm)), *TN = ceil_div(s, g->N, sk_i(s, bm)), *gb, *gt;
+  KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN)), *gb, *gt;
   Vec one = {0};
   KStmt *L = sk_loop(s, &one, "gb", sk_mul(s, g->batches, sk_mul(s, TM, TN)), true, &gb);
   L->map = KMAP_GPU_BLOCK;
   Vec *blk = &L->body;
   KExpr *tiles = sk_mul(s, TM, TN);
   g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
-  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, bm)));
-  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, bm)));
-  g->sh_a = shared(s, "as", g->dt, g->BK * (bm + 1));
-  g->sh_b = shared(s, "bs", g->dt, g->BK * (bm + 1));
+  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
+  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
+  g->sh_a = shared(s, "as", g->dt, g->BK * (g->BM + 1));
+  g->sh_b = shared(s, "bs", g->dt, g->BK * (g->BN + 1));
   g->sh_s = shared(s, "ss", g->dt, GT_OUT * g->T);
-  g->lda = sk_i(s, bm + 1);
+  g->lda = sk_i(s, g->BM + 1), g->ldb = sk_i(s, g->BN + 1);
   if (g->multi) {
     g->sh_acc = shared(s, "acc", g->dt, GT_OUT * g->T);
     fill(g, blk, g->sh_acc, g->acc_init);
@@ -203,21 +203,37 @@ static KStmt *gemm_launch(Gemm *g) {
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
   for (int r = 0; r < GT_R; r++)
     for (int c = 0; c < GT_R; c++) {
-      KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TX * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
+      KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TY * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
       Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
       g->store(g, in, row, col, sk_ld(s, g->multi ? g->sh_acc : g->sh_s, slot(g, r * GT_R + c, gt)));
     }
   return L;
 }
 
-// The Target's tile, and whether the launch fits its limits.
+// A tile extent along a dim of n: the Target's, or 16 or 32 for a constant
+// n up to that (fewer idle threads on a narrow matrix).
+static int64_t tile_for(const KExpr *n, int64_t tile) {
+  int64_t v;
+  if (!kir_eval_i64(n, NULL, &v)) return tile;
+  return v <= 16 && tile > 16 ? 16 : v <= 32 && tile > 32 ? 32 : tile;
+}
+
+// The tile for C[M, N] (set g->M and g->N first), and whether the launch
+// fits the Target's limits: every stage loop even over the threads, the
+// threads and the shared buffers within the block's.
+static bool gemm_tile(Gemm *g) {
+  Sk *s = g->s;
+  int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
+  g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
+  if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
+  int64_t bytes = (bk * (bm + 1) + bk * (bn + 1) + 2 * GT_OUT * g->T) * (int64_t)dtype_size(g->dt);
+  return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&
+         bm * bk % g->T == 0 && bn * bk % g->T == 0 && bytes <= s->t->shared_bytes;
+}
+
 static bool gemm_init(Gemm *g, Sk *s, DType dt) {
-  int64_t bm = s->t->gemm_tile, bk = s->t->gemm_ktile;
-  *g = (Gemm){.s = s, .dt = dt, .BM = bm, .BK = bk, .TX = bm / GT_R, .T = (bm / GT_R) * (bm / GT_R)};
-  if (!dtype_is_float(dt) || dt == DT_BF16 || dt == DT_F16 || bm < GT_R || bm % GT_R || bk < 1) return false;
-  int64_t bytes = (2 * bk * (bm + 1) + 2 * GT_OUT * g->T) * (int64_t)dtype_size(dt);
-  return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && bm * bk % g->T == 0 &&
-         bytes <= s->t->shared_bytes;
+  *g = (Gemm){.s = s, .dt = dt};
+  return dtype_is_float(dt) && dt != DT_BF16 && dt != DT_F16;
 }
 
 // The K blocks of a sum of K terms starting at base0 (kl_ksum's blocking):
@@ -360,6 +376,7 @@ bool sk_gpu_matmul(Sk *s) {
   KExpr *K = sk_dim(s, 0, m->ra - 1), *batches = sk_i(s, 1);
   for (int d = 0; d < m->ry - 2; d++) batches = sk_mul(s, batches, sk_dim(s, 2, d));
   g.M = sk_dim(s, 2, m->ry - 2), g.N = sk_dim(s, 2, m->ry - 1), g.batches = batches;
+  if (!gemm_tile(&g)) return false;
   g.a_kfast = sk_is_one(mm_stride(s, 0, m->ra - 1)) || !sk_is_one(mm_stride(s, 0, m->ra - 2));
   g.b_kfast = !sk_is_one(mm_stride(s, 1, m->rb - 1)) && sk_is_one(mm_stride(s, 1, m->rb - 2));
   g.multi = !one_block(s, K), g.acc_init = sk_f(s, dt, -0.0);
@@ -462,6 +479,7 @@ bool sk_gpu_conv2d(Sk *s) {
   Gemm g;
   if (!conv(s, 0, 1, 2, q) || !gemm_init(&g, s, kir_buf(s->p, q->y)->dtype) || !canonical_tail(s, &q->t, 4)) return false;
   g.M = q->Og, g.N = q->P, g.batches = sk_mul(s, q->N, sk_i(s, q->g));
+  if (!gemm_tile(&g)) return false;
   g.a_kfast = true, g.b_kfast = false;
   g.multi = !one_block(s, q->Kc), g.acc_init = sk_f(s, g.dt, -0.0);
   g.batch = conv_batch, g.segments = fwd_segments, g.ld_a = fwd_a, g.ld_b = fwd_b, g.store = fwd_store, g.op = q;
@@ -563,6 +581,7 @@ bool sk_gpu_conv2d_grad_input(Sk *s) {
   Gemm g;
   if (!conv(s, 2, 1, 0, q) || !gemm_init(&g, s, kir_buf(s->p, q->x)->dtype)) return false;
   g.M = q->Kc, g.N = q->P, g.batches = sk_mul(s, q->N, sk_i(s, q->g));
+  if (!gemm_tile(&g)) return false;
   g.a_kfast = false, g.b_kfast = false;
   g.multi = !one_block(s, q->Og), g.acc_init = sk_f(s, g.dt, -0.0);
   g.batch = conv_batch, g.segments = gin_segments, g.ld_a = gin_a, g.ld_b = gin_b, g.store = gin_store, g.op = q;
@@ -627,6 +646,7 @@ bool sk_gpu_conv2d_grad_weight(Sk *s) {
   Gemm g;
   if (!conv(s, 1, 2, 0, q) || !gemm_init(&g, s, kir_buf(s->p, q->w)->dtype)) return false;
   g.M = q->Og, g.N = q->Kc, g.batches = sk_i(s, q->g);
+  if (!gemm_tile(&g)) return false;
   g.a_kfast = true, g.b_kfast = true;
   // no pixel at all: the library writes 0; else the first chain is C itself (-0 + s = s)
   KExpr *none = kir_bin(s->p, KB_EQ, sk_mul(s, q->N, q->P), sk_i(s, 0));
