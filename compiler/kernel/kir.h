@@ -112,7 +112,8 @@
 //   - Inside a gpu-block loop, the block's threads run its body: each
 //     gpu-thread loop's iterations are spread over the threads (iteration t
 //     on thread t), the other statements (lets of values uniform over the
-//     block) run on every thread, and a barrier in the body waits for all
+//     block, and serial loops of a uniform trip count around gpu-thread
+//     loops and barriers) run on every thread, and a barrier in the body waits for all
 //     threads of the block; statements between two such barriers may run at
 //     once on different threads. A shared buffer (KBUF_SHARED) is per block:
 //     what one thread stores another reads only after a barrier.

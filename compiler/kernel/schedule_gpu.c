@@ -21,6 +21,8 @@
 //                  a long or unknown length (reduce_min) over few rows (a
 //                  constant count up to reduce_rows) gets a block per row
 //                  instead (below).
+//   a launch       a loop a recipe mapped gpu-block already (the tiled
+//                  GEMMs) stays as it is.
 //   serial run     the other statements between two mapped loops run on one
 //                  thread of one block; a run that is a reduction (below)
 //                  gets the threads of one block (max_threads).
@@ -36,16 +38,12 @@
 // the loop. Float results thus differ from the sequential order by
 // rounding; the order is fixed by T, so runs are deterministic. No atomics.
 //
-// Recipes (the gpu strategy table): conv2d_grad_input and
-// conv2d_grad_weight as gathers, one output element each (the canonical
-// nests scatter, serially), summing their terms in the textbook order (a
-// product, then an add; the interpreter's is the library's im2col GEMM
-// with fma, kernels/gemm_ref.h, so these differ from it by rounding, like
-// the block reductions):
-//   dx[n, c, h, w] = sum over o of c's group, a desc, b desc of
-//                    dy[n, o, (h + p - a*d) / s, ..] * w[o, c % Cg, a, b]
-//   dw[o, c, a, b] = sum over n, i, j of dy[n, o, i, j] * x[n, g(o)*Cg + c, i*s - p + a*d, ..]
-// (dw then meets the row reduction: a block per weight element.)
+// Recipes (the gpu strategy table): matmul (all its epilogue kinds),
+// conv2d(_bias), conv2d_grad_input and conv2d_grad_weight are tiled GEMMs
+// (schedule_gpu_gemm.c), written here as mapped launches with shared
+// buffers and barriers, which the mapping below passes through; they keep
+// the library's sum order (kernels/gemm_ref.h), so their results are the
+// interpreter's bits.
 #include "schedule_internal.h"
 
 #include <math.h>
@@ -386,6 +384,12 @@ void sk_map_gpu(Sk *s) {
   for (int i = 0; i < old.len; i++) {
     KStmt *l = VEC_AT(old, KStmt, i);
     Vec caps = {0};
+    if (l->kind == KS_FOR && l->map == KMAP_GPU_BLOCK) { // a recipe's launch, mapped already
+      map_run(s, &old, run, i, live, top);
+      vec_push(s->p->arena, top, l);
+      run = i + 1;
+      continue;
+    }
     if (l->kind != KS_FOR || !l->parallel || live[i]) continue;
     kir_loop_captures(s->p, s->k, l, &caps);
     if (caps.len) continue;
@@ -401,106 +405,20 @@ void sk_map_gpu(Sk *s) {
 }
 
 // ---- recipes ---------------------------------------------------------------------------------------------------
-// NCHW: x[N, C, H, W], w[O, C/g, KH, KW], y[N, O, HO, WO]; attributes
-// stride, padding, dilation (h, w), groups.
-typedef struct Conv {
-  int x, w, y;
-  KExpr *N, *C, *H, *W, *O, *Cg, *KH, *KW, *HO, *WO;
-  const int64_t *st, *pd, *dl;
-  int64_t g;
-} Conv;
-
-static bool conv(Sk *s, int xr, int wr, int yr, Conv *q) {
-  const KirOp *op = s->k->op;
-  for (int i = 0; i < 3; i++)
-    if (op->rank[i] != 4) return false;
-  *q = (Conv){.x = op->buf[xr], .w = op->buf[wr], .y = op->buf[yr], .st = op->attr, .pd = op->attr + 2,
-              .dl = op->attr + 4, .g = op->attr[6]};
-  q->N = sk_dim(s, xr, 0), q->C = sk_dim(s, xr, 1), q->H = sk_dim(s, xr, 2), q->W = sk_dim(s, xr, 3);
-  q->O = sk_dim(s, wr, 0), q->Cg = sk_dim(s, wr, 1), q->KH = sk_dim(s, wr, 2), q->KW = sk_dim(s, wr, 3);
-  q->HO = sk_dim(s, yr, 2), q->WO = sk_dim(s, yr, 3);
-  return q->g >= 1;
-}
-
-// A product's operand as the op's precision has it read: round_bf16 or
-// round_f16 of the load (as the canonical nest, kir_lower_nn.c), or the load.
-static KExpr *operand(Sk *s, KExpr *v) {
-  DType p = s->k->op->precision;
-  if (p == DT_F32 || v->dtype != DT_F32) return v;
-  return kir_un(s->p, p == DT_BF16 ? KU_ROUND_BF16 : KU_ROUND_F16, v);
-}
-
-static KExpr *at4(Sk *s, KExpr *d1, KExpr *d2, KExpr *d3, KExpr *a, KExpr *b, KExpr *c, KExpr *e) {
-  return sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, a, d1), b), d2), c), d3), e);
-}
-
-// dx[n, c, h, w]: over o in c's group, a and b descending, the taps whose
-// dy row (h + p - a*d) / s is whole and inside [0, HO).
-static bool gpu_conv2d_grad_input(Sk *s) {
-  Conv q;
-  if (!conv(s, 2, 1, 0, &q)) return false;
-  DType dt = kir_buf(s->p, q.x)->dtype;
-  sk_restart(s);
-  KExpr *n, *c, *h, *w, *o, *ai, *bi;
-  Vec *in = &sk_loop(s, &s->k->body, "n", q.N, true, &n)->body;
-  in = &sk_loop(s, in, "c", q.C, true, &c)->body;
-  in = &sk_loop(s, in, "h", q.H, true, &h)->body;
-  in = &sk_loop(s, in, "w", q.W, true, &w)->body;
-  KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
-  KExpr *Og = sk_div(s, q.O, sk_i(s, q.g)), *grp = sk_div(s, c, q.Cg), *ci = sk_mod(s, c, q.Cg);
-  Vec *ob = &sk_loop(s, in, "o", Og, false, &o)->body;
-  KExpr *oo = sk_add(s, sk_mul(s, grp, Og), o);
-  Vec *ab = &sk_loop(s, ob, "a", q.KH, false, &ai)->body;
-  KExpr *a = sk_sub(s, sk_sub(s, q.KH, sk_i(s, 1)), ai);
-  Vec *bb = &sk_loop(s, ab, "b", q.KW, false, &bi)->body;
-  KExpr *b = sk_sub(s, sk_sub(s, q.KW, sk_i(s, 1)), bi);
-  KExpr *ih = sk_let(s, bb, "ih", sk_sub(s, sk_add(s, h, sk_i(s, q.pd[0])), sk_mul(s, a, sk_i(s, q.dl[0]))));
-  KExpr *iw = sk_let(s, bb, "iw", sk_sub(s, sk_add(s, w, sk_i(s, q.pd[1])), sk_mul(s, b, sk_i(s, q.dl[1]))));
-  KExpr *zero = sk_i(s, 0), *sh = sk_i(s, q.st[0]), *sw = sk_i(s, q.st[1]);
-  KExpr *okh = sk_and(s, kir_bin(s->p, KB_GE, ih, zero), kir_bin(s->p, KB_EQ, sk_mod(s, ih, sh), zero));
-  KExpr *okw = sk_and(s, kir_bin(s->p, KB_GE, iw, zero), kir_bin(s->p, KB_EQ, sk_mod(s, iw, sw), zero));
-  Vec *t1 = &kir_if(s->p, bb, sk_and(s, okh, okw))->body;
-  KExpr *i = sk_let(s, t1, "i", sk_div(s, ih, sh)), *j = sk_let(s, t1, "j", sk_div(s, iw, sw));
-  Vec *t2 = &kir_if(s->p, t1, sk_and(s, sk_lt(s, i, q.HO), sk_lt(s, j, q.WO)))->body;
-  KExpr *dy = operand(s, sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, oo, i, j)));
-  KExpr *wv = operand(s, sk_ld(s, q.w, at4(s, q.Cg, q.KH, q.KW, oo, ci, a, b)));
-  kir_assign(s->p, t2, acc->var, sk_add(s, acc, sk_mul(s, dy, wv)));
-  sk_st(s, in, q.x, at4(s, q.C, q.H, q.W, n, c, h, w), acc);
-  return true;
-}
-
-// dw[o, c, a, b]: over n, i, j ascending, the taps inside the image.
-static bool gpu_conv2d_grad_weight(Sk *s) {
-  Conv q;
-  if (!conv(s, 1, 2, 0, &q)) return false;
-  DType dt = kir_buf(s->p, q.w)->dtype;
-  sk_restart(s);
-  KExpr *o, *c, *a, *b, *n, *i, *j;
-  Vec *in = &sk_loop(s, &s->k->body, "o", q.O, true, &o)->body;
-  in = &sk_loop(s, in, "c", q.Cg, true, &c)->body;
-  in = &sk_loop(s, in, "a", q.KH, true, &a)->body;
-  in = &sk_loop(s, in, "b", q.KW, true, &b)->body;
-  KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
-  KExpr *Og = sk_div(s, q.O, sk_i(s, q.g)), *ch = sk_add(s, sk_mul(s, sk_div(s, o, Og), q.Cg), c);
-  Vec *nb = &sk_loop(s, in, "n", q.N, false, &n)->body;
-  nb = &sk_loop(s, nb, "i", q.HO, false, &i)->body;
-  nb = &sk_loop(s, nb, "j", q.WO, false, &j)->body;
-  KExpr *h = sk_let(s, nb, "h", sk_add(s, sk_mul(s, i, sk_i(s, q.st[0])), sk_add(s, sk_i(s, -q.pd[0]), sk_mul(s, a, sk_i(s, q.dl[0])))));
-  KExpr *w = sk_let(s, nb, "w", sk_add(s, sk_mul(s, j, sk_i(s, q.st[1])), sk_add(s, sk_i(s, -q.pd[1]), sk_mul(s, b, sk_i(s, q.dl[1])))));
-  Vec *t = &kir_if(s->p, nb, sk_and(s, sk_in_range(s, h, q.H), sk_in_range(s, w, q.W)))->body;
-  KExpr *dy = operand(s, sk_ld(s, q.y, at4(s, q.O, q.HO, q.WO, n, o, i, j)));
-  KExpr *xv = operand(s, sk_ld(s, q.x, at4(s, q.C, q.H, q.W, n, ch, h, w)));
-  kir_assign(s->p, t, acc->var, sk_add(s, acc, sk_mul(s, dy, xv)));
-  sk_st(s, in, q.w, at4(s, q.Cg, q.KH, q.KW, o, c, a, b), acc);
-  return true;
-}
-
+// The GEMM-shaped ops are tiled GEMMs (schedule_gpu_gemm.c).
 static const struct {
   KirOpKind op;
   bool (*recipe)(Sk *s);
 } gpu_strategies[] = {
-    {KOP_CONV2D_GRAD_INPUT, gpu_conv2d_grad_input},
-    {KOP_CONV2D_GRAD_WEIGHT, gpu_conv2d_grad_weight},
+    {KOP_MATMUL, sk_gpu_matmul},
+    {KOP_MATMUL_BIAS, sk_gpu_matmul},
+    {KOP_MATMUL_RESIDUAL, sk_gpu_matmul},
+    {KOP_MATMUL_RELU, sk_gpu_matmul},
+    {KOP_MATMUL_RELU_MASK, sk_gpu_matmul},
+    {KOP_CONV2D, sk_gpu_conv2d},
+    {KOP_CONV2D_BIAS, sk_gpu_conv2d},
+    {KOP_CONV2D_GRAD_INPUT, sk_gpu_conv2d_grad_input},
+    {KOP_CONV2D_GRAD_WEIGHT, sk_gpu_conv2d_grad_weight},
 };
 
 void sk_gpu_recipe(Sk *s) {

@@ -72,6 +72,13 @@ void sk_fold_pool_grads(Sk *s);
 // ---- the gpu target (schedule_gpu.c) ---------------------------------------------------------
 // The gpu recipe for the kernel's op record, if there is one.
 void sk_gpu_recipe(Sk *s);
+// The tiled GEMMs (schedule_gpu_gemm.c): matmul and its epilogue kinds,
+// conv2d(_bias), conv2d_grad_input, conv2d_grad_weight; each writes its
+// launches (mapped gpu-block loops) or says it does not apply.
+bool sk_gpu_matmul(Sk *s);
+bool sk_gpu_conv2d(Sk *s);
+bool sk_gpu_conv2d_grad_input(Sk *s);
+bool sk_gpu_conv2d_grad_weight(Sk *s);
 // The kernel's top-level statements as launches: gpu-block loops over
 // gpu-thread loops (flattened nests, block reductions, one-thread runs),
 // each with its captures (none).

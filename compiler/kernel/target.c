@@ -47,6 +47,8 @@ const KirTarget kir_target_gpu = {
     .reduce_threads = 256,
     .reduce_min = 512,
     .reduce_rows = 65536,
+    .gemm_tile = 64,
+    .gemm_ktile = 16,
 };
 
 const KirTarget *kir_target_find(const char *name) {

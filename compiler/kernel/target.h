@@ -46,6 +46,9 @@ typedef struct KirTarget {
   int64_t reduce_min;     // GPU: a reduction of at least this many terms (or an unknown
                           // count) is spread over a block's threads
   int64_t reduce_rows;    // GPU: ... when it is one of at most this many rows (a constant)
+  int gemm_tile;          // GPU: a tiled GEMM's block computes gemm_tile x gemm_tile outputs,
+                          // 4 x 4 per thread ((gemm_tile / 4)^2 threads)
+  int gemm_ktile;         // GPU: ... staging gemm_ktile terms of A and B per step
 } KirTarget;
 
 // The CPU this project builds for (an AVX-512 Zen 4 host; every choice the

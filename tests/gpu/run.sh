@@ -23,7 +23,9 @@
 #             train_step (loss, grad norm, the updated state, so every
 #             gradient), eval and predict printed, compiled by NVRTC and run
 #             on the GPU against the graph interpreter and the CPU backend
-#             (1e-3 relative), from the same random state and batch
+#             (1e-3 relative), from the same random state and batch; then
+#             tests/backend/cuda/gemm/*.model with --exact: the tiled GEMMs'
+#             outputs and updated weights bit for bit
 #   device    tests/backend/cuda/device_path.py --real: a program built with
 #             --target cpu,cuda (and cuda alone) trains, evaluates, predicts
 #             and resumes on the GPU against the same program on the CPU
@@ -172,6 +174,13 @@ parity() {
   # rehearsed on the fake driver: one model (the emulation is slow)
   [[ -n ${MLC_GPU_FAKE_DRIVER:-} ]] && models=(examples/regression.model)
   "$bld/test_cuda_examples" gpu "$bld/parity-work" cc "${models[@]}"
+  local st=$?
+  ((st == 77)) && return 77
+  # the tiled GEMMs bit for bit on the GPU (their sums are explicit fmaf
+  # chains, so NVRTC's contraction cannot change them): a few seconds
+  "$bld/test_cuda_examples" gpu "$bld/parity-work" cc --exact tests/backend/cuda/gemm/gemm.model \
+    tests/backend/cuda/gemm/gemm_chunks.model || st=1
+  return "$st"
 }
 
 device() {

@@ -15,7 +15,9 @@
 //       v_gt = threadIdx.x; <body> mlc_end3:;
 //     }
 //     MLC_BARRIER();                          // a barrier in the block
-//   }
+//     { for (v_kt = 0; v_kt < n; v_kt++) {   // a serial loop at block level
+//         <block-level statements> } }        // (uniform trip count: every
+//   }                                         // thread meets its barriers)
 //   MLC_ENTRY<n>(NAME, <parameter types>)
 //
 // T is the largest gpu-thread trip count of the launch. Buffers are named
@@ -100,14 +102,19 @@ const char *cuda_ident(Arena *a, const char *prefix, const char *name) {
   return s;
 }
 
-int64_t cuda_block_threads(const KStmt *launch) {
+// The largest gpu-thread trip count in a block-level statement list (serial
+// loops at block level included).
+static int64_t block_threads(const Vec *blk) {
   int64_t t = 1, n;
-  for (int i = 0; i < launch->body.len; i++) {
-    const KStmt *s = VEC_AT(launch->body, KStmt, i);
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
     if (s->kind == KS_FOR && s->map == KMAP_GPU_THREAD && kir_eval_i64(s->n, NULL, &n) && n > t) t = n;
+    if (s->kind == KS_FOR && s->map == KMAP_SERIAL && (n = block_threads(&s->body)) > t) t = n;
   }
   return t;
 }
+
+int64_t cuda_block_threads(const KStmt *launch) { return block_threads(&launch->body); }
 
 int cuda_gen_add(CudaGen *g, const KirProgram *p, char *err, size_t errlen) {
   if (!p->target || strcmp(p->target, "gpu"))
@@ -482,23 +489,48 @@ static void stmts(Em *e, const Vec *blk, int ind) {
 }
 
 // A gpu-thread loop: its iterations on threads 0..n-1 of the block.
-static void thread_loop(Em *e, const KStmt *s, int64_t block) {
+static void thread_loop(Em *e, const KStmt *s, int64_t block, int ind) {
   StrBuf *o = e->o;
   int64_t n;
   if (!kir_eval_i64(s->n, NULL, &n)) {
     efail(e, "a gpu-thread loop without a constant trip count");
     return;
   }
-  if (n < block) sb_printf(o, "  if (!mlc_dead && threadIdx.x < %lldu) {\n", (long long)n);
-  else sb_puts(o, "  if (!mlc_dead) {\n");
-  sb_puts(o, "    "), var(e, s->var), sb_puts(o, " = (int64_t)threadIdx.x;\n");
+  indent(e, ind);
+  if (n < block) sb_printf(o, "if (!mlc_dead && threadIdx.x < %lldu) {\n", (long long)n);
+  else sb_puts(o, "if (!mlc_dead) {\n");
+  indent(e, ind + 2), var(e, s->var), sb_puts(o, " = (int64_t)threadIdx.x;\n");
   int saved = e->label;
   e->label = e->nlabels++;
   e->label_used = false;
-  stmts(e, &s->body, 4);
-  if (e->label_used) sb_printf(o, "  mlc_end%d:;\n", e->label);
+  stmts(e, &s->body, ind + 2);
+  if (e->label_used) indent(e, ind), sb_printf(o, "mlc_end%d:;\n", e->label);
   e->label = saved;
-  sb_puts(o, "  }\n");
+  indent(e, ind), sb_puts(o, "}\n");
+}
+
+// The statements of a block (every thread runs them): lets of uniform
+// values, barriers, gpu-thread loops, and serial loops of a uniform trip
+// count around them (a tiled GEMM's K steps), so every thread meets every
+// barrier.
+static void block_stmts(Em *e, const Vec *blk, int64_t block, int ind) {
+  StrBuf *o = e->o;
+  for (int i = 0; i < blk->len && !e->failed; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR && s->map == KMAP_GPU_THREAD) thread_loop(e, s, block, ind);
+    else if (s->kind == KS_BARRIER) indent(e, ind), sb_puts(o, "MLC_BARRIER();\n");
+    else if (s->kind == KS_LET) stmt(e, s, ind);
+    else if (s->kind == KS_FOR && s->map == KMAP_SERIAL) {
+      const char *v = VEC_AT(e->k->vars, KirVar, s->var)->name;
+      indent(e, ind), sb_printf(o, "{\n"), indent(e, ind + 2), sb_printf(o, "const int64_t n_%s = ", v);
+      ex(e, s->n);
+      sb_puts(o, ";\n"), indent(e, ind + 2);
+      sb_puts(o, "for ("), var(e, s->var), sb_puts(o, " = 0; "), var(e, s->var);
+      sb_printf(o, " < n_%s; ", v), var(e, s->var), sb_puts(o, "++) {\n");
+      block_stmts(e, &s->body, block, ind + 4);
+      indent(e, ind + 2), sb_puts(o, "}\n"), indent(e, ind), sb_puts(o, "}\n");
+    } else efail(e, "a block-level statement other than a let, a barrier, a serial loop or a gpu-thread loop");
+  }
 }
 
 // ---- launches -------------------------------------------------------------------------------------
@@ -574,13 +606,7 @@ static void launch(Em *e, const KStmt *l, const char *name, int r, int nl, int n
     sb_printf(o, "  %s v_%s = 0;\n  (void)v_%s;\n", reg_type(kv->dtype), kv->name, kv->name);
   }
   sb_puts(o, "  "), var(e, l->var), sb_puts(o, " = (int64_t)blockIdx.x;\n");
-  for (int i = 0; i < l->body.len && !e->failed; i++) {
-    const KStmt *s = VEC_AT(l->body, KStmt, i);
-    if (s->kind == KS_FOR && s->map == KMAP_GPU_THREAD) thread_loop(e, s, block);
-    else if (s->kind == KS_BARRIER) sb_puts(o, "  MLC_BARRIER();\n");
-    else if (s->kind == KS_LET) stmt(e, s, 2);
-    else efail(e, "a block-level statement other than a let, a barrier or a gpu-thread loop");
-  }
+  block_stmts(e, &l->body, block, 2);
   sb_printf(o, "}\nMLC_ENTRY%d(%s, %s)\n\n", nparams, name, types.data);
   if (nparams > CUDA_MAX_PARAMS)
     efail(e, "%d kernel parameters, more than the %d the emulation's entries take", nparams, CUDA_MAX_PARAMS);

@@ -1,0 +1,658 @@
+// schedule_gpu_gemm.c — the gpu recipes of the GEMM-shaped ops (matmul and
+// its epilogue kinds, conv2d(_bias), conv2d_grad_input, conv2d_grad_weight):
+// one tiled GEMM written in kernel IR, with shared buffers and barriers, so
+// the CUDA printer only prints it. The convolutions are implicit GEMMs: the
+// im2col matrix is never stored, its elements are read from the image (0 at
+// padding) while a tile is staged.
+//
+// A launch computes C[M, N] (per batch) in tiles of BM x BN (the Target's
+// gemm_tile, 64, along a dim; 16 or 32 along a constant dim that small): one
+// block per tile and batch, BM/4 x BN/4 threads (256 for 64 x 64), thread
+// (ty, tx) owning the 4 x 4 outputs (ty + r BM/4, tx + c BN/4), so a warp's
+// stores and its shared reads of B run along consecutive columns:
+//
+//   for gb < batches * TM * TN @gpu-block {
+//     let tile (tm, tn), the batch's coordinates             (block-level lets)
+//     [thread: acc[rc][gt] = -0]                             (several K segments)
+//     for each K segment (serial, the same on every thread) {
+//       thread: s[rc][gt] = +0
+//       for kt < ceil(len / BK) {
+//         thread: A tile (BM x BK) and B tile (BK x BN) into shared, 4 + 4
+//                 elements each, the operand's contiguous index fastest
+//                 (coalesced), 0 outside the matrix or at a padding tap
+//         barrier
+//         thread: s regs = s[..]; for kk < min(BK, len - kt*BK) { 16 fma };
+//                 s[..] = s regs
+//         barrier
+//       }
+//       [thread: acc[..] = acc[..] + s[..]]
+//     }
+//     thread: each owned element inside C: the op's store (and epilogue)
+//   }
+//
+// Why this keeps the bits (docs/design/kir.md, kernels/gemm_ref.h): every
+// output's K sum is K blocks of at most 512 terms, each an fma chain from +0
+// in k order, the block sums added in order from -0. A thread accumulates
+// each of its outputs over k strictly in order with one fma per term (the
+// guard `kk < len - kt*BK` stops a partial tile, so no extra fma with 0 is
+// added), and a K segment is exactly one K block, so each output is the
+// interpreter's expression evaluated in the interpreter's order. The tile
+// sizes change which thread computes an element, never how.
+//
+// Why per-thread accumulators in shared memory: kernel IR has no per-thread
+// storage that lives across a barrier (a thread loop's locals end with it),
+// so the partial sums `s` (and the block sums `acc`) are shared arrays
+// indexed [rc * 256 + gt] (conflict-free: a warp's 32 threads read 32
+// consecutive words); a thread loads them into locals once per K tile and
+// stores them back after BK * 16 fmas in registers.
+//
+// The K segments per op (each one K block of kl_ksum / kl_ksum_add):
+//   matmul, conv2d, conv2d_grad_input: the K blocks of K (a constant K up to
+//     512 is one block and needs no acc);
+//   conv2d_grad_weight: per image n, per pixel chunk, the K blocks of the
+//     chunk's pixels (acc starts at -0, or +0 with no pixel at all).
+// Stores: matmul and conv2d bind the canonical nest's output indices and
+// sum variable and run its own tail (epilogue and store, with the output's
+// strides), so bias / residual / relu / relu_mask are the lowering's
+// expressions. conv2d_grad_input stores dcol(n, g)[r, q] into a temporary
+// (pointwise: into dx directly), and a second launch gathers each dx
+// element's taps in col2im's order: pixel chunk, then col row r = (ci, a, b)
+// ascending, from +0, one add each (the interpreter's scatter, element by
+// element). conv2d_grad_weight stores dw[o, r].
+#include "schedule_internal.h"
+
+#include "kernels/gemm_ref.h"
+
+#include <math.h>
+
+enum {
+  GT_R = 4,          // a thread's outputs per row and column of its tile
+  GT_OUT = GT_R * GT_R,
+};
+
+// ---- one tiled GEMM ---------------------------------------------------------------------------
+typedef struct Gemm Gemm;
+struct Gemm {
+  Sk *s;
+  DType dt;         // the sums' dtype (the output's)
+  KExpr *M, *N;     // C's rows and columns (one batch)
+  KExpr *batches;   // C matrices
+  int64_t BM, BN, BK;   // tile rows, columns, K step
+  int64_t TY, TX, T;    // threads down a tile (BM / 4), across it (BN / 4), in all
+  bool a_kfast, b_kfast; // A(row, k) / B(k, col): k is the contiguous index
+  bool multi;       // several K segments: block sums in acc
+  KExpr *acc_init;  // multi: acc's start (-0)
+  // the op's part
+  void (*batch)(Gemm *g, Vec *blk, KExpr *bt);                 // block-level lets of batch bt
+  Vec *(*segments)(Gemm *g, Vec *blk, KExpr **base, KExpr **len); // the K segment loops
+  KExpr *(*ld_a)(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok); // lets into blk; value; *ok
+  KExpr *(*ld_b)(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok);
+  void (*store)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v);
+  void *op;         // the op's data
+  int sh_a, sh_b, sh_s, sh_acc; // shared buffers
+  KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
+};
+
+static int shared(Sk *s, const char *name, DType dt, int64_t n) {
+  KExpr *d = sk_i(s, n);
+  int b = sk_temp(s, name, dt, 1, &d);
+  kir_buf(s->p, b)->kind = KBUF_SHARED;
+  return b;
+}
+
+static KExpr *ceil_div(Sk *s, KExpr *n, KExpr *t) { return sk_div(s, sk_sub(s, sk_add(s, n, t), sk_i(s, 1)), t); }
+static KExpr *kmin(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_MIN, a, b); }
+static KExpr *kmax(Sk *s, KExpr *a, KExpr *b) { return kir_bin(s->p, KB_MAX, a, b); }
+
+static KStmt *threads(Gemm *g, Vec *blk, KExpr **gt) {
+  KStmt *t = sk_loop(g->s, blk, "gt", sk_i(g->s, g->T), true, gt);
+  t->map = KMAP_GPU_THREAD;
+  return t;
+}
+
+// Thread gt's slot rc of a per-thread array in shared memory.
+static KExpr *slot(Gemm *g, int rc, KExpr *gt) { return sk_add(g->s, sk_i(g->s, rc * g->T), gt); }
+
+// acc or s (buffer b) of every owned output = v.
+static void fill(Gemm *g, Vec *blk, int b, KExpr *v) {
+  KExpr *gt;
+  Vec *tb = &threads(g, blk, &gt)->body;
+  for (int rc = 0; rc < GT_OUT; rc++) sk_st(g->s, tb, b, slot(g, rc, gt), v);
+}
+
+// One element u of a tile into shared: (row, kk) of A or (kk, col) of B.
+static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExpr *k0, KExpr *kn) {
+  Sk *s = g->s;
+  bool kfast = is_a ? g->a_kfast : g->b_kfast;
+  int64_t d = is_a ? g->BM : g->BN; // the tile's other extent
+  KExpr *kk, *x;
+  if (kfast) kk = sk_mod(s, gt, sk_i(s, g->BK)), x = sk_add(s, sk_div(s, gt, sk_i(s, g->BK)), sk_i(s, g->T / g->BK * u));
+  else x = sk_mod(s, gt, sk_i(s, d)), kk = sk_add(s, sk_div(s, gt, sk_i(s, d)), sk_i(s, g->T / d * u));
+  KExpr *v = sk_let(s, tb, is_a ? "av" : "bv", sk_f(s, g->dt, 0));
+  KExpr *at = sk_let(s, tb, is_a ? "ar" : "bc", sk_add(s, i0, x));
+  KStmt *in = kir_if(s->p, tb, sk_and(s, sk_lt(s, at, is_a ? g->M : g->N), sk_lt(s, kk, kn)));
+  KExpr *ok = NULL, *k = sk_add(s, k0, kk);
+  KExpr *e = is_a ? g->ld_a(g, &in->body, at, k, &ok) : g->ld_b(g, &in->body, k, at, &ok);
+  Vec *put = ok ? &kir_if(s->p, &in->body, ok)->body : &in->body;
+  kir_assign(s->p, put, v->var, kir_cast(s->p, g->dt, e));
+  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x), v);
+}
+
+// One K tile at k0 (kn terms of it, kn <= BK) of the segment.
+static void k_tile(Gemm *g, Vec *blk, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn) {
+  Sk *s = g->s;
+  KExpr *gt, *kk;
+  Vec *tb = &threads(g, blk, &gt)->body;
+  for (int u = 0; u < g->BM * g->BK / g->T; u++) stage(g, tb, true, gt, u, i0, k0, kn);
+  for (int u = 0; u < g->BN * g->BK / g->T; u++) stage(g, tb, false, gt, u, j0, k0, kn);
+  kir_barrier(s->p, blk);
+  tb = &threads(g, blk, &gt)->body;
+  KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
+  KExpr *acc[GT_OUT], *a[GT_R], *b[GT_R];
+  for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->sh_s, slot(g, rc, gt)));
+  Vec *kb = &sk_loop(s, tb, "kk", kn, false, &kk)->body;
+  KExpr *ra = sk_mul(s, kk, g->lda), *rb = sk_mul(s, kk, g->ldb);
+  for (int r = 0; r < GT_R; r++)
+    a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, ra, sk_add(s, ty, sk_i(s, g->TY * r)))));
+  for (int c = 0; c < GT_R; c++)
+    b[c] = sk_let(s, kb, "b", sk_ld(s, g->sh_b, sk_add(s, rb, sk_add(s, tx, sk_i(s, g->TX * c)))));
+  for (int r = 0; r < GT_R; r++)
+    for (int c = 0; c < GT_R; c++) {
+      KExpr *x = acc[r * GT_R + c];
+      kir_assign(s->p, kb, x->var, kir_fma(s->p, a[r], b[c], x));
+    }
+  for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->sh_s, slot(g, rc, gt), acc[rc]);
+  kir_barrier(s->p, blk);
+}
+
+static KStmt *gemm_launch(Gemm *g) {
+  Sk *s = g->s;
+  KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN)), *gb, *gt;
+  Vec one = {0};
+  KStmt *L = sk_loop(s, &one, "gb", sk_mul(s, g->batches, sk_mul(s, TM, TN)), true, &gb);
+  L->map = KMAP_GPU_BLOCK;
+  Vec *blk = &L->body;
+  KExpr *tiles = sk_mul(s, TM, TN);
+  g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
+  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
+  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
+  g->sh_a = shared(s, "as", g->dt, g->BK * (g->BM + 1));
+  g->sh_b = shared(s, "bs", g->dt, g->BK * (g->BN + 1));
+  g->sh_s = shared(s, "ss", g->dt, GT_OUT * g->T);
+  g->lda = sk_i(s, g->BM + 1), g->ldb = sk_i(s, g->BN + 1);
+  if (g->multi) {
+    g->sh_acc = shared(s, "acc", g->dt, GT_OUT * g->T);
+    fill(g, blk, g->sh_acc, g->acc_init);
+  }
+  KExpr *base, *len, *kt;
+  Vec *seg = g->segments(g, blk, &base, &len);
+  fill(g, seg, g->sh_s, sk_f(s, g->dt, 0));
+  KExpr *bk = sk_i(s, g->BK);
+  Vec *tl = &sk_loop(s, seg, "kt", ceil_div(s, len, bk), false, &kt)->body;
+  KExpr *off = sk_mul(s, kt, bk);
+  KExpr *kn = sk_let(s, tl, "kn", kmin(s, bk, sk_sub(s, len, off)));
+  k_tile(g, tl, i0, j0, sk_let(s, tl, "k0", sk_add(s, base, off)), kn);
+  if (g->multi) {
+    Vec *tb = &threads(g, seg, &gt)->body;
+    for (int rc = 0; rc < GT_OUT; rc++) {
+      KExpr *at = slot(g, rc, gt);
+      sk_st(s, tb, g->sh_acc, at, sk_add(s, sk_ld(s, g->sh_acc, at), sk_ld(s, g->sh_s, at)));
+    }
+  }
+  Vec *tb = &threads(g, blk, &gt)->body;
+  KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
+  for (int r = 0; r < GT_R; r++)
+    for (int c = 0; c < GT_R; c++) {
+      KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TY * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
+      Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
+      g->store(g, in, row, col, sk_ld(s, g->multi ? g->sh_acc : g->sh_s, slot(g, r * GT_R + c, gt)));
+    }
+  return L;
+}
+
+// A tile extent along a dim of n: the Target's, or 16 or 32 for a constant
+// n up to that (fewer idle threads on a narrow matrix).
+static int64_t tile_for(const KExpr *n, int64_t tile) {
+  int64_t v;
+  if (!kir_eval_i64(n, NULL, &v)) return tile;
+  return v <= 16 && tile > 16 ? 16 : v <= 32 && tile > 32 ? 32 : tile;
+}
+
+// The tile for C[M, N] (set g->M and g->N first), and whether the launch
+// fits the Target's limits: every stage loop even over the threads, the
+// threads and the shared buffers within the block's.
+static bool gemm_tile(Gemm *g) {
+  Sk *s = g->s;
+  int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
+  g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
+  if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
+  int64_t bytes = (bk * (bm + 1) + bk * (bn + 1) + 2 * GT_OUT * g->T) * (int64_t)dtype_size(g->dt);
+  return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&
+         bm * bk % g->T == 0 && bn * bk % g->T == 0 && bytes <= s->t->shared_bytes;
+}
+
+static bool gemm_init(Gemm *g, Sk *s, DType dt) {
+  *g = (Gemm){.s = s, .dt = dt};
+  return dtype_is_float(dt) && dt != DT_BF16 && dt != DT_F16;
+}
+
+// The K blocks of a sum of K terms starting at base0 (kl_ksum's blocking):
+// one segment (the block itself) when K is a constant up to 512.
+static Vec *k_blocks(Sk *s, Vec *blk, KExpr *K, KExpr *base0, KExpr **base, KExpr **len) {
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  KExpr *KC = ceil_div(s, K, nb0), *NB = kmax(s, ceil_div(s, K, kmax(s, KC, one)), one), *kb;
+  int64_t nb;
+  if (kir_eval_i64(NB, NULL, &nb) && nb == 1) {
+    *base = base0, *len = K;
+    return blk;
+  }
+  Vec *body = &sk_loop(s, blk, "kb", NB, false, &kb)->body;
+  *base = sk_let(s, body, "kb0", sk_add(s, base0, sk_mul(s, kb, KC)));
+  *len = sk_let(s, body, "kl", kmin(s, KC, sk_sub(s, K, sk_mul(s, kb, KC))));
+  return body;
+}
+
+static bool one_block(Sk *s, KExpr *K) {
+  int64_t nb;
+  return kir_eval_i64(kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), sk_i(s, 1)), NULL, &nb) && nb == 1;
+}
+
+// A product's operand as the op's precision has it read (kir_lower_nn.c's
+// kl_round): round_bf16 / round_f16 of the load, or the load.
+static KExpr *operand(Sk *s, KExpr *v) {
+  DType p = s->k->op->precision;
+  if (p == DT_F32 || v->dtype != DT_F32) return v;
+  return kir_un(s->p, p == DT_BF16 ? KU_ROUND_BF16 : KU_ROUND_F16, v);
+}
+
+// ---- the canonical nest's tail ----------------------------------------------------------------------
+// The canonical matmul / conv2d nest: parallel loops over the output (vars),
+// then `let sum; for ..` (the K sum) and the tail: the epilogue and the
+// store, reading the output indices and the sum.
+typedef struct Tail {
+  int nvars, vars[SK_MAX_RANK];
+  int sum;          // the K sum's variable
+  Vec tail;         // the statements after the sum
+} Tail;
+
+static bool canonical_tail(Sk *s, Tail *t, int rank) {
+  const Vec *blk = &s->k->body;
+  *t = (Tail){0};
+  while (blk->len == 1) {
+    const KStmt *l = VEC_AT(*blk, KStmt, 0);
+    if (l->kind != KS_FOR || !l->parallel || t->nvars == SK_MAX_RANK) break;
+    t->vars[t->nvars++] = l->var;
+    blk = &l->body;
+  }
+  if (t->nvars != rank || blk->len < 3) return false;
+  const KStmt *let = VEC_AT(*blk, KStmt, 0), *loop = VEC_AT(*blk, KStmt, 1);
+  if (let->kind != KS_LET || loop->kind != KS_FOR) return false;
+  t->sum = let->var;
+  for (int i = 2; i < blk->len; i++) vec_push(s->p->arena, &t->tail, blk->data[i]);
+  return true;
+}
+
+// Into blk: the output indices and the sum bound to values, then the tail.
+static void run_tail(Sk *s, const Tail *t, Vec *blk, KExpr *const *idx, KExpr *v) {
+  for (int i = 0; i < t->nvars; i++) kir_let(s->p, blk, t->vars[i], idx[i]);
+  kir_let(s->p, blk, t->sum, v);
+  for (int i = 0; i < t->tail.len; i++) vec_push(s->p->arena, blk, t->tail.data[i]);
+}
+
+// The vars of the old nest become locals of the new body; the rest of the
+// kernel's variables stay (the tail uses them), unused ones print nothing.
+static void restart_keeping_vars(Sk *s, const Tail *t) {
+  s->k->body = (Vec){0};
+  for (int i = 0; i < t->nvars; i++) VEC_AT(s->k->vars, KirVar, t->vars[i])->is_loop = false;
+}
+
+// ---- matmul -------------------------------------------------------------------------------------------
+typedef struct Mm {
+  int a, b, ra, rb, ry;
+  KExpr *bc[SK_MAX_RANK]; // the batch's output coordinates
+  KExpr *oa, *ob;         // its offsets into a and b
+  Tail t;
+} Mm;
+
+static KExpr *mm_stride(Sk *s, int role, int d) { return kir_op_stride(s->p, s->k->op, role, d); }
+
+static void mm_batch(Gemm *g, Vec *blk, KExpr *bt) {
+  Sk *s = g->s;
+  Mm *m = g->op;
+  int nb = m->ry - 2;
+  for (int d = 0; d < nb; d++) {
+    KExpr *st = sk_i(s, 1);
+    for (int e = d + 1; e < nb; e++) st = sk_mul(s, st, sk_dim(s, 2, e));
+    KExpr *v = sk_div(s, bt, st);
+    if (d > 0) v = sk_mod(s, v, sk_dim(s, 2, d));
+    m->bc[d] = nb == 1 ? bt : sk_let(s, blk, "bi", v);
+  }
+  KExpr *off[2] = {sk_i(s, 0), sk_i(s, 0)};
+  int rank[2] = {m->ra, m->rb};
+  for (int o = 0; o < 2; o++)
+    for (int j = 0, i = m->ry - rank[o]; j < rank[o] - 2; j++, i++)
+      if (!sk_is_one(sk_dim(s, o, j))) off[o] = sk_add(s, off[o], sk_mul(s, m->bc[i], mm_stride(s, o, j)));
+  m->oa = off[0], m->ob = off[1];
+}
+
+static Vec *mm_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
+  Mm *m = g->op;
+  return k_blocks(g->s, blk, sk_dim(g->s, 0, m->ra - 1), sk_i(g->s, 0), base, len);
+}
+
+static KExpr *mm_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
+  Sk *s = g->s;
+  Mm *m = g->op;
+  (void)blk, (void)ok;
+  KExpr *at = sk_add(s, m->oa, sk_add(s, sk_mul(s, row, mm_stride(s, 0, m->ra - 2)), sk_mul(s, k, mm_stride(s, 0, m->ra - 1))));
+  return operand(s, sk_ld(s, m->a, at));
+}
+
+static KExpr *mm_b(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok) {
+  Sk *s = g->s;
+  Mm *m = g->op;
+  (void)blk, (void)ok;
+  KExpr *at = sk_add(s, m->ob, sk_add(s, sk_mul(s, k, mm_stride(s, 1, m->rb - 2)), sk_mul(s, col, mm_stride(s, 1, m->rb - 1))));
+  return operand(s, sk_ld(s, m->b, at));
+}
+
+static void mm_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Mm *m = g->op;
+  KExpr *idx[SK_MAX_RANK];
+  for (int d = 0; d < m->ry - 2; d++) idx[d] = m->bc[d];
+  idx[m->ry - 2] = row, idx[m->ry - 1] = col;
+  run_tail(g->s, &m->t, blk, idx, v);
+}
+
+bool sk_gpu_matmul(Sk *s) {
+  const KirOp *op = s->k->op;
+  Mm *m = arena_alloc(s->p->arena, sizeof *m);
+  *m = (Mm){.a = op->buf[0], .b = op->buf[1], .ra = op->rank[0], .rb = op->rank[1], .ry = op->rank[2]};
+  DType dt = kir_buf(s->p, op->buf[2])->dtype;
+  Gemm g;
+  if (m->ra < 2 || m->rb < 2 || m->ry < 2 || m->ry > SK_MAX_RANK || !gemm_init(&g, s, dt)) return false;
+  if (kir_buf(s->p, m->a)->dtype != dt || kir_buf(s->p, m->b)->dtype != dt || !canonical_tail(s, &m->t, m->ry))
+    return false;
+  KExpr *K = sk_dim(s, 0, m->ra - 1), *batches = sk_i(s, 1);
+  for (int d = 0; d < m->ry - 2; d++) batches = sk_mul(s, batches, sk_dim(s, 2, d));
+  g.M = sk_dim(s, 2, m->ry - 2), g.N = sk_dim(s, 2, m->ry - 1), g.batches = batches;
+  if (!gemm_tile(&g)) return false;
+  g.a_kfast = sk_is_one(mm_stride(s, 0, m->ra - 1)) || !sk_is_one(mm_stride(s, 0, m->ra - 2));
+  g.b_kfast = !sk_is_one(mm_stride(s, 1, m->rb - 1)) && sk_is_one(mm_stride(s, 1, m->rb - 2));
+  g.multi = !one_block(s, K), g.acc_init = sk_f(s, dt, -0.0);
+  g.batch = mm_batch, g.segments = mm_segments, g.ld_a = mm_a, g.ld_b = mm_b, g.store = mm_store, g.op = m;
+  restart_keeping_vars(s, &m->t);
+  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  return true;
+}
+
+// ---- convolutions -------------------------------------------------------------------------------------
+// NCHW: x[N, C, H, W], w[O, C/g, KH, KW], y[N, O, HO, WO]; attributes
+// stride, padding, dilation (h, w), groups.
+typedef struct Conv {
+  int x, w, y;
+  KExpr *N, *C, *H, *W, *O, *Cg, *KH, *KW, *HO, *WO, *Og, *KHW, *Kc, *P;
+  const int64_t *st, *pd, *dl;
+  int64_t g;
+  KExpr *n, *grp;   // the batch's image and group
+  KExpr *img;       // grad_weight: the segment's image
+  int dcol;         // grad_input: the temporary dcol[N, G, Kc, P] (-1: pointwise)
+  Tail t;
+} Conv;
+
+static bool conv(Sk *s, int xr, int wr, int yr, Conv *q) {
+  const KirOp *op = s->k->op;
+  for (int i = 0; i < 3; i++)
+    if (op->rank[i] != 4) return false;
+  *q = (Conv){.x = op->buf[xr], .w = op->buf[wr], .y = op->buf[yr], .st = op->attr, .pd = op->attr + 2,
+              .dl = op->attr + 4, .g = op->attr[6], .dcol = -1};
+  q->N = sk_dim(s, xr, 0), q->C = sk_dim(s, xr, 1), q->H = sk_dim(s, xr, 2), q->W = sk_dim(s, xr, 3);
+  q->O = sk_dim(s, wr, 0), q->Cg = sk_dim(s, wr, 1), q->KH = sk_dim(s, wr, 2), q->KW = sk_dim(s, wr, 3);
+  q->HO = sk_dim(s, yr, 2), q->WO = sk_dim(s, yr, 3);
+  q->Og = sk_div(s, q->O, sk_i(s, q->g > 0 ? q->g : 1)), q->KHW = sk_mul(s, q->KH, q->KW);
+  q->Kc = sk_mul(s, q->Cg, q->KHW), q->P = sk_mul(s, q->HO, q->WO);
+  DType dt = kir_buf(s->p, q->x)->dtype;
+  return q->g >= 1 && kir_buf(s->p, q->w)->dtype == dt && kir_buf(s->p, q->y)->dtype == dt;
+}
+
+static KExpr *at4(Sk *s, KExpr *d1, KExpr *d2, KExpr *d3, KExpr *a, KExpr *b, KExpr *c, KExpr *e) {
+  return sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, a, d1), b), d2), c), d3), e);
+}
+
+static KExpr *y_at(Sk *s, const Conv *q, KExpr *n, KExpr *o, KExpr *pix) {
+  return sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, n, q->O), o), q->P), pix);
+}
+
+// x at col(n, group)[r, pix]: tap r = (ci, a, b) of output pixel pix; *ok
+// when it is inside the image (the value is 0 elsewhere).
+static KExpr *col_at(Sk *s, const Conv *q, Vec *blk, KExpr *n, KExpr *r, KExpr *pix, KExpr **ok) {
+  KExpr *ci = sk_div(s, r, q->KHW), *a = sk_mod(s, sk_div(s, r, q->KW), q->KH), *b = sk_mod(s, r, q->KW);
+  KExpr *i = sk_div(s, pix, q->WO), *j = sk_mod(s, pix, q->WO);
+  KExpr *h = sk_let(s, blk, "h", sk_add(s, sk_mul(s, i, sk_i(s, q->st[0])), sk_add(s, sk_i(s, -q->pd[0]), sk_mul(s, a, sk_i(s, q->dl[0])))));
+  KExpr *w = sk_let(s, blk, "w", sk_add(s, sk_mul(s, j, sk_i(s, q->st[1])), sk_add(s, sk_i(s, -q->pd[1]), sk_mul(s, b, sk_i(s, q->dl[1])))));
+  *ok = sk_and(s, sk_in_range(s, h, q->H), sk_in_range(s, w, q->W));
+  KExpr *ch = sk_add(s, sk_mul(s, q->grp, q->Cg), ci);
+  return operand(s, sk_ld(s, q->x, at4(s, q->C, q->H, q->W, n, ch, h, w)));
+}
+
+// batch bt = (image, group)
+static void conv_batch(Gemm *g, Vec *blk, KExpr *bt) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  q->n = q->g == 1 ? bt : sk_let(s, blk, "n", sk_div(s, bt, sk_i(s, q->g)));
+  q->grp = q->g == 1 ? sk_i(s, 0) : sk_let(s, blk, "grp", sk_mod(s, bt, sk_i(s, q->g)));
+}
+
+static void grp_batch(Gemm *g, Vec *blk, KExpr *bt) {
+  Conv *q = g->op;
+  (void)blk;
+  q->grp = bt;
+}
+
+// conv2d: C = w(group) [Og, Kc] @ col(n, group) [Kc, P]
+static Vec *fwd_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
+  Conv *q = g->op;
+  return k_blocks(g->s, blk, q->Kc, sk_i(g->s, 0), base, len);
+}
+
+static KExpr *fwd_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  (void)blk, (void)ok;
+  return operand(s, sk_ld(s, q->w, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, q->grp, q->Og), row), q->Kc), k)));
+}
+
+static KExpr *fwd_b(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok) {
+  Conv *q = g->op;
+  return col_at(g->s, q, blk, q->n, k, col, ok);
+}
+
+static void fwd_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  KExpr *idx[4] = {q->n, sk_add(s, sk_mul(s, q->grp, q->Og), row), sk_div(s, col, q->WO), sk_mod(s, col, q->WO)};
+  run_tail(s, &q->t, blk, idx, v);
+}
+
+bool sk_gpu_conv2d(Sk *s) {
+  Conv *q = arena_alloc(s->p->arena, sizeof *q);
+  Gemm g;
+  if (!conv(s, 0, 1, 2, q) || !gemm_init(&g, s, kir_buf(s->p, q->y)->dtype) || !canonical_tail(s, &q->t, 4)) return false;
+  g.M = q->Og, g.N = q->P, g.batches = sk_mul(s, q->N, sk_i(s, q->g));
+  if (!gemm_tile(&g)) return false;
+  g.a_kfast = true, g.b_kfast = false;
+  g.multi = !one_block(s, q->Kc), g.acc_init = sk_f(s, g.dt, -0.0);
+  g.batch = conv_batch, g.segments = fwd_segments, g.ld_a = fwd_a, g.ld_b = fwd_b, g.store = fwd_store, g.op = q;
+  restart_keeping_vars(s, &q->t);
+  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  return true;
+}
+
+// conv2d_grad_input: dcol(n, group) [Kc, P] = w(group)^T [Kc, Og] @ dy(n, group) [Og, P]
+static Vec *gin_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
+  Conv *q = g->op;
+  return k_blocks(g->s, blk, q->Og, sk_i(g->s, 0), base, len);
+}
+
+static KExpr *gin_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  (void)blk, (void)ok;
+  return operand(s, sk_ld(s, q->w, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, q->grp, q->Og), k), q->Kc), row)));
+}
+
+static KExpr *gin_b(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  (void)blk, (void)ok;
+  return operand(s, sk_ld(s, q->y, y_at(s, q, q->n, sk_add(s, sk_mul(s, q->grp, q->Og), k), col)));
+}
+
+// dcol[((n*G + group)*Kc + r)*P + q], or dx[n, group*Cg + r, q] (pointwise: the same index)
+static void gin_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  KExpr *bt = sk_add(s, sk_mul(s, q->n, sk_i(s, q->g)), q->grp);
+  sk_st(s, blk, q->dcol >= 0 ? q->dcol : q->x, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, bt, q->Kc), row), q->P), col), v);
+}
+
+static bool pointwise(const Conv *q) {
+  int64_t kh, kw;
+  return kir_eval_i64(q->KH, NULL, &kh) && kir_eval_i64(q->KW, NULL, &kw) && kh == 1 && kw == 1 && q->st[0] == 1 &&
+         q->st[1] == 1 && q->pd[0] == 0 && q->pd[1] == 0;
+}
+
+// The library's pixel chunk: QC pixels, NQ chunks (mlc_conv_qchunk).
+static void conv_chunks(Sk *s, const Conv *q, KExpr **QC, KExpr **NQ) {
+  KExpr *one = sk_i(s, 1);
+  KExpr *q0 = kmax(s, sk_i(s, 64), sk_div(s, sk_i(s, MLC_CONV_QCHUNK_FLOATS), kmax(s, q->Kc, one)));
+  KExpr *nq = ceil_div(s, q->P, q0);
+  *QC = kmax(s, sk_div(s, sk_sub(s, sk_add(s, q->P, nq), one), kmax(s, nq, one)), one);
+  *NQ = ceil_div(s, q->P, *QC);
+}
+
+// dx[n, c, h, w] = +0, then + dcol at each tap (pixel chunk, then a, b
+// ascending: col2im's order) whose output pixel (i, j) exists.
+static void gin_gather(Sk *s, Conv *q) {
+  DType dt = kir_buf(s->p, q->x)->dtype;
+  KExpr *n, *c, *h, *w, *ai, *bi, *t, *QC, *NQ;
+  Vec *in = &sk_loop(s, &s->k->body, "n", q->N, true, &n)->body;
+  in = &sk_loop(s, in, "c", q->C, true, &c)->body;
+  in = &sk_loop(s, in, "h", q->H, true, &h)->body;
+  in = &sk_loop(s, in, "w", q->W, true, &w)->body;
+  KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
+  KExpr *grp = sk_div(s, c, q->Cg), *ci = sk_mod(s, c, q->Cg);
+  KExpr *plane = sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, n, sk_i(s, q->g)), grp), q->Kc), sk_mul(s, ci, q->KHW)), q->P);
+  conv_chunks(s, q, &QC, &NQ);
+  int64_t nq;
+  Vec *body = in;
+  KExpr *chunk = NULL;
+  if (!kir_eval_i64(NQ, NULL, &nq) || nq != 1) {
+    // only the chunks between the first and the last pixel a tap can reach
+    KExpr *sh = sk_i(s, q->st[0]), *hp = sk_add(s, h, sk_i(s, q->pd[0]));
+    KExpr *lo = kmax(s, sk_i(s, 0), sk_div(s, sk_add(s, sk_sub(s, hp, sk_mul(s, sk_sub(s, q->KH, sk_i(s, 1)), sk_i(s, q->dl[0]))), sk_sub(s, sh, sk_i(s, 1))), sh));
+    KExpr *hi = kmin(s, sk_sub(s, q->HO, sk_i(s, 1)), sk_div(s, hp, sh));
+    KExpr *c0 = sk_let(s, in, "c0", sk_div(s, sk_mul(s, lo, q->WO), QC));
+    KExpr *c1 = sk_div(s, sk_add(s, sk_mul(s, hi, q->WO), sk_sub(s, q->WO, sk_i(s, 1))), QC);
+    body = &sk_loop(s, in, "qc", kmax(s, sk_i(s, 0), sk_add(s, sk_sub(s, c1, c0), sk_i(s, 1))), false, &t)->body;
+    chunk = sk_add(s, c0, t);
+  }
+  Vec *ab = &sk_loop(s, body, "a", q->KH, false, &ai)->body;
+  Vec *bb = &sk_loop(s, ab, "b", q->KW, false, &bi)->body;
+  KExpr *ih = sk_let(s, bb, "ih", sk_sub(s, sk_add(s, h, sk_i(s, q->pd[0])), sk_mul(s, ai, sk_i(s, q->dl[0]))));
+  KExpr *iw = sk_let(s, bb, "iw", sk_sub(s, sk_add(s, w, sk_i(s, q->pd[1])), sk_mul(s, bi, sk_i(s, q->dl[1]))));
+  KExpr *zero = sk_i(s, 0), *sh = sk_i(s, q->st[0]), *sw = sk_i(s, q->st[1]);
+  KExpr *okh = sk_and(s, kir_bin(s->p, KB_GE, ih, zero), kir_bin(s->p, KB_EQ, sk_mod(s, ih, sh), zero));
+  KExpr *okw = sk_and(s, kir_bin(s->p, KB_GE, iw, zero), kir_bin(s->p, KB_EQ, sk_mod(s, iw, sw), zero));
+  Vec *t1 = &kir_if(s->p, bb, sk_and(s, okh, okw))->body;
+  KExpr *i = sk_let(s, t1, "i", sk_div(s, ih, sh)), *j = sk_let(s, t1, "j", sk_div(s, iw, sw));
+  KExpr *ok = sk_and(s, sk_lt(s, i, q->HO), sk_lt(s, j, q->WO));
+  KExpr *pix = sk_add(s, sk_mul(s, i, q->WO), j);
+  if (chunk) ok = sk_and(s, ok, kir_bin(s->p, KB_EQ, sk_div(s, pix, QC), chunk));
+  Vec *t2 = &kir_if(s->p, t1, ok)->body;
+  KExpr *r = sk_add(s, sk_mul(s, ai, q->KW), bi);
+  KExpr *v = sk_ld(s, q->dcol, sk_add(s, plane, sk_add(s, sk_mul(s, r, q->P), pix)));
+  kir_assign(s->p, t2, acc->var, sk_add(s, acc, v));
+  sk_st(s, in, q->x, at4(s, q->C, q->H, q->W, n, c, h, w), acc);
+}
+
+bool sk_gpu_conv2d_grad_input(Sk *s) {
+  Conv *q = arena_alloc(s->p->arena, sizeof *q);
+  Gemm g;
+  if (!conv(s, 2, 1, 0, q) || !gemm_init(&g, s, kir_buf(s->p, q->x)->dtype)) return false;
+  g.M = q->Kc, g.N = q->P, g.batches = sk_mul(s, q->N, sk_i(s, q->g));
+  if (!gemm_tile(&g)) return false;
+  g.a_kfast = false, g.b_kfast = false;
+  g.multi = !one_block(s, q->Og), g.acc_init = sk_f(s, g.dt, -0.0);
+  g.batch = conv_batch, g.segments = gin_segments, g.ld_a = gin_a, g.ld_b = gin_b, g.store = gin_store, g.op = q;
+  sk_restart(s);
+  if (!pointwise(q)) {
+    KExpr *numel = sk_mul(s, sk_mul(s, g.batches, q->Kc), q->P);
+    q->dcol = sk_temp(s, "dcol", g.dt, 1, &numel);
+  }
+  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  if (q->dcol >= 0) gin_gather(s, q);
+  return true;
+}
+
+// conv2d_grad_weight: dw(group) [Og, Kc] = the sum over images n and their
+// pixel chunks of dy(n, group) [Og, chunk] @ col(n, group)^T [chunk, Kc]
+static Vec *gw_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  KExpr *QC, *NQ, *qc, *q0 = sk_i(s, 0), *nq = q->P;
+  Vec *in = &sk_loop(s, blk, "n", q->N, false, &q->img)->body;
+  conv_chunks(s, q, &QC, &NQ);
+  int64_t c;
+  if (!kir_eval_i64(NQ, NULL, &c) || c != 1) {
+    in = &sk_loop(s, in, "qc", NQ, false, &qc)->body;
+    q0 = sk_let(s, in, "q0", sk_mul(s, qc, QC));
+    nq = sk_let(s, in, "nq", kmin(s, QC, sk_sub(s, q->P, q0)));
+  }
+  // kl_ksum_add: the chunk's K blocks, each added into acc (even a single one)
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, nq, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  KExpr *KC = ceil_div(s, nq, nb0), *NB = kmax(s, ceil_div(s, nq, kmax(s, KC, one)), one), *kb;
+  int64_t nb;
+  if (kir_eval_i64(NB, NULL, &nb) && nb == 1) {
+    *base = q0, *len = nq;
+    return in;
+  }
+  in = &sk_loop(s, in, "kb", NB, false, &kb)->body;
+  *base = sk_let(s, in, "kb0", sk_add(s, q0, sk_mul(s, kb, KC)));
+  *len = sk_let(s, in, "kl", kmin(s, KC, sk_sub(s, nq, sk_mul(s, kb, KC))));
+  return in;
+}
+
+static KExpr *gw_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  (void)blk, (void)ok;
+  return operand(s, sk_ld(s, q->y, y_at(s, q, q->img, sk_add(s, sk_mul(s, q->grp, q->Og), row), k)));
+}
+
+static KExpr *gw_b(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok) {
+  Conv *q = g->op;
+  return col_at(g->s, q, blk, q->img, col, k, ok);
+}
+
+static void gw_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  sk_st(s, blk, q->w, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, q->grp, q->Og), row), q->Kc), col), v);
+}
+
+bool sk_gpu_conv2d_grad_weight(Sk *s) {
+  Conv *q = arena_alloc(s->p->arena, sizeof *q);
+  Gemm g;
+  if (!conv(s, 1, 2, 0, q) || !gemm_init(&g, s, kir_buf(s->p, q->w)->dtype)) return false;
+  g.M = q->Og, g.N = q->Kc, g.batches = sk_i(s, q->g);
+  if (!gemm_tile(&g)) return false;
+  g.a_kfast = true, g.b_kfast = true;
+  // no pixel at all: the library writes 0; else the first chain is C itself (-0 + s = s)
+  KExpr *none = kir_bin(s->p, KB_EQ, sk_mul(s, q->N, q->P), sk_i(s, 0));
+  g.multi = true, g.acc_init = kir_select(s->p, none, sk_f(s, g.dt, 0), sk_f(s, g.dt, -0.0));
+  g.batch = grp_batch, g.segments = gw_segments, g.ld_a = gw_a, g.ld_b = gw_b, g.store = gw_store, g.op = q;
+  sk_restart(s);
+  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  return true;
+}
