@@ -24,20 +24,6 @@
 
 enum { MASK_WORDS = 4096 }; // (KH + KW) * vectors per call; larger calls take the scalar path
 
-static bool have_avx512(void) {
-  static _Atomic int known; // 0 unknown, 1 no, 2 yes
-  int v = known;
-  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
-  return v == 2;
-}
-
-// Lanes [lo, hi) of a 16-lane mask, the bounds clamped to [0, 16].
-static __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
-  hi = hi < lo ? lo : hi > 16 ? 16 : hi;
-  return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 static void clear_lane(__mmask16 *m, int64_t q, int64_t nq) {
   if (q >= 0 && q < nq) m[q / 16] &= (__mmask16)~(1u << (q % 16));
 }
@@ -50,7 +36,7 @@ static void masks(const Conv *k, int64_t q0, int64_t nq, int64_t nv, __mmask16 *
     int64_t dh = a * k->dh - k->ph, ilo = dh < 0 ? -dh : 0, ihi = k->h - dh < k->ho ? k->h - dh : k->ho;
     int64_t qa = ilo * k->w, qb = ihi * k->w; // pixels [qa, qb) read inside x
     if (qb > q0 + nq) qb = q0 + nq;
-    for (int64_t v = 0; v < nv; v++) rowm[a * nv + v] = lanes(qa - q0 - 16 * v, qb - q0 - 16 * v);
+    for (int64_t v = 0; v < nv; v++) rowm[a * nv + v] = mask_range(qa - q0 - 16 * v, qb - q0 - 16 * v);
   }
   // Every pixel, less the |off| columns of each row that read outside x.
   for (int64_t b = 0; b < k->kw; b++) {
@@ -67,7 +53,7 @@ static void masks(const Conv *k, int64_t q0, int64_t nq, int64_t nv, __mmask16 *
 bool conv_col_rows_avx512(const Conv *k, float *xg, int64_t r0, int64_t r1, int64_t q0, int64_t nq,
                           float *col, int64_t ld, bool add) {
   int64_t nv = (nq + 15) / 16;
-  if (k->sh != 1 || k->sw != 1 || k->wo != k->w || (k->kh + k->kw) * nv > MASK_WORDS || !have_avx512())
+  if (k->sh != 1 || k->sw != 1 || k->wo != k->w || (k->kh + k->kw) * nv > MASK_WORDS || !gemm_have_avx512())
     return false;
   __mmask16 rowm[MASK_WORDS], *colm = rowm + k->kh * nv;
   masks(k, q0, nq, nv, rowm, colm);
@@ -137,7 +123,7 @@ bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float
                      float *y, int64_t q0, int64_t nq) {
   int64_t nv = (nq + 15) / 16, ntap = k->kh * k->kw;
   if (k->sh != 1 || k->sw != 1 || k->wo != k->w || k->kc > TAPS_MAX || k->kc > MLC_GEMM_KC_MAX ||
-      (k->kh + k->kw + ntap) * nv > MASK_WORDS || !have_avx512())
+      (k->kh + k->kw + ntap) * nv > MASK_WORDS || !gemm_have_avx512())
     return false;
   __mmask16 rc[MASK_WORDS], *m = rc + (k->kh + k->kw) * nv;
   masks(k, q0, nq, nv, rc, rc + k->kh * nv);
@@ -153,7 +139,7 @@ bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float
   GemmEpi e = {.flags = flags, .alpha = 1, .beta = 0};
   for (int64_t v0 = 0; v0 < nv; v0 += 2) {
     bool two = v0 + 1 < nv;
-    __mmask16 s0 = lanes(0, nq - 16 * v0), s1 = lanes(0, nq - 16 * v0 - 16);
+    __mmask16 s0 = mask_range(0, nq - 16 * v0), s1 = mask_range(0, nq - 16 * v0 - 16);
     for (int64_t r0 = 0; r0 < k->og; r0 += 8) {
       int mr = (int)(k->og - r0 < 8 ? k->og - r0 : 8);
       e.bias_row = bias ? bias + r0 : NULL;

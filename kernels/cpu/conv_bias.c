@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "conv_internal.h"
+#include "gemm_internal.h"
 #include "pool_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -34,7 +35,7 @@ double *conv_bias_lanes_new(int64_t cols) { return calloc((size_t)(cols > 0 ? co
 
 void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq) {
 #if defined(__x86_64__) || defined(__i386__)
-  bool vec = pool_have_avx512();
+  bool vec = gemm_have_avx512();
 #endif
   for (int64_t o = 0; o < cols; o++) {
     const float *r = rows + o * ld - q0; // r[q]: pixel q

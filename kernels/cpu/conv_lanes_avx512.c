@@ -32,20 +32,6 @@
 #include "gemm_epi_avx512.h"
 #include "gemm_internal.h"
 
-static bool have_avx512(void) {
-  static _Atomic int known; // 0 unknown, 1 no, 2 yes
-  int v = known;
-  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
-  return v == 2;
-}
-
-// Lanes [lo, hi) of a 16-lane mask, the bounds clamped to [0, 16].
-static __mmask16 lanes(int64_t lo, int64_t hi) {
-  lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
-  hi = hi < lo ? lo : hi > 16 ? 16 : hi;
-  return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
-}
-
 static int64_t lanes_op(const Conv *k) { return (k->og + 15) / 16 * 16; }
 
 static float round_op(uint32_t flags, float v) {
@@ -60,7 +46,7 @@ static int64_t pad_w(const Conv *k) { return (k->wo - 1) * k->sw + (k->kw - 1) *
 static int64_t pad_rows(const Conv *k, int64_t i0, int64_t i1) { return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1; }
 
 bool conv_lanes_ok(const Conv *k) {
-  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1 || !have_avx512()) return false;
+  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1 || !gemm_have_avx512()) return false;
   int64_t rows = pad_rows(k, 0, k->ho - 1), plane = rows * pad_w(k);
   // Every offset must fit int32 and the copy stay a few MiB.
   return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
@@ -76,7 +62,7 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
       float *d = xp + (c * rows + r) * wp;
       int64_t h = r0 + r - k->ph;
       if (h < 0 || h >= k->h) {
-        for (int64_t j = 0; j < wp; j += 16) _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_setzero_ps());
+        for (int64_t j = 0; j < wp; j += 16) _mm512_mask_storeu_ps(d + j, mask_range(0, wp - j), _mm512_setzero_ps());
         continue;
       }
       const float *s = xg + (c * k->h + h) * k->w - k->pw; // s[j]: padded column j
@@ -87,7 +73,7 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
       }
       // 16 columns at a time: lanes outside [lo, hi) load zero (and never fault)
       for (int64_t j = 0; j < wp; j += 16)
-        _mm512_mask_storeu_ps(d + j, lanes(0, wp - j), _mm512_maskz_loadu_ps(lanes(lo - j, hi - j), s + j));
+        _mm512_mask_storeu_ps(d + j, mask_range(0, wp - j), _mm512_maskz_loadu_ps(mask_range(lo - j, hi - j), s + j));
     }
 }
 
@@ -249,7 +235,7 @@ static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq,
       __m512 r[16];
       for (int i = 0; i < 16; i++) r[i] = _mm512_load_ps(yt + (q + i) * ldt + c0);
       transpose16(r);
-      __mmask16 m = lanes(0, nq - q);
+      __mmask16 m = mask_range(0, nq - q);
       int rows = (int)(nrows - c0 < 16 ? nrows - c0 : 16);
       for (int i = 0; i < rows; i++) {
         float *yr = y + (c0 + i) * ldy + q;
@@ -300,7 +286,7 @@ static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq
   bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   for (int64_t o0 = 0; o0 < op; o0 += 16)
     for (int64_t q = 0; q < nq; q += 16) {
-      __mmask16 m = lanes(0, nq - q);
+      __mmask16 m = mask_range(0, nq - q);
       __m512 r[16];
       for (int i = 0; i < 16; i++)
         r[i] = o0 + i < k->og ? _mm512_maskz_loadu_ps(m, dyg + (o0 + i) * k->p + q0 + q) : _mm512_setzero_ps();
@@ -398,7 +384,7 @@ static int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
 bool conv_lanes_gin_ok(const Conv *k) {
   return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
          k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22) &&
-         have_avx512();
+         gemm_have_avx512();
 }
 
 int64_t conv_lanes_wtfloats(const Conv *k) { return k->g * k->kh * k->kw * k->og * lanes_cp(k); }
@@ -448,8 +434,8 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
       const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
       __mmask16 none = 0;
       for (int64_t jj = 0; jj < wq; jj += 16) {
-        __mmask16 in = i >= 0 && i < k->ho ? lanes(ew - jj, ew + k->wo - jj) : none;
-        _mm512_mask_storeu_ps(d + jj, lanes(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
+        __mmask16 in = i >= 0 && i < k->ho ? mask_range(ew - jj, ew + k->wo - jj) : none;
+        _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
       }
       if (rnd)
         for (int64_t jj = 0; jj < wq; jj++) d[jj] = round_op(flags, d[jj]);

@@ -216,16 +216,11 @@ __attribute__((target("avx512f"))) static void store_row_avx512(float *const *y,
   _mm512_mask_storeu_ps(p, (__mmask16)lane_mask(0, wp), best);
 }
 
-static bool have_avx512(void) {
-  static int have = -1;
-  if (have < 0) have = __builtin_cpu_supports("avx512f") ? 1 : 0;
-  return have;
-}
 #endif
 
 static void split_row(const Conv *k, const float *row, int64_t tw, float *ev, float *od) {
 #ifdef WG_AVX512
-  if (have_avx512()) {
+  if (gemm_have_avx512()) {
     split_row_avx512(k, row, tw, ev, od);
     return;
   }
@@ -264,7 +259,7 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
   float *ev[4], *od[4];
   for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
 #ifdef WG_AVX512
-  bool fast = n1 <= 16 && have_avx512();
+  bool fast = n1 <= 16 && gemm_have_avx512();
 #else
   bool fast = false;
 #endif
@@ -330,7 +325,7 @@ WG_SHORT void interleave_scalar(const float *restrict e, const float *restrict o
 
 static void interleave(const float *e, const float *o, int64_t wo, float *row) {
 #ifdef WG_AVX512
-  if (have_avx512()) {
+  if (gemm_have_avx512()) {
     interleave_avx512(e, o, wo, row);
     return;
   }
@@ -354,7 +349,7 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
   int64_t n1 = j->tw + 1, n = (gr1 - gr0) * n1, om = o1 - o0, hp = k->ho / 2, wp = k->wo / 2;
   float *y00 = buf, *y01 = buf + n, *y10 = buf + 2 * n, *y11 = buf + 3 * n;
 #ifdef WG_AVX512
-  bool fast = k->wo <= 32 && have_avx512();
+  bool fast = k->wo <= 32 && gemm_have_avx512();
 #endif
   for (int64_t o = o0; o < o1; o++) {
     output_cols(m + (o - o0) * ld, om * ld, n, j->bias ? j->bias + o : NULL, j->flags & MLC_CONV_RELU, y00, y01,

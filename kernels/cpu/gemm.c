@@ -412,3 +412,14 @@ int mlc_sgemm_batched(MlcPool *pool, uint32_t flags, int64_t batch, int64_t m, i
   const int64_t strides[4] = {stride_a, stride_b, stride_c, stride_aux};
   return gemm_parallel(pool, &g, batch, strides);
 }
+
+bool gemm_have_avx512(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  static _Atomic int known; // 0 unknown, 1 no, 2 yes
+  int v = known;
+  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
+  return v == 2;
+#else
+  return false;
+#endif
+}

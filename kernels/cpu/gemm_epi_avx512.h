@@ -9,6 +9,13 @@
 
 #include "gemm_internal.h"
 
+// Lanes [lo, hi) of a 16-lane mask, the bounds clamped to [0, 16].
+static inline __mmask16 mask_range(int64_t lo, int64_t hi) {
+  lo = lo < 0 ? 0 : lo > 16 ? 16 : lo;
+  hi = hi < lo ? lo : hi > 16 ? 16 : hi;
+  return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
 // t = epilogue(acc) for 16 columns of row i starting at column j of the
 // tile or strip (mask m: the columns that exist); the same IEEE ops as
 // gemm_epi_scalar, in its order.

@@ -52,6 +52,9 @@ typedef struct GemmVariant {
 } GemmVariant;
 
 extern const GemmVariant gemm_avx512, gemm_avx2, gemm_generic;
+// True when this CPU runs the AVX-512 variant (gemm_avx512.supported(),
+// asked once): the test every AVX-512 path of the library makes.
+bool gemm_have_avx512(void);
 
 const GemmVariant *gemm_current(void);
 

@@ -19,6 +19,7 @@
 
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
+#include "gemm_internal.h"
 #include "pool_internal.h"
 
 enum { POOL_CHUNK_FLOATS = 1 << 15 }; // input floats per task, at least one plane
@@ -95,7 +96,7 @@ static bool job_of(PoolJob *j, int64_t h, int64_t w, int64_t kh, int64_t kw, int
   *j = (PoolJob){.h = h, .w = w, .kh = kh, .kw = kw, .sh = sh, .sw = sw, // a window past the plane: none
                  .ho = h >= kh ? (h - kh) / sh + 1 : 0, .wo = w >= kw ? (w - kw) / sw + 1 : 0};
 #if defined(__x86_64__) || defined(__i386__)
-  j->fast = kh == 2 && kw == 2 && sh == 2 && sw == 2 && pool_have_avx512();
+  j->fast = kh == 2 && kw == 2 && sh == 2 && sw == 2 && gemm_have_avx512();
 #endif
   return true;
 }

@@ -8,13 +8,6 @@
 #include "gemm_internal.h"
 #include "pool_internal.h"
 
-bool pool_have_avx512(void) {
-  static _Atomic int known; // 0 unknown, 1 no, 2 yes
-  int v = known;
-  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
-  return v == 2;
-}
-
 static __mmask16 lanes(int64_t n) { return (__mmask16)(n >= 16 ? 0xffff : n <= 0 ? 0 : (1u << n) - 1); }
 
 // Even and odd columns of the 32 floats at p (the first n2 of them).

@@ -11,7 +11,6 @@
 void pool_max2x2_avx512(int64_t h, int64_t w, const float *x, float *y);
 void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float *x, const float *aux,
                              float *dx);
-bool pool_have_avx512(void);
 
 // 2 x 2, stride-2 max pools of `planes` planes x [h, w] -> y [h/2, w/2]
 // (h, w >= 2) on the calling thread: mlc_max_pool2d's values. The
