@@ -143,6 +143,7 @@ typedef struct Aff {
   int64_t len[AFF_MAX_T];
   atomic_int started;
   atomic_int timed_out;
+  int64_t wait_ms; // the first chunk's wait for the others; 0: 10 s
 } Aff;
 
 static int64_t now_ms(void) {
@@ -171,7 +172,7 @@ static void aff_chunk(void *va, int64_t b, int64_t e) {
   if (a->len[i] > 1) return;
   atomic_fetch_add(&a->started, 1);
   for (int64_t t0 = now_ms(); atomic_load(&a->started) < a->t;) {
-    if (now_ms() - t0 > 10000) {
+    if (now_ms() - t0 > (a->wait_ms ? a->wait_ms : 10000)) {
       atomic_store(&a->timed_out, 1);
       break;
     }
@@ -210,7 +211,18 @@ static void first_assignment(void) {
   for (int t = 1; t <= AFF_MAX_T; t++) {
     MlcPool *pool = mlc_pool_new(t);
     bool ok = pool && mlc_pool_threads(pool) == t;
-    sleep_ms(20); // a worker that starts after a publication takes it for one it has seen (pool.c)
+    // A worker that starts after a publication takes it for one it has seen
+    // (pool.c): first wait until a region of t chunks saw every thread.
+    for (int w = 0; w < 200; w++) {
+      Aff f = {.n = t, .t = t, .wait_ms = 50};
+      pthread_mutex_init(&f.mu, NULL);
+      for (int i = 0; i < AFF_MAX_T; i++) f.log[i] = calloc((size_t)t, sizeof(int64_t));
+      mlc_parallel_for(pool, t, 1, aff_chunk, &f);
+      bool all = !atomic_load(&f.timed_out);
+      for (int i = 0; i < AFF_MAX_T; i++) free(f.log[i]);
+      pthread_mutex_destroy(&f.mu);
+      if (all) break;
+    }
     for (size_t a = 0; a < sizeof ns / sizeof ns[0]; a++)
       for (int round = 0; round < 20; round++) {
         int64_t n = ns[a];
@@ -249,9 +261,25 @@ static void first_assignment(void) {
   }
 }
 
-// Without the barrier, whenever the workers come: every chunk runs once,
-// the caller starts at 0 and runs its range front to back before it steals,
-// each owner's own chunks are a prefix of its range, thieves take backs.
+// Without the barrier, whenever the workers come (a thread may find its
+// range stolen, or steal a range's front as its last chunk): every chunk
+// runs once, and a thread's chunks of any one range are either that range's
+// prefix in order (its owner's) or decreasing (a thief's).
+static bool aff_runs_ok(const Aff *a, int i) {
+  for (int64_t v = 0; v < a->t; v++) {
+    int64_t lo = range_start(v, a->n, a->t), hi = range_start(v + 1, a->n, a->t), seen = 0, last = -1;
+    bool front = true, down = true;
+    for (int64_t q = 0; q < a->len[i]; q++) {
+      int64_t k = a->log[i][q];
+      if (k < lo || k >= hi) continue;
+      front &= k == lo + seen;
+      down &= last < 0 || k < last;
+      last = k, seen++;
+    }
+    if (!front && !down) return false;
+  }
+  return true;
+}
 static void aff_free_chunk(void *va, int64_t b, int64_t e) {
   Aff *a = va;
   int i = aff_slot(a);
@@ -281,14 +309,8 @@ static void stealing(void) {
           if (k >= 0 && k < n) by[k] = i;
         }
       for (int64_t k = 0; k < n; k++) ok &= by[k] >= 0;
-      ok &= !atomic_load(&f.timed_out) && f.len[0] > 0 && f.log[0][0] == 0;
-      // the caller's log: its range first, then stolen chunks, each victim's decreasing
-      ok &= aff_log_ok(&f, 0, by);
-      for (int i = 1; i < f.nids; i++) { // a worker whose range was gone when it came only stole
-        bool owner = false;
-        for (int r = 0; r < t; r++) owner |= f.log[i][0] == range_start(r, n, t);
-        if (owner) ok &= aff_log_ok(&f, i, by);
-      }
+      ok &= !atomic_load(&f.timed_out);
+      for (int i = 0; i < f.nids; i++) ok &= aff_runs_ok(&f, i);
       free(by);
       for (int i = 0; i < AFF_MAX_T; i++) free(f.log[i]);
       pthread_mutex_destroy(&f.mu);
