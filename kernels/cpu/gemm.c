@@ -325,9 +325,12 @@ static void split_run(void *vs, int64_t b, int64_t e) {
 // assignment (chunk k of n is thread floor(k*T/n)'s) one core writes,
 // updates and packs the same rows, in its own L2. Only where a row strip
 // reads B in place (it is not packed) and there are micro-rows for every
-// thread.
+// thread, and B (which every row strip reads whole) takes at most a
+// quarter of the L2 (fc1's x, 64 x 784, 200 KB; a CNN classifier's 64 x
+// 3136 keeps its column strips, which read only their own columns).
 static bool weight_rows(const Gemm *g, const GemmVariant *v, int64_t pm, int64_t t) {
   if (g->rsa != 1 || g->csa == 1 || pm < t || g->m < 2 * v->mr) return false;
+  if (4.0 * (double)g->k * (double)g->n > 0.25 * (double)l2_bytes()) return false;
   bool pb, pa;
   packing(g, v, (g->m + t - 1) / t, nc_of(v), &pb, &pa);
   return !pb;
