@@ -17,10 +17,12 @@
 //     else { ... } }
 //   }
 //
-// Serial members come first, the largest first, so a thread takes the
-// longest task while the other works through the chunks (the pool hands out
-// tasks in order). The region's grain is T (one chunk: the caller runs it
-// alone) when the members' work together is below chunk_min_work.
+// Serial members come first, the largest first, so the caller (whose
+// range of tasks starts at 0, pool.c) takes the longest task while the
+// others work through their ranges of chunks and then steal from its;
+// chunked members of one constant task count interleave (same_tasks). The
+// region's grain is T (one chunk: the caller runs it alone) when the
+// members' work together is below chunk_min_work.
 #include "schedule_internal.h"
 
 #include <stdio.h>

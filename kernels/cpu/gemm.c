@@ -287,7 +287,8 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
 // Every element is still computed by exactly one task in the same order,
 // so the split is free to follow the thread count.
 //
-// The threads claim strips from the pool's chunk counter, so a thread that
+// The threads claim strips from the pool (strip k of n first thread
+// floor(k*T/n)'s, the rest stolen from the back), so a thread that
 // starts late (a worker woken from its poll, or a vCPU the host took away)
 // takes fewer strips instead of keeping the others waiting for a strip
 // sized for it: up to SPLIT_PER_THREAD strips per thread, each of at least
