@@ -17,10 +17,12 @@
 //     else { ... } }
 //   }
 //
-// Serial members come first, the largest first, so a thread takes the
-// longest task while the other works through the chunks (the pool hands out
-// tasks in order). The region's grain is T (one chunk: the caller runs it
-// alone) when the members' work together is below chunk_min_work.
+// Serial members come first, the largest first, so the caller (whose
+// range of tasks starts at 0, pool.c) takes the longest task while the
+// others work through their ranges of chunks and then steal from its;
+// chunked members of one constant task count interleave (same_tasks). The
+// region's grain is T (one chunk: the caller runs it alone) when the
+// members' work together is below chunk_min_work.
 #include "schedule_internal.h"
 
 #include <stdio.h>
@@ -203,8 +205,47 @@ static int by_work(const void *a, const void *b) {
   return x->order - y->order;
 }
 
+// A member's number of tasks when it is a constant, else -1.
+static int64_t task_count(const Member *m) {
+  if (!m->chunked) return 1;
+  const KStmt *l = VEC_AT(m->k->body, KStmt, 0);
+  if (l->n->kind != KE_CONST || l->grain->kind != KE_CONST || l->grain->i < 1) return -1;
+  return (l->n->i + l->grain->i - 1) / l->grain->i;
+}
+
+// Chunked members with the same constant number of tasks interleave: task
+// base + c * w + q is member q's chunk c. The pool gives each thread a
+// contiguous range of a region's tasks first (pool.c), so each thread then
+// gets the same part of every such member's rows: fc1.b's bias gradient (64
+// chunks of 4 columns of dy) and fc2.w's update (64 chunks of 2 rows) split
+// as the GEMMs that wrote their operands did, where one after the other
+// each went to one thread. So after the serial members (the largest
+// first), those of one count are put next to each other, in the order the
+// first of them ran; same_tasks says how many from i on interleave.
+static void group_counts(Member *ms, int n) {
+  Member out[MERGE_MAX];
+  bool used[MERGE_MAX] = {0};
+  int o = 0;
+  for (int i = 0; i < n; i++) {
+    if (used[i]) continue;
+    out[o++] = ms[i], used[i] = true;
+    int64_t c = task_count(&ms[i]);
+    for (int j = i + 1; j < n && ms[i].chunked && c >= 2; j++)
+      if (!used[j] && ms[j].chunked && task_count(&ms[j]) == c) out[o++] = ms[j], used[j] = true;
+  }
+  memcpy(ms, out, sizeof *ms * (size_t)n);
+}
+
+static int same_tasks(const Member *ms, int i, int n) {
+  int64_t c = task_count(&ms[i]);
+  int w = 1;
+  while (ms[i].chunked && c >= 2 && i + w < n && ms[i + w].chunked && task_count(&ms[i + w]) == c) w++;
+  return w;
+}
+
 static KirKernel *merge(Sk *s, Member *ms, int n) {
   qsort(ms, (size_t)n, sizeof *ms, by_work);
+  group_counts(ms, n);
   KirKernel *g = arena_alloc(s->p->arena, sizeof *g);
   int first = 0; // the member that ran first: the group's name and span
   for (int i = 1; i < n; i++)
@@ -223,15 +264,31 @@ static KirKernel *merge(Sk *s, Member *ms, int n) {
   KStmt *loop = sk_loop(&gs, &g->body, "task", total, true, &t);
   Vec *blk = &loop->body;
   KExpr *base = sk_i(&gs, 0);
-  for (int i = 0; i < n; i++) {
-    KExpr *end = sk_add(&gs, base, member_tasks(&gs, &ms[i]));
+  for (int i = 0; i < n;) {
+    int w = same_tasks(ms, i, n); // members i..i+w-1 interleave
+    KExpr *end = sk_add(&gs, base, sk_mul(&gs, sk_i(&gs, w), member_tasks(&gs, &ms[i])));
     Vec *task = blk;
-    if (i < n - 1) {
+    if (i + w < n) {
       KStmt *br = kir_if(s->p, blk, sk_lt(&gs, t, end));
       task = &br->body, blk = &br->els;
     }
-    member_task(&gs, g, &ms[i], task, ms[i].chunked ? sk_let(&gs, task, "c", sk_sub(&gs, t, base)) : NULL);
+    if (w == 1) {
+      member_task(&gs, g, &ms[i], task, ms[i].chunked ? sk_let(&gs, task, "c", sk_sub(&gs, t, base)) : NULL);
+    } else {
+      KExpr *r = sk_let(&gs, task, "r", sk_sub(&gs, t, base));
+      KExpr *c = sk_let(&gs, task, "c", sk_div(&gs, r, sk_i(&gs, w)));
+      KExpr *which = sk_let(&gs, task, "m", sk_mod(&gs, r, sk_i(&gs, w)));
+      for (int q = 0; q < w; q++) {
+        Vec *mt = task;
+        if (q < w - 1) {
+          KStmt *br = kir_if(s->p, task, sk_lt(&gs, which, sk_i(&gs, q + 1)));
+          mt = &br->body, task = &br->els;
+        }
+        member_task(&gs, g, &ms[i + q], mt, c);
+      }
+    }
     base = end;
+    i += w;
   }
   loop->map = KMAP_CHUNK;
   bool small = work >= 0 && work < s->t->chunk_min_work;

@@ -2,10 +2,16 @@
 //
 // One job at a time, published without a lock. Chunks are [k*grain,
 // min(n, (k+1)*grain)), fixed by n and grain alone, so results that are
-// reduced per chunk do not depend on the thread count. Every thread, the
-// caller included, claims chunk numbers from an atomic counter; the caller
-// returns once `done` reaches the number of chunks. Nothing is allocated
-// per region.
+// reduced per chunk do not depend on the thread count. Chunk k of n is
+// first thread floor(k*T/n)'s (T threads, the caller thread 0): each
+// thread owns a contiguous range [ceil(t*n/T), ceil((t+1)*n/T)), claims it
+// from its front, and once it is empty steals from the back of the other
+// ranges (the next thread's first). So the same thread touches the same
+// part of the data in every region split the same way (a weight's rows in
+// its gradient, its update and the next forward's packing: each core keeps
+// its part in its own L2), and a late thread's chunks still run. The
+// caller returns once `done` reaches the number of chunks. Nothing is
+// allocated per region.
 //
 // Publishing is a seqlock on `gen`: the caller makes gen odd, waits until no
 // worker is inside a job (`inside` == 0), writes the job, then makes gen
@@ -48,14 +54,30 @@ enum { HOT_NS = 20 * 1000, SPIN_NS = 200 * 1000 };
 
 static _Thread_local int in_job; // this thread is running a chunk
 
+// A thread's range of chunks: front in the low 32 bits, end in the high;
+// the owner takes the front, thieves the back, each with one
+// compare-exchange. Regions of 2^32 chunks or more use one shared counter.
+typedef struct Range {
+  _Alignas(64) atomic_uint_fast64_t fb;
+} Range;
+
+typedef struct Worker {
+  struct MlcPool *pool;
+  int self; // 1..nthreads-1; the caller is 0
+} Worker;
+
 struct MlcPool {
   int nthreads; // including the caller
   pthread_t *threads;
+  Worker *workers;
+  Range *ranges; // one per thread
   // the job; written only while gen is odd and no worker is inside
   MlcRangeFn fn;
   void *arg;
   int64_t n, grain, nchunks;
-  _Alignas(64) atomic_int_fast64_t next; // next chunk to claim
+  int first, owners;                     // threads first..first+owners-1 own the ranges
+  bool shared;                           // too many chunks for the ranges: `next` alone
+  _Alignas(64) atomic_int_fast64_t next; // next chunk to claim (shared)
   _Alignas(64) atomic_int_fast64_t done; // chunks finished
   _Alignas(64) atomic_uint gen;          // odd: a job is being written
   atomic_int inside;                     // workers between entry and exit of a job
@@ -105,17 +127,71 @@ static void backoff(int i) {
 }
 
 // ---- running chunks -------------------------------------------------------------------------
-static void run_chunks(MlcPool *p) {
+static int64_t claim_front(Range *r) {
+  uint_fast64_t v = atomic_load_explicit(&r->fb, memory_order_relaxed);
+  while ((uint32_t)v < (uint32_t)(v >> 32))
+    if (atomic_compare_exchange_weak(&r->fb, &v, v + 1)) return (int64_t)(uint32_t)v;
+  return -1;
+}
+
+static int64_t claim_back(Range *r) {
+  uint_fast64_t v = atomic_load_explicit(&r->fb, memory_order_relaxed);
+  while ((uint32_t)v < (uint32_t)(v >> 32))
+    if (atomic_compare_exchange_weak(&r->fb, &v, v - ((uint_fast64_t)1 << 32)))
+      return (int64_t)(v >> 32) - 1;
+  return -1;
+}
+
+// The next chunk for thread `self`: its own range's front, then the other
+// ranges' backs, starting with the next owner's; -1 when none is left.
+static int64_t claim(MlcPool *p, int self) {
+  if (p->shared) {
+    int64_t k = atomic_fetch_add(&p->next, 1);
+    return k < p->nchunks ? k : -1;
+  }
+  int own = self - p->first, m = p->owners;
+  if (own >= 0 && own < m) {
+    int64_t k = claim_front(&p->ranges[own]);
+    if (k >= 0) return k;
+  }
+  int base = own >= 0 && own < m ? own : 0;
+  for (int d = 1; d <= m; d++) {
+    int v = (base + d) % m;
+    if (v == own) continue;
+    int64_t k = claim_back(&p->ranges[v]);
+    if (k >= 0) return k;
+  }
+  return -1;
+}
+
+static void run_chunks(MlcPool *p, int self) {
   int64_t ran = 0; // added to `done` once, at the end
   for (;; ran++) {
-    int64_t k = atomic_fetch_add(&p->next, 1);
-    if (k >= p->nchunks) break;
+    int64_t k = claim(p, self);
+    if (k < 0) break;
     int64_t b = k * p->grain, e = b + p->grain < p->n ? b + p->grain : p->n;
     in_job = 1;
     p->fn(p->arg, b, e);
     in_job = 0;
   }
   if (ran) atomic_fetch_add_explicit(&p->done, ran, memory_order_release);
+}
+
+// Writes a job of nchunks chunks whose ranges belong to threads first..
+// nthreads-1 (gen is odd and no worker is inside).
+static void set_job(MlcPool *p, int64_t n, int64_t grain, int64_t nchunks, MlcRangeFn fn, void *arg,
+                    int first) {
+  p->fn = fn, p->arg = arg, p->n = n, p->grain = grain, p->nchunks = nchunks;
+  p->first = first, p->owners = p->nthreads - first;
+  p->shared = nchunks > (int64_t)UINT32_MAX;
+  int64_t m = p->owners;
+  for (int64_t t = 0; t < m && !p->shared; t++) {
+    uint_fast64_t lo = (uint_fast64_t)((t * nchunks + m - 1) / m);
+    uint_fast64_t hi = (uint_fast64_t)(((t + 1) * nchunks + m - 1) / m);
+    atomic_store_explicit(&p->ranges[t].fb, lo | hi << 32, memory_order_relaxed);
+  }
+  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
+  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
 }
 
 // Waits until gen is even and differs from `seen` (spinning, then asleep);
@@ -141,8 +217,9 @@ static unsigned next_gen(MlcPool *p, unsigned seen) {
   }
 }
 
-static void *worker(void *vp) {
-  MlcPool *p = vp;
+static void *worker(void *vw) {
+  Worker *w = vw;
+  MlcPool *p = w->pool;
   unsigned seen = atomic_load(&p->gen);
   for (;;) {
     unsigned g = next_gen(p, seen);
@@ -150,7 +227,7 @@ static void *worker(void *vp) {
     atomic_fetch_add(&p->inside, 1);
     g = atomic_load(&p->gen);
     if (!(g & 1) && g != seen) { // a published job this worker has not run
-      run_chunks(p);
+      run_chunks(p, w->self);
       seen = g;
     } else if (g & 1) {
       seen = g; // being written: wait for the next change
@@ -174,12 +251,16 @@ MlcPool *mlc_pool_new(int nthreads) {
   pthread_cond_init(&p->cv, NULL);
 #endif
   p->threads = calloc((size_t)nthreads, sizeof *p->threads);
-  if (!p->threads) p->nthreads = 1;
-  for (int i = 1; i < p->nthreads; i++)
-    if (pthread_create(&p->threads[i], NULL, worker, p)) {
+  p->workers = calloc((size_t)nthreads, sizeof *p->workers);
+  p->ranges = aligned_alloc(64, (size_t)nthreads * sizeof *p->ranges);
+  if (!p->threads || !p->workers || !p->ranges) p->nthreads = 1;
+  for (int i = 1; i < p->nthreads; i++) {
+    p->workers[i] = (Worker){.pool = p, .self = i};
+    if (pthread_create(&p->threads[i], NULL, worker, &p->workers[i])) {
       p->nthreads = i; // run with what started
       break;
     }
+  }
   return p;
 }
 
@@ -194,6 +275,8 @@ void mlc_pool_free(MlcPool *p) {
   pthread_cond_destroy(&p->cv);
 #endif
   free(p->threads);
+  free(p->workers);
+  free(p->ranges);
   free(p);
 }
 
@@ -210,12 +293,10 @@ void mlc_parallel_for(MlcPool *p, int64_t n, int64_t grain, MlcRangeFn fn, void 
   unsigned g = atomic_load(&p->gen);
   atomic_store(&p->gen, g + 1); // odd: writing
   for (int i = 0; atomic_load(&p->inside); i++) backoff(i);
-  p->fn = fn, p->arg = arg, p->n = n, p->grain = grain, p->nchunks = nchunks;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  set_job(p, n, grain, nchunks, fn, arg, 0);
   atomic_store(&p->gen, g + 2); // even: published
   if (atomic_load(&p->sleepers)) gen_wake(p);
-  run_chunks(p);
+  run_chunks(p, 0);
   // The last chunks finish on other threads.
   for (int i = 0; atomic_load_explicit(&p->done, memory_order_acquire) < nchunks; i++) backoff(i);
 }
@@ -233,9 +314,7 @@ bool mlc_pool_post(MlcPool *p, int64_t n, MlcRangeFn fn, void *arg, unsigned *ti
   unsigned g = atomic_load(&p->gen);
   atomic_store(&p->gen, g + 1); // odd: writing
   for (int i = 0; atomic_load(&p->inside); i++) backoff(i);
-  p->fn = fn, p->arg = arg, p->n = n, p->grain = 1, p->nchunks = n;
-  atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-  atomic_store_explicit(&p->done, 0, memory_order_relaxed);
+  set_job(p, n, 1, n, fn, arg, 1); // the workers own the ranges: chunk i-1 first worker i's
   *ticket = g + 2;
   atomic_store(&p->gen, g + 2); // even: published
   if (atomic_load(&p->sleepers)) gen_wake(p);

@@ -37,6 +37,11 @@ extern "C" {
 // the pool's threads and the caller's, and the call returns when all are done.
 // Chunk boundaries depend only on n and grain, so a per-chunk reduction is the
 // same with 1 thread or 16. A pool of 1 thread runs everything inline.
+// Chunk k of c chunks goes first to thread floor(k*T/c) of T (the caller is
+// thread 0): each thread runs its own contiguous range front to back, then
+// takes what is left of the others' from their backs. So regions cut the
+// same way give the same rows to the same thread (its core's cache), which
+// changes no result: a chunk computes the same whichever thread runs it.
 MlcPool *mlc_pool_new(int nthreads); // nthreads <= 0: the number of CPUs
 void mlc_pool_free(MlcPool *pool);
 int mlc_pool_threads(const MlcPool *pool);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/gemm_ref.h"
 #include "mlc_kernels.h"
@@ -177,7 +178,8 @@ static void strip_split(const char *variant) {
     bool by_cols, packs_b;
   } cases[] = {
       {{MLC_GEMM_TRANS_B | MLC_GEMM_BIAS_COL | MLC_GEMM_RELU, 64, 256, 784, 0, 1, 0}, true, false},
-      {{MLC_GEMM_TRANS_A, 256, 784, 64, 0, 1, 0}, true, false},
+      {{MLC_GEMM_TRANS_A, 256, 784, 64, 0, 1, 0}, false, false}, // a weight gradient: its rows
+      {{MLC_GEMM_TRANS_A, 128, 3136, 64, 0, 1, 0}, true, false}, // its B past a quarter of the L2
       {{MLC_GEMM_RELU_MASK, 64, 256, 128, 1, 1, 0}, true, false},
       {{0, 67, 203, 93, 2, 0.5f, 1}, true, false},
       {{MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_ROW, 301, 10, 1030, 1, 1, 0}, false, false},
@@ -195,7 +197,10 @@ static void strip_split(const char *variant) {
     Gemm g = {.m = t->m, .n = t->n, .k = t->k, .b = o.b, .rsa = ta ? 1 : o.lda, .csa = ta ? o.lda : 1,
               .rsb = tb ? 1 : o.ldb, .csb = tb ? o.ldb : 1,
               .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
-    int64_t panels = cases[i].by_cols ? (t->n + v->nr - 1) / v->nr : (t->m + v->mr - 1) / v->mr;
+    // the weight-gradient row split wants B in a quarter of the L2 (gemm.c, weight_rows)
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    bool want_cols = cases[i].by_cols || 4.0 * (double)t->k * (double)t->n > 0.25 * (double)(l2 > 0 ? l2 : 1 << 20);
+    int64_t panels = want_cols ? (t->n + v->nr - 1) / v->nr : (t->m + v->mr - 1) / v->mr;
     int64_t by_work = (int64_t)(2.0 * (double)t->m * (double)t->n * (double)t->k / 0.5e6);
     for (int p = 0; p < 2; p++) {
       int64_t threads = p + 2, least = threads < panels ? threads : panels, want = least;
@@ -218,7 +223,7 @@ static void strip_split(const char *variant) {
       snprintf(msg, sizeof msg, "%s: %s, %lld threads: %lld %s strips (want %lld), %lld elements "
                "differ from gemm_ref.h", variant, name, (long long)threads, (long long)strips,
                by_cols ? "column" : "row", (long long)want, (long long)unlike);
-      check(msg, c && !unlike && strips == want && by_cols == cases[i].by_cols);
+      check(msg, c && !unlike && strips == want && by_cols == want_cols);
       free(c);
     }
     free(cr);
