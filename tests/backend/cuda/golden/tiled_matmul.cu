@@ -3,14 +3,14 @@
 // a C compiler (-ffp-contract=off) for the CPU emulation.
 #include "mlc_cuda.h"
 
-// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:17): block 64, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_as b5 = t0_bs b6 = t0_ss b7 = t0_acc
+// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:18): block 64, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_as b5 = t0_bs b6 = t0_ss b7 = t0_acc
 MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, float *MLC_RESTRICT b3, int64_t s0, uint64_t seed, uint32_t *flag) {
   const int mlc_dead = *flag != 0;
   (void)mlc_dead;
   MLC_SHARED float b4[1040];
   MLC_SHARED float b5[272];
-  MLC_SHARED float b6[1024];
-  MLC_SHARED float b7[1024];
+  float b6[16];
+  float b7[16];
   int64_t v_i0 = 0;
   (void)v_i0;
   int64_t v_i1 = 0;
@@ -194,22 +194,22 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
   v_j010 = 0LL;
   if (!mlc_dead) {
     v_gt11 = (int64_t)threadIdx.x;
-    b7[v_gt11] = (-0.0f);
-    b7[(64LL + v_gt11)] = (-0.0f);
-    b7[(128LL + v_gt11)] = (-0.0f);
-    b7[(192LL + v_gt11)] = (-0.0f);
-    b7[(256LL + v_gt11)] = (-0.0f);
-    b7[(320LL + v_gt11)] = (-0.0f);
-    b7[(384LL + v_gt11)] = (-0.0f);
-    b7[(448LL + v_gt11)] = (-0.0f);
-    b7[(512LL + v_gt11)] = (-0.0f);
-    b7[(576LL + v_gt11)] = (-0.0f);
-    b7[(640LL + v_gt11)] = (-0.0f);
-    b7[(704LL + v_gt11)] = (-0.0f);
-    b7[(768LL + v_gt11)] = (-0.0f);
-    b7[(832LL + v_gt11)] = (-0.0f);
-    b7[(896LL + v_gt11)] = (-0.0f);
-    b7[(960LL + v_gt11)] = (-0.0f);
+    b7[0LL] = (-0.0f);
+    b7[1LL] = (-0.0f);
+    b7[2LL] = (-0.0f);
+    b7[3LL] = (-0.0f);
+    b7[4LL] = (-0.0f);
+    b7[5LL] = (-0.0f);
+    b7[6LL] = (-0.0f);
+    b7[7LL] = (-0.0f);
+    b7[8LL] = (-0.0f);
+    b7[9LL] = (-0.0f);
+    b7[10LL] = (-0.0f);
+    b7[11LL] = (-0.0f);
+    b7[12LL] = (-0.0f);
+    b7[13LL] = (-0.0f);
+    b7[14LL] = (-0.0f);
+    b7[15LL] = (-0.0f);
   }
   {
     const int64_t n_kb12 = 2LL;
@@ -218,22 +218,22 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
       v_kl14 = ((int64_t)mlc_imin(300LL, (600LL - (v_kb12 * 300LL))));
       if (!mlc_dead) {
         v_gt15 = (int64_t)threadIdx.x;
-        b6[v_gt15] = 0.0f;
-        b6[(64LL + v_gt15)] = 0.0f;
-        b6[(128LL + v_gt15)] = 0.0f;
-        b6[(192LL + v_gt15)] = 0.0f;
-        b6[(256LL + v_gt15)] = 0.0f;
-        b6[(320LL + v_gt15)] = 0.0f;
-        b6[(384LL + v_gt15)] = 0.0f;
-        b6[(448LL + v_gt15)] = 0.0f;
-        b6[(512LL + v_gt15)] = 0.0f;
-        b6[(576LL + v_gt15)] = 0.0f;
-        b6[(640LL + v_gt15)] = 0.0f;
-        b6[(704LL + v_gt15)] = 0.0f;
-        b6[(768LL + v_gt15)] = 0.0f;
-        b6[(832LL + v_gt15)] = 0.0f;
-        b6[(896LL + v_gt15)] = 0.0f;
-        b6[(960LL + v_gt15)] = 0.0f;
+        b6[0LL] = 0.0f;
+        b6[1LL] = 0.0f;
+        b6[2LL] = 0.0f;
+        b6[3LL] = 0.0f;
+        b6[4LL] = 0.0f;
+        b6[5LL] = 0.0f;
+        b6[6LL] = 0.0f;
+        b6[7LL] = 0.0f;
+        b6[8LL] = 0.0f;
+        b6[9LL] = 0.0f;
+        b6[10LL] = 0.0f;
+        b6[11LL] = 0.0f;
+        b6[12LL] = 0.0f;
+        b6[13LL] = 0.0f;
+        b6[14LL] = 0.0f;
+        b6[15LL] = 0.0f;
       }
       {
         const int64_t n_kt16 = mlc_div_i64(((v_kl14 + 16LL) - 1LL), 16LL);
@@ -368,22 +368,22 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
             v_gt60 = (int64_t)threadIdx.x;
             v_ty61 = mlc_div_i64(v_gt60, 4LL);
             v_tx62 = mlc_mod_i64(v_gt60, 4LL);
-            v_c63 = b6[v_gt60];
-            v_c64 = b6[(64LL + v_gt60)];
-            v_c65 = b6[(128LL + v_gt60)];
-            v_c66 = b6[(192LL + v_gt60)];
-            v_c67 = b6[(256LL + v_gt60)];
-            v_c68 = b6[(320LL + v_gt60)];
-            v_c69 = b6[(384LL + v_gt60)];
-            v_c70 = b6[(448LL + v_gt60)];
-            v_c71 = b6[(512LL + v_gt60)];
-            v_c72 = b6[(576LL + v_gt60)];
-            v_c73 = b6[(640LL + v_gt60)];
-            v_c74 = b6[(704LL + v_gt60)];
-            v_c75 = b6[(768LL + v_gt60)];
-            v_c76 = b6[(832LL + v_gt60)];
-            v_c77 = b6[(896LL + v_gt60)];
-            v_c78 = b6[(960LL + v_gt60)];
+            v_c63 = b6[0LL];
+            v_c64 = b6[1LL];
+            v_c65 = b6[2LL];
+            v_c66 = b6[3LL];
+            v_c67 = b6[4LL];
+            v_c68 = b6[5LL];
+            v_c69 = b6[6LL];
+            v_c70 = b6[7LL];
+            v_c71 = b6[8LL];
+            v_c72 = b6[9LL];
+            v_c73 = b6[10LL];
+            v_c74 = b6[11LL];
+            v_c75 = b6[12LL];
+            v_c76 = b6[13LL];
+            v_c77 = b6[14LL];
+            v_c78 = b6[15LL];
             {
               const int64_t n_kk79 = v_kn17;
               for (v_kk79 = 0; v_kk79 < n_kk79; v_kk79++) {
@@ -413,44 +413,44 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
                 v_c78 = fmaf(v_a83, v_b87, v_c78);
               }
             }
-            b6[v_gt60] = v_c63;
-            b6[(64LL + v_gt60)] = v_c64;
-            b6[(128LL + v_gt60)] = v_c65;
-            b6[(192LL + v_gt60)] = v_c66;
-            b6[(256LL + v_gt60)] = v_c67;
-            b6[(320LL + v_gt60)] = v_c68;
-            b6[(384LL + v_gt60)] = v_c69;
-            b6[(448LL + v_gt60)] = v_c70;
-            b6[(512LL + v_gt60)] = v_c71;
-            b6[(576LL + v_gt60)] = v_c72;
-            b6[(640LL + v_gt60)] = v_c73;
-            b6[(704LL + v_gt60)] = v_c74;
-            b6[(768LL + v_gt60)] = v_c75;
-            b6[(832LL + v_gt60)] = v_c76;
-            b6[(896LL + v_gt60)] = v_c77;
-            b6[(960LL + v_gt60)] = v_c78;
+            b6[0LL] = v_c63;
+            b6[1LL] = v_c64;
+            b6[2LL] = v_c65;
+            b6[3LL] = v_c66;
+            b6[4LL] = v_c67;
+            b6[5LL] = v_c68;
+            b6[6LL] = v_c69;
+            b6[7LL] = v_c70;
+            b6[8LL] = v_c71;
+            b6[9LL] = v_c72;
+            b6[10LL] = v_c73;
+            b6[11LL] = v_c74;
+            b6[12LL] = v_c75;
+            b6[13LL] = v_c76;
+            b6[14LL] = v_c77;
+            b6[15LL] = v_c78;
           }
           MLC_BARRIER();
         }
       }
       if (!mlc_dead) {
         v_gt88 = (int64_t)threadIdx.x;
-        b7[v_gt88] = (b7[v_gt88] + b6[v_gt88]);
-        b7[(64LL + v_gt88)] = (b7[(64LL + v_gt88)] + b6[(64LL + v_gt88)]);
-        b7[(128LL + v_gt88)] = (b7[(128LL + v_gt88)] + b6[(128LL + v_gt88)]);
-        b7[(192LL + v_gt88)] = (b7[(192LL + v_gt88)] + b6[(192LL + v_gt88)]);
-        b7[(256LL + v_gt88)] = (b7[(256LL + v_gt88)] + b6[(256LL + v_gt88)]);
-        b7[(320LL + v_gt88)] = (b7[(320LL + v_gt88)] + b6[(320LL + v_gt88)]);
-        b7[(384LL + v_gt88)] = (b7[(384LL + v_gt88)] + b6[(384LL + v_gt88)]);
-        b7[(448LL + v_gt88)] = (b7[(448LL + v_gt88)] + b6[(448LL + v_gt88)]);
-        b7[(512LL + v_gt88)] = (b7[(512LL + v_gt88)] + b6[(512LL + v_gt88)]);
-        b7[(576LL + v_gt88)] = (b7[(576LL + v_gt88)] + b6[(576LL + v_gt88)]);
-        b7[(640LL + v_gt88)] = (b7[(640LL + v_gt88)] + b6[(640LL + v_gt88)]);
-        b7[(704LL + v_gt88)] = (b7[(704LL + v_gt88)] + b6[(704LL + v_gt88)]);
-        b7[(768LL + v_gt88)] = (b7[(768LL + v_gt88)] + b6[(768LL + v_gt88)]);
-        b7[(832LL + v_gt88)] = (b7[(832LL + v_gt88)] + b6[(832LL + v_gt88)]);
-        b7[(896LL + v_gt88)] = (b7[(896LL + v_gt88)] + b6[(896LL + v_gt88)]);
-        b7[(960LL + v_gt88)] = (b7[(960LL + v_gt88)] + b6[(960LL + v_gt88)]);
+        b7[0LL] = (b7[0LL] + b6[0LL]);
+        b7[1LL] = (b7[1LL] + b6[1LL]);
+        b7[2LL] = (b7[2LL] + b6[2LL]);
+        b7[3LL] = (b7[3LL] + b6[3LL]);
+        b7[4LL] = (b7[4LL] + b6[4LL]);
+        b7[5LL] = (b7[5LL] + b6[5LL]);
+        b7[6LL] = (b7[6LL] + b6[6LL]);
+        b7[7LL] = (b7[7LL] + b6[7LL]);
+        b7[8LL] = (b7[8LL] + b6[8LL]);
+        b7[9LL] = (b7[9LL] + b6[9LL]);
+        b7[10LL] = (b7[10LL] + b6[10LL]);
+        b7[11LL] = (b7[11LL] + b6[11LL]);
+        b7[12LL] = (b7[12LL] + b6[12LL]);
+        b7[13LL] = (b7[13LL] + b6[13LL]);
+        b7[14LL] = (b7[14LL] + b6[14LL]);
+        b7[15LL] = (b7[15LL] + b6[15LL]);
       }
     }
   }
@@ -461,7 +461,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + v_ty90) < s0) && ((v_j010 + v_tx91) < 5LL))) {
       v_i0 = (v_i09 + v_ty90);
       v_i1 = (v_j010 + v_tx91);
-      v_acc2 = b7[v_gt89];
+      v_acc2 = b7[0LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -469,7 +469,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + v_ty90) < s0) && ((v_j010 + (v_tx91 + 4LL)) < 5LL))) {
       v_i0 = (v_i09 + v_ty90);
       v_i1 = (v_j010 + (v_tx91 + 4LL));
-      v_acc2 = b7[(64LL + v_gt89)];
+      v_acc2 = b7[1LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -477,7 +477,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + v_ty90) < s0) && ((v_j010 + (v_tx91 + 8LL)) < 5LL))) {
       v_i0 = (v_i09 + v_ty90);
       v_i1 = (v_j010 + (v_tx91 + 8LL));
-      v_acc2 = b7[(128LL + v_gt89)];
+      v_acc2 = b7[2LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -485,7 +485,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + v_ty90) < s0) && ((v_j010 + (v_tx91 + 12LL)) < 5LL))) {
       v_i0 = (v_i09 + v_ty90);
       v_i1 = (v_j010 + (v_tx91 + 12LL));
-      v_acc2 = b7[(192LL + v_gt89)];
+      v_acc2 = b7[3LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -493,7 +493,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 16LL)) < s0) && ((v_j010 + v_tx91) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 16LL));
       v_i1 = (v_j010 + v_tx91);
-      v_acc2 = b7[(256LL + v_gt89)];
+      v_acc2 = b7[4LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -501,7 +501,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 16LL)) < s0) && ((v_j010 + (v_tx91 + 4LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 16LL));
       v_i1 = (v_j010 + (v_tx91 + 4LL));
-      v_acc2 = b7[(320LL + v_gt89)];
+      v_acc2 = b7[5LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -509,7 +509,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 16LL)) < s0) && ((v_j010 + (v_tx91 + 8LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 16LL));
       v_i1 = (v_j010 + (v_tx91 + 8LL));
-      v_acc2 = b7[(384LL + v_gt89)];
+      v_acc2 = b7[6LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -517,7 +517,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 16LL)) < s0) && ((v_j010 + (v_tx91 + 12LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 16LL));
       v_i1 = (v_j010 + (v_tx91 + 12LL));
-      v_acc2 = b7[(448LL + v_gt89)];
+      v_acc2 = b7[7LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -525,7 +525,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 32LL)) < s0) && ((v_j010 + v_tx91) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 32LL));
       v_i1 = (v_j010 + v_tx91);
-      v_acc2 = b7[(512LL + v_gt89)];
+      v_acc2 = b7[8LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -533,7 +533,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 32LL)) < s0) && ((v_j010 + (v_tx91 + 4LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 32LL));
       v_i1 = (v_j010 + (v_tx91 + 4LL));
-      v_acc2 = b7[(576LL + v_gt89)];
+      v_acc2 = b7[9LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -541,7 +541,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 32LL)) < s0) && ((v_j010 + (v_tx91 + 8LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 32LL));
       v_i1 = (v_j010 + (v_tx91 + 8LL));
-      v_acc2 = b7[(640LL + v_gt89)];
+      v_acc2 = b7[10LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -549,7 +549,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 32LL)) < s0) && ((v_j010 + (v_tx91 + 12LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 32LL));
       v_i1 = (v_j010 + (v_tx91 + 12LL));
-      v_acc2 = b7[(704LL + v_gt89)];
+      v_acc2 = b7[11LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -557,7 +557,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 48LL)) < s0) && ((v_j010 + v_tx91) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 48LL));
       v_i1 = (v_j010 + v_tx91);
-      v_acc2 = b7[(768LL + v_gt89)];
+      v_acc2 = b7[12LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -565,7 +565,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 48LL)) < s0) && ((v_j010 + (v_tx91 + 4LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 48LL));
       v_i1 = (v_j010 + (v_tx91 + 4LL));
-      v_acc2 = b7[(832LL + v_gt89)];
+      v_acc2 = b7[13LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -573,7 +573,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 48LL)) < s0) && ((v_j010 + (v_tx91 + 8LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 48LL));
       v_i1 = (v_j010 + (v_tx91 + 8LL));
-      v_acc2 = b7[(896LL + v_gt89)];
+      v_acc2 = b7[14LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -581,7 +581,7 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
     if ((((v_i09 + (v_ty90 + 48LL)) < s0) && ((v_j010 + (v_tx91 + 12LL)) < 5LL))) {
       v_i0 = (v_i09 + (v_ty90 + 48LL));
       v_i1 = (v_j010 + (v_tx91 + 12LL));
-      v_acc2 = b7[(960LL + v_gt89)];
+      v_acc2 = b7[15LL];
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
