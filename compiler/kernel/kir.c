@@ -54,7 +54,7 @@ _Static_assert(sizeof map_names / sizeof *map_names == KMAP_COUNT, "map names");
 _Static_assert(sizeof op_table / sizeof *op_table == KOP_COUNT, "op table");
 _Static_assert(sizeof call_table / sizeof *call_table == KCALL_COUNT, "call table");
 
-const char *const kir_buf_kind_names[KBUF_KIND_COUNT] = {"input", "output", "state", "temp", "shared"};
+const char *const kir_buf_kind_names[KBUF_KIND_COUNT] = {"input", "output", "state", "temp", "shared", "local"};
 
 const char *kir_unop_name(KUnOp op) { return unop_names[op]; }
 const char *kir_binop_name(KBinOp op) { return binop_names[op]; }

@@ -116,7 +116,12 @@
 //     loops and barriers) run on every thread, and a barrier in the body waits for all
 //     threads of the block; statements between two such barriers may run at
 //     once on different threads. A shared buffer (KBUF_SHARED) is per block:
-//     what one thread stores another reads only after a barrier.
+//     what one thread stores another reads only after a barrier. A local
+//     buffer (KBUF_LOCAL) is per thread: iteration t of every gpu-thread
+//     loop of a block iteration reads and writes thread t's instance, which
+//     keeps its values from one gpu-thread loop to the next (across
+//     barriers) until the block iteration ends; its indices are constants,
+//     so a backend keeps it in registers.
 //   - Temporaries live in the program's scratch block (at least `scratch`
 //     bytes, 64-byte aligned) at their planned byte offset (a multiple of
 //     64); temporaries whose lifetimes (first to last kernel using them)
@@ -446,8 +451,17 @@ typedef enum {
   KBUF_TEMP,   // intermediate, program-private, in the scratch block
   KBUF_SHARED, // GPU: per-block memory (constant size), used only inside gpu-block
                // loops; each block iteration has its own, uninitialised; not in scratch
+  KBUF_LOCAL,  // GPU: per-thread memory (constant size, registers), used only inside
+               // gpu-thread loops at constant indices; one instance per thread of
+               // the block, living from the block's start to its end (across its
+               // barriers and gpu-thread loops), uninitialised; not in scratch
   KBUF_KIND_COUNT
 } KirBufKind;
+
+// A local buffer's elements at most (a thread has 255 registers; more would
+// spill to local memory), and the threads per block the interpreter keeps
+// instances for (every gpu target's max_threads is at most this).
+enum { KIR_LOCAL_MAX = 64, KIR_LOCAL_THREADS = 1024 };
 
 typedef struct KirBuf {
   const char *name;  // %x, out0, state:fc1.w, t5

@@ -33,6 +33,7 @@ typedef struct Run {
   int64_t *numel;    // per buffer
   const KirKernel *k;
   Val *vars;
+  int64_t thread;    // the running gpu-thread loop's iteration (-1: none); picks the local buffers' instance
   bool failed;
   char *err;
   size_t errlen;
@@ -163,6 +164,40 @@ static bool in_bounds(Run *r, int buf, int64_t i) {
   return false;
 }
 
+// Element i of buffer buf, or NULL (failed). A local buffer holds one
+// instance of numel elements per thread (KIR_LOCAL_THREADS of them): the
+// running gpu-thread iteration's.
+static double *cell(Run *r, int buf, int64_t i) {
+  if (!in_bounds(r, buf, i)) return NULL;
+  if (kir_buf(r->p, buf)->kind != KBUF_LOCAL) return &r->data[buf][i];
+  if (r->thread < 0 || r->thread >= KIR_LOCAL_THREADS)
+    return fail(r, "local buffer %s used on thread %lld", kir_buf(r->p, buf)->name, (long long)r->thread), NULL;
+  return &r->data[buf][r->thread * r->numel[buf] + i];
+}
+
+// The most threads a block's statements use: its largest gpu-thread trip
+// count (constants, kir_verify), serial loops at block level included.
+static int64_t block_threads(const Vec *blk) {
+  int64_t t = 0, n;
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, i);
+    if (s->kind == KS_FOR && s->map == KMAP_GPU_THREAD && kir_eval_i64(s->n, NULL, &n) && n > t) t = n;
+    if (s->kind == KS_FOR && s->map == KMAP_SERIAL && (n = block_threads(&s->body)) > t) t = n;
+  }
+  return t < KIR_LOCAL_THREADS ? t : KIR_LOCAL_THREADS;
+}
+
+// A block iteration starts with its threads' local buffers uninitialised:
+// NaN (-1 for integers), so a read before the thread's first store shows.
+static void poison_locals(Run *r, int64_t threads) {
+  for (int b = 0; b < r->p->bufs.len; b++) {
+    const KirBuf *kb = kir_buf(r->p, b);
+    if (kb->kind != KBUF_LOCAL) continue;
+    double v = dtype_is_float(kb->dtype) ? NAN : -1;
+    for (int64_t e = 0; e < r->numel[b] * threads; e++) r->data[b][e] = v;
+  }
+}
+
 static Val eval(Run *r, const KExpr *e) {
   Val v = {0}, a, b;
   bool fl = dtype_is_float(e->dtype);
@@ -174,12 +209,14 @@ static Val eval(Run *r, const KExpr *e) {
   case KE_VAR: return r->vars[e->var];
   case KE_SYM: v.i = r->syms[e->sym]; return v;
   case KE_RNGSEED: v.i = (int64_t)r->rng_seed; return v;
-  case KE_LOAD:
+  case KE_LOAD: {
     a = eval(r, e->a);
-    if (!in_bounds(r, e->buf, a.i)) return v;
-    if (fl) v.f = r->data[e->buf][a.i];
-    else v.i = (int64_t)r->data[e->buf][a.i];
+    const double *c = cell(r, e->buf, a.i);
+    if (!c) return v;
+    if (fl) v.f = *c;
+    else v.i = (int64_t)*c;
     return v;
+  }
   case KE_UNARY:
     a = eval(r, e->a);
     if (e->un == KU_NOT) v.i = !a.i;
@@ -325,19 +362,22 @@ static void exec_block(Run *r, const Vec *blk);
 static void exec(Run *r, const KStmt *s) {
   switch (s->kind) {
   case KS_FOR: {
-    int64_t n = eval(r, s->n).i;
+    int64_t n = eval(r, s->n).i, thread = r->thread, threads = s->map == KMAP_GPU_BLOCK ? block_threads(&s->body) : 0;
     for (int64_t i = 0; i < n && !r->failed; i++) {
       r->vars[s->var].i = i;
+      if (threads) poison_locals(r, threads);
+      if (s->map == KMAP_GPU_THREAD) r->thread = i;
       exec_block(r, &s->body);
     }
+    r->thread = thread;
     return;
   }
   case KS_LET: case KS_ASSIGN: r->vars[s->var] = eval(r, s->value); return;
   case KS_STORE: {
     int64_t i = eval(r, s->index).i;
     Val v = eval(r, s->value);
-    if (!r->failed && in_bounds(r, s->buf, i))
-      r->data[s->buf][i] = dtype_is_float(s->value->dtype) ? v.f : (double)v.i;
+    double *c = r->failed ? NULL : cell(r, s->buf, i);
+    if (c) *c = dtype_is_float(s->value->dtype) ? v.f : (double)v.i;
     return;
   }
   case KS_IF:
@@ -401,7 +441,8 @@ static bool alloc_bufs(Run *r, Tensor **inputs, const InterpParams *ps) {
     KirBuf *kb = kir_buf(p, b);
     r->numel[b] = eval(r, kb->numel).i;
     if (r->numel[b] < 0 || r->numel[b] > ((int64_t)1 << 32)) return fail(r, "%s: bad size", kb->name), false;
-    if (!(r->data[b] = calloc((size_t)(r->numel[b] ? r->numel[b] : 1), sizeof(double))))
+    int64_t n = r->numel[b] * (kb->kind == KBUF_LOCAL ? KIR_LOCAL_THREADS : 1);
+    if (!(r->data[b] = calloc((size_t)(n ? n : 1), sizeof(double))))
       return fail(r, "out of memory"), false;
     if (kb->kind == KBUF_INPUT && !fill(r, b, inputs[kb->index])) return false;
     if (kb->kind == KBUF_STATE && !fill(r, b, find_state(ps, kb->path))) return false;
@@ -493,8 +534,8 @@ static int run_all(Run *r, Tensor **inputs, int nin, const InterpParams *ps, Ten
 
 int kir_run(const KirProgram *p, InterpMode mode, Tensor **inputs, int nin, const InterpParams *params,
             Tensor **outputs, char *err, size_t errlen) {
-  Run r = {.p = p, .f32 = mode == INTERP_F32, .rng_seed = params ? params->rng_seed : 0, .err = err,
-           .errlen = errlen};
+  Run r = {.p = p, .f32 = mode == INTERP_F32, .rng_seed = params ? params->rng_seed : 0, .thread = -1,
+           .err = err, .errlen = errlen};
   if (errlen) err[0] = 0;
   r.syms = calloc((size_t)(p->syms.len + 1), sizeof(int64_t));
   r.data = calloc((size_t)(p->bufs.len + 1), sizeof(double *));

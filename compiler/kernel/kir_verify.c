@@ -30,7 +30,7 @@ typedef struct Verify {
   bool *live;         // per kernel var: in scope
   bool *outer;        // inside a parallel loop: the vars in scope at its start
   KLoopMap in_map;    // innermost enclosing non-serial map (KMAP_SERIAL: none)
-  bool in_chunk, in_block; // some enclosing loop is chunk / gpu-block
+  bool in_chunk, in_block, in_thread; // some enclosing loop is chunk / gpu-block / gpu-thread
   int depth;          // enclosing loops and ifs (0: a top-level statement)
   int nsyms;          // syms visible (program-level: the earlier ones)
   char msg[256];
@@ -60,6 +60,19 @@ static bool v_expr(Verify *v, const KExpr *e);
 static bool v_shared_use(Verify *v, int b) {
   if (kir_buf(v->p, b)->kind != KBUF_SHARED || v->in_block) return true;
   return vfail(v, "shared buffer %s used outside a gpu-block loop", kir_buf(v->p, b)->name);
+}
+
+// A local buffer is per thread, in registers: used only inside a gpu-thread
+// loop, at a constant index inside it.
+static bool v_local_use(Verify *v, int b, const KExpr *index) {
+  const KirBuf *kb = kir_buf(v->p, b);
+  int64_t i, n;
+  if (kb->kind != KBUF_LOCAL) return true;
+  if (!v->in_thread) return vfail(v, "local buffer %s used outside a gpu-thread loop", kb->name);
+  if (!index || !kir_eval_i64(index, NULL, &i)) return vfail(v, "local buffer %s indexed by a non-constant", kb->name);
+  if (!kir_eval_i64(kb->numel, NULL, &n) || i < 0 || i >= n)
+    return vfail(v, "local buffer %s: index %lld outside its %lld elements", kb->name, (long long)i, (long long)n);
+  return true;
 }
 
 static bool v_idx(Verify *v, const KExpr *e, const char *what) {
@@ -103,7 +116,7 @@ static bool v_expr(Verify *v, const KExpr *e) {
     if (!v->k || e->buf < 0 || e->buf >= v->p->bufs.len || !has_param(v->k, e->buf))
       return vfail(v, "load from buffer #%d, not a parameter", e->buf);
     if (e->dtype != kir_buf(v->p, e->buf)->dtype) return vfail(v, "load dtype differs from the buffer's");
-    if (!v_shared_use(v, e->buf)) return false;
+    if (!v_shared_use(v, e->buf) || !v_local_use(v, e->buf, e->a)) return false;
     return v_idx(v, e->a, "load index");
   case KE_UNARY: return v_expr(v, e->a) && v_unary(v, e);
   case KE_BINARY: return v_expr(v, e->a) && v_expr(v, e->b) && v_binary(v, e);
@@ -284,12 +297,13 @@ static bool v_stmt(Verify *v, const KStmt *s) {
     }
     if (s->map != KMAP_SERIAL) v->in_map = s->map;
     v->in_chunk |= s->map == KMAP_CHUNK, v->in_block |= s->map == KMAP_GPU_BLOCK;
+    v->in_thread |= s->map == KMAP_GPU_THREAD;
     v->live[s->var] = true;
     v->depth++;
     bool ok = v_block(v, &s->body);
     v->live[s->var] = false;
     v->outer = saved.outer, v->in_map = saved.in_map, v->in_chunk = saved.in_chunk;
-    v->in_block = saved.in_block, v->depth = saved.depth;
+    v->in_block = saved.in_block, v->in_thread = saved.in_thread, v->depth = saved.depth;
     return ok;
   }
   case KS_CALL: return v_call(v, s->call);
@@ -309,7 +323,7 @@ static bool v_stmt(Verify *v, const KStmt *s) {
     if (s->buf < 0 || s->buf >= v->p->bufs.len || !has_param(v->k, s->buf))
       return vfail(v, "store to buffer #%d, not a parameter", s->buf);
     if (kir_buf(v->p, s->buf)->kind == KBUF_INPUT) return vfail(v, "store to input %s", kir_buf(v->p, s->buf)->name);
-    if (!v_shared_use(v, s->buf)) return false;
+    if (!v_shared_use(v, s->buf) || !v_local_use(v, s->buf, s->index)) return false;
     if (!v_idx(v, s->index, "store index") || !v_expr(v, s->value)) return false;
     return s->value->dtype == kir_buf(v->p, s->buf)->dtype ||
            vfail(v, "store of %s into %s buffer %s", dtype_name(s->value->dtype),
@@ -357,6 +371,10 @@ static bool v_program_level(Verify *v, DiagSink *d) {
       ok = vfail(v, "a shared buffer has a constant size");
     if (ok && b->kind == KBUF_SHARED && (!v->t || v->t->kind != KT_GPU))
       ok = vfail(v, "a shared buffer in a program not scheduled for a gpu target");
+    if (ok && b->kind == KBUF_LOCAL && (!kir_eval_i64(b->numel, NULL, &n) || n < 1 || n > KIR_LOCAL_MAX))
+      ok = vfail(v, "a local buffer has a constant size of 1 to %d elements", KIR_LOCAL_MAX);
+    if (ok && b->kind == KBUF_LOCAL && (!v->t || v->t->kind != KT_GPU))
+      ok = vfail(v, "a local buffer in a program not scheduled for a gpu target");
     if (!ok) {
       diag_error(d, (Span){0}, "kir: program %s: buf %s: %s", p->name, b->name, v->msg);
       return false;

@@ -13,19 +13,21 @@
 //
 //   for gb < batches * TM * TN @gpu-block {
 //     let tile (tm, tn), the batch's coordinates             (block-level lets)
-//     [thread: acc[rc][gt] = -0]                             (several K segments)
+//     [thread: acc[rc] = -0]                                 (several K segments)
 //     for each K segment (serial, the same on every thread) {
-//       thread: s[rc][gt] = +0
+//       thread: s[rc] = +0
+//       thread: tile 0 of A (BM x BK) and B (BK x BN) into half 0 of the
+//               shared tiles, 4 + 4 elements each, the operand's contiguous
+//               index fastest (coalesced), 0 outside the matrix or at a
+//               padding tap
+//       barrier
 //       for kt < ceil(len / BK) {
-//         thread: A tile (BM x BK) and B tile (BK x BN) into shared, 4 + 4
-//                 elements each, the operand's contiguous index fastest
-//                 (coalesced), 0 outside the matrix or at a padding tap
-//         barrier
-//         thread: s regs = s[..]; for kk < min(BK, len - kt*BK) { 16 fma };
-//                 s[..] = s regs
+//         thread: [kt + 1 < nt: tile kt + 1 into half (kt + 1) % 2]
+//                 c = s[..]; for kk < min(BK, len - kt*BK) { 16 fma on
+//                 half kt % 2 }; s[..] = c
 //         barrier
 //       }
-//       [thread: acc[..] = acc[..] + s[..]]
+//       [thread: acc[rc] = acc[rc] + s[rc]]
 //     }
 //     thread: each owned element inside C: the op's store (and epilogue)
 //   }
@@ -39,12 +41,10 @@
 // interpreter's expression evaluated in the interpreter's order. The tile
 // sizes change which thread computes an element, never how.
 //
-// Why per-thread accumulators in shared memory: kernel IR has no per-thread
-// storage that lives across a barrier (a thread loop's locals end with it),
-// so the partial sums `s` (and the block sums `acc`) are shared arrays
-// indexed [rc * 256 + gt] (conflict-free: a warp's 32 threads read 32
-// consecutive words); a thread loads them into locals once per K tile and
-// stores them back after BK * 16 fmas in registers.
+// The running sums `s` and the block sums `acc` are local buffers (kir.h's
+// KBUF_LOCAL: per thread, constant indices rc), so they stay in registers
+// across the barriers of the K loop; a thread loop's own locals (the `c` of
+// a K tile) end with the loop, the local buffer carries them to the next.
 //
 // The K segments per op (each one K block of kl_ksum / kl_ksum_add):
 //   matmul, conv2d, conv2d_grad_input: the K blocks of K (a constant K up to
@@ -89,7 +89,8 @@ struct Gemm {
   KExpr *(*ld_b)(Gemm *g, Vec *blk, KExpr *k, KExpr *col, KExpr **ok);
   void (*store)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v);
   void *op;         // the op's data
-  int sh_a, sh_b, sh_s, sh_acc; // shared buffers
+  int sh_a, sh_b;   // shared buffers: the A and B tiles
+  int loc_s, loc_acc; // local buffers (per thread): the running sums, the block sums
   KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
 };
 
@@ -97,6 +98,14 @@ static int shared(Sk *s, const char *name, DType dt, int64_t n) {
   KExpr *d = sk_i(s, n);
   int b = sk_temp(s, name, dt, 1, &d);
   kir_buf(s->p, b)->kind = KBUF_SHARED;
+  return b;
+}
+
+// Per thread, GT_OUT elements: registers (kir.h's KBUF_LOCAL).
+static int local(Sk *s, const char *name, DType dt) {
+  KExpr *d = sk_i(s, GT_OUT);
+  int b = sk_temp(s, name, dt, 1, &d);
+  kir_buf(s->p, b)->kind = KBUF_LOCAL;
   return b;
 }
 
@@ -110,18 +119,16 @@ static KStmt *threads(Gemm *g, Vec *blk, KExpr **gt) {
   return t;
 }
 
-// Thread gt's slot rc of a per-thread array in shared memory.
-static KExpr *slot(Gemm *g, int rc, KExpr *gt) { return sk_add(g->s, sk_i(g->s, rc * g->T), gt); }
-
-// acc or s (buffer b) of every owned output = v.
+// acc or s (local buffer b) of every owned output = v.
 static void fill(Gemm *g, Vec *blk, int b, KExpr *v) {
   KExpr *gt;
   Vec *tb = &threads(g, blk, &gt)->body;
-  for (int rc = 0; rc < GT_OUT; rc++) sk_st(g->s, tb, b, slot(g, rc, gt), v);
+  for (int rc = 0; rc < GT_OUT; rc++) sk_st(g->s, tb, b, sk_i(g->s, rc), v);
 }
 
-// One element u of a tile into shared: (row, kk) of A or (kk, col) of B.
-static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExpr *k0, KExpr *kn) {
+// One element u of a tile into shared, at the half whose first element is
+// h: (row, kk) of A or (kk, col) of B.
+static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExpr *k0, KExpr *kn, KExpr *h) {
   Sk *s = g->s;
   bool kfast = is_a ? g->a_kfast : g->b_kfast;
   int64_t d = is_a ? g->BM : g->BN; // the tile's other extent
@@ -135,23 +142,25 @@ static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExp
   KExpr *e = is_a ? g->ld_a(g, &in->body, at, k, &ok) : g->ld_b(g, &in->body, k, at, &ok);
   Vec *put = ok ? &kir_if(s->p, &in->body, ok)->body : &in->body;
   kir_assign(s->p, put, v->var, kir_cast(s->p, g->dt, e));
-  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x), v);
+  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, h, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x)), v);
 }
 
-// One K tile at k0 (kn terms of it, kn <= BK) of the segment.
-static void k_tile(Gemm *g, Vec *blk, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn) {
+// The A and B tiles at k0 (kn terms, kn <= BK) into the shared halves at
+// ha and hb, by thread gt.
+static void stage_tile(Gemm *g, Vec *tb, KExpr *gt, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn, KExpr *ha, KExpr *hb) {
+  for (int u = 0; u < g->BM * g->BK / g->T; u++) stage(g, tb, true, gt, u, i0, k0, kn, ha);
+  for (int u = 0; u < g->BN * g->BK / g->T; u++) stage(g, tb, false, gt, u, j0, k0, kn, hb);
+}
+
+// Thread gt's kn <= BK terms of the tiles in the halves at ha and hb: its
+// 16 sums from the local s into lets, one fma each per term, back into s.
+static void compute(Gemm *g, Vec *tb, KExpr *gt, KExpr *kn, KExpr *ha, KExpr *hb) {
   Sk *s = g->s;
-  KExpr *gt, *kk;
-  Vec *tb = &threads(g, blk, &gt)->body;
-  for (int u = 0; u < g->BM * g->BK / g->T; u++) stage(g, tb, true, gt, u, i0, k0, kn);
-  for (int u = 0; u < g->BN * g->BK / g->T; u++) stage(g, tb, false, gt, u, j0, k0, kn);
-  kir_barrier(s->p, blk);
-  tb = &threads(g, blk, &gt)->body;
+  KExpr *kk, *acc[GT_OUT], *a[GT_R], *b[GT_R];
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
-  KExpr *acc[GT_OUT], *a[GT_R], *b[GT_R];
-  for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->sh_s, slot(g, rc, gt)));
+  for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->loc_s, sk_i(s, rc)));
   Vec *kb = &sk_loop(s, tb, "kk", kn, false, &kk)->body;
-  KExpr *ra = sk_mul(s, kk, g->lda), *rb = sk_mul(s, kk, g->ldb);
+  KExpr *ra = sk_add(s, ha, sk_mul(s, kk, g->lda)), *rb = sk_add(s, hb, sk_mul(s, kk, g->ldb));
   for (int r = 0; r < GT_R; r++)
     a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, ra, sk_add(s, ty, sk_i(s, g->TY * r)))));
   for (int c = 0; c < GT_R; c++)
@@ -161,8 +170,34 @@ static void k_tile(Gemm *g, Vec *blk, KExpr *i0, KExpr *j0, KExpr *k0, KExpr *kn
       KExpr *x = acc[r * GT_R + c];
       kir_assign(s->p, kb, x->var, kir_fma(s->p, a[r], b[c], x));
     }
-  for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->sh_s, slot(g, rc, gt), acc[rc]);
-  kir_barrier(s->p, blk);
+  for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
+}
+
+// A K segment's tiles, double-buffered: tile 0 into half 0 and a barrier;
+// then per tile kt one thread loop that stages tile kt + 1 (if any) into
+// half (kt + 1) % 2 while it computes tile kt from half kt % 2, and one
+// barrier. A half is written only after the barrier that ends the last
+// reads of it (tile kt - 1's compute) and read only after the barrier that
+// ends its writes, so one barrier per tile suffices.
+static void k_tiles(Gemm *g, Vec *seg, KExpr *i0, KExpr *j0, KExpr *base, KExpr *len) {
+  Sk *s = g->s;
+  KExpr *bk = sk_i(s, g->BK), *one = sk_i(s, 1), *two = sk_i(s, 2), *gt, *kt;
+  KExpr *sa = sk_i(s, g->BK * (g->BM + 1)), *sb = sk_i(s, g->BK * (g->BN + 1)), *zero = sk_i(s, 0);
+  KExpr *nt = sk_let(s, seg, "nt", ceil_div(s, len, bk));
+  Vec *tb = &threads(g, seg, &gt)->body;
+  stage_tile(g, tb, gt, i0, j0, base, kmin(s, bk, len), zero, zero);
+  kir_barrier(s->p, seg);
+  Vec *tl = &sk_loop(s, seg, "kt", nt, false, &kt)->body;
+  KExpr *kn = sk_let(s, tl, "kn", kmin(s, bk, sk_sub(s, len, sk_mul(s, kt, bk))));
+  KExpr *h = sk_let(s, tl, "h", sk_mod(s, kt, two)), *nx = sk_let(s, tl, "nx", sk_add(s, kt, one));
+  KExpr *k1 = sk_let(s, tl, "k1", sk_add(s, base, sk_mul(s, nx, bk)));
+  KExpr *kn1 = sk_let(s, tl, "kn1", kmin(s, bk, sk_sub(s, len, sk_mul(s, nx, bk))));
+  KExpr *h1 = sk_sub(s, one, h);
+  tb = &threads(g, tl, &gt)->body;
+  Vec *next = &kir_if(s->p, tb, sk_lt(s, nx, nt))->body;
+  stage_tile(g, next, gt, i0, j0, k1, kn1, sk_mul(s, h1, sa), sk_mul(s, h1, sb));
+  compute(g, tb, gt, kn, sk_mul(s, h, sa), sk_mul(s, h, sb));
+  kir_barrier(s->p, tl);
 }
 
 static KStmt *gemm_launch(Gemm *g) {
@@ -176,27 +211,23 @@ static KStmt *gemm_launch(Gemm *g) {
   g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
   KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
   KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
-  g->sh_a = shared(s, "as", g->dt, g->BK * (g->BM + 1));
-  g->sh_b = shared(s, "bs", g->dt, g->BK * (g->BN + 1));
-  g->sh_s = shared(s, "ss", g->dt, GT_OUT * g->T);
+  g->sh_a = shared(s, "as", g->dt, 2 * g->BK * (g->BM + 1)); // two halves: double-buffered
+  g->sh_b = shared(s, "bs", g->dt, 2 * g->BK * (g->BN + 1));
+  g->loc_s = local(s, "ss", g->dt);
   g->lda = sk_i(s, g->BM + 1), g->ldb = sk_i(s, g->BN + 1);
   if (g->multi) {
-    g->sh_acc = shared(s, "acc", g->dt, GT_OUT * g->T);
-    fill(g, blk, g->sh_acc, g->acc_init);
+    g->loc_acc = local(s, "acc", g->dt);
+    fill(g, blk, g->loc_acc, g->acc_init);
   }
-  KExpr *base, *len, *kt;
+  KExpr *base, *len;
   Vec *seg = g->segments(g, blk, &base, &len);
-  fill(g, seg, g->sh_s, sk_f(s, g->dt, 0));
-  KExpr *bk = sk_i(s, g->BK);
-  Vec *tl = &sk_loop(s, seg, "kt", ceil_div(s, len, bk), false, &kt)->body;
-  KExpr *off = sk_mul(s, kt, bk);
-  KExpr *kn = sk_let(s, tl, "kn", kmin(s, bk, sk_sub(s, len, off)));
-  k_tile(g, tl, i0, j0, sk_let(s, tl, "k0", sk_add(s, base, off)), kn);
+  fill(g, seg, g->loc_s, sk_f(s, g->dt, 0));
+  k_tiles(g, seg, i0, j0, base, len);
   if (g->multi) {
     Vec *tb = &threads(g, seg, &gt)->body;
     for (int rc = 0; rc < GT_OUT; rc++) {
-      KExpr *at = slot(g, rc, gt);
-      sk_st(s, tb, g->sh_acc, at, sk_add(s, sk_ld(s, g->sh_acc, at), sk_ld(s, g->sh_s, at)));
+      KExpr *at = sk_i(s, rc);
+      sk_st(s, tb, g->loc_acc, at, sk_add(s, sk_ld(s, g->loc_acc, at), sk_ld(s, g->loc_s, at)));
     }
   }
   Vec *tb = &threads(g, blk, &gt)->body;
@@ -205,7 +236,7 @@ static KStmt *gemm_launch(Gemm *g) {
     for (int c = 0; c < GT_R; c++) {
       KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TY * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
       Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
-      g->store(g, in, row, col, sk_ld(s, g->multi ? g->sh_acc : g->sh_s, slot(g, r * GT_R + c, gt)));
+      g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * GT_R + c)));
     }
   return L;
 }
@@ -226,7 +257,7 @@ static bool gemm_tile(Gemm *g) {
   int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
   g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
   if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
-  int64_t bytes = (bk * (bm + 1) + bk * (bn + 1) + 2 * GT_OUT * g->T) * (int64_t)dtype_size(g->dt);
+  int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
   return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&
          bm * bk % g->T == 0 && bn * bk % g->T == 0 && bytes <= s->t->shared_bytes;
 }

@@ -8,6 +8,8 @@
 //   MLC_KERNEL MLC_LAUNCH_BOUNDS(T) NAME(<buffers b0..>, <syms s0..>, uint64_t seed, uint32_t *flag) {
 //     const int mlc_dead = *flag != 0;        // an earlier check failed: do nothing
 //     MLC_SHARED float b3[256];               // the shared buffers it uses
+//     float b4[16];                           // the local buffers: per thread, constant
+//                                             // indices only (kir_verify), so registers
 //     <every variable it uses, declared once>
 //     v_gb = blockIdx.x;                      // the gpu-block loop's index
 //     <block-level lets>                      // on every thread
@@ -554,7 +556,7 @@ static void signature(Em *e, const bool *writes, int nsyms, StrBuf *types, int *
   int n = 0;
   for (int i = 0; i < e->k->params.len; i++) {
     const KirBuf *b = kir_buf(e->p, kir_param(e->k, i));
-    if (b->kind == KBUF_SHARED) continue;
+    if (b->kind == KBUF_SHARED || b->kind == KBUF_LOCAL) continue;
     const char *c = writes[kir_param(e->k, i)] ? "" : "const ";
     sb_printf(o, "%s%s%s *MLC_RESTRICT b%d", n ? ", " : "", c, mem_type(b->dtype), i);
     sb_printf(types, "%s%s%s *", n++ ? ", " : "", c, mem_type(b->dtype));
@@ -598,6 +600,16 @@ static void launch(Em *e, const KStmt *l, const char *name, int r, int nl, int n
     kir_eval_i64(b->numel, NULL, &n);
     sb_printf(o, "  MLC_SHARED %s b%d[%lld];\n", mem_type(b->dtype), i, (long long)(n > 0 ? n : 1));
   }
+  // A local buffer is a plain array of the kernel function: each thread has
+  // its own (each fiber's stack under the emulation), alive across every
+  // barrier of the launch.
+  for (int i = 0; i < e->k->params.len; i++) {
+    const KirBuf *b = kir_buf(p, kir_param(e->k, i));
+    int64_t n = 0;
+    if (b->kind != KBUF_LOCAL || (!reads[kir_param(e->k, i)] && !writes[kir_param(e->k, i)])) continue;
+    kir_eval_i64(b->numel, NULL, &n);
+    sb_printf(o, "  %s b%d[%lld];\n", mem_type(b->dtype), i, (long long)(n > 0 ? n : 1));
+  }
   bool *used = arena_alloc(p->arena, (size_t)e->k->vars.len + 1);
   mark_vars(l, used);
   for (int v = 0; v < e->k->vars.len; v++) {
@@ -638,13 +650,13 @@ static void fns_grow(CudaGen *g) {
   free(old);
 }
 
-// kir_kernel_key and the kinds of the buffers (a shared buffer is no parameter).
+// kir_kernel_key and the kinds of the buffers (a shared or local buffer is no parameter).
 static char *kernel_key(const KirProgram *p, const KirKernel *k, int *syms, int *nsyms) {
   StrBuf key = {0};
   kir_kernel_key(&key, p, k, syms, nsyms);
   for (int i = 0; i < k->params.len; i++) {
     const KirBuf *b = kir_buf(p, kir_param(k, i));
-    if (b->kind == KBUF_SHARED) sb_printf(&key, "shared b%d\n", i);
+    if (b->kind == KBUF_SHARED || b->kind == KBUF_LOCAL) sb_printf(&key, "%s b%d\n", b->kind == KBUF_SHARED ? "shared" : "local", i);
   }
   return key.data;
 }

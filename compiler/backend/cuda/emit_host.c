@@ -64,7 +64,7 @@ static void syms(StrBuf *o, const KirProgram *p, Arena *a) {
   }
 }
 
-// Every buffer's device address (shared buffers have none).
+// Every buffer's device address (shared and local buffers have none).
 static void buffers(StrBuf *o, const KirProgram *p, Arena *a) {
   int nstate = 0;
   for (int i = 0; i < p->bufs.len; i++) {
@@ -110,7 +110,8 @@ int cuda_host_program(CudaGen *g, const KirProgram *p, char *err, size_t errlen)
     sb_printf(&body, "  { // %s\n    void *args[] = {", k->name);
     int na = 0;
     for (int j = 0; j < k->params.len; j++)
-      if (kir_buf(p, kir_param(k, j))->kind != KBUF_SHARED) sb_printf(&body, "%s&buf%d", na++ ? ", " : "", kir_param(k, j));
+      if (kir_buf(p, kir_param(k, j))->kind != KBUF_SHARED && kir_buf(p, kir_param(k, j))->kind != KBUF_LOCAL)
+        sb_printf(&body, "%s&buf%d", na++ ? ", " : "", kir_param(k, j));
     for (int j = 0; j < ncs; j++)
       sb_printf(&body, "%s&%s", na++ ? ", " : "", cuda_ident(a, "sym_", VEC_AT(p->syms, KirSym, cs[j])->name));
     sb_printf(&body, "%s&seed, &flag};\n", na ? ", " : "");
