@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gemm_ref.h"
 #include "conv_winograd.h"
 #include "gemm_internal.h"
 #include "gemv.h"
@@ -90,6 +91,26 @@ static void filter_transform(const float *w, int64_t o, int64_t c, float *u) {
   }
 }
 
+// ut [16][C][Op] (Op = O rounded up to 16, zeros past O): the fused
+// path's layout, output channels in the vector lanes; the same values as
+// filter_transform's, made by the same filter_run in runs of pairs.
+static void filter_transform_t(const float *w, int64_t o, int64_t c, float *ut) {
+  enum { R = 256 };
+  float g[9 * R], u[16 * R];
+  int64_t op = pad16(o);
+  memset(ut, 0, sizeof(float) * (size_t)(16 * c * op));
+  for (int64_t p0 = 0; p0 < o * c; p0 += R) {
+    int64_t np = min64(R, o * c - p0);
+    for (int64_t q = 0; q < np; q++)
+      for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[(p0 + q) * 9 + tap];
+    filter_run(g, np, R, u);
+    for (int64_t q = 0; q < np; q++) {
+      int64_t oo = (p0 + q) / c, cc = (p0 + q) % c;
+      for (int xi = 0; xi < 16; xi++) ut[(xi * c + cc) * op + oo] = u[xi * R + q];
+    }
+  }
+}
+
 // ---- input transform -------------------------------------------------------------------------------
 typedef struct WgJob {
   const Conv *k;
@@ -99,6 +120,7 @@ typedef struct WgJob {
   int64_t th, tw;        // tile rows and columns per image
   int64_t rows;          // tile rows per block
   int64_t osplit, ostep; // output-channel slices per block, channels per slice
+  bool fused;            // the fused path: u is ut [16][C][pad16(O)]; y may be NULL (yp only)
   atomic_int failed;
 } WgJob;
 
@@ -375,6 +397,143 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
   }
 }
 
+#ifdef WG_AVX512
+// ---- the fused path (AVX-512) ----------------------------------------------------------------------
+// Per block, V as above; then per group of WG_NT tiles and up to 64
+// output channels (four vectors, a channel per lane):
+//   products  M_xi [channels, WG_NT] = U_xi^T V_xi over c, for xi = 0..15,
+//             in 28 accumulators: per c four loads of ut[xi][c][o..] and
+//             seven broadcasts of V (no packing; each element is one fmaf
+//             chain over c in order per K block, mlc_gemm_kblock, block
+//             sums added in order: gemm_ref.h's); stored into mb (28 KiB,
+//             L1), never an M array of the block;
+//   outputs   Y = A^T M A of each tile from mb, + bias, relu, and the 2 x 2
+//             max, scattered into y / yp (lane = channel: a plane apart).
+// The same operations as the unfused path in the same order, so the same
+// bits; the tail group repeats its last tile (computed, not stored).
+enum { WG_NT = 6, WG_OV = 4 };
+#define WG_FUSED static inline __attribute__((target("avx512f"), always_inline))
+
+typedef struct WgGroup {
+  const float *v[WG_NT]; // V column of each tile (matrix 0, channel 0)
+  int64_t img[WG_NT], ty[WG_NT], tx[WG_NT];
+  int nt; // real tiles
+} WgGroup;
+
+// mb[t][a] (+)= sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov.
+WG_FUSED void fused_products(const int ov, const float *restrict u, int64_t op, const float *const *vt, int64_t ld,
+                             int64_t nc, float *restrict mb, bool add) {
+  __m512 acc[WG_OV][WG_NT];
+  const float *vv[WG_NT];
+#pragma GCC unroll 8
+  for (int t = 0; t < WG_NT; t++) vv[t] = vt[t];
+#pragma GCC unroll 4
+  for (int a = 0; a < ov; a++)
+#pragma GCC unroll 8
+    for (int t = 0; t < WG_NT; t++) acc[a][t] = _mm512_setzero_ps();
+  for (int64_t c = 0; c < nc; c++) {
+    __m512 uc[WG_OV];
+#pragma GCC unroll 4
+    for (int a = 0; a < ov; a++) uc[a] = _mm512_loadu_ps(u + c * op + 16 * a);
+    int64_t q = c * ld;
+#pragma GCC unroll 8
+    for (int t = 0; t < WG_NT; t++)
+#pragma GCC unroll 4
+      for (int a = 0; a < ov; a++) acc[a][t] = _mm512_fmadd_ps(uc[a], _mm512_set1_ps(vv[t][q]), acc[a][t]);
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < WG_NT; t++)
+#pragma GCC unroll 4
+    for (int a = 0; a < ov; a++) {
+      float *d = mb + (t * WG_OV + a) * 16;
+      _mm512_storeu_ps(d, add ? _mm512_add_ps(acc[a][t], _mm512_loadu_ps(d)) : acc[a][t]);
+    }
+}
+
+// Tile t's outputs of channels [o, o + 16) from its 16 vectors m (stride
+// ms floats): output_cols' operations, then pool4's pick lane by lane.
+WG_FUSED void fused_outputs(const WgJob *j, const WgGroup *g, int t, int64_t o, const float *m, int64_t ms,
+                            __m512 bias, __m512i plane, __m512i pplane) {
+  const Conv *k = j->k;
+  __m512 mv[16];
+  for (int q = 0; q < 16; q++) mv[q] = _mm512_loadu_ps(m + q * ms);
+  __m512 s0[4], s1[4];
+  for (int c = 0; c < 4; c++) {
+    s0[c] = _mm512_add_ps(_mm512_add_ps(mv[c], mv[4 + c]), mv[8 + c]);
+    s1[c] = _mm512_sub_ps(_mm512_sub_ps(mv[4 + c], mv[8 + c]), mv[12 + c]);
+  }
+  __m512 y[4] = {_mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]), _mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]),
+                 _mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]), _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3])};
+  __mmask16 lanes = (__mmask16)lane_mask(0, k->o - o);
+  for (int q = 0; q < 4; q++) {
+    if (j->bias) y[q] = _mm512_add_ps(y[q], bias);
+    if (j->flags & MLC_CONV_RELU) y[q] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y[q], _mm512_setzero_ps(), _CMP_NLE_UQ), y[q]);
+  }
+  int64_t img = g->img[t], ty = g->ty[t], tx = g->tx[t], hp = k->ho / 2, wp = k->wo / 2;
+  if (j->y)
+    for (int q = 0; q < 4; q++) {
+      int64_t i = 2 * ty + q / 2, jj = 2 * tx + q % 2;
+      if (i < k->ho && jj < k->wo)
+        _mm512_mask_i32scatter_ps(j->y + ((img * k->o + o) * k->ho + i) * k->wo + jj, lanes, plane, y[q], 4);
+    }
+  if (j->yp && ty < hp && tx < wp) {
+    __m512 best = y[0];
+    for (int q = 1; q < 4; q++) {
+      __mmask16 nan_first = _mm512_cmp_ps_mask(y[q], y[q], _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+      best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(y[q], best, _CMP_GT_OQ) | nan_first, y[q]);
+    }
+    _mm512_mask_i32scatter_ps(j->yp + ((img * k->o + o) * hp + ty) * wp + tx, lanes, pplane, best, 4);
+  }
+}
+
+// One group's channels [o0, o0 + 16 ov): the 16 products, then the outputs.
+WG_FUSED void fused_group(const WgJob *j, const WgGroup *g, const int ov, int64_t o0, int64_t ld, float *mb) {
+  const Conv *k = j->k;
+  int64_t op = pad16(k->o), kc = mlc_gemm_kblock(k->c), ms = WG_NT * WG_OV * 16;
+  for (int xi = 0; xi < 16; xi++)
+    for (int64_t c0 = 0; c0 < k->c; c0 += kc) {
+      const float *vt[WG_NT];
+      for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + (xi * k->c + c0) * ld;
+      fused_products(ov, j->u + (xi * k->c + c0) * op + o0, op, vt, ld, min64(kc, k->c - c0), mb + xi * ms, c0 > 0);
+    }
+  __m512i plane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     _mm512_set1_epi32((int)(k->ho * k->wo)));
+  __m512i pplane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                      _mm512_set1_epi32((int)((k->ho / 2) * (k->wo / 2))));
+  for (int a = 0; a < ov; a++) {
+    int64_t o = o0 + 16 * a;
+    __m512 bias = j->bias ? _mm512_maskz_loadu_ps((__mmask16)lane_mask(0, k->o - o), j->bias + o) : _mm512_setzero_ps();
+    for (int t = 0; t < g->nt; t++) fused_outputs(j, g, t, o, mb + (t * WG_OV + a) * 16, ms, bias, plane, pplane);
+  }
+}
+
+__attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
+  const Conv *k = j->k;
+  int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), n1 = j->tw + 1, cols = (gr1 - gr0) * n1;
+  int64_t ld = pad16(cols), extra = pad16(8 * (cols + 1)), ntiles = (gr1 - gr0) * j->tw;
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
+  float *mb = gemm_scratch(GEMM_SCRATCH_OUT, 16 * WG_NT * WG_OV * 16);
+  if (!v || !mb) return -1;
+  input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
+  for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
+    WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
+    for (int t = 0; t < WG_NT; t++) {
+      int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r;
+      g.v[t] = v + r * n1 + ti % j->tw, g.img[t] = gr / j->th, g.ty[t] = gr % j->th, g.tx[t] = ti % j->tw;
+    }
+    for (int64_t og = o0; og < o1; og += 16 * WG_OV) {
+      switch (min64(WG_OV, (o1 - og + 15) / 16)) {
+      case 1: fused_group(j, &g, 1, og, ld, mb); break;
+      case 2: fused_group(j, &g, 2, og, ld, mb); break;
+      case 3: fused_group(j, &g, 3, og, ld, mb); break;
+      default: fused_group(j, &g, 4, og, ld, mb); break;
+      }
+    }
+  }
+  return 0;
+}
+#endif
+
 // ---- tasks -------------------------------------------------------------------------------------------
 static int wg_block(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
   const Conv *k = j->k;
@@ -397,7 +556,14 @@ static void wg_task(void *vj, int64_t b, int64_t e) {
   WgJob *j = vj;
   for (int64_t t = b; t < e; t++) {
     int64_t o0 = t % j->osplit * j->ostep, o1 = min64(o0 + j->ostep, j->k->o);
-    if (o0 < o1 && wg_block(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
+    if (o0 >= o1) continue;
+#ifdef WG_AVX512
+    if (j->fused) {
+      if (wg_block_fused(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
+      continue;
+    }
+#endif
+    if (wg_block(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
   }
 }
 
@@ -410,30 +576,51 @@ static int64_t block_rows(const Conv *k, int64_t tw) {
 
 #define WG_PAR_MIN_FLOPS 1.0e6
 
+// The fused path: the AVX-512 GEMM variant current (mlc_gemm_select picks
+// another one only in tests, which so reach the unfused path), and lane
+// offsets of one output plane apart fit the scatters' 32-bit indices.
+static bool use_fused(const Conv *k) {
+#ifdef WG_AVX512
+  return gemm_have_avx512() && !strcmp(gemm_current()->name, "avx512") && 16 * k->ho * k->wo < INT32_MAX;
+#else
+  (void)k;
+  return false;
+#endif
+}
+
+// The filter transform: the constant weight's, made once into the GEMM
+// cache, else into this thread's scratch (fused: ut [16][C][pad16(O)],
+// else u [16][O][C]).
+static const float *filter_of(const Conv *k, const float *w, bool fused) {
+  int64_t floats = fused ? 16 * k->c * pad16(k->o) : 16 * k->o * k->c;
+  const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, fused ? GEMM_CACHE_WINOGRAD_T : GEMM_CACHE_WINOGRAD,
+                                      floats, fused ? filter_transform_t : filter_transform);
+  if (u) return u;
+  float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, floats);
+  if (own) (fused ? filter_transform_t : filter_transform)(w, k->o, k->c, own);
+  return own;
+}
+
 int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, const float *w, const float *bias,
                   float *y, float *yp) {
-  WgJob j = {.k = k, .flags = flags, .x = x, .bias = bias, .y = y, .yp = yp};
+  WgJob j = {.k = k, .flags = flags, .x = x, .bias = bias, .y = y, .yp = yp, .fused = use_fused(k)};
   if (!k->n || !k->o || !k->p) return 0;
+  if (!y && !yp) return -1;
+  float *tmp = NULL; // the unfused path writes y
+  if (!y && !j.fused && !(j.y = tmp = malloc(sizeof(float) * (size_t)(k->n * k->o * k->p)))) return -1;
   j.th = (k->ho + 1) / 2, j.tw = (k->wo + 1) / 2, j.rows = block_rows(k, j.tw);
   int64_t blocks = (k->n * j.th + j.rows - 1) / j.rows, threads = mlc_pool_threads(pool);
   double flops = 2.0 * 16 * (double)k->o * (double)k->c * (double)(k->n * j.th * j.tw);
   j.osplit = 1, j.ostep = k->o;
-  if (blocks < threads && flops >= WG_PAR_MIN_FLOPS) { // batch 1: slices of whole micro-rows
-    int64_t unit = gemm_current()->mr, want = (threads + blocks - 1) / blocks;
+  if (blocks < threads && flops >= WG_PAR_MIN_FLOPS) { // batch 1: slices of whole micro-rows (vectors)
+    int64_t unit = j.fused ? 16 : gemm_current()->mr, want = (threads + blocks - 1) / blocks;
     j.ostep = ((k->o + want - 1) / want + unit - 1) / unit * unit;
     j.osplit = (k->o + j.ostep - 1) / j.ostep;
   }
-  const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, GEMM_CACHE_WINOGRAD, 16 * k->o * k->c,
-                                      filter_transform);
-  if (!u) {
-    float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, 16 * k->o * k->c);
-    if (!own) return -1;
-    filter_transform(w, k->o, k->c, own);
-    u = own;
-  }
-  j.u = u;
-  mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
-  return atomic_load(&j.failed) ? -1 : 0;
+  j.u = filter_of(k, w, j.fused);
+  if (j.u) mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
+  free(tmp);
+  return !j.u || atomic_load(&j.failed) ? -1 : 0;
 }
 
 // ---- input gradient ------------------------------------------------------------------------------
