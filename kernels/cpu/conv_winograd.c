@@ -111,6 +111,11 @@ static void filter_transform_t(const float *w, int64_t o, int64_t c, float *ut) 
   }
 }
 
+// V's matrices lie vstride floats apart: C rows of ld, and one cache line
+// more, so that the 16 stores of a window (one per matrix) do not all map
+// to one L1 set when C * ld is a multiple of 4 KiB (fashion conv2: 8 KiB).
+static int64_t vstride(const Conv *k, int64_t ld) { return k->c * ld + 16; }
+
 // ---- input transform -------------------------------------------------------------------------------
 typedef struct WgJob {
   const Conv *k;
@@ -185,12 +190,14 @@ __attribute__((target("avx512f"))) static void interleave_avx512(const float *e,
 }
 
 // Planes at most 30 wide (tw + 1 <= 16 split columns, one vector): a
-// tile row's four window rows, split and through the column pass, in
-// registers: ev[r] / od[r] get e[r] of the even / odd columns (the
-// operations of input_cols, so the same bits).
-__attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, const float *xc, int64_t ty,
-                                                                 int64_t tw, float *const *ev, float *const *od,
-                                                                 int64_t t0) {
+// tile row's four window rows, split into even and odd columns, through
+// both passes in registers: V of the tile
+// row's tw + 1 columns (the last one junk) into vb + xi * xs (the
+// operations of input_cols and input_row, so the same bits; column t + 1
+// of the row pass is lane t + 1, one valignd). Never a store read back by
+// a vector load (masked stores do not forward).
+__attribute__((target("avx512f"))) static void split_v_avx512(const Conv *k, const float *xc, int64_t ty, int64_t tw,
+                                                              float *vb, int64_t xs) {
   const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   int64_t s0 = -k->pw, w = k->w;
@@ -204,14 +211,18 @@ __attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, 
     __m512 lo = _mm512_maskz_loadu_ps(in ? m0 : 0, row + 4 * s0), hi = _mm512_maskz_loadu_ps(in ? m1 : 0, row + 4 * (s0 + 16));
     e[r] = _mm512_permutex2var_ps(lo, ie, hi), o[r] = _mm512_permutex2var_ps(lo, io, hi);
   }
-  __m512 *d[2] = {e, o};
-  float *const *dst[2] = {ev, od};
-  for (int p = 0; p < 2; p++) {
-    __m512 a = d[p][0], b = d[p][1], c = d[p][2], f = d[p][3];
-    _mm512_mask_storeu_ps(dst[p][0] + t0, st, _mm512_sub_ps(a, c));
-    _mm512_mask_storeu_ps(dst[p][1] + t0, st, _mm512_add_ps(b, c));
-    _mm512_mask_storeu_ps(dst[p][2] + t0, st, _mm512_sub_ps(c, b));
-    _mm512_mask_storeu_ps(dst[p][3] + t0, st, _mm512_sub_ps(b, f));
+  __m512 ce[4] = {_mm512_sub_ps(e[0], e[2]), _mm512_add_ps(e[1], e[2]), _mm512_sub_ps(e[2], e[1]), _mm512_sub_ps(e[1], e[3])};
+  __m512 co[4] = {_mm512_sub_ps(o[0], o[2]), _mm512_add_ps(o[1], o[2]), _mm512_sub_ps(o[2], o[1]), _mm512_sub_ps(o[1], o[3])};
+  const __m512i zero = _mm512_setzero_si512();
+  for (int r = 0; r < 4; r++) {
+    __m512 a = ce[r], b = co[r];
+    __m512 c = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(a), 1));
+    __m512 d = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(b), 1));
+    float *base = vb + (int64_t)(r * 4) * xs;
+    _mm512_mask_storeu_ps(base, st, _mm512_sub_ps(a, c));
+    _mm512_mask_storeu_ps(base + xs, st, _mm512_add_ps(b, c));
+    _mm512_mask_storeu_ps(base + 2 * xs, st, _mm512_sub_ps(c, b));
+    _mm512_mask_storeu_ps(base + 3 * xs, st, _mm512_sub_ps(b, d));
   }
 }
 
@@ -277,7 +288,7 @@ WG_CLONES static void input_row(const float *restrict ev, const float *restrict 
 // buf holds 8 * (n + 1) floats, n = the block's columns.
 static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, int64_t ld, float *buf) {
   const Conv *k = j->k;
-  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = k->c * ld; // xs: matrix xi to xi + 1
+  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = vstride(k, ld); // xs: matrix xi to xi + 1
   float *ev[4], *od[4];
   for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
 #ifdef WG_AVX512
@@ -291,7 +302,7 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
       const float *xc = j->x + (img * k->c + c) * k->h * k->w;
 #ifdef WG_AVX512
       if (fast) {
-        split_cols_avx512(k, xc, ty, tw, ev, od, t0);
+        split_v_avx512(k, xc, ty, tw, v + c * ld + t0, xs);
         continue;
       }
 #endif
@@ -300,8 +311,9 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
         split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r] + t0, od[r] + t0);
       }
     }
+    if (fast) continue;
     for (int r = 0; r < 4; r++) ev[r][n] = 0, od[r][n] = 0;
-    if (!fast) input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
+    input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
     for (int r = 0; r < 4; r++) {
       float *base = v + (int64_t)(r * 4) * xs + c * ld;
       input_row(ev[r], od[r], n, base, base + xs, base + 2 * xs, base + 3 * xs);
@@ -493,7 +505,7 @@ WG_FUSED void fused_group(const WgJob *j, const WgGroup *g, const int ov, int64_
   for (int xi = 0; xi < 16; xi++)
     for (int64_t c0 = 0; c0 < k->c; c0 += kc) {
       const float *vt[WG_NT];
-      for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + (xi * k->c + c0) * ld;
+      for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + xi * vstride(k, ld) + c0 * ld;
       fused_products(ov, j->u + (xi * k->c + c0) * op + o0, op, vt, ld, min64(kc, k->c - c0), mb + xi * ms, c0 > 0);
     }
   __m512i plane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
@@ -511,10 +523,10 @@ __attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int
   const Conv *k = j->k;
   int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), n1 = j->tw + 1, cols = (gr1 - gr0) * n1;
   int64_t ld = pad16(cols), extra = pad16(8 * (cols + 1)), ntiles = (gr1 - gr0) * j->tw;
-  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * vstride(k, ld) + extra);
   float *mb = gemm_scratch(GEMM_SCRATCH_OUT, 16 * WG_NT * WG_OV * 16);
   if (!v || !mb) return -1;
-  input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
+  input_transform(j, gr0, gr1, v, ld, v + 16 * vstride(k, ld));
   for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
     WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
     for (int t = 0; t < WG_NT; t++) {
@@ -539,13 +551,13 @@ static int wg_block(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
   const Conv *k = j->k;
   int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), cols = (gr1 - gr0) * (j->tw + 1);
   int64_t ld = pad16(cols), om = o1 - o0, extra = pad16(8 * (cols + 1)); // the transforms' rows
-  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * vstride(k, ld) + extra);
   float *m = gemm_scratch(GEMM_SCRATCH_OUT, 16 * om * ld + extra);
   if (!v || !m) return -1;
-  input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
+  input_transform(j, gr0, gr1, v, ld, v + 16 * vstride(k, ld));
   for (int xi = 0; xi < 16; xi++) {
     Gemm g = {.m = om, .n = cols, .k = k->c, .alpha = 1, .beta = 0, .a = j->u + (xi * k->o + o0) * k->c,
-              .rsa = k->c, .csa = 1, .b = v + xi * k->c * ld, .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
+              .rsa = k->c, .csa = 1, .b = v + xi * vstride(k, ld), .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
     if (gemm_region(&g, 0, om, 0, cols)) return -1;
   }
   output_transform(j, gr0, gr1, o0, o1, m, ld, m + 16 * om * ld);
