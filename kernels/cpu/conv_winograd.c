@@ -414,15 +414,16 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
 // Per block, V as above; then per group of WG_NT tiles and up to 64
 // output channels (four vectors, a channel per lane):
 //   products  M_xi [channels, WG_NT] = U_xi^T V_xi over c, for xi = 0..15,
-//             in 28 accumulators: per c four loads of ut[xi][c][o..] and
-//             seven broadcasts of V (no packing; each element is one fmaf
+//             in 24 accumulators: per c four loads of ut[xi][c][o..] and
+//             six broadcasts of V (no packing; each element is one fmaf
 //             chain over c in order per K block, mlc_gemm_kblock, block
-//             sums added in order: gemm_ref.h's); stored into mb (28 KiB,
+//             sums added in order: gemm_ref.h's); stored into mb (24 KiB,
 //             L1), never an M array of the block;
 //   outputs   Y = A^T M A of each tile from mb, + bias, relu, and the 2 x 2
 //             max, scattered into y / yp (lane = channel: a plane apart).
 // The same operations as the unfused path in the same order, so the same
-// bits; the tail group repeats its last tile (computed, not stored).
+// bits. 6 x 4: 24 accumulators, the 4 U vectors and a broadcast in 32
+// registers (7 x 4 spilled).
 enum { WG_NT = 6, WG_OV = 4 };
 #define WG_FUSED static inline __attribute__((target("avx512f"), always_inline))
 
@@ -432,29 +433,32 @@ typedef struct WgGroup {
   int nt; // real tiles
 } WgGroup;
 
-// mb[t][a] (+)= sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov.
-WG_FUSED void fused_products(const int ov, const float *restrict u, int64_t op, const float *const *vt, int64_t ld,
-                             int64_t nc, float *restrict mb, bool add) {
+// mb[t][a] (+)= sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov,
+// t < nt (both constants after inlining: 4 x 6 accumulators at most, the
+// broadcasts one register, the V columns offsets from one pointer).
+WG_FUSED void fused_products(const int ov, const int nt, const float *restrict u, int64_t op, const float *const *vt,
+                             int64_t ld, int64_t nc, float *restrict mb, bool add) {
   __m512 acc[WG_OV][WG_NT];
-  const float *vv[WG_NT];
+  int64_t off[WG_NT];
 #pragma GCC unroll 8
-  for (int t = 0; t < WG_NT; t++) vv[t] = vt[t];
+  for (int t = 0; t < nt; t++) off[t] = vt[t] - vt[0];
 #pragma GCC unroll 4
   for (int a = 0; a < ov; a++)
 #pragma GCC unroll 8
-    for (int t = 0; t < WG_NT; t++) acc[a][t] = _mm512_setzero_ps();
-  for (int64_t c = 0; c < nc; c++) {
+    for (int t = 0; t < nt; t++) acc[a][t] = _mm512_setzero_ps();
+  const float *vc = vt[0];
+#pragma GCC unroll 2
+  for (int64_t c = 0; c < nc; c++, vc += ld, u += op) {
     __m512 uc[WG_OV];
 #pragma GCC unroll 4
-    for (int a = 0; a < ov; a++) uc[a] = _mm512_loadu_ps(u + c * op + 16 * a);
-    int64_t q = c * ld;
+    for (int a = 0; a < ov; a++) uc[a] = _mm512_loadu_ps(u + 16 * a);
 #pragma GCC unroll 8
-    for (int t = 0; t < WG_NT; t++)
+    for (int t = 0; t < nt; t++)
 #pragma GCC unroll 4
-      for (int a = 0; a < ov; a++) acc[a][t] = _mm512_fmadd_ps(uc[a], _mm512_set1_ps(vv[t][q]), acc[a][t]);
+      for (int a = 0; a < ov; a++) acc[a][t] = _mm512_fmadd_ps(uc[a], _mm512_set1_ps(vc[off[t]]), acc[a][t]);
   }
 #pragma GCC unroll 8
-  for (int t = 0; t < WG_NT; t++)
+  for (int t = 0; t < nt; t++)
 #pragma GCC unroll 4
     for (int a = 0; a < ov; a++) {
       float *d = mb + (t * WG_OV + a) * 16;
@@ -506,7 +510,16 @@ WG_FUSED void fused_group(const WgJob *j, const WgGroup *g, const int ov, int64_
     for (int64_t c0 = 0; c0 < k->c; c0 += kc) {
       const float *vt[WG_NT];
       for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + xi * vstride(k, ld) + c0 * ld;
-      fused_products(ov, j->u + (xi * k->c + c0) * op + o0, op, vt, ld, min64(kc, k->c - c0), mb + xi * ms, c0 > 0);
+      const float *u = j->u + (xi * k->c + c0) * op + o0;
+      int64_t nc = min64(kc, k->c - c0);
+      switch (g->nt) { // the tail group's own count: no products of repeated tiles
+      case 1: fused_products(ov, 1, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      case 2: fused_products(ov, 2, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      case 3: fused_products(ov, 3, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      case 4: fused_products(ov, 4, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      case 5: fused_products(ov, 5, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      default: fused_products(ov, WG_NT, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
+      }
     }
   __m512i plane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                      _mm512_set1_epi32((int)(k->ho * k->wo)));
@@ -530,7 +543,7 @@ __attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int
   for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
     WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
     for (int t = 0; t < WG_NT; t++) {
-      int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r;
+      int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r; // the tail: its last tile again (unused)
       g.v[t] = v + r * n1 + ti % j->tw, g.img[t] = gr / j->th, g.ty[t] = gr % j->th, g.tx[t] = ti % j->tw;
     }
     for (int64_t og = o0; og < o1; og += 16 * WG_OV) {
