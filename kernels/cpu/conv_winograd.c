@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gemm_ref.h"
 #include "conv_winograd.h"
 #include "gemm_internal.h"
 #include "gemv.h"
@@ -93,21 +92,23 @@ static void filter_transform(const float *w, int64_t o, int64_t c, float *u) {
 
 // ut [16][C][Op] (Op = O rounded up to 16, zeros past O): the fused
 // path's layout, output channels in the vector lanes; the same values as
-// filter_transform's, made by the same filter_run in runs of pairs.
+// filter_transform's, made by the same filter_run, in runs of up to 256
+// output channels of one input channel, so that a run's 16 results are
+// contiguous pieces of rows.
 static void filter_transform_t(const float *w, int64_t o, int64_t c, float *ut) {
   enum { R = 256 };
   float g[9 * R], u[16 * R];
   int64_t op = pad16(o);
-  memset(ut, 0, sizeof(float) * (size_t)(16 * c * op));
-  for (int64_t p0 = 0; p0 < o * c; p0 += R) {
-    int64_t np = min64(R, o * c - p0);
-    for (int64_t q = 0; q < np; q++)
-      for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[(p0 + q) * 9 + tap];
-    filter_run(g, np, R, u);
-    for (int64_t q = 0; q < np; q++) {
-      int64_t oo = (p0 + q) / c, cc = (p0 + q) % c;
-      for (int xi = 0; xi < 16; xi++) ut[(xi * c + cc) * op + oo] = u[xi * R + q];
+  for (int64_t cc = 0; cc < c; cc++) {
+    for (int64_t o0 = 0; o0 < o; o0 += R) {
+      int64_t np = min64(R, o - o0);
+      for (int64_t q = 0; q < np; q++)
+        for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[((o0 + q) * c + cc) * 9 + tap];
+      filter_run(g, np, R, u);
+      for (int xi = 0; xi < 16; xi++) memcpy(ut + (xi * c + cc) * op + o0, u + xi * R, sizeof(float) * (size_t)np);
     }
+    for (int xi = 0; xi < 16; xi++)
+      for (int64_t oo = o; oo < op; oo++) ut[(xi * c + cc) * op + oo] = 0;
   }
 }
 
@@ -416,9 +417,9 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
 //   products  M_xi [channels, WG_NT] = U_xi^T V_xi over c, for xi = 0..15,
 //             in 24 accumulators: per c four loads of ut[xi][c][o..] and
 //             six broadcasts of V (no packing; each element is one fmaf
-//             chain over c in order per K block, mlc_gemm_kblock, block
-//             sums added in order: gemm_ref.h's); stored into mb (24 KiB,
-//             L1), never an M array of the block;
+//             chain over c in order: mlc_ref_ksum's with C <= 128, one K
+//             block); stored into mb (24 KiB, L1), never an M array of
+//             the block;
 //   outputs   Y = A^T M A of each tile from mb, + bias, relu, and the 2 x 2
 //             max, scattered into y / yp (lane = channel: a plane apart).
 // The same operations as the unfused path in the same order, so the same
@@ -433,11 +434,11 @@ typedef struct WgGroup {
   int nt; // real tiles
 } WgGroup;
 
-// mb[t][a] (+)= sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov,
+// mb[t][a] = sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov,
 // t < nt (both constants after inlining: 4 x 6 accumulators at most, the
 // broadcasts one register, the V columns offsets from one pointer).
 WG_FUSED void fused_products(const int ov, const int nt, const float *restrict u, int64_t op, const float *const *vt,
-                             int64_t ld, int64_t nc, float *restrict mb, bool add) {
+                             int64_t ld, int64_t nc, float *restrict mb) {
   __m512 acc[WG_OV][WG_NT];
   int64_t off[WG_NT];
 #pragma GCC unroll 8
@@ -460,10 +461,7 @@ WG_FUSED void fused_products(const int ov, const int nt, const float *restrict u
 #pragma GCC unroll 8
   for (int t = 0; t < nt; t++)
 #pragma GCC unroll 4
-    for (int a = 0; a < ov; a++) {
-      float *d = mb + (t * WG_OV + a) * 16;
-      _mm512_storeu_ps(d, add ? _mm512_add_ps(acc[a][t], _mm512_loadu_ps(d)) : acc[a][t]);
-    }
+    for (int a = 0; a < ov; a++) _mm512_storeu_ps(mb + (t * WG_OV + a) * 16, acc[a][t]);
 }
 
 // Tile t's outputs of channels [o, o + 16) from its 16 vectors m (stride
@@ -505,22 +503,19 @@ WG_FUSED void fused_outputs(const WgJob *j, const WgGroup *g, int t, int64_t o, 
 // One group's channels [o0, o0 + 16 ov): the 16 products, then the outputs.
 WG_FUSED void fused_group(const WgJob *j, const WgGroup *g, const int ov, int64_t o0, int64_t ld, float *mb) {
   const Conv *k = j->k;
-  int64_t op = pad16(k->o), kc = mlc_gemm_kblock(k->c), ms = WG_NT * WG_OV * 16;
-  for (int xi = 0; xi < 16; xi++)
-    for (int64_t c0 = 0; c0 < k->c; c0 += kc) {
-      const float *vt[WG_NT];
-      for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + xi * vstride(k, ld) + c0 * ld;
-      const float *u = j->u + (xi * k->c + c0) * op + o0;
-      int64_t nc = min64(kc, k->c - c0);
-      switch (g->nt) { // the tail group's own count: no products of repeated tiles
-      case 1: fused_products(ov, 1, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      case 2: fused_products(ov, 2, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      case 3: fused_products(ov, 3, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      case 4: fused_products(ov, 4, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      case 5: fused_products(ov, 5, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      default: fused_products(ov, WG_NT, u, op, vt, ld, nc, mb + xi * ms, c0 > 0); break;
-      }
+  int64_t op = pad16(k->o), ms = WG_NT * WG_OV * 16;
+  for (int xi = 0; xi < 16; xi++) {
+    const float *vt[WG_NT], *u = j->u + xi * k->c * op + o0;
+    for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + xi * vstride(k, ld);
+    switch (g->nt) { // the tail group's own count: no products of repeated tiles
+    case 1: fused_products(ov, 1, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 2: fused_products(ov, 2, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 3: fused_products(ov, 3, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 4: fused_products(ov, 4, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 5: fused_products(ov, 5, u, op, vt, ld, k->c, mb + xi * ms); break;
+    default: fused_products(ov, WG_NT, u, op, vt, ld, k->c, mb + xi * ms); break;
     }
+  }
   __m512i plane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                                      _mm512_set1_epi32((int)(k->ho * k->wo)));
   __m512i pplane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
@@ -540,13 +535,15 @@ __attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int
   float *mb = gemm_scratch(GEMM_SCRATCH_OUT, 16 * WG_NT * WG_OV * 16);
   if (!v || !mb) return -1;
   input_transform(j, gr0, gr1, v, ld, v + 16 * vstride(k, ld));
-  for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
-    WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
-    for (int t = 0; t < WG_NT; t++) {
-      int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r; // the tail: its last tile again (unused)
-      g.v[t] = v + r * n1 + ti % j->tw, g.img[t] = gr / j->th, g.ty[t] = gr % j->th, g.tx[t] = ti % j->tw;
-    }
-    for (int64_t og = o0; og < o1; og += 16 * WG_OV) {
+  // channel groups outside: a group's U (16 * C * 64 floats, at most 512
+  // KiB, use_fused) stays in L2 across the block's tiles
+  for (int64_t og = o0; og < o1; og += 16 * WG_OV)
+    for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
+      WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
+      for (int t = 0; t < WG_NT; t++) {
+        int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r; // the tail: its last tile again (unused)
+        g.v[t] = v + r * n1 + ti % j->tw, g.img[t] = gr / j->th, g.ty[t] = gr % j->th, g.tx[t] = ti % j->tw;
+      }
       switch (min64(WG_OV, (o1 - og + 15) / 16)) {
       case 1: fused_group(j, &g, 1, og, ld, mb); break;
       case 2: fused_group(j, &g, 2, og, ld, mb); break;
@@ -554,7 +551,6 @@ __attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int
       default: fused_group(j, &g, 4, og, ld, mb); break;
       }
     }
-  }
   return 0;
 }
 #endif
@@ -602,11 +598,14 @@ static int64_t block_rows(const Conv *k, int64_t tw) {
 #define WG_PAR_MIN_FLOPS 1.0e6
 
 // The fused path: the AVX-512 GEMM variant current (mlc_gemm_select picks
-// another one only in tests, which so reach the unfused path), and lane
-// offsets of one output plane apart fit the scatters' 32-bit indices.
+// another one only in tests, which so reach the unfused path), lane
+// offsets of one output plane apart fit the scatters' 32-bit indices, and
+// C <= 128: one K block, and a channel group's U (16 * C * 64 floats) in
+// 512 KiB, which stays in L2 (at 256 -> 256 channels, U streamed from L3
+// per tile group made the call 3x slower than the GEMMs' blocking).
 static bool use_fused(const Conv *k) {
 #ifdef WG_AVX512
-  return gemm_have_avx512() && !strcmp(gemm_current()->name, "avx512") && 16 * k->ho * k->wo < INT32_MAX;
+  return gemm_have_avx512() && !strcmp(gemm_current()->name, "avx512") && k->c <= 128 && 16 * k->ho * k->wo < INT32_MAX;
 #else
   (void)k;
   return false;

@@ -360,6 +360,8 @@ int main(int argc, char **argv) {
     check_exact("many blocks [40,8,9,9]*[8,8,3,3] p1", shape(40, 8, 9, 9, 8, 3, 1, 1, 1), true, true);
     check_exact("O past 64, batch 1 [1,32,10,10]*[100,32,3,3] p1", shape(1, 32, 10, 10, 100, 3, 1, 1, 1), true, true);
     check_exact("O 16k+1 [2,9,8,7]*[17,9,3,3] p1", shape(2, 9, 8, 7, 17, 3, 1, 1, 1), true, true);
+    check_exact("C 128, the fused path's largest [2,128,6,5]*[20,128,3,3] p1", shape(2, 128, 6, 5, 20, 3, 1, 1, 1), true, true);
+    check_exact("C 129 [1,129,6,6]*[70,129,3,3] p0", shape(1, 129, 6, 6, 70, 3, 1, 0, 1), true, false);
     check_grad("conv2 [3,32,14,14]*[64,32,3,3] p1", shape(3, 32, 14, 14, 64, 3, 1, 1, 1));
     check_grad("odd [2,5,7,9]*[6,5,3,3] p0", shape(2, 5, 7, 9, 6, 3, 1, 0, 1));
     check_grad("pad 2 [1,4,5,6]*[7,4,3,3]", shape(1, 4, 5, 6, 7, 3, 1, 2, 1));
