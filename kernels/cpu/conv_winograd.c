@@ -220,10 +220,13 @@ __attribute__((target("avx512f"))) static void split_v_avx512(const Conv *k, con
     __m512 c = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(a), 1));
     __m512 d = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(b), 1));
     float *base = vb + (int64_t)(r * 4) * xs;
-    _mm512_mask_storeu_ps(base, st, _mm512_sub_ps(a, c));
-    _mm512_mask_storeu_ps(base + xs, st, _mm512_add_ps(b, c));
-    _mm512_mask_storeu_ps(base + 2 * xs, st, _mm512_sub_ps(c, b));
-    _mm512_mask_storeu_ps(base + 3 * xs, st, _mm512_sub_ps(b, d));
+    __m512 q[4] = {_mm512_sub_ps(a, c), _mm512_add_ps(b, c), _mm512_sub_ps(c, b), _mm512_sub_ps(b, d)};
+    for (int i = 0; i < 4; i++) {
+      if (tw == 7) // 8 columns: one 32-byte store (aligned, 8-column rows in 64-byte aligned V), no masked split
+        _mm256_storeu_ps(base + i * xs, _mm512_castps512_ps256(q[i]));
+      else
+        _mm512_mask_storeu_ps(base + i * xs, st, q[i]);
+    }
   }
 }
 
