@@ -16,6 +16,9 @@
 //   3. transforms M back, Y = A^T M A, adds the bias, applies relu, writes
 //      the tile's in-range outputs and, for mlc_conv2d_pool, its 2 x 2 max
 //      (a tile is a pool window).
+// On AVX-512 with C <= 128 (the fused path, below) steps 2 and 3 run per
+// group of 6 tiles and 64 output channels in registers and L1 instead:
+// no packing, no M array, y not written when only the pool is wanted.
 // Each output is computed by one task with kernels/winograd_ref.h's
 // operations in its order (the transforms are plain float adds and
 // subtracts, -ffp-contract=off, vectorised by the compiler without
