@@ -98,13 +98,14 @@ static int bench_gemm(int threads, int64_t m, int64_t n, int64_t k, int ta, int 
 typedef struct ConvArgs {
   MlcPool *pool;
   int64_t geom[MLC_CONV_GEOM];
-  int which; // 0 fwd, 1 grad_input, 2 grad_weight, 3 fwd with MLC_CONV_WINOGRAD
+  int which; // 0 fwd, 1 grad_input, 2 grad_weight, 3 fwd and 4 grad_input with MLC_CONV_WINOGRAD
   float *x, *w, *y;
 } ConvArgs;
 
 static void conv_once(void *vp) {
   ConvArgs *c = vp;
-  int rc = c->which == 3   ? mlc_conv2d(c->pool, c->geom, MLC_CONV_WINOGRAD, c->x, c->w, NULL, c->y)
+  int rc = c->which == 4   ? mlc_conv2d_grad_input(c->pool, c->geom, MLC_CONV_WINOGRAD, c->y, c->w, c->x)
+           : c->which == 3 ? mlc_conv2d(c->pool, c->geom, MLC_CONV_WINOGRAD, c->x, c->w, NULL, c->y)
            : c->which == 0 ? mlc_conv2d(c->pool, c->geom, 0, c->x, c->w, NULL, c->y)
            : c->which == 1 ? mlc_conv2d_grad_input(c->pool, c->geom, 0, c->y, c->w, c->x)
                            : mlc_conv2d_grad_weight(c->pool, c->geom, 0, c->y, c->x, c->w);
@@ -121,8 +122,8 @@ static int bench_conv(int threads, int64_t n, int64_t ch, int64_t h, int64_t w, 
   int64_t ho = mlc_conv_out_h(c.geom), wo = mlc_conv_out_w(c.geom);
   c.x = rand_buf(n * ch * h * w), c.w = rand_buf(o * ch * k * k), c.y = rand_buf(n * o * ho * wo);
   double fl = 2.0 * (double)(n * o * ho * wo) * (double)(ch * k * k);
-  static const char *names[4] = {"fwd", "grad_input", "grad_weight", "fwd winograd"};
-  for (c.which = 0; c.which < (winograd ? 4 : 3); c.which++) {
+  static const char *names[5] = {"fwd", "grad_input", "grad_weight", "fwd winograd", "grad_input winograd"};
+  for (c.which = 0; c.which < (winograd ? 5 : 3); c.which++) {
     double t[REPEATS];
     time_calls(conv_once, &c, t);
     printf("conv x[%lld,%lld,%lld,%lld] w[%lld,%lld,%lld,%lld] pad %lld %s threads=%d: %.3f ms, "

@@ -425,12 +425,7 @@ int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const fl
   ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o || !j.k.p) return 0;
-  if (conv_winograd_applies(&j.k, flags)) { // it writes y: a temporary when the caller has none
-    float *t = y ? NULL : malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p));
-    int rc = y || t ? conv_winograd(pool, &j.k, flags, x, w, bias, y ? y : t, yp) : -1;
-    free(t);
-    return rc;
-  }
+  if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
   j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
   fwd_pieces(&j, mlc_pool_threads(pool));
   fwd_lanes(&j);

@@ -16,6 +16,9 @@
 //   3. transforms M back, Y = A^T M A, adds the bias, applies relu, writes
 //      the tile's in-range outputs and, for mlc_conv2d_pool, its 2 x 2 max
 //      (a tile is a pool window).
+// On AVX-512 with C <= 128 (the fused path, below) steps 2 and 3 run per
+// group of 6 tiles and 64 output channels in registers and L1 instead:
+// no packing, no M array, y not written when only the pool is wanted.
 // Each output is computed by one task with kernels/winograd_ref.h's
 // operations in its order (the transforms are plain float adds and
 // subtracts, -ffp-contract=off, vectorised by the compiler without
@@ -90,6 +93,33 @@ static void filter_transform(const float *w, int64_t o, int64_t c, float *u) {
   }
 }
 
+// ut [16][C][Op] (Op = O rounded up to 16, zeros past O): the fused
+// path's layout, output channels in the vector lanes; the same values as
+// filter_transform's, made by the same filter_run, in runs of up to 256
+// output channels of one input channel, so that a run's 16 results are
+// contiguous pieces of rows.
+static void filter_transform_t(const float *w, int64_t o, int64_t c, float *ut) {
+  enum { R = 256 };
+  float g[9 * R], u[16 * R];
+  int64_t op = pad16(o);
+  for (int64_t cc = 0; cc < c; cc++) {
+    for (int64_t o0 = 0; o0 < o; o0 += R) {
+      int64_t np = min64(R, o - o0);
+      for (int64_t q = 0; q < np; q++)
+        for (int tap = 0; tap < 9; tap++) g[tap * R + q] = w[((o0 + q) * c + cc) * 9 + tap];
+      filter_run(g, np, R, u);
+      for (int xi = 0; xi < 16; xi++) memcpy(ut + (xi * c + cc) * op + o0, u + xi * R, sizeof(float) * (size_t)np);
+    }
+    for (int xi = 0; xi < 16; xi++)
+      for (int64_t oo = o; oo < op; oo++) ut[(xi * c + cc) * op + oo] = 0;
+  }
+}
+
+// V's matrices lie vstride floats apart: C rows of ld, and one cache line
+// more, so that the 16 stores of a window (one per matrix) do not all map
+// to one L1 set when C * ld is a multiple of 4 KiB (fashion conv2: 8 KiB).
+static int64_t vstride(const Conv *k, int64_t ld) { return k->c * ld + 16; }
+
 // ---- input transform -------------------------------------------------------------------------------
 typedef struct WgJob {
   const Conv *k;
@@ -99,6 +129,7 @@ typedef struct WgJob {
   int64_t th, tw;        // tile rows and columns per image
   int64_t rows;          // tile rows per block
   int64_t osplit, ostep; // output-channel slices per block, channels per slice
+  bool fused;            // the fused path: u is ut [16][C][pad16(O)]; y may be NULL (yp only)
   atomic_int failed;
 } WgJob;
 
@@ -163,12 +194,14 @@ __attribute__((target("avx512f"))) static void interleave_avx512(const float *e,
 }
 
 // Planes at most 30 wide (tw + 1 <= 16 split columns, one vector): a
-// tile row's four window rows, split and through the column pass, in
-// registers: ev[r] / od[r] get e[r] of the even / odd columns (the
-// operations of input_cols, so the same bits).
-__attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, const float *xc, int64_t ty,
-                                                                 int64_t tw, float *const *ev, float *const *od,
-                                                                 int64_t t0) {
+// tile row's four window rows, split into even and odd columns, through
+// both passes in registers: V of the tile
+// row's tw + 1 columns (the last one junk) into vb + xi * xs (the
+// operations of input_cols and input_row, so the same bits; column t + 1
+// of the row pass is lane t + 1, one valignd). Never a store read back by
+// a vector load (masked stores do not forward).
+__attribute__((target("avx512f"))) static void split_v_avx512(const Conv *k, const float *xc, int64_t ty, int64_t tw,
+                                                              float *vb, int64_t xs) {
   const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
   int64_t s0 = -k->pw, w = k->w;
@@ -182,14 +215,21 @@ __attribute__((target("avx512f"))) static void split_cols_avx512(const Conv *k, 
     __m512 lo = _mm512_maskz_loadu_ps(in ? m0 : 0, row + 4 * s0), hi = _mm512_maskz_loadu_ps(in ? m1 : 0, row + 4 * (s0 + 16));
     e[r] = _mm512_permutex2var_ps(lo, ie, hi), o[r] = _mm512_permutex2var_ps(lo, io, hi);
   }
-  __m512 *d[2] = {e, o};
-  float *const *dst[2] = {ev, od};
-  for (int p = 0; p < 2; p++) {
-    __m512 a = d[p][0], b = d[p][1], c = d[p][2], f = d[p][3];
-    _mm512_mask_storeu_ps(dst[p][0] + t0, st, _mm512_sub_ps(a, c));
-    _mm512_mask_storeu_ps(dst[p][1] + t0, st, _mm512_add_ps(b, c));
-    _mm512_mask_storeu_ps(dst[p][2] + t0, st, _mm512_sub_ps(c, b));
-    _mm512_mask_storeu_ps(dst[p][3] + t0, st, _mm512_sub_ps(b, f));
+  __m512 ce[4] = {_mm512_sub_ps(e[0], e[2]), _mm512_add_ps(e[1], e[2]), _mm512_sub_ps(e[2], e[1]), _mm512_sub_ps(e[1], e[3])};
+  __m512 co[4] = {_mm512_sub_ps(o[0], o[2]), _mm512_add_ps(o[1], o[2]), _mm512_sub_ps(o[2], o[1]), _mm512_sub_ps(o[1], o[3])};
+  const __m512i zero = _mm512_setzero_si512();
+  for (int r = 0; r < 4; r++) {
+    __m512 a = ce[r], b = co[r];
+    __m512 c = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(a), 1));
+    __m512 d = _mm512_castsi512_ps(_mm512_alignr_epi32(zero, _mm512_castps_si512(b), 1));
+    float *base = vb + (int64_t)(r * 4) * xs;
+    __m512 q[4] = {_mm512_sub_ps(a, c), _mm512_add_ps(b, c), _mm512_sub_ps(c, b), _mm512_sub_ps(b, d)};
+    for (int i = 0; i < 4; i++) {
+      if (tw == 7) // 8 columns: one 32-byte store (aligned, 8-column rows in 64-byte aligned V), no masked split
+        _mm256_storeu_ps(base + i * xs, _mm512_castps512_ps256(q[i]));
+      else
+        _mm512_mask_storeu_ps(base + i * xs, st, q[i]);
+    }
   }
 }
 
@@ -255,7 +295,7 @@ WG_CLONES static void input_row(const float *restrict ev, const float *restrict 
 // buf holds 8 * (n + 1) floats, n = the block's columns.
 static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, int64_t ld, float *buf) {
   const Conv *k = j->k;
-  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = k->c * ld; // xs: matrix xi to xi + 1
+  int64_t tw = j->tw, n1 = tw + 1, n = (gr1 - gr0) * n1, xs = vstride(k, ld); // xs: matrix xi to xi + 1
   float *ev[4], *od[4];
   for (int r = 0; r < 4; r++) ev[r] = buf + (2 * r) * (n + 1), od[r] = buf + (2 * r + 1) * (n + 1);
 #ifdef WG_AVX512
@@ -269,7 +309,7 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
       const float *xc = j->x + (img * k->c + c) * k->h * k->w;
 #ifdef WG_AVX512
       if (fast) {
-        split_cols_avx512(k, xc, ty, tw, ev, od, t0);
+        split_v_avx512(k, xc, ty, tw, v + c * ld + t0, xs);
         continue;
       }
 #endif
@@ -278,8 +318,9 @@ static void input_transform(const WgJob *j, int64_t gr0, int64_t gr1, float *v, 
         split_row(k, hh >= 0 && hh < k->h ? xc + hh * k->w : NULL, tw, ev[r] + t0, od[r] + t0);
       }
     }
+    if (fast) continue;
     for (int r = 0; r < 4; r++) ev[r][n] = 0, od[r][n] = 0;
-    if (!fast) input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
+    input_cols(ev[0], ev[1], ev[2], ev[3], n), input_cols(od[0], od[1], od[2], od[3], n);
     for (int r = 0; r < 4; r++) {
       float *base = v + (int64_t)(r * 4) * xs + c * ld;
       input_row(ev[r], od[r], n, base, base + xs, base + 2 * xs, base + 3 * xs);
@@ -375,18 +416,163 @@ static void output_transform(const WgJob *j, int64_t gr0, int64_t gr1, int64_t o
   }
 }
 
+#ifdef WG_AVX512
+// ---- the fused path (AVX-512) ----------------------------------------------------------------------
+// Per block, V as above; then per group of WG_NT tiles and up to 64
+// output channels (four vectors, a channel per lane):
+//   products  M_xi [channels, WG_NT] = U_xi^T V_xi over c, for xi = 0..15,
+//             in 24 accumulators: per c four loads of ut[xi][c][o..] and
+//             six broadcasts of V (no packing; each element is one fmaf
+//             chain over c in order: mlc_ref_ksum's with C <= 128, one K
+//             block); stored into mb (24 KiB, L1), never an M array of
+//             the block;
+//   outputs   Y = A^T M A of each tile from mb, + bias, relu, and the 2 x 2
+//             max, scattered into y / yp (lane = channel: a plane apart).
+// The same operations as the unfused path in the same order, so the same
+// bits. 6 x 4: 24 accumulators, the 4 U vectors and a broadcast in 32
+// registers (7 x 4 spilled).
+enum { WG_NT = 6, WG_OV = 4 };
+#define WG_FUSED static inline __attribute__((target("avx512f"), always_inline))
+
+typedef struct WgGroup {
+  const float *v[WG_NT]; // V column of each tile (matrix 0, channel 0)
+  int64_t img[WG_NT], ty[WG_NT], tx[WG_NT];
+  int nt; // real tiles
+} WgGroup;
+
+// mb[t][a] = sum over c < nc of u[c*op + 16a ..] * v_t[c*ld], a < ov,
+// t < nt (both constants after inlining: 4 x 6 accumulators at most, the
+// broadcasts one register, the V columns offsets from one pointer).
+WG_FUSED void fused_products(const int ov, const int nt, const float *restrict u, int64_t op, const float *const *vt,
+                             int64_t ld, int64_t nc, float *restrict mb) {
+  __m512 acc[WG_OV][WG_NT];
+  int64_t off[WG_NT];
+#pragma GCC unroll 8
+  for (int t = 0; t < nt; t++) off[t] = vt[t] - vt[0];
+#pragma GCC unroll 4
+  for (int a = 0; a < ov; a++)
+#pragma GCC unroll 8
+    for (int t = 0; t < nt; t++) acc[a][t] = _mm512_setzero_ps();
+  const float *vc = vt[0];
+#pragma GCC unroll 2
+  for (int64_t c = 0; c < nc; c++, vc += ld, u += op) {
+    __m512 uc[WG_OV];
+#pragma GCC unroll 4
+    for (int a = 0; a < ov; a++) uc[a] = _mm512_loadu_ps(u + 16 * a);
+#pragma GCC unroll 8
+    for (int t = 0; t < nt; t++)
+#pragma GCC unroll 4
+      for (int a = 0; a < ov; a++) acc[a][t] = _mm512_fmadd_ps(uc[a], _mm512_set1_ps(vc[off[t]]), acc[a][t]);
+  }
+#pragma GCC unroll 8
+  for (int t = 0; t < nt; t++)
+#pragma GCC unroll 4
+    for (int a = 0; a < ov; a++) _mm512_storeu_ps(mb + (t * WG_OV + a) * 16, acc[a][t]);
+}
+
+// Tile t's outputs of channels [o, o + 16) from its 16 vectors m (stride
+// ms floats): output_cols' operations, then pool4's pick lane by lane.
+WG_FUSED void fused_outputs(const WgJob *j, const WgGroup *g, int t, int64_t o, const float *m, int64_t ms,
+                            __m512 bias, __m512i plane, __m512i pplane) {
+  const Conv *k = j->k;
+  __m512 mv[16];
+  for (int q = 0; q < 16; q++) mv[q] = _mm512_loadu_ps(m + q * ms);
+  __m512 s0[4], s1[4];
+  for (int c = 0; c < 4; c++) {
+    s0[c] = _mm512_add_ps(_mm512_add_ps(mv[c], mv[4 + c]), mv[8 + c]);
+    s1[c] = _mm512_sub_ps(_mm512_sub_ps(mv[4 + c], mv[8 + c]), mv[12 + c]);
+  }
+  __m512 y[4] = {_mm512_add_ps(_mm512_add_ps(s0[0], s0[1]), s0[2]), _mm512_sub_ps(_mm512_sub_ps(s0[1], s0[2]), s0[3]),
+                 _mm512_add_ps(_mm512_add_ps(s1[0], s1[1]), s1[2]), _mm512_sub_ps(_mm512_sub_ps(s1[1], s1[2]), s1[3])};
+  __mmask16 lanes = (__mmask16)lane_mask(0, k->o - o);
+  for (int q = 0; q < 4; q++) {
+    if (j->bias) y[q] = _mm512_add_ps(y[q], bias);
+    if (j->flags & MLC_CONV_RELU) y[q] = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y[q], _mm512_setzero_ps(), _CMP_NLE_UQ), y[q]);
+  }
+  int64_t img = g->img[t], ty = g->ty[t], tx = g->tx[t], hp = k->ho / 2, wp = k->wo / 2;
+  if (j->y)
+    for (int q = 0; q < 4; q++) {
+      int64_t i = 2 * ty + q / 2, jj = 2 * tx + q % 2;
+      if (i < k->ho && jj < k->wo)
+        _mm512_mask_i32scatter_ps(j->y + ((img * k->o + o) * k->ho + i) * k->wo + jj, lanes, plane, y[q], 4);
+    }
+  if (j->yp && ty < hp && tx < wp) {
+    __m512 best = y[0];
+    for (int q = 1; q < 4; q++) {
+      __mmask16 nan_first = _mm512_cmp_ps_mask(y[q], y[q], _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q);
+      best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(y[q], best, _CMP_GT_OQ) | nan_first, y[q]);
+    }
+    _mm512_mask_i32scatter_ps(j->yp + ((img * k->o + o) * hp + ty) * wp + tx, lanes, pplane, best, 4);
+  }
+}
+
+// One group's channels [o0, o0 + 16 ov): the 16 products, then the outputs.
+WG_FUSED void fused_group(const WgJob *j, const WgGroup *g, const int ov, int64_t o0, int64_t ld, float *mb) {
+  const Conv *k = j->k;
+  int64_t op = pad16(k->o), ms = WG_NT * WG_OV * 16;
+  for (int xi = 0; xi < 16; xi++) {
+    const float *vt[WG_NT], *u = j->u + xi * k->c * op + o0;
+    for (int t = 0; t < WG_NT; t++) vt[t] = g->v[t] + xi * vstride(k, ld);
+    switch (g->nt) { // the tail group's own count: no products of repeated tiles
+    case 1: fused_products(ov, 1, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 2: fused_products(ov, 2, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 3: fused_products(ov, 3, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 4: fused_products(ov, 4, u, op, vt, ld, k->c, mb + xi * ms); break;
+    case 5: fused_products(ov, 5, u, op, vt, ld, k->c, mb + xi * ms); break;
+    default: fused_products(ov, WG_NT, u, op, vt, ld, k->c, mb + xi * ms); break;
+    }
+  }
+  __m512i plane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                     _mm512_set1_epi32((int)(k->ho * k->wo)));
+  __m512i pplane = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                      _mm512_set1_epi32((int)((k->ho / 2) * (k->wo / 2))));
+  for (int a = 0; a < ov; a++) {
+    int64_t o = o0 + 16 * a;
+    __m512 bias = j->bias ? _mm512_maskz_loadu_ps((__mmask16)lane_mask(0, k->o - o), j->bias + o) : _mm512_setzero_ps();
+    for (int t = 0; t < g->nt; t++) fused_outputs(j, g, t, o, mb + (t * WG_OV + a) * 16, ms, bias, plane, pplane);
+  }
+}
+
+__attribute__((target("avx512f"))) static int wg_block_fused(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
+  const Conv *k = j->k;
+  int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), n1 = j->tw + 1, cols = (gr1 - gr0) * n1;
+  int64_t ld = pad16(cols), extra = pad16(8 * (cols + 1)), ntiles = (gr1 - gr0) * j->tw;
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * vstride(k, ld) + extra);
+  float *mb = gemm_scratch(GEMM_SCRATCH_OUT, 16 * WG_NT * WG_OV * 16);
+  if (!v || !mb) return -1;
+  input_transform(j, gr0, gr1, v, ld, v + 16 * vstride(k, ld));
+  // channel groups outside: a group's U (16 * C * 64 floats, at most 512
+  // KiB, use_fused) stays in L2 across the block's tiles
+  for (int64_t og = o0; og < o1; og += 16 * WG_OV)
+    for (int64_t t0 = 0; t0 < ntiles; t0 += WG_NT) {
+      WgGroup g = {.nt = (int)min64(WG_NT, ntiles - t0)};
+      for (int t = 0; t < WG_NT; t++) {
+        int64_t ti = min64(t0 + t, ntiles - 1), r = ti / j->tw, gr = gr0 + r; // the tail: its last tile again (unused)
+        g.v[t] = v + r * n1 + ti % j->tw, g.img[t] = gr / j->th, g.ty[t] = gr % j->th, g.tx[t] = ti % j->tw;
+      }
+      switch (min64(WG_OV, (o1 - og + 15) / 16)) {
+      case 1: fused_group(j, &g, 1, og, ld, mb); break;
+      case 2: fused_group(j, &g, 2, og, ld, mb); break;
+      case 3: fused_group(j, &g, 3, og, ld, mb); break;
+      default: fused_group(j, &g, 4, og, ld, mb); break;
+      }
+    }
+  return 0;
+}
+#endif
+
 // ---- tasks -------------------------------------------------------------------------------------------
 static int wg_block(const WgJob *j, int64_t blk, int64_t o0, int64_t o1) {
   const Conv *k = j->k;
   int64_t gr0 = blk * j->rows, gr1 = min64(gr0 + j->rows, k->n * j->th), cols = (gr1 - gr0) * (j->tw + 1);
   int64_t ld = pad16(cols), om = o1 - o0, extra = pad16(8 * (cols + 1)); // the transforms' rows
-  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->c * ld + extra);
+  float *v = gemm_scratch(GEMM_SCRATCH_COL, 16 * vstride(k, ld) + extra);
   float *m = gemm_scratch(GEMM_SCRATCH_OUT, 16 * om * ld + extra);
   if (!v || !m) return -1;
-  input_transform(j, gr0, gr1, v, ld, v + 16 * k->c * ld);
+  input_transform(j, gr0, gr1, v, ld, v + 16 * vstride(k, ld));
   for (int xi = 0; xi < 16; xi++) {
     Gemm g = {.m = om, .n = cols, .k = k->c, .alpha = 1, .beta = 0, .a = j->u + (xi * k->o + o0) * k->c,
-              .rsa = k->c, .csa = 1, .b = v + xi * k->c * ld, .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
+              .rsa = k->c, .csa = 1, .b = v + xi * vstride(k, ld), .rsb = ld, .csb = 1, .c = m + xi * om * ld, .ldc = ld};
     if (gemm_region(&g, 0, om, 0, cols)) return -1;
   }
   output_transform(j, gr0, gr1, o0, o1, m, ld, m + 16 * om * ld);
@@ -397,7 +583,14 @@ static void wg_task(void *vj, int64_t b, int64_t e) {
   WgJob *j = vj;
   for (int64_t t = b; t < e; t++) {
     int64_t o0 = t % j->osplit * j->ostep, o1 = min64(o0 + j->ostep, j->k->o);
-    if (o0 < o1 && wg_block(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
+    if (o0 >= o1) continue;
+#ifdef WG_AVX512
+    if (j->fused) {
+      if (wg_block_fused(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
+      continue;
+    }
+#endif
+    if (wg_block(j, t / j->osplit, o0, o1)) atomic_store(&j->failed, 1);
   }
 }
 
@@ -410,30 +603,54 @@ static int64_t block_rows(const Conv *k, int64_t tw) {
 
 #define WG_PAR_MIN_FLOPS 1.0e6
 
+// The fused path: the AVX-512 GEMM variant current (mlc_gemm_select picks
+// another one only in tests, which so reach the unfused path), lane
+// offsets of one output plane apart fit the scatters' 32-bit indices, and
+// C <= 128: one K block, and a channel group's U (16 * C * 64 floats) in
+// 512 KiB, which stays in L2 (at 256 -> 256 channels, U streamed from L3
+// per tile group made the call 3x slower than the GEMMs' blocking).
+static bool use_fused(const Conv *k) {
+#ifdef WG_AVX512
+  return gemm_have_avx512() && !strcmp(gemm_current()->name, "avx512") && k->c <= 128 && 16 * k->ho * k->wo < INT32_MAX;
+#else
+  (void)k;
+  return false;
+#endif
+}
+
+// The filter transform: the constant weight's, made once into the GEMM
+// cache, else into this thread's scratch (fused: ut [16][C][pad16(O)],
+// else u [16][O][C]).
+static const float *filter_of(const Conv *k, const float *w, bool fused) {
+  int64_t floats = fused ? 16 * k->c * pad16(k->o) : 16 * k->o * k->c;
+  const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, fused ? GEMM_CACHE_WINOGRAD_T : GEMM_CACHE_WINOGRAD,
+                                      floats, fused ? filter_transform_t : filter_transform);
+  if (u) return u;
+  float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, floats);
+  if (own) (fused ? filter_transform_t : filter_transform)(w, k->o, k->c, own);
+  return own;
+}
+
 int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, const float *w, const float *bias,
                   float *y, float *yp) {
-  WgJob j = {.k = k, .flags = flags, .x = x, .bias = bias, .y = y, .yp = yp};
+  WgJob j = {.k = k, .flags = flags, .x = x, .bias = bias, .y = y, .yp = yp, .fused = use_fused(k)};
   if (!k->n || !k->o || !k->p) return 0;
+  if (!y && !yp) return -1;
+  float *tmp = NULL; // the unfused path writes y
+  if (!y && !j.fused && !(j.y = tmp = malloc(sizeof(float) * (size_t)(k->n * k->o * k->p)))) return -1;
   j.th = (k->ho + 1) / 2, j.tw = (k->wo + 1) / 2, j.rows = block_rows(k, j.tw);
   int64_t blocks = (k->n * j.th + j.rows - 1) / j.rows, threads = mlc_pool_threads(pool);
   double flops = 2.0 * 16 * (double)k->o * (double)k->c * (double)(k->n * j.th * j.tw);
   j.osplit = 1, j.ostep = k->o;
-  if (blocks < threads && flops >= WG_PAR_MIN_FLOPS) { // batch 1: slices of whole micro-rows
-    int64_t unit = gemm_current()->mr, want = (threads + blocks - 1) / blocks;
+  if (blocks < threads && flops >= WG_PAR_MIN_FLOPS) { // batch 1: slices of whole micro-rows (vectors)
+    int64_t unit = j.fused ? 16 : gemm_current()->mr, want = (threads + blocks - 1) / blocks;
     j.ostep = ((k->o + want - 1) / want + unit - 1) / unit * unit;
     j.osplit = (k->o + j.ostep - 1) / j.ostep;
   }
-  const float *u = gemm_cache_derived(w, k->o, k->c, k->o * k->c * 9, GEMM_CACHE_WINOGRAD, 16 * k->o * k->c,
-                                      filter_transform);
-  if (!u) {
-    float *own = gemm_scratch(GEMM_SCRATCH_WINOGRAD, 16 * k->o * k->c);
-    if (!own) return -1;
-    filter_transform(w, k->o, k->c, own);
-    u = own;
-  }
-  j.u = u;
-  mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
-  return atomic_load(&j.failed) ? -1 : 0;
+  j.u = filter_of(k, w, j.fused);
+  if (j.u) mlc_parallel_for(pool, blocks * j.osplit, 1, wg_task, &j);
+  free(tmp);
+  return !j.u || atomic_load(&j.failed) ? -1 : 0;
 }
 
 // ---- input gradient ------------------------------------------------------------------------------

@@ -15,7 +15,8 @@
 bool conv_winograd_applies(const Conv *k, uint32_t flags);
 
 // y = conv2d(x, w) (+ bias, relu) by F(2x2, 3x3), and with yp != NULL its
-// 2 x 2 stride-2 max pool yp [N, O, HO/2, WO/2] (mlc_max_pool2d's values).
+// 2 x 2 stride-2 max pool yp [N, O, HO/2, WO/2] (mlc_max_pool2d's values);
+// y == NULL (with yp): y is not written (a temporary where needed).
 // 0, or -1 when a buffer could not be allocated.
 int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, const float *w, const float *bias,
                   float *y, float *yp);

@@ -76,7 +76,8 @@ const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb,
 // range of the current cache, kept under (src, n, k, kind) like the copies
 // above (the Winograd filter transform of a constant conv weight,
 // conv_winograd.c: n = O, k = C). NULL when there is none or no memory.
-enum { GEMM_CACHE_WINOGRAD = 1u << 29 };
+// (GEMM_CACHE_WINOGRAD_T: the same in the fused path's layout, [16][C][O].)
+enum { GEMM_CACHE_WINOGRAD = 1u << 29, GEMM_CACHE_WINOGRAD_T = 1u << 28 };
 typedef void GemmCacheMake(const float *src, int64_t n, int64_t k, float *dst);
 const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
                                 int64_t out_floats, GemmCacheMake *make);

@@ -70,6 +70,11 @@ static int run(const Shape *s, int threads, uint32_t flags, const float *x, cons
   return rc;
 }
 
+// Which path the checks ran: "fused" (conv_winograd.c's AVX-512 path,
+// the default where the CPU has it) or "unfused" (16 gemm_region
+// products, any other GEMM variant current).
+static const char *path_name = "fused";
+
 static void check_exact(const char *name, Shape s, bool with_bias, bool relu) {
   uint32_t flags = MLC_CONV_WINOGRAD | (relu ? MLC_CONV_RELU : 0);
   float *x = rand_buf(s.nx), *w = rand_buf(s.nw), *b = with_bias ? rand_buf(s.g[MLC_CONV_O]) : NULL;
@@ -86,9 +91,22 @@ static void check_exact(const char *name, Shape s, bool with_bias, bool relu) {
     ok = ok && !mlc_max_pool2d(NULL, s.g[MLC_CONV_N], s.g[MLC_CONV_O], s.ho, s.wo, 2, 2, 2, 2, y1, pref) &&
          !memcmp(p, pref, (size_t)s.np * 4);
   }
-  char label[160];
-  snprintf(label, sizeof label, "%s%s%s: winograd_ref.h's bits, 1-3 threads, pooled", name, with_bias ? " +bias" : "",
-           relu ? " +relu" : "");
+  // conv2d_pool without y (inference): only yp, the same bits
+  for (int t = 1; t <= 3; t++) {
+    memset(p, 0, (size_t)s.np * 4);
+    ok = ok && !run(&s, t, flags, x, w, b, NULL, p) && !memcmp(p, pref, (size_t)s.np * 4);
+  }
+  // a constant weight: its filter transform made once into the GEMM cache, then read
+  MlcGemmCache *cache = mlc_gemm_cache_new(), *prev = mlc_gemm_cache_use(cache);
+  ok = ok && cache && !mlc_gemm_cache_add(cache, w, (size_t)s.nw * 4);
+  for (int t = 1; t <= 3; t++) {
+    memset(yn, 0, (size_t)s.ny * 4);
+    ok = ok && !run(&s, t, flags, x, w, b, yn, NULL) && !memcmp(y1, yn, (size_t)s.ny * 4);
+  }
+  mlc_gemm_cache_use(prev), mlc_gemm_cache_free(cache);
+  char label[200];
+  snprintf(label, sizeof label, "%s%s%s (%s): winograd_ref.h's bits, 1-3 threads, pooled with and without y, cached filter",
+           name, with_bias ? " +bias" : "", relu ? " +relu" : "", path_name);
   check(label, ok);
   free(x), free(w), free(b), free(dx), free(dw), free(db), free(ref), free(y1), free(yn), free(p), free(pref);
 }
@@ -140,7 +158,7 @@ static void check_grad(const char *name, Shape s) {
           worst = fmax(worst, e);
         }
   char label[200];
-  snprintf(label, sizeof label, "%s: grad_input winograd_ref.h's bits, 1-3 threads, error %.2f <= %.0f", name, worst,
+  snprintf(label, sizeof label, "%s (%s): grad_input winograd_ref.h's bits, 1-3 threads, error %.2f <= %.0f", name, path_name, worst,
            WG_TOL);
   check(label, ok && worst <= WG_TOL);
   for (int t = 0; t < 4; t++) free(g[t]);
@@ -322,22 +340,34 @@ static void check_error(void) {
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "measure")) return measure();
   check_ref_filter(argc > 0);
-  check_exact("fashion conv2 [2,32,14,14]*[64,32,3,3] p1", shape(2, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
-  check_exact("batch 1 conv2", shape(1, 32, 14, 14, 64, 3, 1, 1, 1), true, false);
-  check_exact("batch 3 conv2", shape(3, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
-  check_exact("conv1 [3,1,28,28]*[32,1,3,3] p1", shape(3, 1, 28, 28, 32, 3, 1, 1, 1), true, true);
-  check_exact("odd [2,3,7,7]*[5,3,3,3] p1", shape(2, 3, 7, 7, 5, 3, 1, 1, 1), false, false);
-  check_exact("odd valid [3,17,9,6]*[11,17,3,3] p0", shape(3, 17, 9, 6, 11, 3, 1, 0, 1), true, true);
-  check_exact("pad 2 [1,5,5,8]*[9,5,3,3]", shape(1, 5, 5, 8, 9, 3, 1, 2, 1), true, false);
-  check_exact("1x1 plane pad 1 [2,4,1,1]*[3,4,3,3]", shape(2, 4, 1, 1, 3, 3, 1, 1, 1), true, true);
-  check_exact("3x3 plane p0 [1,2,3,3]*[4,2,3,3]", shape(1, 2, 3, 3, 4, 3, 1, 0, 1), false, true);
-  check_exact("2 K blocks [1,520,4,5]*[9,520,3,3] p1", shape(1, 520, 4, 5, 9, 3, 1, 1, 1), true, false);
-  check_exact("wide rows [1,3,5,150]*[40,3,3,3] p1", shape(1, 3, 5, 150, 40, 3, 1, 1, 1), true, true);
-  check_exact("many blocks [40,8,9,9]*[8,8,3,3] p1", shape(40, 8, 9, 9, 8, 3, 1, 1, 1), true, true);
-  check_grad("conv2 [3,32,14,14]*[64,32,3,3] p1", shape(3, 32, 14, 14, 64, 3, 1, 1, 1));
-  check_grad("odd [2,5,7,9]*[6,5,3,3] p0", shape(2, 5, 7, 9, 6, 3, 1, 0, 1));
-  check_grad("pad 2 [1,4,5,6]*[7,4,3,3]", shape(1, 4, 5, 6, 7, 3, 1, 2, 1));
-  check_grad("many blocks [30,8,9,9]*[40,8,3,3] p1", shape(30, 8, 9, 9, 40, 3, 1, 1, 1));
+  // Every bit check twice: with the default GEMM variant (the fused path on
+  // an AVX-512 CPU) and with the generic one (the unfused path).
+  const char *def = mlc_gemm_variant();
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass == 1) mlc_gemm_select("generic");
+    path_name = strcmp(mlc_gemm_variant(), "avx512") ? "unfused" : "fused";
+    check_exact("fashion conv2 [2,32,14,14]*[64,32,3,3] p1", shape(2, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
+    check_exact("batch 1 conv2", shape(1, 32, 14, 14, 64, 3, 1, 1, 1), true, false);
+    check_exact("batch 3 conv2", shape(3, 32, 14, 14, 64, 3, 1, 1, 1), true, true);
+    check_exact("conv1 [3,1,28,28]*[32,1,3,3] p1", shape(3, 1, 28, 28, 32, 3, 1, 1, 1), true, true);
+    check_exact("odd [2,3,7,7]*[5,3,3,3] p1", shape(2, 3, 7, 7, 5, 3, 1, 1, 1), false, false);
+    check_exact("odd valid [3,17,9,6]*[11,17,3,3] p0", shape(3, 17, 9, 6, 11, 3, 1, 0, 1), true, true);
+    check_exact("pad 2 [1,5,5,8]*[9,5,3,3]", shape(1, 5, 5, 8, 9, 3, 1, 2, 1), true, false);
+    check_exact("1x1 plane pad 1 [2,4,1,1]*[3,4,3,3]", shape(2, 4, 1, 1, 3, 3, 1, 1, 1), true, true);
+    check_exact("3x3 plane p0 [1,2,3,3]*[4,2,3,3]", shape(1, 2, 3, 3, 4, 3, 1, 0, 1), false, true);
+    check_exact("2 K blocks [1,520,4,5]*[9,520,3,3] p1", shape(1, 520, 4, 5, 9, 3, 1, 1, 1), true, false);
+    check_exact("wide rows [1,3,5,150]*[40,3,3,3] p1", shape(1, 3, 5, 150, 40, 3, 1, 1, 1), true, true);
+    check_exact("many blocks [40,8,9,9]*[8,8,3,3] p1", shape(40, 8, 9, 9, 8, 3, 1, 1, 1), true, true);
+    check_exact("O past 64, batch 1 [1,32,10,10]*[100,32,3,3] p1", shape(1, 32, 10, 10, 100, 3, 1, 1, 1), true, true);
+    check_exact("O 16k+1 [2,9,8,7]*[17,9,3,3] p1", shape(2, 9, 8, 7, 17, 3, 1, 1, 1), true, true);
+    check_exact("C 128, the fused path's largest [2,128,6,5]*[20,128,3,3] p1", shape(2, 128, 6, 5, 20, 3, 1, 1, 1), true, true);
+    check_exact("C 129 [1,129,6,6]*[70,129,3,3] p0", shape(1, 129, 6, 6, 70, 3, 1, 0, 1), true, false);
+    check_grad("conv2 [3,32,14,14]*[64,32,3,3] p1", shape(3, 32, 14, 14, 64, 3, 1, 1, 1));
+    check_grad("odd [2,5,7,9]*[6,5,3,3] p0", shape(2, 5, 7, 9, 6, 3, 1, 0, 1));
+    check_grad("pad 2 [1,4,5,6]*[7,4,3,3]", shape(1, 4, 5, 6, 7, 3, 1, 2, 1));
+    check_grad("many blocks [30,8,9,9]*[40,8,3,3] p1", shape(30, 8, 9, 9, 40, 3, 1, 1, 1));
+  }
+  mlc_gemm_select(def);
   {
     Shape s = shape(1, 3, 9, 9, 4, 3, 1, 3, 1); // padding 3: grad_input keeps the direct path
     float *dy = rand_buf(s.ny), *w = rand_buf(s.nw), *a = malloc((size_t)s.nx * 4), *b = malloc((size_t)s.nx * 4);
