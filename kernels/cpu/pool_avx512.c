@@ -53,6 +53,10 @@ void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float 
                              float *dx) {
   int64_t ho = h / 2, wo = w / 2;
   const __m512 zero = _mm512_setzero_ps();
+  // A conv's relu output is both the pool's x and its mask (fashion_cnn):
+  // then the mask's pick is the pick's value, the same bits without
+  // loading and blending the mask's taps.
+  bool own = aux == x;
   for (int64_t i = 0; i < ho; i++) {
     int64_t r0 = 2 * i * w, r1 = r0 + w;
     for (int64_t j0 = 0; j0 < wo; j0 += 16) {
@@ -60,7 +64,7 @@ void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float 
       __m512 t[4], a[4] = {zero, zero, zero, zero}, out[4];
       taps(x + r0 + 2 * j0, 2 * n, &t[0], &t[1]);
       taps(x + r1 + 2 * j0, 2 * n, &t[2], &t[3]);
-      if (aux) {
+      if (aux && !own) {
         taps(aux + r0 + 2 * j0, 2 * n, &a[0], &a[1]);
         taps(aux + r1 + 2 * j0, 2 * n, &a[2], &a[3]);
       }
@@ -73,7 +77,7 @@ void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float 
         pick[k] = b;
       }
       __m512 v = _mm512_add_ps(zero, _mm512_maskz_loadu_ps(lanes(n), dy + i * wo + j0));
-      if (aux) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(abest, zero, _CMP_GT_OQ), v);
+      if (aux) v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(own ? best : abest, zero, _CMP_GT_OQ), v);
       for (int k = 0; k < 4; k++) out[k] = _mm512_maskz_mov_ps(pick[k], v);
       put_row(dx + r0 + 2 * j0, 2 * n, out[0], out[1]);
       put_row(dx + r1 + 2 * j0, 2 * n, out[2], out[3]);

@@ -63,7 +63,8 @@ static float *data(int64_t n, int special) {
 }
 
 static void check_geom(const P *p, int special, int masked) {
-  float *x = data(p->nx, special), *dy = data(p->ny, special), *aux = masked ? data(p->nx, 1) : NULL;
+  // masked 2: the mask is x itself (a conv's relu output, which the pool reads as both)
+  float *x = data(p->nx, special), *dy = data(p->ny, special), *aux = masked == 1 ? data(p->nx, 1) : masked ? x : NULL;
   float *y0 = malloc((size_t)p->ny * 4 + 4), *dx0 = malloc((size_t)p->nx * 4 + 4);
   reference(p, x, dy, aux, y0, dx0);
   int ok = 1;
@@ -81,9 +82,9 @@ static void check_geom(const P *p, int special, int masked) {
   snprintf(msg, sizeof msg, "x[%lld,%lld,%lld,%lld] window %lldx%lld stride %lldx%lld%s%s: bits of y and dx, 0-3 threads",
            (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->kh,
            (long long)p->kw, (long long)p->sh, (long long)p->sw, special ? " ties/NaN/-0" : "",
-           masked ? " relu mask" : "");
+           masked == 1 ? " relu mask" : masked ? " mask = x" : "");
   check(msg, ok);
-  free(x), free(dy), free(aux), free(y0), free(dx0);
+  free(x), free(dy), free(masked == 1 ? aux : NULL), free(y0), free(dx0);
 }
 
 int main(void) {
@@ -100,7 +101,7 @@ int main(void) {
   };
   for (size_t i = 0; i < sizeof g / sizeof g[0]; i++)
     for (int special = 0; special < 2; special++)
-      for (int masked = 0; masked < 2; masked++) check_geom(&g[i], special, masked);
+      for (int masked = 0; masked < 3; masked++) check_geom(&g[i], special, masked);
   float one = 1, dx[3] = {1, 1, 1};
   check("a window larger than the plane pools nothing, and its gradient is 0",
         mlc_max_pool2d(NULL, 1, 1, 1, 3, 2, 2, 2, 2, &one, &one) == 0 && one == 1 &&
