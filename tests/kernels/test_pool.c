@@ -206,6 +206,21 @@ static bool aff_log_ok(const Aff *a, int i, const int *by) {
   return true;
 }
 
+// by[k] = the slot of the thread that ran chunk k; false unless every
+// chunk of [0, n) ran exactly once.
+static bool aff_owners(const Aff *a, int *by) {
+  bool ok = true;
+  for (int64_t k = 0; k < a->n; k++) by[k] = -1;
+  for (int i = 0; i < a->nids; i++)
+    for (int64_t q = 0; q < a->len[i]; q++) {
+      int64_t k = a->log[i][q];
+      ok &= k >= 0 && k < a->n && by[k] == -1;
+      if (k >= 0 && k < a->n) by[k] = i;
+    }
+  for (int64_t k = 0; k < a->n; k++) ok &= by[k] >= 0;
+  return ok;
+}
+
 static void first_assignment(void) {
   static const int64_t ns[] = {4, 7, 64, 67, 1000};
   for (int t = 1; t <= AFF_MAX_T; t++) {
@@ -231,14 +246,7 @@ static void first_assignment(void) {
         for (int i = 0; i < AFF_MAX_T; i++) f.log[i] = calloc((size_t)n, sizeof(int64_t));
         mlc_parallel_for(pool, n, 1, aff_chunk, &f);
         int *by = malloc((size_t)n * sizeof *by);
-        for (int64_t k = 0; k < n; k++) by[k] = -1;
-        for (int i = 0; i < f.nids; i++)
-          for (int64_t q = 0; q < f.len[i]; q++) {
-            int64_t k = f.log[i][q];
-            ok &= k >= 0 && k < n && by[k] == -1;
-            if (k >= 0 && k < n) by[k] = i;
-          }
-        for (int64_t k = 0; k < n; k++) ok &= by[k] >= 0;
+        ok &= aff_owners(&f, by);
         ok &= !atomic_load(&f.timed_out) && f.nids == t && f.len[0] > 0 && f.log[0][0] == 0;
         for (int i = 0; i < f.nids; i++) ok &= f.len[i] > 0 && aff_log_ok(&f, i, by);
         if (!ok) {
@@ -301,14 +309,7 @@ static void stealing(void) {
       for (int i = 0; i < AFF_MAX_T; i++) f.log[i] = calloc((size_t)n, sizeof(int64_t));
       mlc_parallel_for(pool, n, 1, aff_free_chunk, &f);
       int *by = malloc((size_t)n * sizeof *by);
-      for (int64_t k = 0; k < n; k++) by[k] = -1;
-      for (int i = 0; i < f.nids; i++)
-        for (int64_t q = 0; q < f.len[i]; q++) {
-          int64_t k = f.log[i][q];
-          ok &= k >= 0 && k < n && by[k] == -1;
-          if (k >= 0 && k < n) by[k] = i;
-        }
-      for (int64_t k = 0; k < n; k++) ok &= by[k] >= 0;
+      ok &= aff_owners(&f, by);
       ok &= !atomic_load(&f.timed_out);
       for (int i = 0; i < f.nids; i++) ok &= aff_runs_ok(&f, i);
       free(by);
