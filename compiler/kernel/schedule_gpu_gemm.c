@@ -307,7 +307,9 @@ static int64_t tile_for(const KExpr *n, int64_t tile) {
 // fits the Target's limits: every stage loop even over the threads, the
 // threads and the shared buffers within the block's.
 // The mma path (the Target's gemm_mma, an f32 GEMM at `precision bf16 |
-// f16`): warps of WM x WN = min(BM, 32) x min(BN, 32) outputs, BK = 16
+// f16`): warps of WM x WN = min(BM, 32) x min(BN, 16) outputs (2 x 2
+// fragments, 16 sums a thread: with 32 x 32 warps the sums, the block
+// sums and twice the staging per thread took up to 254 registers), BK = 16
 // (the instruction's k), tiles that are multiples of 16 x 8. Every shape
 // and stride fits (the staging takes any), so only another Target's tile
 // or K step, f32 precision, f64 sums or an architecture below sm_80 keep
@@ -317,7 +319,7 @@ static bool gemm_tile_mma(Gemm *g) {
   DType p = s->k->op->precision;
   if (!s->t->gemm_mma || g->dt != DT_F32 || (p != DT_BF16 && p != DT_F16) || g->BK != 16 || g->BM % 16 || g->BN % 8)
     return false;
-  g->WM = g->BM < 32 ? g->BM : 32, g->WN = g->BN < 32 ? g->BN : 32;
+  g->WM = g->BM < 32 ? g->BM : 32, g->WN = g->BN < 16 ? g->BN : 16;
   g->NW = (g->BM / g->WM) * (g->BN / g->WN), g->MI = g->WM / 16, g->NI = g->WN / 8;
   int64_t t = 32 * g->NW, bytes = 2 * (g->BK * (g->BM + 1) + g->BK * (g->BN + 1)) * 2; // 16-bit, double-buffered
   if (g->BM % g->WM || g->BN % g->WN || g->WN % 8 || 4 * g->MI * g->NI > KIR_LOCAL_MAX / 2 || t > s->t->max_threads ||

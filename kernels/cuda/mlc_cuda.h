@@ -197,14 +197,15 @@ MLC_DEVICE float mlc_f16_value(uint16_t h) {
 MLC_DEVICE uint32_t mlc_pack16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | (uint32_t)hi << 16; }
 MLC_DEVICE_INLINE void mlc_mma_frags(const uint16_t *a, int64_t ars, int64_t aks, const uint16_t *b, int64_t bks,
                                      int64_t bcs, uint32_t *af, uint32_t *bf) {
-  int64_t l = (int64_t)(threadIdx.x % 32u), g = l / 4, t = l % 4;
+  int l = (int)(threadIdx.x % 32u), g = l / 4, t = l % 4;
+  int sa = (int)ars, ka = (int)aks, kb = (int)bks, sb = (int)bcs;
   for (int i = 0; i < 4; i++) {
-    int64_t r = g + 8 * (i % 2), k = 2 * t + 8 * (i / 2);
-    af[i] = mlc_pack16(a[r * ars + k * aks], a[r * ars + (k + 1) * aks]);
+    int r = g + 8 * (i % 2), k = 2 * t + 8 * (i / 2);
+    af[i] = mlc_pack16(a[r * sa + k * ka], a[r * sa + (k + 1) * ka]);
   }
   for (int i = 0; i < 2; i++) {
-    int64_t k = 2 * t + 8 * i;
-    bf[i] = mlc_pack16(b[k * bks + g * bcs], b[(k + 1) * bks + g * bcs]);
+    int k = 2 * t + 8 * i;
+    bf[i] = mlc_pack16(b[k * kb + g * sb], b[(k + 1) * kb + g * sb]);
   }
 }
 MLC_DEVICE_INLINE void mlc_mma_bf16(float *d, const uint16_t *a, int64_t ars, int64_t aks, const uint16_t *b,
