@@ -366,7 +366,8 @@ static double *mma_at(Run *r, int b, int64_t off, int64_t si, int64_t sj, int i,
 
 // The running thread's share: D(g + 8 (i / 2), 2 t + i % 2) from its old
 // value, + A(row, k) B(k, col) for k ascending, one fmaf each (exact
-// products of 16-bit values, so only the sums round).
+// products of 16-bit values, so only the sums round; INTERP_F64 keeps the
+// sums in double, as it keeps every float).
 static void exec_mma(Run *r, const KStmt *s) {
   const KMma *m = s->mma;
   int64_t oa = eval(r, m->oa).i, ob = eval(r, m->ob).i, d0 = eval(r, s->index).i, l = r->thread % 32;
@@ -374,11 +375,11 @@ static void exec_mma(Run *r, const KStmt *s) {
     int row = (int)(l / 4) + 8 * (i / 2), col = 2 * (int)(l % 4) + i % 2;
     double *d = cell(r, s->buf, d0 + i);
     if (!d) return;
-    float acc = (float)*d;
+    double acc = *d;
     for (int k = 0; k < 16; k++) {
       double *a = mma_at(r, m->a, oa, m->ars, m->aks, row, k), *b = mma_at(r, m->b, ob, m->bks, m->bcs, k, col);
       if (!a || !b) return;
-      acc = fmaf((float)*a, (float)*b, acc);
+      acc = r->f32 ? (double)fmaf((float)*a, (float)*b, (float)acc) : fma(*a, *b, acc); // INTERP_F64: in double
     }
     *d = acc;
   }
