@@ -298,8 +298,11 @@ static bool run_memplan(Pipeline *P) {
 static bool run_schedule_gpu(Pipeline *P) {
   KirProgram *ps[5];
   int n = gpu_programs(&P->u, ps);
+  // tensor cores (mma.sync m16n8k16) when every architecture built has them
+  KirTarget t = kir_target_gpu;
+  t.gemm_mma = !P->opt.ncuda_archs || P->opt.cuda_archs[0] >= 80;
   for (int i = 0; i < n; i++)
-    if (!kir_schedule(ps[i], &kir_target_gpu, P->diags)) return false;
+    if (!kir_schedule(ps[i], &t, P->diags)) return false;
   return true;
 }
 

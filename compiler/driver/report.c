@@ -172,6 +172,7 @@ static void block_cost(Cost *c, const Vec *blk, int64_t mult) {
     }
     case KS_CHECK: expr_cost(c, s->cond, mult); break;
     case KS_BARRIER: break;
+    case KS_MMA: c->flops += 2 * 16 * 8 * 16 / 32 * mult; break; // a lane's share of the warp's product
     case KS_CALL: { // the kernel library: its op record gives the FLOPs;
                     // every buffer it passes counts once, whole (capped below)
       KirCallSpec spec;

@@ -534,6 +534,15 @@ KStmt *kir_call(KirProgram *p, Vec *block, KirCallFn fn) {
   return s;
 }
 
+KStmt *kir_mma(KirProgram *p, Vec *block, int d, int64_t d0, const KMma *m) {
+  KStmt *s = stmt(p, block, KS_MMA);
+  s->buf = d;
+  s->index = kir_idx(p, d0);
+  s->mma = arena_alloc(p->arena, sizeof *s->mma);
+  *s->mma = *m;
+  return s;
+}
+
 // ---- analysis helpers ---------------------------------------------------------------------------------
 bool kir_expr_equal(const KExpr *a, const KExpr *b) {
   if (a == b) return true;
@@ -567,6 +576,7 @@ static void uses_block(const Vec *blk, bool *used, bool *defd) {
     uses_expr(s->n, used), uses_expr(s->grain, used), uses_expr(s->index, used);
     uses_expr(s->value, used), uses_expr(s->cond, used);
     for (int j = 0; s->kind == KS_CALL && j < KIR_CALL_MAX_SLOTS; j++) uses_expr(s->call->slot[j], used);
+    if (s->kind == KS_MMA) uses_expr(s->mma->oa, used), uses_expr(s->mma->ob, used);
     uses_block(&s->body, used, defd);
     uses_block(&s->els, used, defd);
   }
@@ -608,6 +618,10 @@ static void call_access(const KCall *c, bool *reads, bool *writes) {
 void kir_stmt_access(const KStmt *s, bool *reads, bool *writes) {
   if (s->kind == KS_STORE) writes[s->buf] = true;
   if (s->kind == KS_CALL) call_access(s->call, reads, writes);
+  if (s->kind == KS_MMA) { // D is read and written, A and B read
+    reads[s->buf] = writes[s->buf] = reads[s->mma->a] = reads[s->mma->b] = true;
+    access_expr(s->mma->oa, reads), access_expr(s->mma->ob, reads);
+  }
   access_expr(s->n, reads), access_expr(s->index, reads), access_expr(s->value, reads);
   access_expr(s->cond, reads);
   for (int i = 0; i < s->body.len; i++) kir_stmt_access(VEC_AT(s->body, KStmt, i), reads, writes);
@@ -854,6 +868,25 @@ static void put_call(Printer *pr, const KCall *c) {
   sb_puts(b, ")\n");
 }
 
+// mma PREC D[d0] += A[oa] strides [ars, aks] * B[ob] strides [bks, bcs]
+static void put_mma(Printer *pr, const KStmt *s) {
+  StrBuf *b = pr->b;
+  const KMma *m = s->mma;
+  sb_printf(b, "mma %s ", dtype_name(m->prec));
+  put_buf(pr, s->buf);
+  sb_putc(b, '[');
+  put_expr(pr, s->index);
+  sb_puts(b, "] += ");
+  put_buf(pr, m->a);
+  sb_putc(b, '[');
+  put_expr(pr, m->oa);
+  sb_printf(b, "] strides [%lld, %lld] * ", (long long)m->ars, (long long)m->aks);
+  put_buf(pr, m->b);
+  sb_putc(b, '[');
+  put_expr(pr, m->ob);
+  sb_printf(b, "] strides [%lld, %lld]\n", (long long)m->bks, (long long)m->bcs);
+}
+
 static void put_stmt(Printer *pr, const KStmt *s, int ind) {
   StrBuf *b = pr->b;
   sb_printf(b, "%*s", ind, "");
@@ -900,6 +933,7 @@ static void put_stmt(Printer *pr, const KStmt *s, int ind) {
     return;
   case KS_BARRIER: sb_puts(b, "barrier\n"); return;
   case KS_CALL: put_call(pr, s->call); return;
+  case KS_MMA: put_mma(pr, s); return;
   }
 }
 

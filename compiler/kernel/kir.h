@@ -234,7 +234,31 @@ typedef enum {
   KS_CHECK,   // if !.cond: stop with .msg
   KS_BARRIER, // everything before it finishes before anything after it starts
   KS_CALL,    // .call: one entry point of the CPU kernel library (KIR_CALLS)
+  KS_MMA,     // .mma: a warp's 16 x 8 x 16 tensor-core product, this thread's share (KMma)
 } KStmtKind;
+
+// ---- warp-level products ------------------------------------------------------------------------
+// KS_MMA: `mma bf16 D[d0] += A[oa] strides [ars, aks] * B[ob] strides
+// [bks, bcs]`, the thread's share of one PTX mma.sync.m16n8k16 (f32
+// accumulation) of its warp.
+// A(r, k), r < 16, k < 16, is shared buffer a at oa + r ars + k aks; B(k,
+// c), c < 8, is shared buffer b at ob + k bks + c bcs; both of dtype prec
+// (bf16 or f16), so every product is exact in f32. The thread of lane l
+// (its gpu-thread iteration mod 32; g = l / 4, t = l % 4) owns the 4
+// elements D(g + 8 (i / 2), 2 t + i % 2), i < 4, of the 16 x 8 product, at
+// local buffer d[d0 + i] (f32). Defined order (kir_run, the emulation):
+// each from its old value, + A(row, k) B(k, col) for k ascending, one
+// fmaf each. A GPU's tensor core sums in its own order: docs/design/cuda.md
+// ("Tensor cores") states the tolerance. Every lane of a warp runs it with
+// the same operands (the verifier: directly in a gpu-thread loop of a
+// multiple of 32 iterations).
+typedef struct KMma {
+  DType prec;         // DT_BF16 or DT_F16
+  int a, b;           // shared buffers
+  KExpr *oa, *ob;     // i64 element offsets of A(0, 0) and B(0, 0)
+  int64_t ars, aks;   // A's strides (row, k)
+  int64_t bks, bcs;   // B's strides (k, col)
+} KMma;
 
 // ---- library calls ----------------------------------------------------------------------------------
 // The entry points of kernels/cpu (mlc_kernels.h) a schedule may call
@@ -349,6 +373,7 @@ typedef struct KStmt {
   Vec body;         // KStmt*: KS_FOR body, KS_IF then-branch
   Vec els;          // KStmt*: KS_IF else-branch
   KCall *call;      // KS_CALL
+  KMma *mma;        // KS_MMA (its D: .buf, a local buffer, from element .index, a constant)
 } KStmt;
 
 // ---- what a kernel computes ---------------------------------------------------------------
@@ -542,6 +567,8 @@ KStmt *kir_barrier(KirProgram *p, Vec *block);
 // setters fill parameters by name (kir_call_spec's), false for an unknown
 // name or a parameter of another kind.
 KStmt *kir_call(KirProgram *p, Vec *block, KirCallFn fn);
+// d[d0..d0+4) += the lane's share of A(16 x 16) B(16 x 8) (KMma; m copied).
+KStmt *kir_mma(KirProgram *p, Vec *block, int d, int64_t d0, const KMma *m);
 void kir_call_spec(KirCallFn fn, KirCallSpec *out);
 const KirCallParam *kir_call_param(const KirCallSpec *sp, const char *name);
 bool kir_call_set(KStmt *s, const char *param, KExpr *e);            // i, f

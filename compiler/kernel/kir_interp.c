@@ -356,6 +356,35 @@ static void exec_call(Run *r, const KCall *c) {
   if (!ok) fail(r, "call %s failed", a.sp.name);
 }
 
+// ---- warp-level products (kir.h's KMma) -------------------------------------------------------------
+// Element (i, j) of an mma operand (rows x cols), or NULL (failed: outside the buffer).
+static double *mma_at(Run *r, int b, int64_t off, int64_t si, int64_t sj, int i, int j) {
+  int64_t e = off + si * i + sj * j;
+  if (e < 0 || e >= r->numel[b]) return fail(r, "mma reads %s[%lld], outside it", kir_buf(r->p, b)->name, (long long)e), NULL;
+  return &r->data[b][e];
+}
+
+// The running thread's share: D(g + 8 (i / 2), 2 t + i % 2) from its old
+// value, + A(row, k) B(k, col) for k ascending, one fmaf each (exact
+// products of 16-bit values, so only the sums round; INTERP_F64 keeps the
+// sums in double, as it keeps every float).
+static void exec_mma(Run *r, const KStmt *s) {
+  const KMma *m = s->mma;
+  int64_t oa = eval(r, m->oa).i, ob = eval(r, m->ob).i, d0 = eval(r, s->index).i, l = r->thread % 32;
+  for (int i = 0; i < 4 && !r->failed; i++) {
+    int row = (int)(l / 4) + 8 * (i / 2), col = 2 * (int)(l % 4) + i % 2;
+    double *d = cell(r, s->buf, d0 + i);
+    if (!d) return;
+    double acc = *d;
+    for (int k = 0; k < 16; k++) {
+      double *a = mma_at(r, m->a, oa, m->ars, m->aks, row, k), *b = mma_at(r, m->b, ob, m->bks, m->bcs, k, col);
+      if (!a || !b) return;
+      acc = r->f32 ? (double)fmaf((float)*a, (float)*b, (float)acc) : fma(*a, *b, acc); // INTERP_F64: in double
+    }
+    *d = acc;
+  }
+}
+
 // ---- statements ----------------------------------------------------------------------------------
 static void exec_block(Run *r, const Vec *blk);
 
@@ -388,6 +417,7 @@ static void exec(Run *r, const KStmt *s) {
     return;
   case KS_BARRIER: return; // a serial run finishes each statement before the next
   case KS_CALL: exec_call(r, s->call); return;
+  case KS_MMA: exec_mma(r, s); return;
   }
 }
 

@@ -16,6 +16,8 @@
 //            | 'let' NAME ':' DTYPE '=' expr | NAME '=' expr | NAME '[' expr ']' '=' expr
 //            | 'if' expr block ['else' block] | 'check' expr STRING | 'barrier'
 //            | 'call' FN '(' PARAM '=' arg {',' PARAM '=' arg} ')'
+//            | 'mma' DTYPE NAME '[' INT ']' '+=' operand '*' operand
+//   operand := NAME '[' expr ']' 'strides' '[' INT ',' INT ']'
 //   arg     := expr | '[' [FLAG {',' FLAG}] ']' | NAME '[' expr ']' | 'none' | '[' expr {',' expr} ']'
 //   block   := '{' stmt* '}'
 //   expr    := INT [':' DTYPE] | FLOAT ':' DTYPE | NAME | NAME '[' expr ']' | 'rngseed'
@@ -442,6 +444,25 @@ static bool call_stmt(Parser *ps, Vec *blk) {
   return expect(ps, ")");
 }
 
+// BUF[OFF] strides [S1, S2]: an mma operand.
+static bool mma_operand(Parser *ps, int *buf, KExpr **off, int64_t *s1, int64_t *s2) {
+  *buf = buffer(ps);
+  return *buf >= 0 && expect(ps, "[") && (*off = expr(ps)) && expect(ps, "]") && expect_word(ps, "strides") &&
+         expect(ps, "[") && integer(ps, s1) && expect(ps, ",") && integer(ps, s2) && expect(ps, "]");
+}
+
+// mma PREC D[d0] += A[oa] strides [ars, aks] * B[ob] strides [bks, bcs]
+static bool mma_stmt(Parser *ps, Vec *blk) {
+  KMma m = {0};
+  int64_t d0;
+  if (!dtype(ps, &m.prec)) return false;
+  int d = buffer(ps);
+  if (d < 0 || !expect(ps, "[") || !integer(ps, &d0) || !expect(ps, "]") || !expect(ps, "+=")) return false;
+  if (!mma_operand(ps, &m.a, &m.oa, &m.ars, &m.aks) || !expect(ps, "*")) return false;
+  if (!mma_operand(ps, &m.b, &m.ob, &m.bks, &m.bcs)) return false;
+  return kir_mma(ps->p, blk, d, d0, &m) != NULL;
+}
+
 static bool stmt(Parser *ps, Vec *blk) {
   if (word(ps, "parallel")) return expect_word(ps, "for") && for_stmt(ps, blk, true);
   if (word(ps, "for")) return for_stmt(ps, blk, false);
@@ -450,6 +471,7 @@ static bool stmt(Parser *ps, Vec *blk) {
   if (word(ps, "check")) return check_stmt(ps, blk);
   if (word(ps, "barrier")) return kir_barrier(ps->p, blk) != NULL;
   if (word(ps, "call")) return call_stmt(ps, blk);
+  if (word(ps, "mma")) return mma_stmt(ps, blk);
   return assign_or_store(ps, blk);
 }
 

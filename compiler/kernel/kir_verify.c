@@ -32,6 +32,8 @@ typedef struct Verify {
   KLoopMap in_map;    // innermost enclosing non-serial map (KMAP_SERIAL: none)
   bool in_chunk, in_block, in_thread; // some enclosing loop is chunk / gpu-block / gpu-thread
   int depth;          // enclosing loops and ifs (0: a top-level statement)
+  const KStmt *thread; // the innermost enclosing gpu-thread loop (NULL: none) ...
+  int thread_depth;   // ... and the depth of its body's statements
   int nsyms;          // syms visible (program-level: the earlier ones)
   char msg[256];
 } Verify;
@@ -284,6 +286,44 @@ static bool v_call(Verify *v, const KCall *c) {
   return v_call_bounds(v, c, &sp);
 }
 
+// An mma operand: a shared buffer of the product's dtype, an i64 offset,
+// strides >= 0; the elements it reads inside the buffer where the offset
+// is a constant (else kir_run checks each use).
+static bool v_mma_operand(Verify *v, int b, const KExpr *off, int64_t s1, int64_t n1, int64_t s2, int64_t n2,
+                          DType prec, const char *what) {
+  if (b < 0 || b >= v->p->bufs.len || !has_param(v->k, b)) return vfail(v, "mma: %s is not a parameter", what);
+  const KirBuf *kb = kir_buf(v->p, b);
+  if (kb->kind != KBUF_SHARED || kb->dtype != prec)
+    return vfail(v, "mma: %s (%s) is not a shared %s buffer", what, kb->name, dtype_name(prec));
+  if (!v_idx(v, off, what)) return false;
+  if (s1 < 0 || s2 < 0) return vfail(v, "mma: %s has a negative stride", what);
+  int64_t o, n;
+  if (kir_eval_i64(off, NULL, &o) && kir_eval_i64(kb->numel, NULL, &n) && (o < 0 || o + s1 * (n1 - 1) + s2 * (n2 - 1) >= n))
+    return vfail(v, "mma: %s reads past %s's %lld elements", what, kb->name, (long long)n);
+  return true;
+}
+
+// kir.h's KMma: every lane of a warp runs it (directly in a gpu-thread loop
+// of a multiple of 32 iterations, under no branch or inner loop), D is 4
+// f32 elements of a local buffer at a constant index.
+static bool v_mma(Verify *v, const KStmt *s) {
+  const KMma *m = s->mma;
+  int64_t c, d0, n;
+  if (!v->t || v->t->kind != KT_GPU) return vfail(v, "mma in a program not scheduled for a gpu target");
+  if (m->prec != DT_BF16 && m->prec != DT_F16) return vfail(v, "mma of %s (bf16 or f16)", dtype_name(m->prec));
+  if (!v->thread || v->thread_depth != v->depth)
+    return vfail(v, "mma not directly in a gpu-thread loop (every lane of a warp runs it)");
+  if (!kir_eval_i64(v->thread->n, NULL, &c) || c % 32)
+    return vfail(v, "mma in a gpu-thread loop whose trip count is not a multiple of 32");
+  if (s->buf < 0 || s->buf >= v->p->bufs.len || !has_param(v->k, s->buf) || kir_buf(v->p, s->buf)->kind != KBUF_LOCAL ||
+      kir_buf(v->p, s->buf)->dtype != DT_F32)
+    return vfail(v, "mma: D is not an f32 local buffer");
+  if (!kir_eval_i64(s->index, NULL, &d0) || !kir_eval_i64(kir_buf(v->p, s->buf)->numel, NULL, &n) || d0 < 0 || d0 + 4 > n)
+    return vfail(v, "mma: D's 4 elements are not inside %s", kir_buf(v->p, s->buf)->name);
+  return v_mma_operand(v, m->a, m->oa, m->ars, 16, m->aks, 16, m->prec, "A") &&
+         v_mma_operand(v, m->b, m->ob, m->bks, 16, m->bcs, 8, m->prec, "B");
+}
+
 static bool v_stmt(Verify *v, const KStmt *s) {
   switch (s->kind) {
   case KS_FOR: {
@@ -300,13 +340,16 @@ static bool v_stmt(Verify *v, const KStmt *s) {
     v->in_thread |= s->map == KMAP_GPU_THREAD;
     v->live[s->var] = true;
     v->depth++;
+    if (s->map == KMAP_GPU_THREAD) v->thread = s, v->thread_depth = v->depth;
     bool ok = v_block(v, &s->body);
     v->live[s->var] = false;
     v->outer = saved.outer, v->in_map = saved.in_map, v->in_chunk = saved.in_chunk;
     v->in_block = saved.in_block, v->in_thread = saved.in_thread, v->depth = saved.depth;
+    v->thread = saved.thread, v->thread_depth = saved.thread_depth;
     return ok;
   }
   case KS_CALL: return v_call(v, s->call);
+  case KS_MMA: return v_mma(v, s);
   case KS_BARRIER:
     if (v->depth == 0 || v->in_map == KMAP_GPU_BLOCK) return true;
     return vfail(v, "barrier inside a loop or branch (only between top-level statements or in a gpu-block)");

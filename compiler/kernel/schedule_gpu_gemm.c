@@ -90,6 +90,12 @@ struct Gemm {
   void (*store)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v);
   void *op;         // the op's data
   int sh_a, sh_b;   // shared buffers: the A and B tiles
+  // tensor cores (`precision bf16 | f16`, the Target's gemm_mma): the tiles are 16-bit, each of the
+  // NW warps computes a WM x WN part of the tile as MI x NI mma statements (16 x 8 each, kir.h's KMma)
+  bool mma;
+  DType prec;       // the tiles' dtype (mma)
+  int64_t WM, WN, NW, MI, NI;
+  int nout;         // a thread's outputs: GT_OUT, or MI NI 4 (mma)
   int loc_s, loc_acc; // local buffers (per thread): the running sums, the block sums
   KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
 };
@@ -101,9 +107,9 @@ static int shared(Sk *s, const char *name, DType dt, int64_t n) {
   return b;
 }
 
-// Per thread, GT_OUT elements: registers (kir.h's KBUF_LOCAL).
-static int local(Sk *s, const char *name, DType dt) {
-  KExpr *d = sk_i(s, GT_OUT);
+// Per thread, n elements: registers (kir.h's KBUF_LOCAL).
+static int local(Sk *s, const char *name, DType dt, int n) {
+  KExpr *d = sk_i(s, n);
   int b = sk_temp(s, name, dt, 1, &d);
   kir_buf(s->p, b)->kind = KBUF_LOCAL;
   return b;
@@ -123,7 +129,7 @@ static KStmt *threads(Gemm *g, Vec *blk, KExpr **gt) {
 static void fill(Gemm *g, Vec *blk, int b, KExpr *v) {
   KExpr *gt;
   Vec *tb = &threads(g, blk, &gt)->body;
-  for (int rc = 0; rc < GT_OUT; rc++) sk_st(g->s, tb, b, sk_i(g->s, rc), v);
+  for (int rc = 0; rc < g->nout; rc++) sk_st(g->s, tb, b, sk_i(g->s, rc), v);
 }
 
 // One element u of a tile into shared, at the half whose first element is
@@ -142,7 +148,9 @@ static void stage(Gemm *g, Vec *tb, bool is_a, KExpr *gt, int u, KExpr *i0, KExp
   KExpr *e = is_a ? g->ld_a(g, &in->body, at, k, &ok) : g->ld_b(g, &in->body, k, at, &ok);
   Vec *put = ok ? &kir_if(s->p, &in->body, ok)->body : &in->body;
   kir_assign(s->p, put, v->var, kir_cast(s->p, g->dt, e));
-  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, h, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x)), v);
+  // mma: the 16-bit bits of the value, which operand() has rounded already (exact)
+  sk_st(s, tb, is_a ? g->sh_a : g->sh_b, sk_add(s, h, sk_add(s, sk_mul(s, kk, is_a ? g->lda : g->ldb), x)),
+        g->mma ? kir_cast(s->p, g->prec, v) : v);
 }
 
 // The A and B tiles at k0 (kn terms, kn <= BK) into the shared halves at
@@ -173,6 +181,26 @@ static void compute(Gemm *g, Vec *tb, KExpr *gt, KExpr *kn, KExpr *ha, KExpr *hb
   for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
 }
 
+// Thread gt's share of its warp's products of one K step (the BK = 16
+// terms of the halves at ha and hb; a partial step's missing terms are 0
+// in both tiles): MI x NI mma statements on its warp's WM x WN part of the
+// tile, fragment (mi, ni) in ss[4 (mi NI + ni) ..]. A(r, k) is at
+// ha + k lda + r, B(k, c) at hb + k ldb + c (the k-major tiles).
+static void compute_mma(Gemm *g, Vec *tb, KExpr *gt, KExpr *ha, KExpr *hb) {
+  Sk *s = g->s;
+  int64_t lda, ldb, wcols = g->BN / g->WN;
+  kir_eval_i64(g->lda, NULL, &lda), kir_eval_i64(g->ldb, NULL, &ldb);
+  KExpr *w = sk_let(s, tb, "wp", sk_div(s, gt, sk_i(s, 32)));
+  KExpr *wr = sk_mul(s, sk_div(s, w, sk_i(s, wcols)), sk_i(s, g->WM)), *wc = sk_mul(s, sk_mod(s, w, sk_i(s, wcols)), sk_i(s, g->WN));
+  for (int mi = 0; mi < g->MI; mi++)
+    for (int ni = 0; ni < g->NI; ni++) {
+      KMma m = {.prec = g->prec, .a = g->sh_a, .b = g->sh_b, .ars = 1, .aks = lda, .bks = ldb, .bcs = 1};
+      m.oa = sk_add(s, ha, sk_add(s, wr, sk_i(s, 16 * mi)));
+      m.ob = sk_add(s, hb, sk_add(s, wc, sk_i(s, 8 * ni)));
+      kir_mma(s->p, tb, g->loc_s, 4 * (mi * g->NI + ni), &m);
+    }
+}
+
 // A K segment's tiles, double-buffered: tile 0 into half 0 and a barrier;
 // then per tile kt one thread loop that stages tile kt + 1 (if any) into
 // half (kt + 1) % 2 while it computes tile kt from half kt % 2, and one
@@ -196,8 +224,29 @@ static void k_tiles(Gemm *g, Vec *seg, KExpr *i0, KExpr *j0, KExpr *base, KExpr 
   tb = &threads(g, tl, &gt)->body;
   Vec *next = &kir_if(s->p, tb, sk_lt(s, nx, nt))->body;
   stage_tile(g, next, gt, i0, j0, k1, kn1, sk_mul(s, h1, sa), sk_mul(s, h1, sb));
-  compute(g, tb, gt, kn, sk_mul(s, h, sa), sk_mul(s, h, sb));
+  if (g->mma) compute_mma(g, tb, gt, sk_mul(s, h, sa), sk_mul(s, h, sb));
+  else compute(g, tb, gt, kn, sk_mul(s, h, sa), sk_mul(s, h, sb));
   kir_barrier(s->p, tl);
+}
+
+// The mma path's stores: thread gt (lane l, warp w) owns element i of
+// fragment (mi, ni), C(i0 + w's rows + 16 mi + l / 4 + 8 (i / 2),
+// j0 + w's columns + 8 ni + 2 (l % 4) + i % 2) (kir.h's KMma).
+static void store_mma(Gemm *g, Vec *tb, KExpr *gt, KExpr *i0, KExpr *j0) {
+  Sk *s = g->s;
+  int64_t wcols = g->BN / g->WN;
+  KExpr *l = sk_let(s, tb, "ln", sk_mod(s, gt, sk_i(s, 32))), *w = sk_let(s, tb, "wp", sk_div(s, gt, sk_i(s, 32)));
+  KExpr *r0 = sk_let(s, tb, "r0", sk_add(s, i0, sk_add(s, sk_mul(s, sk_div(s, w, sk_i(s, wcols)), sk_i(s, g->WM)), sk_div(s, l, sk_i(s, 4)))));
+  KExpr *c0 = sk_let(s, tb, "c0", sk_add(s, j0, sk_add(s, sk_mul(s, sk_mod(s, w, sk_i(s, wcols)), sk_i(s, g->WN)),
+                                                       sk_mul(s, sk_mod(s, l, sk_i(s, 4)), sk_i(s, 2)))));
+  for (int mi = 0; mi < g->MI; mi++)
+    for (int ni = 0; ni < g->NI; ni++)
+      for (int i = 0; i < 4; i++) {
+        KExpr *row = sk_add(s, r0, sk_i(s, 16 * mi + 8 * (i / 2))), *col = sk_add(s, c0, sk_i(s, 8 * ni + i % 2));
+        Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
+        int rc = 4 * (mi * g->NI + ni) + i;
+        g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, rc)));
+      }
 }
 
 static KStmt *gemm_launch(Gemm *g) {
@@ -211,12 +260,13 @@ static KStmt *gemm_launch(Gemm *g) {
   g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
   KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
   KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
-  g->sh_a = shared(s, "as", g->dt, 2 * g->BK * (g->BM + 1)); // two halves: double-buffered
-  g->sh_b = shared(s, "bs", g->dt, 2 * g->BK * (g->BN + 1));
-  g->loc_s = local(s, "ss", g->dt);
+  DType tile = g->mma ? g->prec : g->dt;
+  g->sh_a = shared(s, "as", tile, 2 * g->BK * (g->BM + 1)); // two halves: double-buffered
+  g->sh_b = shared(s, "bs", tile, 2 * g->BK * (g->BN + 1));
+  g->loc_s = local(s, "ss", g->dt, g->nout);
   g->lda = sk_i(s, g->BM + 1), g->ldb = sk_i(s, g->BN + 1);
   if (g->multi) {
-    g->loc_acc = local(s, "acc", g->dt);
+    g->loc_acc = local(s, "acc", g->dt, g->nout);
     fill(g, blk, g->loc_acc, g->acc_init);
   }
   KExpr *base, *len;
@@ -225,12 +275,16 @@ static KStmt *gemm_launch(Gemm *g) {
   k_tiles(g, seg, i0, j0, base, len);
   if (g->multi) {
     Vec *tb = &threads(g, seg, &gt)->body;
-    for (int rc = 0; rc < GT_OUT; rc++) {
+    for (int rc = 0; rc < g->nout; rc++) {
       KExpr *at = sk_i(s, rc);
       sk_st(s, tb, g->loc_acc, at, sk_add(s, sk_ld(s, g->loc_acc, at), sk_ld(s, g->loc_s, at)));
     }
   }
   Vec *tb = &threads(g, blk, &gt)->body;
+  if (g->mma) {
+    store_mma(g, tb, gt, i0, j0);
+    return L;
+  }
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
   for (int r = 0; r < GT_R; r++)
     for (int c = 0; c < GT_R; c++) {
@@ -252,10 +306,35 @@ static int64_t tile_for(const KExpr *n, int64_t tile) {
 // The tile for C[M, N] (set g->M and g->N first), and whether the launch
 // fits the Target's limits: every stage loop even over the threads, the
 // threads and the shared buffers within the block's.
+// The mma path (the Target's gemm_mma, an f32 GEMM at `precision bf16 |
+// f16`): warps of WM x WN = min(BM, 32) x min(BN, 16) outputs (2 x 2
+// fragments, 16 sums a thread: with 32 x 32 warps the sums, the block
+// sums and twice the staging per thread took up to 254 registers), BK = 16
+// (the instruction's k), tiles that are multiples of 16 x 8. Every shape
+// and stride fits (the staging takes any), so only another Target's tile
+// or K step, f32 precision, f64 sums or an architecture below sm_80 keep
+// the fma path.
+static bool gemm_tile_mma(Gemm *g) {
+  Sk *s = g->s;
+  DType p = s->k->op->precision;
+  if (!s->t->gemm_mma || g->dt != DT_F32 || (p != DT_BF16 && p != DT_F16) || g->BK != 16 || g->BM % 16 || g->BN % 8)
+    return false;
+  g->WM = g->BM < 32 ? g->BM : 32, g->WN = g->BN < 16 ? g->BN : 16;
+  g->NW = (g->BM / g->WM) * (g->BN / g->WN), g->MI = g->WM / 16, g->NI = g->WN / 8;
+  int64_t t = 32 * g->NW, bytes = 2 * (g->BK * (g->BM + 1) + g->BK * (g->BN + 1)) * 2; // 16-bit, double-buffered
+  if (g->BM % g->WM || g->BN % g->WN || g->WN % 8 || 4 * g->MI * g->NI > KIR_LOCAL_MAX / 2 || t > s->t->max_threads ||
+      t % g->BM || t % g->BN || g->BM * g->BK % t || g->BN * g->BK % t || bytes > s->t->shared_bytes)
+    return false;
+  g->mma = true, g->prec = p, g->T = t, g->nout = (int)(4 * g->MI * g->NI);
+  return true;
+}
+
 static bool gemm_tile(Gemm *g) {
   Sk *s = g->s;
   int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
   g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
+  g->nout = GT_OUT;
+  if (gemm_tile_mma(g)) return true;
   if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
   int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
   return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&

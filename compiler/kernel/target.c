@@ -49,6 +49,7 @@ const KirTarget kir_target_gpu = {
     .reduce_rows = 65536,
     .gemm_tile = 64,
     .gemm_ktile = 16,
+    .gemm_mma = true,
 };
 
 const KirTarget *kir_target_find(const char *name) {

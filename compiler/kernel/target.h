@@ -49,6 +49,8 @@ typedef struct KirTarget {
   int gemm_tile;          // GPU: a tiled GEMM's block computes gemm_tile x gemm_tile outputs,
                           // 4 x 4 per thread ((gemm_tile / 4)^2 threads)
   int gemm_ktile;         // GPU: ... staging gemm_ktile terms of A and B per step
+  bool gemm_mma;          // GPU: a bf16 / f16 tiled GEMM's tile products are tensor-core mma
+                          // statements (kir.h's KMma; PTX mma.sync m16n8k16 needs sm_80)
 } KirTarget;
 
 // The CPU this project builds for (an AVX-512 Zen 4 host; every choice the

@@ -166,6 +166,41 @@ static inline float __bfloat162float(__nv_bfloat16 h) { return mlc_bf16_to_f32(h
 static inline __half __float2half_rn(float f) { return (__half){mlc_f32_to_f16(f)}; }
 static inline float __half2float(__half h) { return mlc_f16_to_f32(h.x); }
 
+// ---- the tensor-core instruction (mlc_cuda.h's mlc_mma_sync_*) ----------------------------
+// The warp's lanes put their fragments into a per-warp exchange, meet at
+// __syncwarp, and each computes its 4 elements of D from the fragments as
+// the PTX ISA lays them out (mlc_cuda.h), so a wrong fragment layout gives
+// wrong results here too. The order is fixed (kir_run's, kir.h KMma): from
+// d's old value, one fmaf per k ascending (the products of 16-bit values
+// are exact). A second __syncwarp keeps a lane's next product from
+// overwriting what its warp still reads.
+static inline float mlc_emu_half(int f16, uint32_t reg, int hi) {
+  uint16_t h = (uint16_t)(hi ? reg >> 16 : reg & 0xffffu);
+  return f16 ? mlc_f16_to_f32(h) : mlc_bf16_to_f32(h);
+}
+static inline void mlc_emu_mma(int f16, float *d, const uint32_t *a, const uint32_t *b) {
+  static _Thread_local uint32_t xa[32][32][4], xb[32][32][2]; // [warp][lane]: the block's fragments
+  unsigned tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z), w = tid / 32, l = tid % 32;
+  for (int i = 0; i < 4; i++) xa[w][l][i] = a[i];
+  for (int i = 0; i < 2; i++) xb[w][l][i] = b[i];
+  __syncwarp(0xffffffffu);
+  unsigned g = l / 4, t = l % 4;
+  for (int i = 0; i < 4; i++) {
+    unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+    float acc = d[i];
+    for (unsigned k = 0; k < 16; k++) {
+      // A(row, k): lane (row % 8) 4 + (k % 8) / 2, register (row / 8) + 2 (k / 8); B(k, col): lane
+      // 4 col + (k % 8) / 2, register k / 8; the half k % 2
+      uint32_t ra = xa[w][(row % 8) * 4 + (k % 8) / 2][row / 8 + 2 * (k / 8)], rb = xb[w][col * 4 + (k % 8) / 2][k / 8];
+      acc = fmaf(mlc_emu_half(f16, ra, k % 2), mlc_emu_half(f16, rb, k % 2), acc);
+    }
+    d[i] = acc;
+  }
+  __syncwarp(0xffffffffu);
+}
+#define mlc_mma_sync_bf16(d, a, b) mlc_emu_mma(0, d, a, b)
+#define mlc_mma_sync_f16(d, a, b) mlc_emu_mma(1, d, a, b)
+
 // ---- the subset's macros (mlc_cuda.h lists them) ------------------------------------------
 #define MLC_KERNEL static void
 #define MLC_LAUNCH_BOUNDS(n)
@@ -174,6 +209,7 @@ static inline float __half2float(__half h) { return mlc_f16_to_f32(h.x); }
 #define MLC_DYN_SHARED(T, name) T *const name = (T *)mlc_emu_dyn_shared()
 #define MLC_BARRIER() mlc_emu_barrier(__FILE__, __LINE__)
 #define MLC_RESTRICT restrict
+#define MLC_DEVICE_INLINE static inline
 #define __syncthreads() MLC_BARRIER()
 
 #define MLC_EMU_ENTRY_FN(name, call)                                           \

@@ -57,6 +57,7 @@ typedef unsigned long long uint64_t;
 #define MLC_DYN_SHARED(T, name) extern __shared__ T name[]
 #define MLC_BARRIER() __syncthreads()
 #define MLC_RESTRICT __restrict__
+#define MLC_DEVICE_INLINE static __device__ __forceinline__
 
 #define MLC_ENTRY0(name)
 #define MLC_ENTRY1(name, T1)
@@ -105,6 +106,21 @@ static __device__ inline float __half2float(__half h) {
   return f;
 }
 
+// The tensor-core instruction (sm_80+): d += A B for the warp, f32
+// accumulation; a[4] and b[2] are this lane's fragments (mlc_mma_frags).
+MLC_DEVICE_INLINE void mlc_mma_sync_bf16(float *d, const uint32_t *a, const uint32_t *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+MLC_DEVICE_INLINE void mlc_mma_sync_f16(float *d, const uint32_t *a, const uint32_t *b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, "
+               "{%8, %9}, {%0, %1, %2, %3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
 #else
 
 #include "cuda_emu.h"
@@ -150,6 +166,61 @@ MLC_DEVICE void mlc_fail(uint32_t *flag, uint32_t id) { *flag = id; }
 // CUDA's (below for NVRTC, cuda_emu.h for the emulation).
 MLC_DEVICE float mlc_round_bf16f(float x) { return __bfloat162float(__float2bfloat16_rn(x)); }
 MLC_DEVICE float mlc_round_f16f(float x) { return __half2float(__float2half_rn(x)); }
+// The 16-bit staging of a tensor-core GEMM's shared tiles: the bits of an
+// operand already rounded to the format (mlc_round_*f), so exact.
+MLC_DEVICE uint16_t mlc_bf16_bits(float x) { return __float2bfloat16_rn(x).x; }
+MLC_DEVICE uint16_t mlc_f16_bits(float x) { return __float2half_rn(x).x; }
+MLC_DEVICE float mlc_bf16_value(uint16_t h) {
+  __nv_bfloat16 x;
+  x.x = h;
+  return __bfloat162float(x);
+}
+MLC_DEVICE float mlc_f16_value(uint16_t h) {
+  __half x;
+  x.x = h;
+  return __half2float(x);
+}
+
+// ---- tensor-core products (kir.h's KMma; docs/design/cuda.md, "Tensor cores")
+// mlc_mma_bf16 / mlc_mma_f16(d, a, ars, aks, b, bks, bcs): the calling
+// lane's share of the warp's mma.sync.m16n8k16 over 16-bit bits in shared
+// memory: A(r, k) = a[r ars + k aks] (16 x 16), B(k, c) = b[k bks + c bcs]
+// (16 x 8), d[0..4) += this lane's elements of A B. The fragments are the
+// PTX ISA's (lane l, g = l / 4, t = l % 4; a 32-bit register holds two
+// 16-bit values, the lower k in its low half):
+//   A: a[i] = A(g + 8 (i % 2), 2t + 8 (i / 2) + {0, 1}),  i < 4
+//   B: b[i] = B(2t + 8 i + {0, 1}, g),                    i < 2
+//   D: d[i] = D(g + 8 (i / 2), 2t + i % 2),               i < 4
+// read with plain 16-bit loads: the tiles keep the recipe's k-major layout
+// (rows of BM + 1 values, conflict-free stores from any operand layout),
+// which ldmatrix's eight contiguous 16-byte rows would not take.
+MLC_DEVICE uint32_t mlc_pack16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | (uint32_t)hi << 16; }
+MLC_DEVICE_INLINE void mlc_mma_frags(const uint16_t *a, int64_t ars, int64_t aks, const uint16_t *b, int64_t bks,
+                                     int64_t bcs, uint32_t *af, uint32_t *bf) {
+  int l = (int)(threadIdx.x % 32u), g = l / 4, t = l % 4;
+  int sa = (int)ars, ka = (int)aks, kb = (int)bks, sb = (int)bcs;
+  for (int i = 0; i < 4; i++) {
+    int r = g + 8 * (i % 2), k = 2 * t + 8 * (i / 2);
+    af[i] = mlc_pack16(a[r * sa + k * ka], a[r * sa + (k + 1) * ka]);
+  }
+  for (int i = 0; i < 2; i++) {
+    int k = 2 * t + 8 * i;
+    bf[i] = mlc_pack16(b[k * kb + g * sb], b[(k + 1) * kb + g * sb]);
+  }
+}
+MLC_DEVICE_INLINE void mlc_mma_bf16(float *d, const uint16_t *a, int64_t ars, int64_t aks, const uint16_t *b,
+                                    int64_t bks, int64_t bcs) {
+  uint32_t af[4], bf[2];
+  mlc_mma_frags(a, ars, aks, b, bks, bcs, af, bf);
+  mlc_mma_sync_bf16(d, af, bf);
+}
+MLC_DEVICE_INLINE void mlc_mma_f16(float *d, const uint16_t *a, int64_t ars, int64_t aks, const uint16_t *b,
+                                   int64_t bks, int64_t bcs) {
+  uint32_t af[4], bf[2];
+  mlc_mma_frags(a, ars, aks, b, bks, bcs, af, bf);
+  mlc_mma_sync_f16(d, af, bf);
+}
+
 // Philox-4x32-10, kernels/philox.h's text itself (for NVRTC an in-memory
 // header of that name, compiler/backend/cuda/nvrtc.c): key, counter (the
 // element), stream; the first word w gives (w >> 8) * 2^-24.

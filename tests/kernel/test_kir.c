@@ -43,6 +43,8 @@
 #include "kernel/memplan.h"
 #include "kernel/schedule.h"
 
+#include "kernels/round16.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -703,6 +705,43 @@ static void test_local(void) {
   interp_tensor_free(out[0]);
 }
 
+// ---- warp-level products ---------------------------------------------------------------------------------
+// kir.h's KMma in kir_run: tests/kernel/golden/mma_roundtrip.kir (one warp
+// stages A 16 x 16 and B 16 x 8 as bf16, one mma, each lane stores its four
+// elements of D where the fragment layout puts them) gives D = A B of the
+// rounded operands, each element the fmaf chain over k from +0, bit for bit.
+// A lane that computed another lane's elements, or the elements in another
+// order, stores them elsewhere or with other bits.
+static void test_mma(void) {
+  DiagSink ds;
+  diag_init(&ds, A);
+  Vec progs = {0};
+  const char *why = NULL;
+  SrcFile *src = src_read(A, "tests/kernel/golden/mma_roundtrip.kir", &why);
+  bool ok = src && kir_parse(A, src, &progs, &ds) && progs.len == 1 && kir_verify(VEC_AT(progs, KirProgram, 0), &ds);
+  if (!ok) diag_print(&ds, stdout);
+  KirProgram *p = ok ? VEC_AT(progs, KirProgram, 0) : NULL;
+  int64_t da[1] = {256}, db[1] = {128};
+  double va[256], vb[128];
+  uint32_t r = 7;
+  for (int i = 0; i < 256; i++) r = r * 1664525u + 1013904223u, va[i] = (double)(r >> 8) / 16777216.0 - 0.5;
+  for (int i = 0; i < 128; i++) r = r * 1664525u + 1013904223u, vb[i] = (double)(r >> 8) / 16777216.0 - 0.5;
+  Tensor *in[2] = {interp_tensor_from(DT_F32, 1, da, va), interp_tensor_from(DT_F32, 1, db, vb)}, *out[1] = {0};
+  char err[256] = "";
+  bool ran = p && kir_run(p, INTERP_F32, in, 2, NULL, out, err, sizeof err) == 0 && out[0];
+  if (p && !ran) printf("  %s\n", err);
+  bool exact = ran;
+  for (int i = 0; exact && i < 16; i++)
+    for (int j = 0; j < 8; j++) {
+      float acc = 0.0f;
+      for (int k = 0; k < 16; k++) acc = fmaf(mlc_round_bf16((float)va[i * 16 + k]), mlc_round_bf16((float)vb[k * 8 + j]), acc);
+      exact &= out[0]->data[i * 8 + j] == (double)acc;
+    }
+  check("kir_run: mma bf16 gives each lane its fragment of A B, the fmaf chain over k bit for bit", exact);
+  interp_tensor_free(in[0]), interp_tensor_free(in[1]);
+  interp_tensor_free(out[0]);
+}
+
 // ---- the memory plan ----------------------------------------------------------------------------------
 // x[B] -> t0 -> t1 -> t2 -> out, one elementwise kernel each: t0 dies where
 // t2 is born, so the plan gives them the same bytes. defect 1: the last
@@ -982,6 +1021,7 @@ int main(int argc, char **argv) {
   A = arena_new();
   test_verifier();
   test_local();
+  test_mma();
   test_memplan();
   test_memplan_random();
   run_dir("tests/graph/ir", false);

@@ -125,7 +125,7 @@ int cuda_gen_add(CudaGen *g, const KirProgram *p, char *err, size_t errlen) {
   if (!p->scratch) return err_fail(err, errlen, "program %s has no memory plan", p->name);
   for (int i = 0; i < p->bufs.len; i++) {
     DType dt = kir_buf(p, i)->dtype;
-    if (dt == DT_F16 || dt == DT_BF16)
+    if ((dt == DT_F16 || dt == DT_BF16) && kir_buf(p, i)->kind != KBUF_SHARED)
       return err_fail(err, errlen, "program %s: buffer %s is %s, which the CUDA printer does not handle "
                   "(`precision bf16 | f16` keeps tensors f32 and rounds inside the products)", p->name,
                   kir_buf(p, i)->name, dtype_name(dt));
@@ -179,7 +179,13 @@ static const char *reg_type(DType dt) {
   }
 }
 
-static const char *mem_type(DType dt) { return dt == DT_BOOL ? "uint8_t" : reg_type(dt); }
+// A 16-bit float is storage only (a tensor-core GEMM's shared tiles): its
+// values are floats in registers (mlc_cuda.h's mlc_bf16_value / _bits).
+static const char *mem_type(DType dt) {
+  return dt == DT_BOOL ? "uint8_t" : dt == DT_BF16 || dt == DT_F16 ? "uint16_t" : reg_type(dt);
+}
+
+static bool is16(DType dt) { return dt == DT_BF16 || dt == DT_F16; }
 
 static void put_float(StrBuf *b, double v, bool f32) {
   if (isnan(v)) {
@@ -352,6 +358,14 @@ static void cast(Em *e, const KExpr *x) {
     ex(e, x->a);
     return;
   }
+  if (is16(to) && from == DT_F32) { // a float holding the 16-bit value
+    call1(e, to == DT_BF16 ? "mlc_round_bf16f" : "mlc_round_f16f", x->a);
+    return;
+  }
+  if (is16(to) || is16(from)) {
+    efail(e, "a cast from %s to %s", dtype_name(from), dtype_name(to));
+    return;
+  }
   if (to == DT_BOOL) {
     sb_putc(e->o, '(');
     ex(e, x->a);
@@ -374,9 +388,10 @@ static void ex(Em *e, const KExpr *x) {
   case KE_LOAD: {
     int b = param_pos(e->k, x->buf);
     bool bl = x->dtype == DT_BOOL;
-    sb_printf(o, "%sb%d[", bl ? "(" : "", b);
+    const char *open = bl ? "(" : x->dtype == DT_BF16 ? "mlc_bf16_value(" : x->dtype == DT_F16 ? "mlc_f16_value(" : "";
+    sb_printf(o, "%sb%d[", open, b);
     ex(e, x->a);
-    sb_puts(o, bl ? "] != 0)" : "]");
+    sb_puts(o, bl ? "] != 0)" : is16(x->dtype) ? "])" : "]");
     return;
   }
   case KE_UNARY: unary(e, x); return;
@@ -445,9 +460,20 @@ static void stmt(Em *e, const KStmt *s, int ind) {
     DType dt = kir_buf(e->p, s->buf)->dtype;
     sb_printf(o, "b%d[", param_pos(e->k, s->buf));
     ex(e, s->index);
-    sb_puts(o, dt == DT_BOOL ? "] = (uint8_t)(" : "] = ");
+    sb_puts(o, dt == DT_BOOL ? "] = (uint8_t)(" : dt == DT_BF16 ? "] = mlc_bf16_bits(" : dt == DT_F16 ? "] = mlc_f16_bits(" : "] = ");
     ex(e, s->value);
-    sb_puts(o, dt == DT_BOOL ? ");\n" : ";\n");
+    sb_puts(o, dt == DT_BOOL || is16(dt) ? ");\n" : ";\n");
+    return;
+  }
+  case KS_MMA: { // kir.h's KMma: mlc_cuda.h's fragments and mma.sync
+    const KMma *m = s->mma;
+    int64_t d0 = s->index->i;
+    sb_printf(o, "%s(&b%d[%lld], b%d + ", m->prec == DT_BF16 ? "mlc_mma_bf16" : "mlc_mma_f16", param_pos(e->k, s->buf),
+              (long long)d0, param_pos(e->k, m->a));
+    ex(e, m->oa);
+    sb_printf(o, ", %lldLL, %lldLL, b%d + ", (long long)m->ars, (long long)m->aks, param_pos(e->k, m->b));
+    ex(e, m->ob);
+    sb_printf(o, ", %lldLL, %lldLL);\n", (long long)m->bks, (long long)m->bcs);
     return;
   }
   case KS_IF:
@@ -546,6 +572,7 @@ static void mark_vars(const KStmt *s, bool *used) {
   if (s->kind == KS_FOR || s->kind == KS_LET || s->kind == KS_ASSIGN) used[s->var] = true;
   mark_vars_expr(s->n, used), mark_vars_expr(s->index, used);
   mark_vars_expr(s->value, used), mark_vars_expr(s->cond, used);
+  if (s->kind == KS_MMA) mark_vars_expr(s->mma->oa, used), mark_vars_expr(s->mma->ob, used);
   for (int i = 0; i < s->body.len; i++) mark_vars(VEC_AT(s->body, KStmt, i), used);
   for (int i = 0; i < s->els.len; i++) mark_vars(VEC_AT(s->els, KStmt, i), used);
 }

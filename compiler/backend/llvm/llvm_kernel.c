@@ -564,6 +564,7 @@ static void stmt(LlvmGen *g, LlvmEnv *e, const KStmt *s) {
   case KS_CHECK: check_stmt(g, e, s); return;
   case KS_BARRIER: return; // every chunk loop has joined its threads already
   case KS_CALL: call_stmt(g, e, s->call); return;
+  case KS_MMA: break; // gpu programs only (kir_verify)
   }
   MLC_UNREACHABLE();
 }

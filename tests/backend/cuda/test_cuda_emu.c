@@ -16,6 +16,7 @@
 #include "mlc_cuda.h"
 
 #include "kernels/elementwise.cu"
+#include "kernels/mma.cu"
 #include "kernels/reduce.cu"
 #include "kernels/sgemm.cu"
 #include "kernels/softmax.cu"
@@ -132,6 +133,38 @@ static void test_sgemm(bool ints) {
   else if (ints) check_exact("sgemm16: 67x83 @ 83x45 integers, 16x16 shared tiles", c, want, m * n);
   else check_exact("sgemm16: 67x83 @ 83x45 uniform values, the reference's k order", c, want, m * n);
   free(a), free(b), free(c), free(want);
+}
+
+// The tensor-core product (mlc_cuda.h's fragments, cuda_emu.h's mma): d =
+// A B of operands rounded to bf16 / f16 equals the reference's fmaf chain
+// over k from +0 bit for bit (kir.h's KMma order; the products are exact),
+// on uniform values of both signs; A's fragment with two registers
+// exchanged gives another result.
+static void test_mma(int f16) {
+  float a[256], b[128], d[128], want[128];
+  uint32_t r = 12345;
+  for (int i = 0; i < 256; i++) r = r * 1664525u + 1013904223u, a[i] = (float)(r >> 8) / 16777216.0f - 0.5f;
+  for (int i = 0; i < 128; i++) r = r * 1664525u + 1013904223u, b[i] = (float)(r >> 8) / 16777216.0f - 0.5f;
+  for (int i = 0; i < 16; i++)
+    for (int j = 0; j < 8; j++) {
+      float acc = 0.0f;
+      for (int k = 0; k < 16; k++)
+        acc = f16 ? fmaf(mlc_round_f16(a[i * 16 + k]), mlc_round_f16(b[k * 8 + j]), acc)
+                  : fmaf(mlc_round_bf16(a[i * 16 + k]), mlc_round_bf16(b[k * 8 + j]), acc);
+      want[i * 8 + j] = acc;
+    }
+  const float *pa = a, *pb = b;
+  float *pd = d;
+  void *args[] = {&pa, &pb, &pd, &f16};
+  int rc = launch("mma16816", mma16816_entry, args, mlc_dim3(1, 1, 1), mlc_dim3(32, 1, 1), 0);
+  if (rc) check("mma16816 runs", false);
+  else check_exact(f16 ? "mma f16: 16x16 @ 16x8, the fragments' layout and the fmaf order over k"
+                       : "mma bf16: 16x16 @ 16x8, the fragments' layout and the fmaf order over k", d, want, 128);
+  if (f16) return;
+  rc = launch("mma_swapped", mma_swapped_entry, args, mlc_dim3(1, 1, 1), mlc_dim3(32, 1, 1), 0);
+  int same = 0;
+  for (int i = 0; i < 128; i++) same += d[i] == want[i];
+  check("mma: a fragment with two registers exchanged gives another product", rc == 0 && same < 64);
 }
 
 // ---- the emulator's rules -----------------------------------------------------------------------
@@ -314,6 +347,8 @@ int main(void) {
   test_softmax();
   test_sgemm(true);
   test_sgemm(false);
+  test_mma(0);
+  test_mma(1);
   test_ids();
   test_shfl(1, 32);
   test_shfl(16, 32);

@@ -199,6 +199,7 @@ static const struct KernelFile kernel_files[] = {
     {"reduce.cu", {"row_sum", "sum_atomic"}},
     {"softmax.cu", {"softmax_stats", "softmax_apply"}},
     {"sgemm.cu", {"sgemm16"}},
+    {"mma.cu", {"mma16816", "mma_swapped"}},
 };
 
 static void test_kernels(CudaNvrtc *nv, unsigned char **bundle, size_t *bundle_len) {
@@ -219,6 +220,10 @@ static void test_kernels(CudaNvrtc *nv, unsigned char **bundle, size_t *bundle_l
     snprintf(line, sizeof line, "%s: the PTX has each kernel under its plain name", k->file);
     check(line, entries);
     if (rc == 0 && r.nimages == 2) check_ptxas(k->file, &r.images[1]);
+    if (!strcmp(k->file, "mma.cu"))
+      check("mma.cu: the PTX has the bf16 and f16 mma.sync.m16n8k16",
+            rc == 0 && r.nimages == 2 && ptx_has(&r.images[1], "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") &&
+                ptx_has(&r.images[1], "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"));
     if (rc == 0 && i == 3) *bundle = cuda_bundle_pack(r.images, r.nimages, bundle_len);
     cuda_compile_result_free(&r);
   }
