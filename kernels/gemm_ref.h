@@ -312,4 +312,33 @@ static inline void mlc_ref_max_pool2d_grad(const int64_t *g, const double *dy, c
       }
 }
 
+// mlc_max_pool2d_pick / mlc_max_pool2d_grad_pick (2 x 2, stride 2; g = {N,
+// C, H, W}): the pick byte of each window is its tap (row-major) | 4 when
+// the picked value is > 0; the gradient from the picks alone, 0 + dy at the
+// tap (0 there with mask unless bit 2 is set), 0 elsewhere.
+static inline void mlc_ref_max_pool2d_pick(const int64_t *g, const double *x, double *y, double *pick) {
+  int64_t pg[8] = {g[0], g[1], g[2], g[3], 2, 2, 2, 2}, ho = g[2] / 2, wo = g[3] / 2;
+  for (int64_t p = 0; p < g[0] * g[1]; p++)
+    for (int64_t i = 0; i < ho; i++)
+      for (int64_t j = 0; j < wo; j++) {
+        int64_t base = (p * g[2] + 2 * i) * g[3] + 2 * j, arg = mlc_ref_pool_pick(pg, x, base);
+        int64_t tap = (arg - base) / g[3] * 2 + (arg - base) % g[3];
+        y[(p * ho + i) * wo + j] = x[arg];
+        pick[(p * ho + i) * wo + j] = (double)(tap | (x[arg] > 0 ? 4 : 0));
+      }
+}
+
+static inline void mlc_ref_max_pool2d_grad_pick(const int64_t *g, int64_t mask, const double *dy,
+                                                const double *pick, double *dx) {
+  int64_t ho = g[2] / 2, wo = g[3] / 2;
+  for (int64_t q = 0; q < g[0] * g[1] * g[2] * g[3]; q++) dx[q] = 0;
+  for (int64_t p = 0; p < g[0] * g[1]; p++)
+    for (int64_t i = 0; i < ho; i++)
+      for (int64_t j = 0; j < wo; j++) {
+        int64_t pk = (int64_t)pick[(p * ho + i) * wo + j], tap = pk & 3;
+        double v = 0.0 + dy[(p * ho + i) * wo + j];
+        dx[(p * g[2] + 2 * i + tap / 2) * g[3] + 2 * j + tap % 2] = mask && !(pk & 4) ? 0.0 : v;
+      }
+}
+
 #endif

@@ -207,7 +207,7 @@ static bool conv_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
                    : !strcmp(pa->name, "y") || !strcmp(pa->name, "dy") || !strcmp(pa->name, "px") ||
                            !strcmp(pa->name, "aux")                    ? n * o * ho * wo
                    : !strcmp(pa->name, "dyp")                      ? n * o * (ho / 2) * (wo / 2)
-                   : !strcmp(pa->name, "yp")                       ? n * o * (ho / 2) * (wo / 2)
+                   : !strcmp(pa->name, "yp") || !strcmp(pa->name, "pick") ? n * o * (ho / 2) * (wo / 2)
                                                                       : n * ch * h * w;
     lo[pa->slot] = v[pa->slot];
     hi[pa->slot] = v[pa->slot] + max0(size);
@@ -235,6 +235,22 @@ static bool pool_extents(const KirCallSpec *sp, const KCall *c, const int64_t *v
   return true;
 }
 
+// max_pool2d_grad_pick's: dy and pick [N, C, H/2, W/2], dx [N, C, H, W].
+static bool pick_extents(const KirCallSpec *sp, const int64_t *v, int64_t *lo, int64_t *hi) {
+#define V(name) v[kir_call_param(sp, name)->slot]
+  int64_t n = V("n"), ch = V("c"), h = V("h"), w = V("w");
+#undef V
+  if (n < 0 || ch < 0 || h < 0 || w < 0) return false;
+  for (int i = 0; i < sp->nparams; i++) {
+    const KirCallParam *pa = &sp->param[i];
+    if (pa->kind < KCA_READ || pa->kind > KCA_OPTW) continue;
+    int64_t size = !strcmp(pa->name, "dx") ? n * ch * h * w : n * ch * (h / 2) * (w / 2);
+    lo[pa->slot] = v[pa->slot];
+    hi[pa->slot] = v[pa->slot] + max0(size);
+  }
+  return true;
+}
+
 bool kir_call_extents(const KCall *c, const int64_t *vals, int64_t *lo, int64_t *hi) {
   KirCallSpec sp;
   kir_call_spec(c->fn, &sp);
@@ -242,6 +258,7 @@ bool kir_call_extents(const KCall *c, const int64_t *vals, int64_t *lo, int64_t 
   for (int i = 0; i < sp.nslots; i++) v[i] = vals[i], lo[i] = hi[i] = 0;
   bool ok = c->fn == KCALL_SGEMM || c->fn == KCALL_SGEMM_BATCHED         ? gemm_extents(&sp, c, v, lo, hi)
             : c->fn == KCALL_MAX_POOL2D || c->fn == KCALL_MAX_POOL2D_GRAD ? pool_extents(&sp, c, v, lo, hi)
+            : c->fn == KCALL_MAX_POOL2D_GRAD_PICK                         ? pick_extents(&sp, v, lo, hi)
                                                                           : conv_extents(&sp, c, v, lo, hi);
   for (int i = 0; i < sp.nslots; i++)
     if (c->buf[i] < 0) lo[i] = hi[i] = 0;

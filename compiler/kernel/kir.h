@@ -271,6 +271,9 @@ typedef struct KMma {
 //   o  an optional buffer read: a buffer + offset, or none
 //   u  an optional buffer written: a buffer + offset, or none (not written)
 //   g  a conv geometry: KIR_CONV_GEOM i64 expressions in MLC_CONV_* order
+// Every buffer operand is f32 but `pick`, u8: a 2 x 2 pool's picks, one
+// byte per window (MLC_PICK_* of mlc_kernels.h), which the forward's
+// conv2d_pool_pick writes for the backward's *_pick calls.
 #define KIR_CALLS(X)                                                                              \
   X(SGEMM, "sgemm", "mlc_sgemm",                                                                  \
     "flags:F m:i n:i k:i alpha:f a:r lda:i b:r ldb:i beta:f c:m ldc:i bias:o aux:o ldaux:i")     \
@@ -289,7 +292,15 @@ typedef struct KMma {
   X(CONV2D_POOL, "conv2d_pool", "mlc_conv2d_pool", "geom:g flags:C x:r w:r bias:o y:u yp:w")       \
   X(MAX_POOL2D, "max_pool2d", "mlc_max_pool2d", "n:i c:i h:i w:i kh:i kw:i sh:i sw:i x:r y:w")     \
   X(MAX_POOL2D_GRAD, "max_pool2d_grad", "mlc_max_pool2d_grad",                                    \
-    "n:i c:i h:i w:i kh:i kw:i sh:i sw:i dy:r x:r aux:o dx:w")
+    "n:i c:i h:i w:i kh:i kw:i sh:i sw:i dy:r x:r aux:o dx:w")                                   \
+  X(CONV2D_POOL_PICK, "conv2d_pool_pick", "mlc_conv2d_pool_pick",                                  \
+    "geom:g flags:C x:r w:r bias:o y:u yp:w pick:w")                                              \
+  X(CONV2D_GRAD_WEIGHT_PICK, "conv2d_grad_weight_pick", "mlc_conv2d_grad_weight_pick",            \
+    "geom:g flags:C dyp:r pick:r mask:i x:r dw:w db:u")                                           \
+  X(MAX_POOL2D_GRAD_PICK, "max_pool2d_grad_pick", "mlc_max_pool2d_grad_pick",                     \
+    "n:i c:i h:i w:i mask:i dy:r pick:r dx:w")                                                    \
+  X(CONV2D_GRAD_PICK, "conv2d_grad_pick", "mlc_conv2d_grad_pick",                                 \
+    "geom:g flags:C dyp:r pick:r mask:i w:r x:r dx:w dw:w db:u")
 
 typedef enum {
 #define X(id, name, cfn, params) KCALL_##id,

@@ -343,6 +343,44 @@ static void exec_call(Run *r, const KCall *c) {
     ok = mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, arg_p(&a, "dy"), arg_p(&a, "x"), arg_p(&a, "dw")) &&
          mlc_ref_conv_bias_grad(r->f32, geom, arg_p(&a, "dy"), arg_p(&a, "db"));
     break;
+  case KCALL_CONV2D_POOL_PICK: { // y none: as conv2d_pool
+    MlcRefConv k;
+    if (!(ok = mlc_ref_conv_of(geom, &k))) break;
+    double *y = arg_p(&a, "y"), *tmp = y ? NULL : malloc(sizeof(double) * (size_t)(k.n * k.o * k.p + 1));
+    ok = (y || tmp) && mlc_ref_conv2d(r->f32, geom, c->flags, arg_p(&a, "x"), arg_p(&a, "w"), arg_p(&a, "bias"), y ? y : tmp);
+    int64_t pg[4] = {k.n, k.o, k.ho, k.wo};
+    if (ok) mlc_ref_max_pool2d_pick(pg, y ? y : tmp, arg_p(&a, "yp"), arg_p(&a, "pick"));
+    free(tmp);
+    break;
+  }
+  case KCALL_CONV2D_GRAD_WEIGHT_PICK: { // dy from the picks, in a temporary of the call
+    MlcRefConv k;
+    if (!(ok = mlc_ref_conv_of(geom, &k))) break;
+    double *dy = calloc((size_t)(k.n * k.o * k.p + 1), sizeof(double)), *db = arg_p(&a, "db");
+    int64_t pg[4] = {k.n, k.o, k.ho, k.wo};
+    if ((ok = dy != NULL)) mlc_ref_max_pool2d_grad_pick(pg, arg_i(&a, "mask"), arg_p(&a, "dyp"), arg_p(&a, "pick"), dy);
+    ok = ok && mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, dy, arg_p(&a, "x"), arg_p(&a, "dw")) &&
+         (!db || mlc_ref_conv_bias_grad(r->f32, geom, dy, db));
+    free(dy);
+    break;
+  }
+  case KCALL_CONV2D_GRAD_PICK: { // dy from the picks, in a temporary of the call; then both gradients
+    MlcRefConv k;
+    if (!(ok = mlc_ref_conv_of(geom, &k))) break;
+    double *dy = calloc((size_t)(k.n * k.o * k.p + 1), sizeof(double)), *db = arg_p(&a, "db");
+    int64_t pg[4] = {k.n, k.o, k.ho, k.wo};
+    if ((ok = dy != NULL)) mlc_ref_max_pool2d_grad_pick(pg, arg_i(&a, "mask"), arg_p(&a, "dyp"), arg_p(&a, "pick"), dy);
+    ok = ok && mlc_ref_conv2d_grad_input(r->f32, geom, c->flags, dy, arg_p(&a, "w"), arg_p(&a, "dx")) &&
+         mlc_ref_conv2d_grad_weight(r->f32, geom, c->flags, dy, arg_p(&a, "x"), arg_p(&a, "dw")) &&
+         (!db || mlc_ref_conv_bias_grad(r->f32, geom, dy, db));
+    free(dy);
+    break;
+  }
+  case KCALL_MAX_POOL2D_GRAD_PICK: {
+    int64_t pg[4] = {arg_i(&a, "n"), arg_i(&a, "c"), arg_i(&a, "h"), arg_i(&a, "w")};
+    mlc_ref_max_pool2d_grad_pick(pg, arg_i(&a, "mask"), arg_p(&a, "dy"), arg_p(&a, "pick"), arg_p(&a, "dx"));
+    break;
+  }
   case KCALL_MAX_POOL2D:
   case KCALL_MAX_POOL2D_GRAD: {
     int64_t pg[8] = {arg_i(&a, "n"), arg_i(&a, "c"), arg_i(&a, "h"), arg_i(&a, "w"),

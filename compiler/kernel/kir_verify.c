@@ -242,7 +242,9 @@ static bool v_call_operand(Verify *v, const KCall *c, const KirCallParam *pa, co
   if (b < 0) return pa->kind == KCA_OPT || pa->kind == KCA_OPTW || vfail(v, "call %s: %s needs a buffer", fn, pa->name);
   if (b >= v->p->bufs.len || !has_param(v->k, b)) return vfail(v, "call %s: %s is not a parameter", fn, pa->name);
   const KirBuf *kb = kir_buf(v->p, b);
-  if (kb->dtype != DT_F32) return vfail(v, "call %s: %s is %s, not f32", fn, pa->name, dtype_name(kb->dtype));
+  DType want = strcmp(pa->name, "pick") ? DT_F32 : DT_U8; // kir.h: the picks are bytes
+  if (kb->dtype != want)
+    return vfail(v, "call %s: %s is %s, not %s", fn, pa->name, dtype_name(kb->dtype), dtype_name(want));
   if ((pa->kind == KCA_WRITE || pa->kind == KCA_UPDATE || pa->kind == KCA_OPTW) && kb->kind == KBUF_INPUT)
     return vfail(v, "call %s: writes input %s", fn, kb->name);
   return v_idx(v, c->slot[pa->slot], "call operand offset");

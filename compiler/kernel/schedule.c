@@ -218,6 +218,8 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
   if (t->kind == KT_CPU) {
     sk_fold_bias_grads(&(Sk){.p = p, .t = t}); // schedule_nn.c
     sk_fold_pool_grads(&(Sk){.p = p, .t = t});
+    sk_fold_pool_picks(&(Sk){.p = p, .t = t});
+    sk_fold_pick_grads(&(Sk){.p = p, .t = t});
     sk_merge_kernels(&(Sk){.p = p, .t = t});   // schedule_merge.c
   }
   p->target = t->name;

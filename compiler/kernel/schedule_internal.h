@@ -68,6 +68,10 @@ bool sk_pool(Sk *s);
 void sk_fold_bias_grads(Sk *s);
 // Then each 2 x 2 max pool gradient whose dx only a conv2d_grad_weight call reads, into that call.
 void sk_fold_pool_grads(Sk *s);
+// Then each conv2d_pool whose y only 2 x 2 pool gradients read keeps the pool's picks for them.
+void sk_fold_pool_picks(Sk *s);
+// Then a pool gradient from the picks whose dx one conv's grad_input and grad_weight read, into one call.
+void sk_fold_pick_grads(Sk *s);
 
 // ---- the gpu target (schedule_gpu.c) ---------------------------------------------------------
 // The gpu recipe for the kernel's op record, if there is one.

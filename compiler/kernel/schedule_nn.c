@@ -651,3 +651,255 @@ void sk_fold_pool_grads(Sk *s) {
     }
   }
 }
+
+// ---- the pool's picks, kept by the forward ------------------------------------------------------
+// A `call conv2d_pool` F (not Winograd) whose y Y is a temporary that,
+// besides F, only 2 x 2 stride-2 pool gradients over the whole of Y read
+// (`call max_pool2d_grad` with x = Y, `call conv2d_grad_weight_pool` of
+// F's geometry with px = Y; aux none or Y; all at offset 0) keeps the
+// pool's picks for them instead: F becomes `call conv2d_pool_pick`, which
+// writes a new u8 temporary <Y>_pick [N, O, HO/2, WO/2] (a byte per
+// window: its tap and whether its value is > 0, MLC_PICK_*) and no y; the
+// gradients become `call max_pool2d_grad_pick` / `conv2d_grad_weight_pick`
+// on dyp and the picks (mask 1 where aux was Y: aux[pick] > 0 is then the
+// picked value > 0), their op records name Y `none`, Y gets no bytes and
+// the picks live from F to the last gradient. Same bits: no kernel but F
+// writes Y, so the picks are the ones each gradient finds in Y. The
+// backward then reads a byte per window where it read four floats, and
+// the forward stores no y (fashion_cnn: conv1's 6.4 MB and conv2's 3.2 MB
+// per step at batch 64).
+typedef struct PickReader {
+  KirKernel *k;
+  KStmt *call;
+  bool mask;
+} PickReader;
+
+static bool whole_y(const KStmt *st, const char *name, int Y) {
+  int b;
+  KExpr *off = slot_of(st, name, &b);
+  return b == Y && is_const(off, 0);
+}
+
+// Whether kernel R (after F's) reads Y only as a pool gradient the picks
+// can replace; *r describes it.
+static bool pick_reader(Sk *s, KirKernel *R, const KStmt *fc, int Y, PickReader *r) {
+  const KirBuf *y = kir_buf(s->p, Y);
+  static const char *const dims[4] = {"n", "c", "h", "w"}, *const win[4] = {"kh", "kw", "sh", "sw"};
+  KStmt *pc = single_call(R, KCALL_MAX_POOL2D_GRAD);
+  if (pc) {
+    for (int d = 0; d < 4; d++)
+      if (!same_size(slot_of(pc, dims[d], NULL), y->dims[d]) || !is_const(slot_of(pc, win[d], NULL), 2)) return false;
+    int dy, dx, aux;
+    slot_of(pc, "dy", &dy), slot_of(pc, "dx", &dx), slot_of(pc, "aux", &aux);
+    if (!whole_y(pc, "x", Y) || dy == Y || dx == Y || (aux >= 0 && !whole_y(pc, "aux", Y))) return false;
+    *r = (PickReader){R, pc, aux >= 0};
+    return true;
+  }
+  KStmt *gc = single_call(R, KCALL_CONV2D_GRAD_WEIGHT_POOL);
+  if (!gc) return false;
+  KirCallSpec fs, gs;
+  kir_call_spec(fc->call->fn, &fs), kir_call_spec(gc->call->fn, &gs);
+  for (int i = 0; i < KIR_CONV_GEOM; i++)
+    if (!same_size(fc->call->slot[fs.param[0].slot + i], gc->call->slot[gs.param[0].slot + i])) return false;
+  int dyp, x, aux;
+  slot_of(gc, "dyp", &dyp), slot_of(gc, "x", &x), slot_of(gc, "aux", &aux);
+  if (!whole_y(gc, "px", Y) || dyp == Y || x == Y || (aux >= 0 && !whole_y(gc, "aux", Y))) return false;
+  *r = (PickReader){R, gc, aux >= 0};
+  return true;
+}
+
+static void pick_rewrite(Sk *s, const PickReader *r, int Y, int P) {
+  KirProgram *p = s->p;
+  KStmt *old = r->call;
+  KirKernel *R = r->k;
+  R->body = (Vec){0};
+  if (old->call->fn == KCALL_MAX_POOL2D_GRAD) {
+    static const char *const dims[4] = {"n", "c", "h", "w"};
+    KStmt *st = kir_call(p, &R->body, KCALL_MAX_POOL2D_GRAD_PICK);
+    for (int d = 0; d < 4; d++) kir_call_set(st, dims[d], slot_of(old, dims[d], NULL));
+    kir_call_set(st, "mask", sk_i(s, r->mask));
+    int dy, dx;
+    KExpr *o_dy = slot_of(old, "dy", &dy), *o_dx = slot_of(old, "dx", &dx);
+    kir_call_operand(st, "dy", dy, o_dy), kir_call_operand(st, "pick", P, sk_i(s, 0));
+    kir_call_operand(st, "dx", dx, o_dx);
+    if (R->op && (R->op->kind == KOP_MAX_POOL2D_GRAD || R->op->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK)) {
+      if (R->op->buf[1] == Y) R->op->buf[1] = -1;
+      if (R->op->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK && R->op->buf[3] == Y) R->op->buf[3] = -1;
+    }
+  } else {
+    KirCallSpec sp;
+    kir_call_spec(old->call->fn, &sp);
+    KExpr *geom[KIR_CONV_GEOM];
+    for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = old->call->slot[sp.param[0].slot + i];
+    KStmt *st = kir_call(p, &R->body, KCALL_CONV2D_GRAD_WEIGHT_PICK);
+    kir_call_geom(st, geom);
+    st->call->flags = old->call->flags;
+    static const char *const keep[4] = {"dyp", "x", "dw", "db"};
+    for (int i = 0; i < 4; i++) {
+      int b;
+      KExpr *off = slot_of(old, keep[i], &b);
+      kir_call_operand(st, keep[i], b, off);
+    }
+    kir_call_operand(st, "pick", P, sk_i(s, 0));
+    kir_call_set(st, "mask", sk_i(s, r->mask));
+  }
+  unuse(R, Y);
+  kir_kernel_use(p, R, P);
+}
+
+void sk_fold_pool_picks(Sk *s) {
+  KirProgram *p = s->p;
+  enum { MAX_READERS = 8 };
+  for (int f = 0; f < p->kernels.len && s->t->library; f++) {
+    KirKernel *F = VEC_AT(p->kernels, KirKernel, f);
+    KStmt *fc = single_call(F, KCALL_CONV2D_POOL);
+    int Y, YP;
+    if (!fc || fc->call->flags & KIR_CONV_WINOGRAD) continue;
+    KExpr *yoff = slot_of(fc, "y", &Y);
+    if (Y < 0 || !is_const(yoff, 0)) continue;
+    const KirBuf *yb = kir_buf(p, Y);
+    if (yb->kind != KBUF_TEMP || yb->rank != 4 || !F->op || F->op->buf[2] != Y) continue;
+    if (!is_const(slot_of(fc, "yp", &YP), 0) || kir_buf(p, YP)->rank != 4) continue;
+    PickReader rd[MAX_READERS];
+    int n = 0;
+    bool ok = true;
+    for (int i = 0; i < p->kernels.len && ok; i++) {
+      KirKernel *R = VEC_AT(p->kernels, KirKernel, i);
+      bool takes = false;
+      for (int j = 0; j < R->params.len && !takes; j++) takes = kir_param(R, j) == Y;
+      if (R == F || !takes || R->body.len == 0) continue; // the folded forward pool's: empty
+      ok = i > f && n < MAX_READERS && pick_reader(s, R, fc, Y, &rd[n]);
+      n++;
+    }
+    if (!ok || n == 0) continue;
+    for (int i = 0; i < p->kernels.len; i++) {
+      KirKernel *E = VEC_AT(p->kernels, KirKernel, i);
+      if (E->body.len != 0) continue;
+      unuse(E, Y);
+      if (E->op && E->op->kind == KOP_MAX_POOL2D && E->op->buf[0] == Y) E->op->buf[0] = -1; // as fold_into_conv's none
+    }
+    int P = kir_buf_add(p, KBUF_TEMP, arena_printf(p->arena, "%s_pick", yb->name), DT_U8, 4, kir_buf(p, YP)->dims);
+    fc->call->fn = KCALL_CONV2D_POOL_PICK; // conv2d_pool's parameters, then pick
+    kir_call_operand(fc, "y", -1, NULL), kir_call_operand(fc, "pick", P, sk_i(s, 0));
+    F->op->buf[2] = -1;
+    unuse(F, Y);
+    kir_kernel_use(p, F, P);
+    for (int i = 0; i < n; i++) pick_rewrite(s, &rd[i], Y, P);
+  }
+}
+
+// ---- the pool gradient from the picks into both conv gradients ----------------------------------
+// A `call max_pool2d_grad_pick` P whose dx D (a temporary, whole) exactly
+// two kernels take, a `call conv2d_grad_input` I and a `call
+// conv2d_grad_weight(_bias)` G of one convolution (the same geometry and
+// flags, no Winograd, D whole as both dys: fashion_cnn's conv2), becomes
+// one `call conv2d_grad_pick(dyp, pick, mask, w, x, dx, dw, db)` in the
+// later of I and G, which builds each image's dy from the picks once per
+// task and feeds both gradients and db from it (kernels/cpu/
+// conv_grad_pool.c). The earlier kernel and P keep no statement, buffer
+// or op record, G's op record names its dy `none`, and D gets no bytes.
+// Legal when no kernel between P and the later one writes what P reads,
+// and none between the two calls touches what the earlier writes or
+// writes what it reads (its work moves to the later one's place). Same
+// bits as the three calls (kernels/cpu/conv.c).
+static bool same_conv(const KStmt *a, const KStmt *b) {
+  KirCallSpec sa, sb;
+  kir_call_spec(a->call->fn, &sa), kir_call_spec(b->call->fn, &sb);
+  for (int i = 0; i < KIR_CONV_GEOM; i++)
+    if (!kir_expr_equal(a->call->slot[sa.param[0].slot + i], b->call->slot[sb.param[0].slot + i])) return false;
+  return a->call->flags == b->call->flags && !(a->call->flags & KIR_CONV_WINOGRAD);
+}
+
+// No kernel strictly between a and b reads or writes `outs` or writes `ins`.
+static bool movable(const KirProgram *p, int a, int b, const int *outs, int nout, const int *ins, int nin) {
+  bool *reads = arena_alloc(p->arena, (size_t)p->bufs.len + 1), *writes = arena_alloc(p->arena, (size_t)p->bufs.len + 1);
+  for (int i = a + 1; i < b; i++) {
+    const KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), reads, writes);
+  }
+  for (int i = 0; i < nout; i++)
+    if (outs[i] >= 0 && (reads[outs[i]] || writes[outs[i]])) return false;
+  for (int i = 0; i < nin; i++)
+    if (ins[i] >= 0 && writes[ins[i]]) return false;
+  return true;
+}
+
+// The two readers of D besides P: *gi the grad_input's kernel, *gw the
+// grad_weight's (both dy = D whole, one convolution); false otherwise.
+static bool pick_grad_readers(const KirProgram *p, int D, const KirKernel *P, int *gi, int *gw) {
+  *gi = *gw = -1;
+  for (int i = 0; i < p->kernels.len; i++) {
+    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    bool takes = false;
+    for (int j = 0; j < k->params.len; j++) takes |= kir_param(k, j) == D;
+    if (k == P || !takes) continue;
+    KStmt *ic = single_call(k, KCALL_CONV2D_GRAD_INPUT), *gc = single_call(k, KCALL_CONV2D_GRAD_WEIGHT);
+    if (!gc) gc = single_call(k, KCALL_CONV2D_GRAD_WEIGHT_BIAS);
+    int dy;
+    if (ic && *gi < 0 && is_const(slot_of(ic, "dy", &dy), 0) && dy == D) *gi = i;
+    else if (gc && *gw < 0 && k->op && k->op->kind == KOP_CONV2D_GRAD_WEIGHT && is_const(slot_of(gc, "dy", &dy), 0) && dy == D)
+      *gw = i;
+    else return false;
+  }
+  return *gi >= 0 && *gw >= 0;
+}
+
+static void fold_grad_pick(Sk *s, KirKernel *P, KStmt *pc, KirKernel *I, KStmt *ic, KirKernel *G, KStmt *gc,
+                           KirKernel *L) {
+  KirProgram *p = s->p;
+  int dyp, pick, w, x, dx, dw, db = -1, D;
+  KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_pick = slot_of(pc, "pick", &pick), *mask = slot_of(pc, "mask", NULL);
+  KExpr *o_w = slot_of(ic, "w", &w), *o_dx = slot_of(ic, "dx", &dx);
+  KExpr *o_x = slot_of(gc, "x", &x), *o_dw = slot_of(gc, "dw", &dw), *o_db = NULL;
+  slot_of(gc, "dy", &D);
+  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) o_db = slot_of(gc, "db", &db);
+  KirCallSpec sp;
+  kir_call_spec(gc->call->fn, &sp);
+  KExpr *geom[KIR_CONV_GEOM];
+  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = gc->call->slot[sp.param[0].slot + i];
+  uint32_t flags = gc->call->flags;
+  KirKernel *E = L == G ? I : G; // emptied; its buffers join L
+  KirOp *gop = G->op;
+  L->body = (Vec){0};
+  KStmt *st = kir_call(p, &L->body, KCALL_CONV2D_GRAD_PICK);
+  kir_call_geom(st, geom);
+  st->call->flags = flags;
+  kir_call_operand(st, "dyp", dyp, o_dyp), kir_call_operand(st, "pick", pick, o_pick);
+  kir_call_set(st, "mask", mask);
+  kir_call_operand(st, "w", w, o_w), kir_call_operand(st, "x", x, o_x), kir_call_operand(st, "dx", dx, o_dx);
+  kir_call_operand(st, "dw", dw, o_dw), kir_call_operand(st, "db", db, o_db);
+  int uses[] = {dyp, pick, w, x, dx, dw, db};
+  for (int i = 0; i < 7; i++)
+    if (uses[i] >= 0) kir_kernel_use(p, L, uses[i]);
+  unuse(L, D);
+  E->body = (Vec){0}, E->vars = (Vec){0}, E->params = (Vec){0}, E->op = NULL;
+  gop->buf[0] = -1;
+  L->op = gop; // the grad_weight record, its dy none
+  P->body = (Vec){0}, P->vars = (Vec){0}, P->params = (Vec){0}, P->op = NULL;
+}
+
+void sk_fold_pick_grads(Sk *s) {
+  KirProgram *p = s->p;
+  for (int i = 0; i < p->kernels.len && s->t->library; i++) {
+    KirKernel *P = VEC_AT(p->kernels, KirKernel, i);
+    KStmt *pc = single_call(P, KCALL_MAX_POOL2D_GRAD_PICK);
+    int D, gi, gw;
+    if (!pc || !is_const(slot_of(pc, "dx", &D), 0) || kir_buf(p, D)->kind != KBUF_TEMP) continue;
+    if (!pick_grad_readers(p, D, P, &gi, &gw) || gi < i || gw < i) continue;
+    KirKernel *I = VEC_AT(p->kernels, KirKernel, gi), *G = VEC_AT(p->kernels, KirKernel, gw);
+    KStmt *ic = single_call(I, KCALL_CONV2D_GRAD_INPUT), *gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT);
+    if (!gc) gc = single_call(G, KCALL_CONV2D_GRAD_WEIGHT_BIAS);
+    if (!same_conv(ic, gc) || G->op->rank[0] != 4) continue;
+    static const char *const dims[4] = {"n", "c", "h", "w"}; // P's planes are G's dy [N, O, HO, WO]
+    bool ok = true;
+    for (int d = 0; d < 4; d++) ok &= same_size(slot_of(pc, dims[d], NULL), G->op->dims[0][d]);
+    int in[2], w, dx, x, dw, db = -1;
+    slot_of(pc, "dy", &in[0]), slot_of(pc, "pick", &in[1]);
+    slot_of(ic, "w", &w), slot_of(ic, "dx", &dx), slot_of(gc, "x", &x), slot_of(gc, "dw", &dw);
+    if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) slot_of(gc, "db", &db);
+    int lo = gi < gw ? gi : gw, hi = gi < gw ? gw : gi;
+    int e_out[2] = {gi < gw ? dx : dw, gi < gw ? -1 : db}, e_in[1] = {gi < gw ? w : x};
+    if (!ok || !no_writes_between(p, i, hi, in, 2) || !movable(p, lo, hi, e_out, 2, e_in, 1)) continue;
+    fold_grad_pick(s, P, pc, I, ic, G, gc, VEC_AT(p->kernels, KirKernel, hi));
+  }
+}

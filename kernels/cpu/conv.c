@@ -175,9 +175,12 @@ typedef struct ConvJob {
   const float *x, *w, *dy, *bias;
   float *out;
   float *pooled;           // forward: the 2 x 2 max pool of out, or NULL
+  uint8_t *pick;           // forward with pooled: the pool's picks, or NULL
   bool skip_out;           // forward with pooled: out is NULL, whole planes go through scratch
   float *db;               // grad_weight: the bias gradient (sum of dy), or NULL
   const float *dyp, *px, *aux; // grad_weight_pool: dy = max_pool2d_grad(dyp, px, aux), built per image
+  const uint8_t *rpick;    // grad_weight_pick: dy = max_pool2d_grad_pick(dyp, rpick, pmask) instead
+  bool pmask;
   int64_t nq;              // forward: pixel chunks per (image, group)
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   const float *wlanes;     // forward: w packed for conv_lanes_fwd, or NULL
@@ -237,7 +240,9 @@ static void fwd_task(void *vj, int64_t b, int64_t e) {
       atomic_store(&j->failed, 1);
       continue;
     }
-    if (whole) pool_max2x2_planes(k->og, k->ho, k->wo, yg, j->pooled + plane0 * (k->ho / 2) * (k->wo / 2));
+    int64_t pp = plane0 * (k->ho / 2) * (k->wo / 2);
+    if (whole && j->pick) pool_max2x2_pick_planes(k->og, k->ho, k->wo, yg, j->pooled + pp, j->pick + pp);
+    else if (whole) pool_max2x2_planes(k->og, k->ho, k->wo, yg, j->pooled + pp);
   }
 }
 
@@ -295,8 +300,12 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
   for (int64_t n = 0; n < k->n; n++) {
     if (dyb) { // the pool's gradient of this image's planes of columns [c0, c1)
       int64_t pl = n * k->o + g * k->og + c0, pp = (k->ho / 2) * (k->wo / 2);
-      pool_max2x2_grad_planes(c1 - c0, k->ho, k->wo, j->dyp + pl * pp, j->px + pl * k->p,
-                              j->aux ? j->aux + pl * k->p : NULL, dyb + c0 * k->p);
+      if (j->rpick)
+        pool_max2x2_grad_pick_planes(c1 - c0, k->ho, k->wo, j->pmask, j->dyp + pl * pp, j->rpick + pl * pp,
+                                     dyb + c0 * k->p);
+      else
+        pool_max2x2_grad_planes(c1 - c0, k->ho, k->wo, j->dyp + pl * pp, j->px + pl * k->p,
+                                j->aux ? j->aux + pl * k->p : NULL, dyb + c0 * k->p);
     }
     for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
       int64_t nq = min64(k->qchunk, k->p - q0);
@@ -422,20 +431,40 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
 // cut into pieces) y is a temporary of this call.
 int mlc_conv2d_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
                     const float *bias, float *y, float *yp) {
-  ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp};
+  return mlc_conv2d_pool_pick(pool, geom, flags, x, w, bias, y, yp, NULL);
+}
+
+// With pick, the picks come from the same pass: pool_max2x2_pick_planes
+// in each task, or mlc_max_pool2d_pick after the whole y (Winograd with
+// picks computes y, in a temporary when y is NULL, and pools it after).
+int mlc_conv2d_pool_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
+                         const float *bias, float *y, float *yp, uint8_t *pick) {
+  ConvJob j = {.flags = flags, .x = x, .w = w, .bias = bias, .out = y, .pooled = yp, .pick = pick};
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o || !j.k.p) return 0;
-  if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
-  j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
-  fwd_pieces(&j, mlc_pool_threads(pool));
-  fwd_lanes(&j);
-  bool whole = j.nq == 1 && j.nsub == 1;
+  bool wino = conv_winograd_applies(&j.k, flags);
+  if (wino && !pick) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
+  bool whole = false;
+  if (!wino) {
+    j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
+    fwd_pieces(&j, mlc_pool_threads(pool));
+    fwd_lanes(&j);
+    whole = j.nq == 1 && j.nsub == 1;
+  }
   float *tmp = NULL;
   if (!y && whole) j.skip_out = true;
   else if (!y && !(j.out = tmp = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p)))) return -1;
-  mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
-  int rc = atomic_load(&j.failed) ? -1 : 0;
-  if (!rc && !whole) rc = mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, j.out, yp);
+  int rc = 0;
+  if (wino) {
+    rc = conv_winograd(pool, &j.k, flags, x, w, bias, j.out, NULL);
+  } else {
+    if (!whole) j.pooled = NULL, j.pick = NULL; // pooled below, from the whole y
+    mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
+    rc = atomic_load(&j.failed) ? -1 : 0;
+  }
+  if (!rc && !whole)
+    rc = pick ? mlc_max_pool2d_pick(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, j.out, yp, pick)
+              : mlc_max_pool2d(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, 2, 2, 2, 2, j.out, yp);
   free(tmp);
   return rc;
 }
@@ -491,7 +520,48 @@ int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t fla
   return grad_weight_run(pool, &j);
 }
 
-// mlc_conv2d_grad_weight(_bias, _pool) after the geometry: the tasks.
+// The same with dy rebuilt from the forward's picks (pool_pick.c): reads
+// dyp and a byte per window, not px.
+int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const uint8_t *pick, int64_t mask, const float *x, float *dw, float *db) {
+  ConvJob j = {.flags = flags, .dyp = dyp, .rpick = pick, .pmask = mask != 0, .x = x, .out = dw, .db = db};
+  if (!conv_of(geom, &j.k)) return -1;
+  if (j.k.n && j.k.p && !j.k.kc) { // no col row: db from a whole dy
+    float *dy = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p));
+    int rc = !dy || mlc_max_pool2d_grad_pick(pool, j.k.n, j.k.o, j.k.ho, j.k.wo, mask, dyp, pick, dy) ||
+             mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, db);
+    free(dy);
+    return rc ? -1 : 0;
+  }
+  return grad_weight_run(pool, &j);
+}
+
+// Both gradients with the pool's folded in, from the picks:
+// conv_grad_pool.c's lane tasks where both lane passes would run unfused
+// (dy is then built per image and consumed in cache), else the three
+// calls over a temporary dy, so the bits are always theirs.
+int mlc_conv2d_grad_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp, const uint8_t *pick,
+                         int64_t mask, const float *w, const float *x, float *dx, float *dw, float *db) {
+  Conv k;
+  if (!conv_of(geom, &k)) return -1;
+#if defined(__x86_64__) || defined(__i386__)
+  ConvJob j = {.flags = flags};
+  bool lanes = k.n && k.o && k.p && k.kc && k.ho >= 2 && k.wo >= 2 && !pointwise(&k) &&
+               !conv_winograd_grad_applies(&k, flags) && conv_lanes_ok(&k) && gw_lanes_wins(&k) && k.cg >= 16 &&
+               k.og >= 16 && conv_lanes_gin_ok(&k);
+  float *wt = lanes ? gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&k)) : NULL;
+  if (wt && conv_lanes_pack_wt(&k, w, round_bits(&j), wt))
+    return conv_grad_pick_lanes(pool, &k, flags, dyp, pick, mask != 0, wt, x, dx, dw, db);
+#endif
+  float *dy = malloc(sizeof(float) * (size_t)(k.n * k.o * k.p + 1));
+  int rc = !dy || mlc_max_pool2d_grad_pick(pool, k.n, k.o, k.ho, k.wo, mask, dyp, pick, dy) ||
+           mlc_conv2d_grad_input(pool, geom, flags, dy, w, dx) ||
+           mlc_conv2d_grad_weight_bias(pool, geom, flags, dy, x, dw, db);
+  free(dy);
+  return rc ? -1 : 0;
+}
+
+// mlc_conv2d_grad_weight(_bias, _pool, _pick) after the geometry: the tasks.
 static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
   ConvJob j = *jp;
   float *dw = j.out, *db = j.db;

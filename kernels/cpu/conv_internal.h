@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../gemm_ref.h" // MLC_GEMM_KC_MAX
+
 typedef struct Conv {
   int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
   int64_t ho, wo, cg, og, kc, p; // derived: HO, WO, C/G, O/G, Kc, P
@@ -53,6 +55,22 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
 // scratch buffer cannot be had.
 bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
                             uint32_t flags, float *dw);
+// The same image by image, for a caller that makes dy[n, g] itself
+// (conv_grad_pool.c): begin (rows [r0, r1) of group g), then every image
+// in order (xn = x[n], dyg = dy[n, g] [O/G, P]), then end writes dw. The
+// sums live in this thread's scratch slot PACK between the calls; slots
+// COL and OUT are free for the caller between images.
+typedef struct ConvLanesGw {
+  const Conv *k;
+  Conv kc; // the channels the rows read
+  int64_t g, r0, r1, c0, rows;
+  uint32_t flags;
+  bool first;
+  int32_t roff[MLC_GEMM_KC_MAX];
+} ConvLanesGw;
+bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags);
+bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg);
+void conv_lanes_gw_end(const ConvLanesGw *s, float *dw);
 
 // grad_input of one image and group (dyg [O/G, P], dxg [C/G, H, W], all
 // of it written) with the input channels in the lanes, from w packed by
@@ -65,6 +83,14 @@ bool conv_lanes_gin_ok(const Conv *k);
 int64_t conv_lanes_wtfloats(const Conv *k);
 bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt);
 bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg);
+
+// mlc_conv2d_grad_pick's channel-lane tasks (conv_grad_pool.c), for a
+// geometry where both lane passes apply (conv.c checks; HO, WO >= 2) and
+// wt is conv_lanes_pack_wt's finite copy of w: dx, dw and db (NULL: none)
+// of dy = max_pool2d_grad_pick(dyp, pick, mask), dy never stored. 0, or
+// -1 (no memory).
+int conv_grad_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
+                         bool mask, const float *wt, const float *x, float *dx, float *dw, float *db);
 
 // The bias gradient of mlc_conv2d_grad_weight_bias (conv_bias.c): db[o] =
 // the sum of dy over images and pixels in kir.h's float-sum order (f64

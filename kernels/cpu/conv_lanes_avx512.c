@@ -324,42 +324,65 @@ static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const 
   }
 }
 
+// The padded copy's channels are those rows [r0, r1) read; roff[r] is row
+// r's tap offset in it.
+bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags) {
+  int64_t op = lanes_op(k), wpw = pad_w(k), ntap = k->kh * k->kw;
+  *s = (ConvLanesGw){.k = k, .kc = *k, .g = g, .r0 = r0, .r1 = r1, .flags = flags, .first = true,
+                     .rows = pad_rows(k, 0, k->ho - 1), .c0 = r0 / ntap};
+  s->kc.cg = (r1 - 1) / ntap + 1 - s->c0;
+  if (!gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op)) return false;
+  for (int64_t r = r0; r < r1; r++) {
+    int64_t c = r / ntap, a = r / k->kw % k->kh, b = r % k->kw;
+    s->roff[r - r0] = (int32_t)(((c - s->c0) * s->rows + a * k->dh) * wpw + b * k->dw);
+  }
+  return true;
+}
+
+// One image: xn = x[n] (all channels), dyg = dy[n, g] [O/G, P]. The
+// scratch pointers are fetched per image, so a caller may use slots COL
+// and OUT between images (the fused pool gradient's grad_input does).
+bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) {
+  const Conv *k = s->k;
+  int64_t op = lanes_op(k), wpw = pad_w(k), ytq = (k->qchunk + 15) / 16 * 16;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, s->kc.cg * s->rows * wpw);
+  float *dyt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op + ytq); // then qoff, ytq int32
+  float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (s->r1 - s->r0) * op);
+  if (!xp || !dyt || !dwt) return false;
+  int32_t *qoff = (int32_t *)(dyt + ytq * op);
+  pad_plane(&s->kc, xn + ((s->g * k->cg + s->c0) * k->h) * k->w, 0, s->rows, s->flags, xp);
+  for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+    int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
+    dy_transpose(k, dyg, q0, nq, s->flags, dyt);
+    for (int64_t q = 0; q < nq; q++) {
+      int64_t i = (q0 + q) / k->wo, j = (q0 + q) % k->wo;
+      qoff[q] = (int32_t)(i * k->sh * wpw + j * k->sw);
+    }
+    int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
+    for (int64_t b0 = 0; b0 < nq; b0 += kb, s->first = false)
+      gw_chunk(k, xp, s->roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, s->r0, s->r1,
+               s->first ? START : ADD, dwt);
+  }
+  return true;
+}
+
+void conv_lanes_gw_end(const ConvLanesGw *s, float *dw) {
+  const Conv *k = s->k;
+  int64_t op = lanes_op(k);
+  const float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (s->r1 - s->r0) * op); // grown by begin: no allocation
+  float *dwg = dw + s->g * k->og * k->kc;
+  for (int64_t o = 0; o < k->og; o++)
+    for (int64_t r = s->r0; r < s->r1; r++) dwg[o * k->kc + r] = dwt[(r - s->r0) * op + o];
+}
+
 bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int64_t g, int64_t r0, int64_t r1,
                             uint32_t flags, float *dw) {
   if (r0 >= r1) return true;
-  int64_t op = lanes_op(k), wpw = pad_w(k), rows = pad_rows(k, 0, k->ho - 1), ntap = k->kh * k->kw;
-  Conv kc = *k; // the padded copy of the channels rows [r0, r1) read
-  int64_t c0 = r0 / ntap;
-  kc.cg = (r1 - 1) / ntap + 1 - c0;
-  int64_t ytq = (k->qchunk + 15) / 16 * 16;
-  float *xp = gemm_scratch(GEMM_SCRATCH_COL, kc.cg * rows * wpw);
-  float *dyt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op + ytq); // then qoff, ytq int32
-  float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op);
-  if (!xp || !dyt || !dwt) return false;
-  int32_t roff[MLC_GEMM_KC_MAX], *qoff = (int32_t *)(dyt + ytq * op);
-  for (int64_t r = r0; r < r1; r++) {
-    int64_t c = r / ntap, a = r / k->kw % k->kh, b = r % k->kw;
-    roff[r - r0] = (int32_t)(((c - c0) * rows + a * k->dh) * wpw + b * k->dw);
-  }
-  bool first = true;
-  for (int64_t n = 0; n < k->n; n++) {
-    pad_plane(&kc, x + ((n * k->c + g * k->cg + c0) * k->h) * k->w, 0, rows, flags, xp);
-    const float *dyg = dy + (n * k->o + g * k->og) * k->p;
-    for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
-      int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
-      dy_transpose(k, dyg, q0, nq, flags, dyt);
-      for (int64_t q = 0; q < nq; q++) {
-        int64_t i = (q0 + q) / k->wo, j = (q0 + q) % k->wo;
-        qoff[q] = (int32_t)(i * k->sh * wpw + j * k->sw);
-      }
-      int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
-      for (int64_t b0 = 0; b0 < nq; b0 += kb, first = false)
-        gw_chunk(k, xp, roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, r0, r1, first ? START : ADD, dwt);
-    }
-  }
-  float *dwg = dw + g * k->og * k->kc;
-  for (int64_t o = 0; o < k->og; o++)
-    for (int64_t r = r0; r < r1; r++) dwg[o * k->kc + r] = dwt[(r - r0) * op + o];
+  ConvLanesGw s;
+  if (!conv_lanes_gw_begin(&s, k, g, r0, r1, flags)) return false;
+  for (int64_t n = 0; n < k->n; n++)
+    if (!conv_lanes_gw_image(&s, x + n * k->c * k->h * k->w, dy + (n * k->o + g * k->og) * k->p)) return false;
+  conv_lanes_gw_end(&s, dw);
   return true;
 }
 

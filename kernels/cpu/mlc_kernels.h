@@ -161,6 +161,32 @@ int mlc_conv2d_grad_weight_bias(MlcPool *pool, const int64_t *geom, uint32_t fla
 // the two calls.
 int mlc_conv2d_grad_weight_pool(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
                                 const float *px, const float *aux, const float *x, float *dw, float *db);
+// The pick of a 2 x 2 max pool window, one byte per window (mlc_conv2d_pool_pick
+// writes them for the backward): bits 0-1 the tap the pool picked (row-major:
+// 0, 1 the upper row, 2, 3 the lower; the first maximum, a NaN beating any
+// number once), bit 2 set when the picked value is > 0 (the relu mask of a
+// pool over a relu's output is then that bit: aux[pick] > 0 with aux == x).
+enum { MLC_PICK_TAP = 3, MLC_PICK_POS = 4 };
+// mlc_conv2d_pool, and pick [N, O, HO/2, WO/2] the windows' picks (pick may
+// be NULL: mlc_conv2d_pool). y may be NULL as there. The same bits in y and
+// yp as mlc_conv2d_pool.
+int mlc_conv2d_pool_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x,
+                         const float *w, const float *bias, float *y, float *yp, uint8_t *pick);
+// mlc_conv2d_grad_weight_pool of the pool whose picks are `pick`: dy = the
+// pool's gradient (mlc_max_pool2d_grad_pick with mask), built image by
+// image inside the call. The same bits as mlc_conv2d_grad_weight_pool of
+// the y the picks came from (aux = mask ? y : NULL).
+int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                                const uint8_t *pick, int64_t mask, const float *x, float *dw, float *db);
+// Both gradients of a convolution followed by a 2 x 2, stride-2 max pool
+// whose picks the forward kept: dy = mlc_max_pool2d_grad_pick(dyp, pick,
+// mask), then dx = mlc_conv2d_grad_input(dy, w) and dw, db (db may be
+// NULL) = mlc_conv2d_grad_weight_bias(dy, x). dy is built image by image
+// inside the call and read there by both gradients; it is never stored.
+// The same bits as the three calls.
+int mlc_conv2d_grad_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp,
+                         const uint8_t *pick, int64_t mask, const float *w, const float *x, float *dx, float *dw,
+                         float *db);
 // HO and WO of a geometry (-1 when the window does not fit).
 int64_t mlc_conv_out_h(const int64_t *geom);
 int64_t mlc_conv_out_w(const int64_t *geom);
@@ -181,5 +207,16 @@ int mlc_max_pool2d(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, in
 int mlc_max_pool2d_grad(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, int64_t kh,
                         int64_t kw, int64_t sh, int64_t sw, const float *dy, const float *x,
                         const float *aux, float *dx);
+// The 2 x 2, stride-2 pool of x [N, C, H, W] with its picks: y as
+// mlc_max_pool2d, pick [N, C, H/2, W/2] (MLC_PICK_*).
+int mlc_max_pool2d_pick(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, const float *x, float *y,
+                        uint8_t *pick);
+// Its gradient from the picks alone: dx [N, C, H, W] is 0 but at each
+// window's picked tap, which gets 0 + dy, or with mask != 0 0 + dy only
+// where the pick's MLC_PICK_POS bit is set (0 there otherwise). The same
+// bits as mlc_max_pool2d_grad(2, 2, 2, 2, dy, x, mask ? x : NULL) over the
+// x the picks came from; no x is read.
+int mlc_max_pool2d_grad_pick(MlcPool *pool, int64_t n, int64_t c, int64_t h, int64_t w, int64_t mask,
+                             const float *dy, const uint8_t *pick, float *dx);
 
 #endif

@@ -86,3 +86,54 @@ void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float 
   }
   for (int64_t q = 2 * ho * w; q < h * w; q++) dx[q] = 0; // the row no window covers
 }
+
+// pool_max2x2_avx512 that also writes each window's pick byte: the tap
+// (the last k whose `better` fired, as the blend chain keeps it) and
+// MLC_PICK_POS where the picked value is > 0.
+void pool_max2x2_pick_avx512(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick) {
+  int64_t ho = h / 2, wo = w / 2;
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < ho; i++) {
+    const float *r0 = x + 2 * i * w, *r1 = r0 + w;
+    for (int64_t j0 = 0; j0 < wo; j0 += 16) {
+      int64_t n = wo - j0 < 16 ? wo - j0 : 16;
+      __m512 t[4];
+      taps(r0 + 2 * j0, 2 * n, &t[0], &t[1]);
+      taps(r1 + 2 * j0, 2 * n, &t[2], &t[3]);
+      __m512 best = t[0];
+      __m512i tap = _mm512_setzero_si512();
+      for (int k = 1; k < 4; k++) {
+        __mmask16 b = better(t[k], best);
+        best = _mm512_mask_blend_ps(b, best, t[k]);
+        tap = _mm512_mask_mov_epi32(tap, b, _mm512_set1_epi32(k));
+      }
+      tap = _mm512_mask_or_epi32(tap, _mm512_cmp_ps_mask(best, zero, _CMP_GT_OQ), tap, _mm512_set1_epi32(4));
+      _mm512_mask_storeu_ps(y + i * wo + j0, lanes(n), best);
+      _mm_mask_storeu_epi8(pick + i * wo + j0, lanes(n), _mm512_cvtepi32_epi8(tap));
+    }
+  }
+}
+
+// pool_max2x2_grad_avx512 from the picks: each lane's value goes to the
+// tap its byte names (masked by its MLC_PICK_POS bit with mask), dx
+// written whole.
+void pool_max2x2_grad_pick_avx512(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
+                                  float *dx) {
+  int64_t ho = h / 2, wo = w / 2;
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t i = 0; i < ho; i++) {
+    int64_t r0 = 2 * i * w, r1 = r0 + w;
+    for (int64_t j0 = 0; j0 < wo; j0 += 16) {
+      int64_t n = wo - j0 < 16 ? wo - j0 : 16;
+      __m512i pk = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(lanes(n), pick + i * wo + j0));
+      __m512 v = _mm512_add_ps(zero, _mm512_maskz_loadu_ps(lanes(n), dy + i * wo + j0)), out[4];
+      if (mask) v = _mm512_maskz_mov_ps(_mm512_test_epi32_mask(pk, _mm512_set1_epi32(4)), v);
+      __m512i tap = _mm512_and_si512(pk, _mm512_set1_epi32(3));
+      for (int k = 0; k < 4; k++) out[k] = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(tap, _mm512_set1_epi32(k)), v);
+      put_row(dx + r0 + 2 * j0, 2 * n, out[0], out[1]);
+      put_row(dx + r1 + 2 * j0, 2 * n, out[2], out[3]);
+    }
+    if (w % 2) dx[r0 + w - 1] = dx[r1 + w - 1] = 0; // the column no window covers
+  }
+  for (int64_t q = 2 * ho * w; q < h * w; q++) dx[q] = 0; // the row no window covers
+}

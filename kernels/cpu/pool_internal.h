@@ -23,4 +23,22 @@ void pool_max2x2_planes(int64_t planes, int64_t h, int64_t w, const float *x, fl
 void pool_max2x2_grad_planes(int64_t planes, int64_t h, int64_t w, const float *dy, const float *x,
                              const float *aux, float *dx);
 
+// The same with the windows' picks (mlc_kernels.h, MLC_PICK_*):
+// pool_max2x2_avx512 that also writes pick [h/2, w/2], and the gradient
+// from the picks alone (mask: the MLC_PICK_POS bit masks the value).
+void pool_max2x2_pick_avx512(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
+void pool_max2x2_grad_pick_avx512(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
+                                  float *dx);
+// One plane of each in scalar code (where the CPU lacks AVX-512; the
+// tests compare both).
+void pool_max2x2_pick_scalar(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
+void pool_max2x2_grad_pick_scalar(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
+                                  float *dx);
+// Their planes on the calling thread (pool_pick.c; the scalar code where
+// the CPU lacks AVX-512): the fused forward writes each image's picks,
+// conv2d_grad_weight_pick builds each image's dy from them.
+void pool_max2x2_pick_planes(int64_t planes, int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
+void pool_max2x2_grad_pick_planes(int64_t planes, int64_t h, int64_t w, bool mask, const float *dy,
+                                  const uint8_t *pick, float *dx);
+
 #endif

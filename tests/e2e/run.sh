@@ -1,8 +1,8 @@
 #!/bin/bash
 # run.sh — end-to-end checks of `mlc build` (registered in tests/CMakeLists.txt).
 #
-# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise|scaler MLC PYTHON WORKDIR
-#        (from the repo root; masked and noise are described above their functions)
+# Usage: run.sh train|embed|torch20|finite|plateau|seq|aux|masked|noise|scaler|cnn MLC PYTHON WORKDIR
+#        (from the repo root; masked, noise, scaler and cnn are described above their functions)
 #
 #   train  builds examples/fashion_mlp.model into a program and trains it for
 #          3 epochs on a 2,000-image slice (tests/e2e/make_slice.py), twice
@@ -475,7 +475,41 @@ scaler() {
   echo "[PASS] e2e scaler"
 }
 
+# cnn: examples/fashion_cnn.model, whose train step keeps the pools' picks
+# (conv2d_pool_pick; the backward's conv2d_grad_weight_pick and
+# conv2d_grad_pick read them: fusion.md, "Around the conv calls"), trains 20
+# steps on a 1,280-image slice at 1, 2 and 3 threads: every step's loss and
+# the checkpoints are byte-identical, and the loss falls.
+cnn() {
+  "$mlc" build examples/fashion_cnn.model --emit memplan -o "$work/cnn.kir" || fail "mlc build --emit memplan"
+  for call in conv2d_pool_pick conv2d_grad_weight_pick conv2d_grad_pick; do
+    grep -q "call $call(" "$work/cnn.kir" || fail "the train step has no call $call"
+  done
+  "$mlc" build examples/fashion_cnn.model -o "$work/cnn" || fail "mlc build"
+  local d=$work/data src
+  src=$("$py" tests/e2e/make_slice.py "$d" 1280 64)
+  echo "data: 1280 training and 64 test images ($src)"
+  for t in 1 2 3; do
+    "$work/cnn" train --train-data "$d/train-images.idx,$d/train-labels.idx" \
+      --test-data "$d/test-images.idx,$d/test-labels.idx" --epochs 1 --seed 3 --threads $t \
+      --log-every 1 --metrics "$work/t$t.jsonl" --checkpoint "$work/t$t.safetensors" >"$work/t$t.log" 2>&1 ||
+      { cat "$work/t$t.log"; fail "training at $t threads"; }
+    grep -o '"loss":[^,]*' "$work/t$t.jsonl" >"$work/t$t.loss"
+  done
+  for t in 2 3; do
+    cmp "$work/t1.loss" "$work/t$t.loss" || fail "losses at $t threads differ from 1 thread's"
+    cmp "$work/t1.safetensors" "$work/t$t.safetensors" || fail "checkpoint at $t threads differs from 1 thread's"
+  done
+  "$py" - "$work/t1.loss" <<'PY' || fail "the loss does not fall"
+import sys
+loss = [float(l.split(":")[1]) for l in open(sys.argv[1])]
+assert len(loss) >= 20 and sum(loss[-5:]) < sum(loss[:5]), loss
+PY
+  echo "[PASS] e2e cnn: $(wc -l <"$work/t1.loss") losses and the checkpoint identical at 1, 2, 3 threads"
+}
+
 case $what in
+cnn) cnn ;;
 scaler) scaler ;;
 masked) masked ;;
 noise) noise ;;

@@ -16,6 +16,8 @@ static const LlvmJitSymbol jit_runtime[] = {
     JIT_SYM(mlc_conv2d_grad_weight_pool),
     JIT_SYM(mlc_conv2d_pool),
     JIT_SYM(mlc_max_pool2d), JIT_SYM(mlc_max_pool2d_grad),
+    JIT_SYM(mlc_conv2d_pool_pick), JIT_SYM(mlc_conv2d_grad_weight_pick), JIT_SYM(mlc_max_pool2d_grad_pick),
+    JIT_SYM(mlc_conv2d_grad_pick),
 };
 #undef JIT_SYM
 enum { JIT_RUNTIME_N = sizeof jit_runtime / sizeof jit_runtime[0] };

@@ -1,0 +1,94 @@
+// conv_grad_pool.c — both gradients of a convolution whose output went
+// through a 2 x 2, stride-2 max pool (fashion_cnn's conv2), with the
+// pool's gradient folded in: dy = max_pool2d_grad_pick(dyp, pick, mask),
+// from the picks the forward kept (pool_pick.c), is built image by image
+// in a per-thread buffer and consumed there by the
+// channel-lane grad_input and grad_weight (conv_lanes_avx512.c) and the
+// bias sums (conv_bias.c), so the 3.2 MB dy of conv2 at batch 64 is never
+// stored and read back twice.
+//
+// Tasks: one per strip of rows of dw[g]^T (whole 6-row tiles, as the lane
+// grad_weight splits), each visiting every image in order. A task builds
+// all O/G planes of dy[n, g] (its rows of dw need every channel), adds its
+// rows' terms, and computes grad_input of the images n with n % strips ==
+// its strip, from the same buffer, while it is in L2. So with T strips
+// each image's dy is built T times: from the picks that reads dyp and a
+// byte per window (conv2: 12.5 KB an image) where rebuilding from the
+// conv's output read its 50 KB back, which made the fold cost what it
+// saved. grad_input is spread evenly over the strips. The strip of row 0
+// sums db from the buffer, image after image.
+//
+// Bits: the buffer holds mlc_max_pool2d_grad_pick's values
+// (pool_max2x2_grad_pick_planes); grad_input of an image is a function of that
+// image's dy alone; each dw element keeps its chain over images, chunks
+// and K blocks in order; db keeps conv_bias_grad_serial's lane order. So
+// the call gives the bits of max_pool2d_grad_pick, then grad_input and
+// grad_weight_bias, for any thread count (tests/kernels/test_conv.c).
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "conv_internal.h"
+#include "gemm_internal.h"
+#include "mlc_rt.h"
+#include "pool_internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+typedef struct GradPoolJob {
+  const Conv *k;
+  uint32_t flags;
+  const float *dyp, *wt, *x;
+  const uint8_t *pick;
+  bool mask;
+  float *dx, *dw, *db;
+  int64_t step, strips; // rows of dw[g]^T per task, tasks per group
+  atomic_int failed;
+} GradPoolJob;
+
+// Task (g, s): rows [s*step, ..) of dw[g]^T over all images, grad_input
+// of images s, s + strips, ..
+static int grad_pool_task1(GradPoolJob *j, int64_t g, int64_t s) {
+  const Conv *k = j->k;
+  int64_t r0 = s * j->step, r1 = r0 + j->step < k->kc ? r0 + j->step : k->kc, pp = (k->ho / 2) * (k->wo / 2);
+  ConvLanesGw gw;
+  if (!conv_lanes_gw_begin(&gw, k, g, r0, r1, j->flags)) return -1;
+  double *lanes = j->db && r0 == 0 ? conv_bias_lanes_new(k->og) : NULL;
+  if (j->db && r0 == 0 && !lanes) return -1;
+  int rc = 0;
+  for (int64_t n = 0; n < k->n && !rc; n++) {
+    float *dyb = gemm_scratch(GEMM_SCRATCH_DY, k->og * k->p); // dy[n, g]
+    if (!dyb) {
+      rc = -1;
+      break;
+    }
+    int64_t pl = n * k->o + g * k->og;
+    pool_max2x2_grad_pick_planes(k->og, k->ho, k->wo, j->mask, j->dyp + pl * pp, j->pick + pl * pp, dyb);
+    if (n % j->strips == s &&
+        !conv_lanes_grad_input(k, dyb, j->wt + g * k->kh * k->kw * k->og * ((k->cg + 15) / 16 * 16), j->flags,
+                               j->dx + (n * k->c + g * k->cg) * k->h * k->w))
+      rc = -1;
+    if (lanes) conv_bias_lanes_add(lanes, dyb, k->p, k->og, 0, k->p);
+    if (!rc && !conv_lanes_gw_image(&gw, j->x + n * k->c * k->h * k->w, dyb)) rc = -1;
+  }
+  if (!rc) conv_lanes_gw_end(&gw, j->dw);
+  if (!rc && lanes) conv_bias_lanes_fold(lanes, k->og, j->db + g * k->og);
+  free(lanes);
+  return rc;
+}
+
+static void grad_pool_task(void *vj, int64_t b, int64_t e) {
+  GradPoolJob *j = vj;
+  for (int64_t t = b; t < e; t++)
+    if (grad_pool_task1(j, t / j->strips, t % j->strips)) atomic_store(&j->failed, 1);
+}
+
+int conv_grad_pick_lanes(MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
+                         bool mask, const float *wt, const float *x, float *dx, float *dw, float *db) {
+  GradPoolJob j = {.k = k, .flags = flags, .dyp = dyp, .pick = pick, .mask = mask, .wt = wt, .x = x,
+                   .dx = dx, .dw = dw, .db = db};
+  int64_t t = mlc_pool_threads(pool), want = (t + k->g - 1) / k->g; // tasks per group
+  j.step = ((k->kc + want - 1) / want + 5) / 6 * 6;
+  j.strips = (k->kc + j.step - 1) / j.step;
+  mlc_parallel_for(pool, k->g * j.strips, 1, grad_pool_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
+#endif
