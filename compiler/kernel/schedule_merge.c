@@ -297,68 +297,9 @@ static KirKernel *merge(Sk *s, Member *ms, int n) {
   return g;
 }
 
-// ---- long sums' chunks ----------------------------------------------------------------------
-// A long float sum at a kernel's top level (kir.h, "Float sums": its
-// chunks an independent loop storing f64 partials, then a barrier and the
-// combine) is a chunk loop followed by serial statements, which no group
-// takes. So it is cut in two kernels, the chunk loop K_a (a chunked member:
-// its chunks become tasks beside the other members', fashion_mlp's fc1.w
-// norm beside fc1's updates) and the rest K_b (`_combine`, serial, after
-// the group since it reads the partials). The two run in the same order
-// as before, K_a finishing before K_b starts, so the results are the same.
-static bool serial_rest(const Vec *blk, int from) {
-  for (int i = from; i < blk->len; i++) {
-    const KStmt *st = VEC_AT(*blk, KStmt, i);
-    bool chunk = false;
-    if (st->kind == KS_CALL || st->kind == KS_CHECK) return false;
-    if (st->kind != KS_BARRIER && !plain_block(&(Vec){.data = (void **)&blk->data[i], .len = 1}, &chunk)) return false;
-    if (chunk) return false;
-  }
-  return true;
-}
-
-static KirKernel *part_kernel(Sk *s, const KirKernel *k, const char *name, const Vec *body) {
-  KirKernel *x = arena_alloc(s->p->arena, sizeof *x);
-  *x = (KirKernel){.name = name, .span = k->span, .vars = k->vars, .body = *body};
-  bool *reads = arena_alloc(s->p->arena, (size_t)s->p->bufs.len + 1), *writes = arena_alloc(s->p->arena, (size_t)s->p->bufs.len + 1);
-  for (int i = 0; i < body->len; i++) kir_stmt_access(VEC_AT(*body, KStmt, i), reads, writes);
-  for (int b = 0; b < s->p->bufs.len; b++)
-    if (reads[b] || writes[b]) kir_kernel_use(s->p, x, b);
-  return x;
-}
-
-// Returns the kernels' new list; partial[i] marks a K_a.
-static Vec split_long_sums(Sk *s, bool **partial) {
-  KirProgram *p = s->p;
-  Vec out = {0};
-  *partial = arena_alloc(p->arena, (size_t)(2 * p->kernels.len + 1));
-  for (int i = 0; i < p->kernels.len; i++) {
-    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
-    const KStmt *first = k->body.len > 1 ? VEC_AT(k->body, KStmt, 0) : NULL;
-    bool inner = false;
-    if (k->op || !first || first->kind != KS_FOR || first->map != KMAP_CHUNK || !first->parallel ||
-        !plain_block(&first->body, &inner) || inner || has_check(&first->body) || !serial_rest(&k->body, 1)) {
-      vec_push(p->arena, &out, k);
-      continue;
-    }
-    Vec a = {0}, b = {0};
-    vec_push(p->arena, &a, (void *)first);
-    for (int j = 1; j < k->body.len; j++)
-      if (VEC_AT(k->body, KStmt, j)->kind != KS_BARRIER) vec_push(p->arena, &b, k->body.data[j]);
-    KirKernel *ka = part_kernel(s, k, k->name, &a), *kb = part_kernel(s, k, arena_printf(p->arena, "%s_combine", k->name), &b);
-    ka->covers = k->covers;
-    (*partial)[out.len] = true;
-    vec_push(p->arena, &out, ka);
-    vec_push(p->arena, &out, kb);
-  }
-  return out;
-}
-
 // ---- the pass --------------------------------------------------------------------------------
 void sk_merge_kernels(Sk *s) {
   KirProgram *p = s->p;
-  bool *partial;
-  p->kernels = split_long_sums(s, &partial);
   int nk = p->kernels.len;
   Vec out = {0};
   bool *done = arena_alloc(p->arena, (size_t)nk + 1);
@@ -390,8 +331,8 @@ void sk_merge_kernels(Sk *s) {
         access_union(kj, &aj, &skipped);
       }
     }
-    bool serial = false; // a member with no chunk loop, which would run alone, or a long sum's chunks
-    for (int m = 0; m < n; m++) serial |= !ms[m].chunked || partial[picked[m]];
+    bool serial = false; // a member with no chunk loop, which would run alone
+    for (int m = 0; m < n; m++) serial |= !ms[m].chunked;
     if (n < 2 || !serial) {
       vec_push(p->arena, &out, k);
       continue;
