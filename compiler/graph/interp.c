@@ -115,6 +115,29 @@ static bool unify(InterpCtx *c, const Type *t, const Tensor *x, int pass, const 
   return true;
 }
 
+// ---- float sums (interp_internal.h) ----------------------------------------------------------------
+// Chunk j >= 1 reached: more holds chunks 1..j, the new ones zeroed.
+void interp_sum_grow(InterpSum *s, int64_t chunk) {
+  double *m = realloc(s->more, (size_t)chunk * INTERP_SUM_LANES * sizeof(double));
+  MLC_ASSERT(m);
+  memset(m + s->nmore * INTERP_SUM_LANES, 0, (size_t)(chunk - s->nmore) * INTERP_SUM_LANES * sizeof(double));
+  s->more = m;
+  s->nmore = chunk;
+}
+
+double interp_sum_value(InterpSum *s) {
+  double v = interp_sum_fold(s->lane);
+  if (s->nmore) {
+    double m[INTERP_SUM_LANES] = {v};
+    for (int64_t j = 1; j <= s->nmore; j++)
+      m[j % INTERP_SUM_LANES] += interp_sum_fold(s->more + (j - 1) * INTERP_SUM_LANES);
+    v = interp_sum_fold(m);
+  }
+  free(s->more);
+  *s = (InterpSum){0};
+  return v;
+}
+
 Tensor *interp_alloc(InterpCtx *c, DType dt, int rank, const int64_t *dims) {
   Tensor *t = interp_tensor_new(dt, rank, dims);
   if (!t) interp_fail(c, "cannot allocate a %s%s tensor", dtype_name(dt), shape_str(c, rank, dims));
@@ -377,7 +400,7 @@ static Tensor *normalize(InterpCtx *c, IrNode *n, Tensor **in) {
     for (int64_t i = 0; i < inner; i++) {
       int64_t base = o * len * inner + i;
       double *xs = x->data + base, *ys = y->data + base, s, mx = -INFINITY;
-      InterpSum sum = {{0}};
+      InterpSum sum = {0};
       if (n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD) {
         double *dy = in[0]->data + base;
         for (int64_t k = 0; k < len; k++)
@@ -541,11 +564,11 @@ static Tensor *cross_entropy(InterpCtx *c, IrNode *n, Tensor **in) {
   Tensor *y = grad ? interp_alloc(c, x->dtype, 2, x->dims) : interp_alloc(c, x->dtype, 0, NULL);
   if (!y) return NULL;
   double dy = grad ? in[0]->data[0] : 0;
-  InterpSum total = {{0}};
+  InterpSum total = {0};
   for (int64_t i = 0; i < N; i++) {
     const double *row = x->data + i * C;
     double tv = t->data[i], mx = -INFINITY;
-    InterpSum sum = {{0}};
+    InterpSum sum = {0};
     if (tv < 0 || tv >= (double)C) {
       interp_tensor_free(y);
       return interp_fail(c, "target %lld of row %lld out of range [0, %lld)", (long long)tv, (long long)i,
@@ -574,7 +597,7 @@ static Tensor *cross_entropy(InterpCtx *c, IrNode *n, Tensor **in) {
 static Tensor *pair_loss(InterpCtx *c, IrNode *n, Tensor **in) {
   Tensor *y = interp_alloc(c, in[0]->dtype, 0, NULL);
   if (!y) return NULL;
-  InterpSum s = {{0}};
+  InterpSum s = {0};
   for (int64_t e = 0; e < in[0]->numel; e++) {
     double a = in[0]->data[e], b = in[1]->data[e], v;
     if (n->op == IR_MSE) {

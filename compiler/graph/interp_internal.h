@@ -35,22 +35,38 @@ static inline double interp_r(const InterpCtx *c, double v) {
 
 // Float sums, in the one order kir.h defines ("Float sums") and the kernel
 // IR spells out: term t at position p of the reduction's innermost group
-// goes to lane p mod 8; lanes are doubles, never rounded; the sum is the
-// lanes folded in halves, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)),
-// which the caller rounds once (interp_r) to the reduction's dtype.
-enum { INTERP_SUM_LANES = 8 };
+// goes to chunk p / INTERP_SUM_CHUNK, lane p mod 8 of it; lanes are
+// doubles, never rounded; a chunk's value is its lanes folded in halves,
+// ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)); the sum is chunk j's
+// value added to combine lane j mod 8, those lanes folded the same way
+// (one chunk: its value), which the caller rounds once (interp_r) to the
+// reduction's dtype. Chunk 0's lanes are in the struct; the others (a sum
+// of more than INTERP_SUM_CHUNK positions) in `more`, which
+// interp_sum_value frees (it consumes the sum).
+enum { INTERP_SUM_LANES = 8, INTERP_SUM_CHUNK = 8192 };
 typedef struct InterpSum {
   double lane[INTERP_SUM_LANES];
+  double *more;   // chunk j >= 1's lanes at more[(j - 1) * 8]
+  int64_t nmore;  // chunks in more
 } InterpSum;
 
+void interp_sum_grow(InterpSum *s, int64_t chunk);
+
 static inline void interp_sum_add(InterpSum *s, int64_t p, double t) {
-  s->lane[p & (INTERP_SUM_LANES - 1)] += t;
+  if (p < INTERP_SUM_CHUNK) {
+    s->lane[p & (INTERP_SUM_LANES - 1)] += t;
+    return;
+  }
+  int64_t j = p / INTERP_SUM_CHUNK;
+  if (j > s->nmore) interp_sum_grow(s, j);
+  s->more[(j - 1) * INTERP_SUM_LANES + (p & (INTERP_SUM_LANES - 1))] += t;
 }
 
-static inline double interp_sum_value(const InterpSum *s) {
-  const double *l = s->lane;
+static inline double interp_sum_fold(const double *l) {
   return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7]));
 }
+
+double interp_sum_value(InterpSum *s);
 
 // The node's declared type evaluated under the current bindings (every dim
 // must be known). Returns a fresh zeroed tensor of that shape, or NULL.

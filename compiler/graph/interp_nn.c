@@ -164,7 +164,7 @@ static Tensor *batch_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   for (int64_t ch = 0; ch < C; ch++) {
     double rstd = interp_r(c, 1 / interp_r(c, sqrt(interp_r(c, var[ch] + eps))));
     double sdy = 0, sdyx = 0;
-    InterpSum s1 = {{0}}, s2 = {{0}};
+    InterpSum s1 = {0}, s2 = {0};
     for (int pass = grad ? 0 : 1; pass < 2; pass++) {
       if (pass == 1 && grad) {
         sdy = interp_r(c, interp_sum_value(&s1));
@@ -209,7 +209,7 @@ static Tensor *layer_norm(InterpCtx *c, IrNode *n, Tensor **in) {
   for (int64_t r = 0; r < rows; r++) {
     const double *xs = x->data + r * M, *dy = grad ? in[0]->data + r * M : NULL;
     double *ys = y->data + r * M, mean, var, sg = 0, sgx = 0;
-    InterpSum sm = {{0}}, sv = {{0}}, s1 = {{0}}, s2 = {{0}};
+    InterpSum sm = {0}, sv = {0}, s1 = {0}, s2 = {0};
     for (int64_t k = 0; k < M; k++) interp_sum_add(&sm, k, xs[k]);
     mean = interp_r(c, interp_sum_value(&sm) / (double)M);
     for (int64_t k = 0; k < M; k++) {

@@ -69,6 +69,20 @@
 //         once to the result's dtype (a mean divides by the count in f64
 //         first; a normalisation rounds each sum once and continues in its
 //         dtype).
+//       * Long sums are chunked: with P > KIR_SUM_CHUNK (8192) positions,
+//         or a symbolic P, position p belongs to chunk j = p / 8192 (chunks
+//         of 8192 consecutive positions, the last one shorter); each chunk
+//         is summed as above (its own 8 lanes, lane p mod 8, across the outer
+//         loops too, then folded, not rounded), and chunk j's value is added
+//         to combine lane j mod 8 (f64, from +0, j ascending); the value is
+//         the combine lanes folded the same way, rounded once. One chunk
+//         (P <= 8192) gives that chunk's fold: the order above, bit for bit.
+//         In kernel IR a loop over ceil(P / 8192) chunks holds the outer
+//         loops and the lanes; at a kernel's top level with a constant P it
+//         is independent and stores each chunk's value into an f64
+//         temporary [chunks], which a short sum of those values combines;
+//         elsewhere it is serial, adding each chunk's value to the combine
+//         lane select(j mod 8 == l, v, 0) picks (+0 changes no lane).
 //     In kernel IR: 8 `let l: f64 = 0`, a serial loop over div(P, 8) blocks
 //     of 8 unrolled lane updates at p = 8b + l, a tail of P mod 8 updates
 //     (each behind `if p < P` unless P is a constant), the fold. Lanes that
@@ -76,8 +90,9 @@
 //     +0, and a lane is never -0. The order depends on shapes only, never on
 //     threads or schedules; the 8 independent lanes of a block are what a
 //     CPU vectorises (no reassociation needed). An f32 sum of n terms is
-//     off by one f32 rounding plus at most (n/8 + 3) * 2^-53 * sum|t|; an
-//     f64 sum by (n/8 + 3) * 2^-53 * sum|t|.
+//     off by one f32 rounding plus at most (m/8 + 3 + n_c/8 + 3) * 2^-53 *
+//     sum|t| with m = min(n, 8192) and n_c = ceil(n / 8192) chunks (n_c = 1:
+//     (n/8 + 3)); an f64 sum by the same bound without the f32 rounding.
 //     Not float sums in this sense (they accumulate in their dtype, in the
 //     interpreter's loop order): matmul's and conv2d's dot products and
 //     conv2d_grad_weight's (contraction over the kernel's inputs, or over the
@@ -148,6 +163,9 @@
 #define MLC_KIR_H
 
 #include "types/tensor.h"
+
+// Float sums (above): the positions of one chunk of a long sum.
+enum { KIR_SUM_CHUNK = 8192 };
 
 // ---- expressions ------------------------------------------------------------------------
 typedef enum {

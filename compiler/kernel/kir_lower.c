@@ -353,17 +353,47 @@ void kl_ksum_add(KlKSum *q, Vec *blk, KExpr *K, KExpr *acc) {
 // kir.h's order spelled out. With a constant P < 8 the lanes no position
 // reaches are left out: each would hold +0, and a lane plus +0 is the lane
 // (a lane starts at +0, so it is never -0), so the fold is unchanged.
-void kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P) {
+static void declare_lanes(KLower *c, KirKernel *k, Vec *blk, int n, int *lane) {
+  for (int l = 0; l < n; l++) {
+    lane[l] = kl_var(c, k, "l", DT_F64, false);
+    kir_let(c->p, blk, lane[l], kir_float(c->p, DT_F64, 0));
+  }
+}
+
+// The chunk loop of a long sum (kl_sum_begin): its body opens with the
+// chunk's first position c0 and count len, then the lanes.
+static Vec *open_chunks(KLower *c, KirKernel *k, Vec *blk, KlSum *s) {
+  KExpr *C = kl_i(c, KL_SUM_CHUNK);
+  int64_t pc;
+  s->chunked = true;
+  s->split = blk == &k->body && kir_eval_i64(s->P, NULL, &pc);
+  s->nchunks = kl_div(c, kl_add(c, s->P, kl_i(c, KL_SUM_CHUNK - 1)), C);
+  for (int i = 0; i < s->nsums; i++) {
+    if (s->split) {
+      s->part[i] = kir_buf_add(c->p, KBUF_TEMP, arena_printf(c->p->arena, "%s_part%d", k->name, c->p->bufs.len),
+                               DT_F64, 1, &s->nchunks);
+      kir_kernel_use(c->p, k, s->part[i]);
+    } else {
+      declare_lanes(c, k, blk, KL_SUM_LANES, s->comb[i]);
+    }
+  }
+  int v = kl_var(c, k, "c", DT_I64, true);
+  s->body = &kir_for(c->p, blk, v, s->nchunks, s->split)->body;
+  s->ci = kl_v(c, k, v);
+  s->c0 = let_local(c, k, s->body, "c0", kl_mul(c, s->ci, C));
+  s->len = let_local(c, k, s->body, "cn", kir_bin(c->p, KB_MIN, kl_sub(c, s->P, s->c0), C));
+  return s->body;
+}
+
+Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P) {
   int64_t pc;
   MLC_ASSERT(nsums >= 1 && nsums <= KL_SUM_MAX);
-  s->nsums = nsums;
-  s->P = P;
-  s->nlanes = kir_eval_i64(P, NULL, &pc) && pc < KL_SUM_LANES ? (int)(pc > 0 ? pc : 0) : KL_SUM_LANES;
-  for (int i = 0; i < nsums; i++)
-    for (int l = 0; l < s->nlanes; l++) {
-      s->lane[i][l] = kl_var(c, k, "l", DT_F64, false);
-      kir_let(c->p, blk, s->lane[i][l], kir_float(c->p, DT_F64, 0));
-    }
+  *s = (KlSum){.nsums = nsums, .P = P};
+  bool cst = kir_eval_i64(P, NULL, &pc);
+  s->nlanes = cst && pc < KL_SUM_LANES ? (int)(pc > 0 ? pc : 0) : KL_SUM_LANES;
+  if (!cst || pc > KL_SUM_CHUNK) blk = open_chunks(c, k, blk, s);
+  for (int i = 0; i < nsums; i++) declare_lanes(c, k, blk, s->nlanes, s->lane[i]);
+  return blk;
 }
 
 // The terms of position p into lane l.
@@ -374,36 +404,92 @@ static void sum_position(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KExpr *p, 
     kir_assign(c->p, blk, s->lane[i][l], kl_add(c, kl_v(c, k, s->lane[i][l]), kir_cast(c->p, DT_F64, t[i])));
 }
 
-void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx) {
+// Positions base + q for q < n into the lanes (lane q mod 8: base is 0 or a
+// multiple of 8).
+static void sum_run(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KExpr *base, KExpr *n, KlTerms terms, void *ctx) {
   int64_t pc;
-  bool cst = kir_eval_i64(s->P, NULL, &pc);
-  KExpr *L = kl_i(c, KL_SUM_LANES), *blocks = kl_div(c, s->P, L);
+  bool cst = kir_eval_i64(n, NULL, &pc);
+  KExpr *L = kl_i(c, KL_SUM_LANES), *blocks = kl_div(c, n, L);
   if (cst && pc >= KL_SUM_LANES && pc < 2 * KL_SUM_LANES) { // one block: no loop
-    for (int l = 0; l < KL_SUM_LANES; l++) sum_position(c, k, blk, s, kl_i(c, l), l, terms, ctx);
+    for (int l = 0; l < KL_SUM_LANES; l++) sum_position(c, k, blk, s, kl_add(c, base, kl_i(c, l)), l, terms, ctx);
   } else if (!cst || pc >= KL_SUM_LANES) {
     int b = kl_var(c, k, "b", DT_I64, true);
     Vec *body = &kir_for(c->p, blk, b, blocks, false)->body;
     for (int l = 0; l < KL_SUM_LANES; l++)
-      sum_position(c, k, body, s, kl_add(c, kl_mul(c, kl_v(c, k, b), L), kl_i(c, l)), l, terms, ctx);
+      sum_position(c, k, body, s, kl_add(c, base, kl_add(c, kl_mul(c, kl_v(c, k, b), L), kl_i(c, l))), l, terms, ctx);
   }
   KExpr *tail = kl_mul(c, blocks, L);
   int ntail = cst ? (int)(pc > 0 ? pc % KL_SUM_LANES : 0) : KL_SUM_LANES - 1;
   for (int t = 0; t < ntail; t++) {
-    KExpr *p = kl_add(c, tail, kl_i(c, t));
-    Vec *tb = cst ? blk : &kir_if(c->p, blk, kir_bin(c->p, KB_LT, p, s->P))->body;
-    sum_position(c, k, tb, s, p, t, terms, ctx);
+    KExpr *q = kl_add(c, tail, kl_i(c, t));
+    Vec *tb = cst ? blk : &kir_if(c->p, blk, kir_bin(c->p, KB_LT, q, n))->body;
+    sum_position(c, k, tb, s, kl_add(c, base, q), t, terms, ctx);
   }
 }
 
-KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i) {
+void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx) {
+  if (s->chunked) sum_run(c, k, blk, s, s->c0, s->len, terms, ctx);
+  else sum_run(c, k, blk, s, kl_i(c, 0), s->P, terms, ctx);
+}
+
+// The lanes folded in halves into a new f64 local.
+static KExpr *fold(KLower *c, KirKernel *k, Vec *blk, const int *lane, int nlanes) {
   KExpr *l[KL_SUM_LANES];
-  for (int j = 0; j < KL_SUM_LANES; j++) l[j] = j < s->nlanes ? kl_v(c, k, s->lane[i][j]) : NULL;
+  for (int j = 0; j < KL_SUM_LANES; j++) l[j] = j < nlanes ? kl_v(c, k, lane[j]) : NULL;
   for (int half = KL_SUM_LANES / 2; half >= 1; half /= 2) // l[j] += l[j + half]
     for (int j = 0; j < half; j++)
       if (l[j + half]) l[j] = l[j] ? kl_add(c, l[j], l[j + half]) : l[j + half];
-  int v = kl_var(c, k, "sum", DT_F64, false);
-  kir_let(c->p, blk, v, l[0] ? l[0] : kir_float(c->p, DT_F64, 0));
-  return kl_v(c, k, v);
+  return let_local(c, k, blk, "sum", l[0] ? l[0] : kir_float(c->p, DT_F64, 0));
+}
+
+// The split form's combine: part[i] read as a sum of nchunks positions.
+typedef struct PartTerms {
+  int part[KL_SUM_MAX];
+  int n;
+} PartTerms;
+
+static void part_terms(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  (void)k, (void)blk;
+  PartTerms *pt = ctx;
+  for (int i = 0; i < pt->n; i++) t[i] = kir_load(c->p, pt->part[i], p);
+}
+
+// Ends the chunk loop's body and combines the chunks: chunk j's value goes
+// to combine lane j mod 8 (in the serial form a select picks the lane: the
+// others add +0, which changes no lane, none being -0), the lanes fold.
+static void close_chunks(KLower *c, KirKernel *k, Vec *blk, KlSum *s) {
+  KExpr *cm = kir_bin(c->p, KB_MOD, s->ci, kl_i(c, KL_SUM_LANES));
+  s->closed = true;
+  for (int i = 0; i < s->nsums; i++) {
+    KExpr *v = fold(c, k, s->body, s->lane[i], s->nlanes);
+    if (s->split) {
+      kir_store(c->p, s->body, s->part[i], s->ci, v);
+      continue;
+    }
+    for (int l = 0; l < KL_SUM_LANES; l++) {
+      KExpr *pick = kir_select(c->p, kir_bin(c->p, KB_EQ, cm, kl_i(c, l)), v, kir_float(c->p, DT_F64, 0));
+      kir_assign(c->p, s->body, s->comb[i][l], kl_add(c, kl_v(c, k, s->comb[i][l]), pick));
+    }
+  }
+  if (s->split) { // the chunks' values as a short sum of their own
+    PartTerms pt = {.n = s->nsums};
+    int64_t nc = s->nchunks->i; // a constant: split sums have a constant count
+    KlSum q = {.nsums = s->nsums, .P = s->nchunks, .nlanes = nc < KL_SUM_LANES ? (int)nc : KL_SUM_LANES};
+    for (int i = 0; i < s->nsums; i++) {
+      pt.part[i] = s->part[i];
+      declare_lanes(c, k, blk, q.nlanes, q.lane[i]);
+    }
+    sum_run(c, k, blk, &q, kl_i(c, 0), s->nchunks, part_terms, &pt);
+    for (int i = 0; i < s->nsums; i++) s->sum[i] = fold(c, k, blk, q.lane[i], q.nlanes)->var;
+    return;
+  }
+  for (int i = 0; i < s->nsums; i++) s->sum[i] = fold(c, k, blk, s->comb[i], KL_SUM_LANES)->var;
+}
+
+KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i) {
+  if (!s->chunked) return fold(c, k, blk, s->lane[i], s->nlanes);
+  if (!s->closed) close_chunks(c, k, blk, s);
+  return kl_v(c, k, s->sum[i]);
 }
 
 // ---- elementwise ------------------------------------------------------------------------------------
@@ -545,8 +631,7 @@ static void float_sum(KLower *c, KirKernel *k, Vec *blk, IrNode *n, const IrNode
   sum_group(red, xt->rank, &g0, &g1);
   KExpr *P = g1 < 0 ? kl_i(c, 1) : kl_prod(c, xt, g0, g1 + 1), *count = kl_i(c, 1);
   KlSum s;
-  kl_sum_begin(c, k, blk, &s, 1, P);
-  Vec *in = blk;
+  Vec *in = kl_sum_begin(c, k, blk, &s, 1, P);
   for (int i = 0; i < xt->rank; i++) {
     if (!red[i]) continue;
     count = kl_mul(c, count, kl_tdim(c, xt, i));
@@ -713,8 +798,7 @@ static bool lower_normalize(KLower *c, IrNode *n) {
                kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, xv, lt.mx), kl_isnan(c, xv)), xv, lt.mx));
   }
   KlSum sum;
-  kl_sum_begin(c, k, blk, &sum, 1, kl_tdim(c, t, d));
-  kl_sum_add(c, k, blk, &sum, line_term, &lt);
+  kl_sum_add(c, k, kl_sum_begin(c, k, blk, &sum, 1, kl_tdim(c, t, d)), &sum, line_term, &lt);
   int sv = kl_var(c, k, "s", dt, false);
   kir_let(c->p, blk, sv, kir_cast(c->p, dt, kl_sum_value(c, k, blk, &sum, 0)));
   KExpr *S = kl_v(c, k, sv);

@@ -114,22 +114,38 @@ KExpr *kl_isnan(KLower *c, KExpr *x);
 
 // Float sums in the defined order (kir.h, "Float sums"). One KlSum holds up
 // to KL_SUM_MAX sums over the same positions: kl_sum_begin declares their
-// f64 lanes in blk (outside every loop of the reduction); kl_sum_add, in
-// the block of the innermost group (inside the outer reduced loops), runs
-// the positions p < P of the group: blocks of 8 unrolled, then the tail,
-// each position's terms made by the callback, which may add lets to the
-// block it is given; kl_sum_value folds sum i in blk (after the loops)
-// into an f64 local.
-enum { KL_SUM_LANES = 8, KL_SUM_MAX = 2 };
+// f64 lanes (outside every loop of the reduction) and returns the block in
+// which the caller builds the outer reduced loops; kl_sum_add, in the block
+// of the innermost group (inside those loops), runs the positions of the
+// group: blocks of 8 unrolled, then the tail, each position's terms made by
+// the callback, which may add lets to the block it is given; kl_sum_value,
+// in the block given to kl_sum_begin (after the loops), gives sum i as an
+// f64 local. A sum of more than KL_SUM_CHUNK positions (or of a symbolic
+// count) is chunked: kl_sum_begin opens the loop over chunks, whose body is
+// the block it returns; kl_sum_add runs the chunk's positions, kl_sum_value
+// closes the chunk and combines the chunks' values. At the kernel's top
+// level with a constant count the chunk loop is independent (each chunk
+// stores its value into a planned f64 temporary, which a combine reads:
+// parallel tasks on the CPU, threads on the GPU); elsewhere the chunk loop
+// is serial and combines in registers as it goes.
+enum { KL_SUM_LANES = 8, KL_SUM_MAX = 2, KL_SUM_CHUNK = KIR_SUM_CHUNK };
 typedef struct KlSum {
   int nsums, nlanes;  // nlanes < 8 only for a constant P < 8
   KExpr *P;           // positions in the innermost group (i64)
   int lane[KL_SUM_MAX][KL_SUM_LANES];
+  // chunked sums only
+  bool chunked, split, closed;  // split: partials through part[] (independent chunk loop)
+  KExpr *ci, *c0, *len;         // the chunk's index, first position, position count
+  KExpr *nchunks;
+  Vec *body;                    // the chunk loop's body
+  int comb[KL_SUM_MAX][KL_SUM_LANES]; // serial form: the combine lanes
+  int part[KL_SUM_MAX];         // split form: the chunks' values, f64 [nchunks]
+  int sum[KL_SUM_MAX];          // the values (once closed)
 } KlSum;
 typedef void (*KlTerms)(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **terms);
-void kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
+Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
 void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx);
-KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, const KlSum *s, int i);
+KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i);
 
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);
 const int64_t *kl_attr_ints(const IrNode *n, IrAttrKey k);

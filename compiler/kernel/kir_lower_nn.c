@@ -403,8 +403,8 @@ static bool batch_norm(KLower *c, IrNode *n, bool grad) {
     bool spatial = t->rank > 2;
     KExpr *bv = NULL, *inner = kl_prod(c, t, 2, t->rank);
     KlSum s;
-    kl_sum_begin(c, k, blk, &s, 2, spatial ? inner : kl_tdim(c, t, 0));
-    Vec *in = spatial ? &loop(c, k, blk, "b", kl_tdim(c, t, 0), false, &bv)->body : blk;
+    Vec *sb = kl_sum_begin(c, k, blk, &s, 2, spatial ? inner : kl_tdim(c, t, 0));
+    Vec *in = spatial ? &loop(c, k, sb, "b", kl_tdim(c, t, 0), false, &bv)->body : sb;
     KExpr *plane = kl_mul(c, kl_add(c, kl_mul(c, spatial ? bv : kl_i(c, 0), kl_tdim(c, t, 1)), ch), inner);
     NormTerm nt = {n, X, n->in[0], plane, spatial ? kl_i(c, 1) : kl_mul(c, kl_tdim(c, t, 1), inner), NULL,
                    kl_ld(c, n->in[3], ch), rstd, 2};
@@ -443,12 +443,10 @@ static bool layer_norm(KLower *c, IrNode *n, bool grad) {
   for (int i = lead; i < t->rank; i++) iv[i] = kl_i(c, 0);
   NormTerm nt = {n, X, grad ? n->in[0] : NULL, kl_flat(c, t, iv), kl_i(c, 1), NULL, NULL, NULL, 0};
   KlSum s;
-  kl_sum_begin(c, k, blk, &s, 1, Mi);
-  kl_sum_add(c, k, blk, &s, norm_term, &nt);
+  kl_sum_add(c, k, kl_sum_begin(c, k, blk, &s, 1, Mi), &s, norm_term, &nt);
   KExpr *mean = nt.mean = let(c, k, blk, "mean", kir_cast(c->p, dt, kl_div(c, kl_sum_value(c, k, blk, &s, 0), M64)));
   nt.what = 1;
-  kl_sum_begin(c, k, blk, &s, 1, Mi);
-  kl_sum_add(c, k, blk, &s, norm_term, &nt);
+  kl_sum_add(c, k, kl_sum_begin(c, k, blk, &s, 1, Mi), &s, norm_term, &nt);
   KExpr *var = let(c, k, blk, "var", kir_cast(c->p, dt, kl_div(c, kl_sum_value(c, k, blk, &s, 0), M64)));
   KExpr *eps = kl_f(c, dt, kl_attr_f(n, IRA_EPS));
   KExpr *rstd = nt.rstd = let(c, k, blk, "rstd", kl_div(c, kl_f(c, dt, 1), kir_un(c->p, KU_SQRT, kl_add(c, var, eps))));
@@ -456,8 +454,7 @@ static bool layer_norm(KLower *c, IrNode *n, bool grad) {
   if (grad) {
     nt.what = 2;
     nt.gbase = kl_i(c, 0);
-    kl_sum_begin(c, k, blk, &s, 2, Mi);
-    kl_sum_add(c, k, blk, &s, norm_term, &nt);
+    kl_sum_add(c, k, kl_sum_begin(c, k, blk, &s, 2, Mi), &s, norm_term, &nt);
     sg = let(c, k, blk, "sg", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 0)));
     sgx = let(c, k, blk, "sgx", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 1)));
   }
@@ -540,8 +537,7 @@ static KExpr *row_lse(KLower *c, KirKernel *k, Vec *blk, const IrNode *n, KExpr 
   kir_assign(c->p, in, mx->var, kir_select(c->p, or2(c, kir_bin(c->p, KB_GT, xv, mx), kl_isnan(c, xv)), xv, mx));
   LossTerm lt = {n, base, mx, -1};
   KlSum s;
-  kl_sum_begin(c, k, blk, &s, 1, C);
-  kl_sum_add(c, k, blk, &s, loss_term, &lt);
+  kl_sum_add(c, k, kl_sum_begin(c, k, blk, &s, 1, C), &s, loss_term, &lt);
   KExpr *sum = let(c, k, blk, "s", kir_cast(c->p, dt, kl_sum_value(c, k, blk, &s, 0)));
   return let(c, k, blk, "lse", kl_add(c, mx, kir_un(c->p, KU_LOG, sum)));
 }
@@ -568,8 +564,7 @@ static bool cross_entropy(KLower *c, IrNode *n, bool grad) {
     kir_store(c->p, blk, rows, iv, kl_sub(c, lse, kl_ld(c, X, kl_add(c, base, tv))));
     LossTerm lt = {n, NULL, NULL, rows};
     KlSum s;
-    kl_sum_begin(c, k, &k->body, &s, 1, N);
-    kl_sum_add(c, k, &k->body, &s, loss_term, &lt);
+    kl_sum_add(c, k, kl_sum_begin(c, k, &k->body, &s, 1, N), &s, loss_term, &lt);
     KExpr *v = kl_sum_value(c, k, &k->body, &s, 0);
     kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, v, kir_cast(c->p, DT_F64, N)));
     return true;
@@ -590,8 +585,7 @@ static bool pair_loss(KLower *c, IrNode *n) {
   KExpr *count = kl_prod(c, t, 0, t->rank);
   LossTerm lt = {n, NULL, NULL, -1};
   KlSum s;
-  kl_sum_begin(c, k, &k->body, &s, 1, count);
-  kl_sum_add(c, k, &k->body, &s, loss_term, &lt);
+  kl_sum_add(c, k, kl_sum_begin(c, k, &k->body, &s, 1, count), &s, loss_term, &lt);
   KExpr *v = kl_sum_value(c, k, &k->body, &s, 0);
   kl_st(c, &k->body, n, kl_i(c, 0), kl_div(c, v, kir_cast(c->p, DT_F64, count)));
   return true;

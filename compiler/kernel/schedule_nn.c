@@ -541,13 +541,20 @@ static bool free_between(const KirProgram *p, int a, int b, int dy, int db) {
   return !writes[dy] && !reads[db] && !writes[db];
 }
 
+// The library sums db per image over its pixels in one chunk (conv_bias.c):
+// the float-sum order only where the pixels are at most KIR_SUM_CHUNK.
+static bool short_pixels(const KirOp *r) {
+  int64_t h, w;
+  return kir_eval_i64(r->dims[0][2], NULL, &h) && kir_eval_i64(r->dims[0][3], NULL, &w) && h * w <= KIR_SUM_CHUNK;
+}
+
 void sk_fold_bias_grads(Sk *s) {
   KirProgram *p = s->p;
   for (int r = 0; r < p->kernels.len; r++) {
     KirKernel *R = VEC_AT(p->kernels, KirKernel, r);
     if (!R->op || R->op->kind != KOP_CONV_BIAS_GRAD) continue;
     int dy = R->op->buf[0], db = R->op->buf[1];
-    for (int g = 0; g < p->kernels.len && s->t->library; g++) {
+    for (int g = 0; g < p->kernels.len && s->t->library && short_pixels(R->op); g++) {
       KirKernel *G = VEC_AT(p->kernels, KirKernel, g);
       KStmt *call = grad_weight_call(G);
       if (!call || !same_dy(R->op, G, call) || !free_between(p, r, g, dy, db)) continue;

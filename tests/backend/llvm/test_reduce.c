@@ -96,6 +96,34 @@ static const char MODULE[] =
     "  %3 = cross_entropy(%x, %t) : f32\n"
     "  %4 = bce_with_logits(%x, %z) : f32\n"
     "  return %0, %1, %2, %3, %4\n"
+    "}\n"
+    "\n"
+    "func long_sums(%a: f32[8191], %b: f32[8192], %c: f32[8193], %d: f32[24581], %e: f32[256, 784])\n"
+    "    -> (f32, f32, f32, f32, f32) {\n"
+    "  %0 = sum(%a) {dims = [0], keepdim = 0} : f32\n"
+    "  %1 = sum(%b) {dims = [0], keepdim = 0} : f32\n"
+    "  %2 = mean(%c) {dims = [0], keepdim = 0} : f32\n"
+    "  %3 = sum(%d) {dims = [0], keepdim = 0} : f32\n"
+    "  %4 = mul(%e, %e) : f32[256, 784]\n"
+    "  %5 = sum(%4) {dims = [0, 1], keepdim = 0} : f32\n"
+    "  return %0, %1, %2, %3, %5\n"
+    "}\n"
+    "\n"
+    "func long_nested(%x: f32[3, 100, 90], %y: f32[20001, 3], %z: f32[2, 9000])\n"
+    "    -> (f32[100], f32[3], f32[2], f32[2, 9000], f32[9000]) {\n"
+    "  %0 = sum(%x) {dims = [0, 2], keepdim = 0} : f32[100]\n"
+    "  %1 = reduce_to(%y) : f32[3]\n"
+    "  %2 = sum(%z) {dims = [1], keepdim = 0} : f32[2]\n"
+    "  %3 = softmax(%z) {dim = 1} : f32[2, 9000]\n"
+    "  %4 = sum(%z) {dims = [0], keepdim = 0} : f32[9000]\n"
+    "  return %0, %1, %2, %3, %4\n"
+    "}\n"
+    "\n"
+    "func long_groups(%x: f32[2, 3, 100, 90]) -> (f32[3], f32) {\n"
+    "  %0 = sum(%x) {dims = [0, 2, 3], keepdim = 0} : f32[3]\n"
+    "  %1 = sum(%x) {dims = [1, 2, 3], keepdim = 0} : f32[2]\n"
+    "  %2 = sum(%1) {dims = [0], keepdim = 0} : f32\n"
+    "  return %0, %2\n"
     "}\n";
 
 // ---- data -------------------------------------------------------------------------------------
@@ -341,6 +369,95 @@ static void rows_case(IrModule *m) {
   free_all(args, 6);
 }
 
+// ---- 2b. chunked sums ------------------------------------------------------------------------------
+// kir.h's order for n positions written out independently: chunks of 8192
+// positions, each its 8 lanes folded; chunk j's value into combine lane
+// j mod 8; the combine lanes folded; rounded once.
+static double fold8(const double *l) { return ((l[0] + l[4]) + (l[2] + l[6])) + ((l[1] + l[5]) + (l[3] + l[7])); }
+
+static double chunked_sum(const double *x, int64_t n) {
+  double comb[8] = {0};
+  for (int64_t c0 = 0, j = 0; c0 < n; c0 += 8192, j++) {
+    double l[8] = {0};
+    for (int64_t p = c0; p < n && p < c0 + 8192; p++) l[p % 8] += x[p];
+    comb[j % 8] += fold8(l);
+  }
+  return fold8(comb);
+}
+
+static double lanes_sum(const double *x, int64_t n) {
+  double l[8] = {0};
+  for (int64_t p = 0; p < n; p++) l[p % 8] += x[p];
+  return fold8(l);
+}
+
+// long_sums in INTERP_F64 (no final rounding hides the order): each sum is
+// chunked_sum of its terms, and at least one differs from lanes_sum.
+static void chunk_order(IrModule *m, Tensor **args) {
+  Arena *a = arena_new();
+  DiagSink ds;
+  diag_init(&ds, a);
+  Tensor *out[8] = {0};
+  IrFunc *f = ir_module_find_func(m, "long_sums");
+  bool ok = f && interp_run(m, f, INTERP_F64, args, 5, NULL, out, &ds) == 0, differs = false;
+  char why[256] = "interp_run failed";
+  double *sq = calloc((size_t)args[4]->numel, sizeof(double));
+  for (int64_t e = 0; e < args[4]->numel; e++) sq[e] = args[4]->data[e] * args[4]->data[e];
+  for (int i = 0; ok && i < 5; i++) {
+    const double *x = i == 4 ? sq : args[i]->data;
+    int64_t n = args[i]->numel;
+    double want = chunked_sum(x, n) / (i == 2 ? (double)n : 1);
+    differs |= chunked_sum(x, n) != lanes_sum(x, n);
+    if (out[i]->data[0] != want) {
+      ok = false;
+      snprintf(why, sizeof why, "sum %d of %lld: %.17g, the chunked order gives %.17g", i, (long long)n,
+               out[i]->data[0], want);
+    }
+  }
+  free(sq);
+  check("long sums (f64): the interpreter's values are the chunked order", ok, why);
+  check("long sums (f64): the chunked order differs from one 8-lane sum (the case tests something)", differs,
+        "the chunked and unchunked sums agree on every case");
+  free_all(out, 5);
+  arena_free(a);
+}
+
+// Odd long sizes around the chunk (8191, 8192, 8193, three chunks and a
+// tail, 200,704 squares as fashion_mlp's fc1.w norm), nested long sums (a
+// group with an outer reduced dim, strided columns, rows, a long softmax),
+// and a symbolic long mean: interpreter, kir_run and compiled code agree
+// bit for bit on 1, 2 and 3 threads, and the interpreter's sums are the
+// chunked order (chunked_sum, checked in f64), which differs from a single
+// 8-lane sum on some of them (else the case tests nothing).
+static void chunk_case(IrModule *m) {
+  int64_t na = 8191, nb = 8192, nc = 8193, nd = 3 * 8192 + 5, ne[2] = {256, 784};
+  Tensor *args[5] = {uniform(1, &na, -1, 3), uniform(1, &nb, -1, 3), uniform(1, &nc, 0, 1), uniform(1, &nd, 0, 1),
+                     uniform(2, ne, -0.1, 0.1)};
+  Tensor *out[16] = {0};
+  bool ok = agree(m, "long_sums", args, 5, out, "long sums of 8191, 8192, 8193, 24581 and 200,704 positions", false);
+  if (ok) chunk_order(m, args);
+  free_all(out, 5);
+  free_all(args, 5);
+  int64_t dx[3] = {3, 100, 90}, dy[2] = {20001, 3}, dz[2] = {2, 9000}, dg[4] = {2, 3, 100, 90};
+  Tensor *nargs[3] = {uniform(3, dx, -1, 1), uniform(2, dy, -1, 1), uniform(2, dz, -2, 2)};
+  agree(m, "long_nested", nargs, 3, out, "long nested sums (outer reduced dims, strided, rows, softmax)", true);
+  free_all(out, 5);
+  free_all(nargs, 3);
+  Tensor *g = uniform(4, dg, -1, 1);
+  agree(m, "long_groups", &g, 1, out, "long groups of [2, 3, 100, 90]", false);
+  free_all(out, 2);
+  interp_tensor_free(g);
+  int64_t sizes[4] = {8191, 8192, 8193, 5 * 8192 + 3};
+  for (int i = 0; i < 4; i++) {
+    Tensor *x = uniform(1, &sizes[i], -1, 1);
+    char label[64];
+    snprintf(label, sizeof label, "symbolic mean and variance of %lld", (long long)sizes[i]);
+    agree(m, "mean_var", &x, 1, out, label, false);
+    free_all(out, 2);
+    interp_tensor_free(x);
+  }
+}
+
 // ---- 3. vectorisation ---------------------------------------------------------------------------
 static void vector_case(IrModule *m) {
   Arena *a = arena_new();
@@ -388,6 +505,7 @@ int main(void) {
     stats_case(m, "200,704 image values", img, true);
     channel_case(m);
     rows_case(m);
+    chunk_case(m);
     vector_case(m);
   }
   arena_free(a);
