@@ -453,7 +453,7 @@ int mlc_conv2d_pool_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, con
   }
   float *tmp = NULL;
   if (!y && whole) j.skip_out = true;
-  else if (!y && !(j.out = tmp = malloc(sizeof(float) * (size_t)(j.k.n * j.k.o * j.k.p)))) return -1;
+  else if (!y && !(j.out = conv_y_temp(j.k.n * j.k.o * j.k.p, &tmp))) return -1;
   int rc = 0;
   if (wino) {
     rc = conv_winograd(pool, &j.k, flags, x, w, bias, j.out, NULL);

@@ -637,7 +637,7 @@ int conv_winograd(MlcPool *pool, const Conv *k, uint32_t flags, const float *x, 
   if (!k->n || !k->o || !k->p) return 0;
   if (!y && !yp) return -1;
   float *tmp = NULL; // the unfused path writes y
-  if (!y && !j.fused && !(j.y = tmp = malloc(sizeof(float) * (size_t)(k->n * k->o * k->p)))) return -1;
+  if (!y && !j.fused && !(j.y = conv_y_temp(k->n * k->o * k->p, &tmp))) return -1;
   j.th = (k->ho + 1) / 2, j.tw = (k->wo + 1) / 2, j.rows = block_rows(k, j.tw);
   int64_t blocks = (k->n * j.th + j.rows - 1) / j.rows, threads = mlc_pool_threads(pool);
   double flops = 2.0 * 16 * (double)k->o * (double)k->c * (double)(k->n * j.th * j.tw);

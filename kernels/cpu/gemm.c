@@ -102,6 +102,12 @@ float *gemm_scratch(int slot, int64_t floats) {
   return s->p[slot];
 }
 
+float *conv_y_temp(int64_t floats, float **owned) {
+  *owned = NULL;
+  if (floats * (int64_t)sizeof(float) <= CONV_YTEMP_MAX_BYTES) return gemm_scratch(GEMM_SCRATCH_YTEMP, floats);
+  return *owned = malloc(sizeof(float) * (size_t)floats);
+}
+
 // ---- blocking --------------------------------------------------------------------------------
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 

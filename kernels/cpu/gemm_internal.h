@@ -91,10 +91,20 @@ int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols
 // (conv_winograd.c); slot 6 the dy planes conv2d_grad_weight_pool builds
 // from the pool's gradient; slot 7 the output planes of a pooled forward
 // that does not store them (conv.c's fwd_task: the forward kernels use
-// slots 1 and 2 themselves).
+// slots 1 and 2 themselves); slot 8 a pooled forward's whole y when the
+// caller does not store it but the pool needs all of it (conv_y_temp).
 enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_WPACK,
-       GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_SLOTS };
+       GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_YTEMP, GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
+
+// A call's temporary of `floats` floats, on the calling thread: up to
+// CONV_YTEMP_MAX_BYTES from slot 8 (kept, so a batch-1 predict allocates
+// nothing per call: a malloc of conv1's 100 KB y each call, trimmed and
+// faulted back in, was ~2.5 % of it), larger ones from malloc with *owned
+// set, for the caller to free (a thread should not keep a large batch's
+// y for its lifetime). NULL when out of memory.
+enum { CONV_YTEMP_MAX_BYTES = 4 << 20 };
+float *conv_y_temp(int64_t floats, float **owned);
 
 // The scalar epilogue, shared by every variant's tails and by the generic
 // kernel, so all of them round alike. i, j index the tile.
