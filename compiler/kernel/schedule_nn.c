@@ -612,25 +612,49 @@ static bool no_writes_between(const KirProgram *p, int a, int b, const int *bufs
   return true;
 }
 
-static void fold_pool_grad(Sk *s, KirKernel *P, KStmt *pc, KirKernel *G, KStmt *gc) {
-  KirProgram *p = s->p;
-  int dyp, px, aux, x, dw, db = -1, D;
-  KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_px = slot_of(pc, "x", &px), *o_aux = slot_of(pc, "aux", &aux);
-  KExpr *o_x = slot_of(gc, "x", &x), *o_dw = slot_of(gc, "dw", &dw), *o_db = NULL;
-  slot_of(gc, "dy", &D);
-  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) o_db = slot_of(gc, "db", &db);
+// A new call of fn at the end of body with old's convolution geometry and
+// flags (old: a conv call whose first parameter is the geometry).
+static KStmt *conv_call_like(KirProgram *p, Vec *body, KirCallFn fn, const KStmt *old) {
   KirCallSpec sp;
-  kir_call_spec(gc->call->fn, &sp);
+  kir_call_spec(old->call->fn, &sp);
   KExpr *geom[KIR_CONV_GEOM];
-  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = gc->call->slot[sp.param[0].slot + i];
-  uint32_t flags = gc->call->flags;
-  G->body = (Vec){0};
-  KStmt *st = kir_call(p, &G->body, KCALL_CONV2D_GRAD_WEIGHT_POOL);
+  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = old->call->slot[sp.param[0].slot + i];
+  uint32_t flags = old->call->flags;
+  KStmt *st = kir_call(p, body, fn);
   kir_call_geom(st, geom);
   st->call->flags = flags;
+  return st;
+}
+
+// The x, dw and db operands of a grad_weight call (db none without a bias).
+typedef struct GwOperands {
+  int x, dw, db;
+  KExpr *o_x, *o_dw, *o_db;
+} GwOperands;
+
+static GwOperands gw_operands(const KStmt *gc) {
+  GwOperands g = {.db = -1};
+  g.o_x = slot_of(gc, "x", &g.x), g.o_dw = slot_of(gc, "dw", &g.dw);
+  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) g.o_db = slot_of(gc, "db", &g.db);
+  return g;
+}
+
+static void gw_set(KStmt *st, const GwOperands *g) {
+  kir_call_operand(st, "x", g->x, g->o_x), kir_call_operand(st, "dw", g->dw, g->o_dw);
+  kir_call_operand(st, "db", g->db, g->o_db);
+}
+
+static void fold_pool_grad(Sk *s, KirKernel *P, KStmt *pc, KirKernel *G, KStmt *gc) {
+  KirProgram *p = s->p;
+  int dyp, px, aux, D;
+  KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_px = slot_of(pc, "x", &px), *o_aux = slot_of(pc, "aux", &aux);
+  GwOperands gw = gw_operands(gc);
+  slot_of(gc, "dy", &D);
+  G->body = (Vec){0};
+  KStmt *st = conv_call_like(p, &G->body, KCALL_CONV2D_GRAD_WEIGHT_POOL, gc);
   kir_call_operand(st, "dyp", dyp, o_dyp), kir_call_operand(st, "px", px, o_px);
-  kir_call_operand(st, "aux", aux, o_aux), kir_call_operand(st, "x", x, o_x);
-  kir_call_operand(st, "dw", dw, o_dw), kir_call_operand(st, "db", db, o_db);
+  kir_call_operand(st, "aux", aux, o_aux);
+  gw_set(st, &gw);
   kir_kernel_use(p, G, dyp), kir_kernel_use(p, G, px);
   if (aux >= 0) kir_kernel_use(p, G, aux);
   G->op->buf[0] = -1;
@@ -734,13 +758,7 @@ static void pick_rewrite(Sk *s, const PickReader *r, int Y, int P) {
       if (R->op->kind == KOP_MAX_POOL2D_GRAD_RELU_MASK && R->op->buf[3] == Y) R->op->buf[3] = -1;
     }
   } else {
-    KirCallSpec sp;
-    kir_call_spec(old->call->fn, &sp);
-    KExpr *geom[KIR_CONV_GEOM];
-    for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = old->call->slot[sp.param[0].slot + i];
-    KStmt *st = kir_call(p, &R->body, KCALL_CONV2D_GRAD_WEIGHT_PICK);
-    kir_call_geom(st, geom);
-    st->call->flags = old->call->flags;
+    KStmt *st = conv_call_like(p, &R->body, KCALL_CONV2D_GRAD_WEIGHT_PICK, old);
     static const char *const keep[4] = {"dyp", "x", "dw", "db"};
     for (int i = 0; i < 4; i++) {
       int b;
@@ -854,28 +872,20 @@ static bool pick_grad_readers(const KirProgram *p, int D, const KirKernel *P, in
 static void fold_grad_pick(Sk *s, KirKernel *P, KStmt *pc, KirKernel *I, KStmt *ic, KirKernel *G, KStmt *gc,
                            KirKernel *L) {
   KirProgram *p = s->p;
-  int dyp, pick, w, x, dx, dw, db = -1, D;
+  int dyp, pick, w, dx, D;
   KExpr *o_dyp = slot_of(pc, "dy", &dyp), *o_pick = slot_of(pc, "pick", &pick), *mask = slot_of(pc, "mask", NULL);
   KExpr *o_w = slot_of(ic, "w", &w), *o_dx = slot_of(ic, "dx", &dx);
-  KExpr *o_x = slot_of(gc, "x", &x), *o_dw = slot_of(gc, "dw", &dw), *o_db = NULL;
+  GwOperands gw = gw_operands(gc);
   slot_of(gc, "dy", &D);
-  if (gc->call->fn == KCALL_CONV2D_GRAD_WEIGHT_BIAS) o_db = slot_of(gc, "db", &db);
-  KirCallSpec sp;
-  kir_call_spec(gc->call->fn, &sp);
-  KExpr *geom[KIR_CONV_GEOM];
-  for (int i = 0; i < KIR_CONV_GEOM; i++) geom[i] = gc->call->slot[sp.param[0].slot + i];
-  uint32_t flags = gc->call->flags;
   KirKernel *E = L == G ? I : G; // emptied; its buffers join L
   KirOp *gop = G->op;
   L->body = (Vec){0};
-  KStmt *st = kir_call(p, &L->body, KCALL_CONV2D_GRAD_PICK);
-  kir_call_geom(st, geom);
-  st->call->flags = flags;
+  KStmt *st = conv_call_like(p, &L->body, KCALL_CONV2D_GRAD_PICK, gc);
   kir_call_operand(st, "dyp", dyp, o_dyp), kir_call_operand(st, "pick", pick, o_pick);
   kir_call_set(st, "mask", mask);
-  kir_call_operand(st, "w", w, o_w), kir_call_operand(st, "x", x, o_x), kir_call_operand(st, "dx", dx, o_dx);
-  kir_call_operand(st, "dw", dw, o_dw), kir_call_operand(st, "db", db, o_db);
-  int uses[] = {dyp, pick, w, x, dx, dw, db};
+  kir_call_operand(st, "w", w, o_w), kir_call_operand(st, "dx", dx, o_dx);
+  gw_set(st, &gw);
+  int uses[] = {dyp, pick, w, gw.x, dx, gw.dw, gw.db};
   for (int i = 0; i < 7; i++)
     if (uses[i] >= 0) kir_kernel_use(p, L, uses[i]);
   unuse(L, D);
