@@ -329,8 +329,9 @@ typedef struct Flat {
 static bool flat_index(const Flat *fl, const KExpr *e) {
   if (fl->i1 < 0) return e->kind == KE_VAR && e->var == fl->i0;
   const KExpr *m = e->a;
-  return e->kind == KE_BINARY && e->bin == KB_ADD && e->b->kind == KE_VAR && e->b->var == fl->i1 && m->kind == KE_BINARY &&
-         m->bin == KB_MUL && m->a->kind == KE_VAR && m->a->var == fl->i0 && m->b->kind == KE_CONST && m->b->i == fl->q;
+  return e->kind == KE_BINARY && e->bin == KB_ADD && e->b->kind == KE_VAR && e->b->var == fl->i1 &&
+         m->kind == KE_BINARY && m->bin == KB_MUL && m->a->kind == KE_VAR && m->a->var == fl->i0 &&
+         m->b->kind == KE_CONST && m->b->i == fl->q;
 }
 
 // e with every i0 * q + i1 replaced by f (f < 0: only checked, fl->bad set
