@@ -14,6 +14,7 @@
 // <s>" over STEPS (default 2000) steps after 100 warm-up steps, and a hash
 // of the final weights' bits: two builds (or thread counts) that computed
 // the same steps print the same hash (the data order and the seed are fixed).
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,9 +85,28 @@ int main(int argc, char **argv) {
     step(m, batch, x + o * PIXELS, y + o);
     if (i >= 100) t[i - 100] = now() - t0, total += t[i - 100];
   }
+  // Medians of each window of WINDOW steps, in run order: a step late in
+  // training against an early one (dead units' momentum decays into
+  // subnormals after ~1000 steps, kernels.md).
+  enum { WINDOW = 1000 };
+  for (int64_t w0 = 0; steps >= 2 * WINDOW && w0 + WINDOW <= steps; w0 += WINDOW) {
+    double *wt = malloc(WINDOW * sizeof *wt);
+    memcpy(wt, t + w0, WINDOW * sizeof *wt);
+    qsort(wt, WINDOW, sizeof wt[0], cmp);
+    printf("steps %lld-%lld median %.1f us\n", (long long)(w0 + 100), (long long)(w0 + 100 + WINDOW - 1),
+           wt[WINDOW / 2] * 1e6);
+    free(wt);
+  }
   qsort(t, (size_t)steps, sizeof t[0], cmp);
   printf("train_step_us B%lld min %.1f p10 %.1f median %.1f total %.3f s\n", (long long)batch,
          t[0] * 1e6, t[steps / 10] * 1e6, t[steps / 2] * 1e6, total);
+  const char *moms[] = {"opt.fc1.w.momentum_buffer", "opt.fc2.w.momentum_buffer"};
+  for (int p = 0; p < 2; p++) { // subnormal momentum: each update's multiply by 0.9 of one is an assist
+    int64_t numel = 0, sub = 0;
+    const float *v = API(_state)(m, moms[p], &numel);
+    for (int64_t i = 0; v && i < numel; i++) sub += v[i] != 0 && fabsf(v[i]) < 1.17549435e-38f;
+    if (v) printf("%s: %lld of %lld subnormal\n", moms[p], (long long)sub, (long long)numel);
+  }
   uint64_t sum = 0;
   int64_t n = 0;
   const char *paths[] = {"fc1.w", "fc1.b", "fc2.w", "fc2.b", "fc3.w", "fc3.b"};

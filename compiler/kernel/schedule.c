@@ -220,6 +220,7 @@ bool kir_schedule(KirProgram *p, const KirTarget *t, DiagSink *d) {
     sk_fold_pool_grads(&(Sk){.p = p, .t = t});
     sk_fold_pool_picks(&(Sk){.p = p, .t = t});
     sk_fold_pick_grads(&(Sk){.p = p, .t = t});
+    sk_fuse_sum_updates(&(Sk){.p = p, .t = t});
     sk_merge_kernels(&(Sk){.p = p, .t = t});   // schedule_merge.c
   }
   p->target = t->name;

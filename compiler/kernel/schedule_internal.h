@@ -55,6 +55,9 @@ int64_t sk_block_work(const Vec *blk);
 // Runs of independent kernels that are one chunk loop or none become one
 // kernel of tasks (schedule.h, step 4); s->k unused.
 void sk_merge_kernels(Sk *s);
+// Before them: an elementwise kernel over a split long sum's positions that
+// reads what the sum reads runs inside the sum's chunk tasks (schedule_merge.c).
+void sk_fuse_sum_updates(Sk *s);
 
 // ---- recipes (schedule_nn.c) ---------------------------------------------------------------
 // Each re-lowers kernel s->k from its op record (kir.h) when it applies to

@@ -297,6 +297,172 @@ static KirKernel *merge(Sk *s, Member *ms, int n) {
   return g;
 }
 
+// ---- a long sum's chunks and an update of the same positions -----------------------------------
+// A split long sum (kir.h, "Long sums are chunked": its top-level chunk
+// loop `for c < NC { let c0 = c * C; let cn = min(P - c0, C); .. }`) and a
+// later elementwise kernel of P iterations that reads a buffer the sum
+// reads (SGD's update of a weight whose gradient's squared norm the sum
+// is): the elementwise body runs in the sum's tasks, over the chunk's
+// positions c0 .. c0 + cn - 1 right after the chunk's sum, so the gradient
+// is read from memory once and from L1 the second time. Each element is
+// computed as before and the sum is untouched, so no bit changes.
+//
+//   parallel for c0 < 25 @chunk(1) {
+//     let c01 = c0 * 8192; let cn2 = min(200704 - c01, 8192); <the chunk's sum>
+//     k40_sum_part35[c0] = sum27
+//     for j < cn2 { let f = c01 + j; <k74's body, (i0 * 784) + i1 read as f> }
+//   }
+//
+// The elementwise kernel is one loop nest `for i0 < R { for i1 < Q { B } }`
+// of constants, R * Q = P (or one loop of P), whose body uses its indices
+// only as i0 * Q + i1: its iterations are then positions. It must conflict
+// with neither the sum nor any kernel between the two, which it moves past,
+// and nothing with a check may lie between (a checked program's first
+// failure stays first).
+typedef struct Flat {
+  int i0, i1;   // the nest's loop variables (i1 -1: a single loop)
+  int64_t q;    // the inner trip count
+  int f;        // the position's variable, once chosen
+  bool bad;     // an index used other than as i0 * q + i1
+} Flat;
+
+static bool flat_index(const Flat *fl, const KExpr *e) {
+  if (fl->i1 < 0) return e->kind == KE_VAR && e->var == fl->i0;
+  const KExpr *m = e->a;
+  return e->kind == KE_BINARY && e->bin == KB_ADD && e->b->kind == KE_VAR && e->b->var == fl->i1 &&
+         m->kind == KE_BINARY && m->bin == KB_MUL && m->a->kind == KE_VAR && m->a->var == fl->i0 &&
+         m->b->kind == KE_CONST && m->b->i == fl->q;
+}
+
+// e with every i0 * q + i1 replaced by f (f < 0: only checked, fl->bad set
+// where an index appears otherwise); copied with c's variables.
+static KExpr *flat_expr(Copy *c, Flat *fl, const KExpr *e) {
+  if (!e) return NULL;
+  if (flat_index(fl, e)) return fl->f < 0 ? NULL : kir_varref(c->s->p, c->to, fl->f);
+  if (e->kind == KE_VAR && (e->var == fl->i0 || e->var == fl->i1)) fl->bad = true;
+  if (fl->f < 0) {
+    flat_expr(c, fl, e->a), flat_expr(c, fl, e->b), flat_expr(c, fl, e->c);
+    return NULL;
+  }
+  KExpr *x = arena_alloc(c->s->p->arena, sizeof *x);
+  *x = *e;
+  if (e->kind == KE_VAR) x->var = c->var[e->var];
+  x->a = flat_expr(c, fl, e->a), x->b = flat_expr(c, fl, e->b), x->c = flat_expr(c, fl, e->c);
+  return x;
+}
+
+static void flat_block(Copy *c, Flat *fl, Vec *to, const Vec *from) {
+  for (int i = 0; i < from->len; i++) {
+    const KStmt *st = VEC_AT(*from, KStmt, i);
+    if (fl->f < 0) {
+      flat_expr(c, fl, st->n), flat_expr(c, fl, st->index), flat_expr(c, fl, st->value), flat_expr(c, fl, st->cond);
+      if (st->kind == KS_FOR && st->map != KMAP_SERIAL) fl->bad = true;
+      if (st->kind == KS_CALL || st->kind == KS_CHECK || st->kind == KS_BARRIER) fl->bad = true;
+      flat_block(c, fl, NULL, &st->body), flat_block(c, fl, NULL, &st->els);
+      continue;
+    }
+    KStmt *x = arena_alloc(c->s->p->arena, sizeof *x);
+    *x = *st;
+    if (st->kind == KS_FOR || st->kind == KS_LET || st->kind == KS_ASSIGN) x->var = c->var[st->var];
+    x->n = flat_expr(c, fl, st->n), x->grain = flat_expr(c, fl, st->grain);
+    x->index = flat_expr(c, fl, st->index), x->value = flat_expr(c, fl, st->value);
+    x->cond = flat_expr(c, fl, st->cond);
+    x->captures = (Vec){0}, x->body = (Vec){0}, x->els = (Vec){0};
+    flat_block(c, fl, &x->body, &st->body), flat_block(c, fl, &x->els, &st->els);
+    vec_push(c->s->p->arena, to, x);
+  }
+}
+
+// The elementwise kernel's nest of P positions: its innermost body, or NULL.
+static const Vec *flat_nest(const KirKernel *e, int64_t P, Flat *fl) {
+  if (e->op || e->body.len != 1) return NULL;
+  const KStmt *l0 = VEC_AT(e->body, KStmt, 0), *l1;
+  if (l0->kind != KS_FOR || !l0->parallel || l0->n->kind != KE_CONST) return NULL;
+  *fl = (Flat){.i0 = l0->var, .i1 = -1, .q = 1, .f = -1};
+  const Vec *body = &l0->body;
+  if (body->len == 1 && (l1 = VEC_AT(*body, KStmt, 0))->kind == KS_FOR && l1->parallel && l1->n->kind == KE_CONST &&
+      l1->map == KMAP_SERIAL) {
+    fl->i1 = l1->var, fl->q = l1->n->i, body = &l1->body;
+  }
+  if (l0->n->i * fl->q != P) return NULL;
+  flat_block(&(Copy){0}, fl, NULL, body);
+  return fl->bad ? NULL : body;
+}
+
+// The sum's chunk loop, its c0 and cn variables and its count P, or NULL.
+static KStmt *sum_chunks(const KirKernel *k, int *c0, int *cn, int64_t *P) {
+  if (k->op || !k->body.len) return NULL;
+  KStmt *l = VEC_AT(k->body, KStmt, 0);
+  if (l->kind != KS_FOR || l->map != KMAP_CHUNK || l->body.len < 2) return NULL;
+  const KStmt *a = VEC_AT(l->body, KStmt, 0), *b = VEC_AT(l->body, KStmt, 1);
+  if (a->kind != KS_LET || b->kind != KS_LET) return NULL;
+  const KExpr *x = a->value, *y = b->value;
+  bool first = x->kind == KE_BINARY && x->bin == KB_MUL && x->a->kind == KE_VAR && x->a->var == l->var &&
+               x->b->kind == KE_CONST && x->b->i == KIR_SUM_CHUNK;
+  bool count = y->kind == KE_BINARY && y->bin == KB_MIN && y->b->kind == KE_CONST && y->b->i == KIR_SUM_CHUNK &&
+               y->a->kind == KE_BINARY && y->a->bin == KB_SUB && y->a->a->kind == KE_CONST && y->a->b->kind == KE_VAR &&
+               y->a->b->var == a->var;
+  if (!first || !count) return NULL;
+  *c0 = a->var, *cn = b->var, *P = y->a->a->i;
+  return l;
+}
+
+// Whether e reads a buffer that k reads.
+static bool shares_read(const KirProgram *p, const Access *ka, const Access *ea, const KirKernel *e) {
+  (void)p;
+  for (int i = 0; i < e->params.len; i++) {
+    int b = kir_param(e, i);
+    if (ka->reads[b] && ea->reads[b] && !ea->writes[b]) return true;
+  }
+  return false;
+}
+
+static void fuse_into_sum(Sk *s, KirKernel *k, KStmt *l, int c0, int cn, KirKernel *e, Flat fl, const Vec *body) {
+  Copy cp = member_vars(s, k, e, -1);
+  Sk ks = {.p = s->p, .k = k, .t = s->t};
+  KExpr *j;
+  KStmt *in = sk_loop(&ks, &l->body, "j", kir_varref(s->p, k, cn), true, &j);
+  fl.f = kir_var_new(s->p, k, arena_printf(s->p->arena, "f%d", k->vars.len), DT_I64, false);
+  kir_let(s->p, &in->body, fl.f, sk_add(&ks, kir_varref(s->p, k, c0), j));
+  flat_block(&cp, &fl, &in->body, body);
+  for (int i = 0; i < e->params.len; i++) kir_kernel_use(s->p, k, kir_param(e, i));
+  if (!k->covers.len) add_covers(s, k, k); // the sum's own, from its name
+  add_covers(s, k, e);
+  l->captures = (Vec){0};
+  kir_loop_captures(s->p, k, l, &l->captures);
+}
+
+void sk_fuse_sum_updates(Sk *s) {
+  KirProgram *p = s->p;
+  Vec out = {0};
+  bool *gone = arena_alloc(p->arena, (size_t)p->kernels.len + 1);
+  for (int i = 0; i < p->kernels.len; i++) {
+    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    int c0, cn;
+    int64_t P;
+    KStmt *l = gone[i] ? NULL : sum_chunks(k, &c0, &cn, &P);
+    if (!gone[i]) vec_push(p->arena, &out, k);
+    if (!l) continue;
+    Access ka = access_new(p), passed = access_new(p);
+    access_add(&ka, k);
+    for (int j = i + 1; j < p->kernels.len && j <= i + MERGE_WINDOW; j++) {
+      KirKernel *e = VEC_AT(p->kernels, KirKernel, j);
+      if (has_check(&e->body)) break;
+      Access ea = access_new(p);
+      access_add(&ea, e);
+      Flat fl;
+      const Vec *body = gone[j] ? NULL : flat_nest(e, P, &fl);
+      if (body && shares_read(p, &ka, &ea, e) && !conflicts(e, &ea, &ka) && !conflicts(e, &ea, &passed)) {
+        fuse_into_sum(s, k, l, c0, cn, e, fl, body);
+        gone[j] = true;
+        break;
+      }
+      access_union(e, &ea, &passed);
+    }
+  }
+  p->kernels = out;
+}
+
 // ---- the pass --------------------------------------------------------------------------------
 void sk_merge_kernels(Sk *s) {
   KirProgram *p = s->p;

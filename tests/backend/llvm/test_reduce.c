@@ -119,6 +119,16 @@ static const char MODULE[] =
     "  return %0, %1, %2, %3, %4\n"
     "}\n"
     "\n"
+    "func sum_update(%g: f32[7, 3511], %m: f32[7, 3511], %w: f32[7, 3511], %h: f32[24583], %v: f32[24583])\n"
+    "    -> (f32, f32[7, 3511], f32, f32[24583]) {\n"
+    "  %1 = sum(%g) {dims = [0, 1], keepdim = 0} : f32\n"
+    "  %2 = add(%m, %g) : f32[7, 3511]\n"
+    "  %3 = sub(%w, %2) : f32[7, 3511]\n"
+    "  %4 = sum(%h) {dims = [0], keepdim = 0} : f32\n"
+    "  %5 = mul(%h, %v) : f32[24583]\n"
+    "  return %1, %3, %4, %5\n"
+    "}\n"
+    "\n"
     "func long_groups(%x: f32[2, 3, 100, 90]) -> (f32[3], f32) {\n"
     "  %0 = sum(%x) {dims = [0, 2, 3], keepdim = 0} : f32[3]\n"
     "  %1 = sum(%x) {dims = [1, 2, 3], keepdim = 0} : f32[2]\n"
@@ -458,6 +468,50 @@ static void chunk_case(IrModule *m) {
   }
 }
 
+// ---- 2c. an update in the sum's tasks -----------------------------------------------------------
+// The cpu schedule runs an elementwise kernel that reads what a long sum
+// reads inside the sum's chunk tasks (schedule_merge.c,
+// sk_fuse_sum_updates): a [7, 3511] nest (24,577 positions: 3 chunks and
+// one of 1) and a single loop of 24,583 (a last chunk of 7). Results as
+// everywhere (agree); and the schedule must have done it: a sum kernel
+// writes the [7, 3511] and the [24583] elementwise results.
+static bool sum_writes(KirProgram *p, int64_t numel) {
+  for (int i = 0; i < p->kernels.len; i++) {
+    KirKernel *k = VEC_AT(p->kernels, KirKernel, i);
+    if (!strstr(k->name, "_sum")) continue;
+    bool *rw = calloc((size_t)(2 * p->bufs.len + 1), 1);
+    for (int j = 0; j < k->body.len; j++) kir_stmt_access(VEC_AT(k->body, KStmt, j), rw, rw + p->bufs.len);
+    bool hit = false;
+    for (int b = 0; b < p->bufs.len; b++) {
+      KExpr *n = VEC_AT(p->bufs, KirBuf, b)->numel;
+      hit |= rw[p->bufs.len + b] && n->kind == KE_CONST && n->i == numel;
+    }
+    free(rw);
+    if (hit) return true;
+  }
+  return false;
+}
+
+static void sum_update_case(IrModule *m) {
+  int64_t d2[2] = {7, 3511}, d1 = 24583;
+  Tensor *args[5] = {uniform(2, d2, -1, 1), uniform(2, d2, -1, 1), uniform(2, d2, -1, 1), uniform(1, &d1, -1, 1),
+                     uniform(1, &d1, -1, 1)};
+  Tensor *out[16] = {0};
+  agree(m, "sum_update", args, 5, out, "long sums with an update of their positions ([7, 3511], [24583])", false);
+  free_all(out, 4);
+  free_all(args, 5);
+  Arena *a = arena_new();
+  char why[512] = "";
+  DiagSink ds;
+  diag_init(&ds, a);
+  IrFunc *f = ir_module_find_func(m, "sum_update");
+  KirProgram *p = f ? kir_lower_func(a, m, f, why, sizeof why) : NULL;
+  bool ok = p && kir_schedule(p, &kir_target_cpu, &ds);
+  check("sum_update: the cpu schedule runs both updates in the sums' tasks",
+        ok && sum_writes(p, 7 * 3511) && sum_writes(p, d1), ok ? "an update kernel is left" : "lowering failed");
+  arena_free(a);
+}
+
 // ---- 3. vectorisation ---------------------------------------------------------------------------
 static void vector_case(IrModule *m) {
   Arena *a = arena_new();
@@ -506,6 +560,7 @@ int main(void) {
     channel_case(m);
     rows_case(m);
     chunk_case(m);
+    sum_update_case(m);
     vector_case(m);
   }
   arena_free(a);
