@@ -393,7 +393,30 @@ static bool lanes_wins(const Conv *k, bool rounds) {
 // GEMM: 1.17x at fashion_cnn's conv2 (Kc 288, 64 channels; batch 64, 1
 // thread), even at conv1 (Kc 9 in 12-row tiles), so conv1 keeps the GEMM.
 static bool gw_lanes_wins(const Conv *k) { return k->og >= 16 && k->kc >= 32; }
+
+// grad_weight_pick split by dw's channels in whole vectors of lanes
+// (conv_gw_pick_lanes) where the GEMM path would split dw's columns (few
+// rows: fashion_cnn's conv1, Kc = 9 by 32 channels) and every thread gets
+// a task: each task then builds only its channels of dy from the picks,
+// where the GEMM's column strips pack dy^T at half panel width and each
+// builds col. With one thread the GEMM path stays (the same speed there:
+// "The pool's picks" in docs/design/kernels.md).
+static bool gw_vectors_wins(const MlcPool *pool, const Conv *k) {
+  int64_t t = mlc_pool_threads(pool), want = (t + k->g - 1) / k->g;
+  return t > 1 && !pointwise(k) && k->ho >= 2 && k->wo >= 2 && conv_lanes_ok(k) &&
+         k->kc < 2 * gemm_current()->mr * want && conv_gw_pick_vector_tasks(pool, k) * k->g >= t;
+}
 #endif
+
+bool conv_gw_pick_by_vectors(const MlcPool *pool, const int64_t *geom) {
+#if defined(__x86_64__) || defined(__i386__)
+  Conv k;
+  return conv_of(geom, &k) && k.n && k.p && k.kc && gw_vectors_wins(pool, &k);
+#else
+  (void)pool, (void)geom;
+  return false;
+#endif
+}
 
 static void fwd_lanes(ConvJob *j) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -533,6 +556,10 @@ int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t fla
     free(dy);
     return rc ? -1 : 0;
   }
+#if defined(__x86_64__) || defined(__i386__)
+  if (gw_vectors_wins(pool, &j.k))
+    return conv_gw_pick_lanes(pool, &j.k, flags, dyp, pick, mask != 0, x, dw, db);
+#endif
   return grad_weight_run(pool, &j);
 }
 

@@ -33,11 +33,39 @@ __attribute__((target("avx512f"))) static int64_t lanes_avx512(double *l, const 
 
 double *conv_bias_lanes_new(int64_t cols) { return calloc((size_t)(cols > 0 ? cols : 1) * 8, sizeof(double)); }
 
+#if defined(__x86_64__) || defined(__i386__)
+// Four columns' lanes at once, positions [q, q1) with q a multiple of 8:
+// four independent chains, where one column's is bound by the add's
+// latency (each column's lanes get its terms in the same order).
+__attribute__((target("avx512f"))) static int64_t lanes4_avx512(double *l, const float *r, int64_t ld, int64_t q,
+                                                                int64_t q1) {
+  __m512d a0 = _mm512_loadu_pd(l), a1 = _mm512_loadu_pd(l + 8), a2 = _mm512_loadu_pd(l + 16),
+          a3 = _mm512_loadu_pd(l + 24);
+  for (; q + 8 <= q1; q += 8) {
+    a0 = _mm512_add_pd(a0, _mm512_cvtps_pd(_mm256_loadu_ps(r + q)));
+    a1 = _mm512_add_pd(a1, _mm512_cvtps_pd(_mm256_loadu_ps(r + ld + q)));
+    a2 = _mm512_add_pd(a2, _mm512_cvtps_pd(_mm256_loadu_ps(r + 2 * ld + q)));
+    a3 = _mm512_add_pd(a3, _mm512_cvtps_pd(_mm256_loadu_ps(r + 3 * ld + q)));
+  }
+  _mm512_storeu_pd(l, a0), _mm512_storeu_pd(l + 8, a1), _mm512_storeu_pd(l + 16, a2), _mm512_storeu_pd(l + 24, a3);
+  return q;
+}
+#endif
+
 void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq) {
+  int64_t o = 0;
 #if defined(__x86_64__) || defined(__i386__)
   bool vec = gemm_have_avx512();
+  if (vec && q0 % 8 == 0)
+    for (; o + 4 <= cols; o += 4) {
+      const float *r = rows + o * ld - q0; // r[q]: pixel q of column o
+      double *l = lanes + 8 * o;
+      int64_t q = lanes4_avx512(l, r, ld, q0, q0 + nq);
+      for (int c = 0; c < 4; c++)
+        for (int64_t qq = q; qq < q0 + nq; qq++) l[8 * c + qq % 8] += (double)r[c * ld + qq];
+    }
 #endif
-  for (int64_t o = 0; o < cols; o++) {
+  for (; o < cols; o++) {
     const float *r = rows + o * ld - q0; // r[q]: pixel q
     double *l = lanes + 8 * o;
     int64_t q = q0, q1 = q0 + nq;

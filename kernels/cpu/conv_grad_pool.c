@@ -91,4 +91,60 @@ int conv_grad_pick_lanes(MlcPool *pool, const Conv *k, uint32_t flags, const flo
   mlc_parallel_for(pool, k->g * j.strips, 1, grad_pool_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
+
+// ---- grad_weight alone, split by dw's channels ----------------------------------------------
+// Task (g, s): dw's channels [16*s*step, ..) of group g (whole vectors of
+// lanes) over every row and image: it builds only its channels of each
+// image's dy, sums their bias lanes and adds their terms, so nothing is
+// built twice (the row split rebuilds every channel in every task, the
+// GEMM's column split packs dy^T at half width and builds col in each).
+static int gw_pick_task1(GradPoolJob *j, int64_t g, int64_t s) {
+  const Conv *k = j->k;
+  int64_t nv = (k->og + 15) / 16, v0 = s * j->step, v1 = v0 + j->step < nv ? v0 + j->step : nv;
+  int64_t c0 = 16 * v0, c1 = 16 * v1 < k->og ? 16 * v1 : k->og, pp = (k->ho / 2) * (k->wo / 2);
+  ConvLanesGw gw;
+  if (!conv_lanes_gw_begin(&gw, k, g, 0, k->kc, j->flags)) return -1;
+  conv_lanes_gw_vectors(&gw, v0, v1);
+  double *lanes = j->db ? conv_bias_lanes_new(c1 - c0) : NULL;
+  if (j->db && !lanes) return -1;
+  int rc = 0;
+  for (int64_t n = 0; n < k->n && !rc; n++) {
+    float *dyb = gemm_scratch(GEMM_SCRATCH_DY, k->og * k->p); // channels [c0, c1) of dy[n, g]
+    if (!dyb) {
+      rc = -1;
+      break;
+    }
+    int64_t pl = n * k->o + g * k->og + c0;
+    pool_max2x2_grad_pick_planes(c1 - c0, k->ho, k->wo, j->mask, j->dyp + pl * pp, j->pick + pl * pp,
+                                 dyb + c0 * k->p);
+    if (lanes) conv_bias_lanes_add(lanes, dyb + c0 * k->p, k->p, c1 - c0, 0, k->p);
+    if (!conv_lanes_gw_image(&gw, j->x + n * k->c * k->h * k->w, dyb)) rc = -1;
+  }
+  if (!rc) conv_lanes_gw_end(&gw, j->dw);
+  if (!rc && lanes) conv_bias_lanes_fold(lanes, c1 - c0, j->db + g * k->og + c0);
+  free(lanes);
+  return rc;
+}
+
+static void gw_pick_task(void *vj, int64_t b, int64_t e) {
+  GradPoolJob *j = vj;
+  for (int64_t t = b; t < e; t++)
+    if (gw_pick_task1(j, t / j->strips, t % j->strips)) atomic_store(&j->failed, 1);
+}
+
+int64_t conv_gw_pick_vector_tasks(const struct MlcPool *pool, const Conv *k) {
+  int64_t want = (mlc_pool_threads(pool) + k->g - 1) / k->g, nv = (k->og + 15) / 16;
+  int64_t step = (nv + want - 1) / want;
+  return (nv + step - 1) / step;
+}
+
+int conv_gw_pick_lanes(MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
+                       bool mask, const float *x, float *dw, float *db) {
+  GradPoolJob j = {.k = k, .flags = flags, .dyp = dyp, .pick = pick, .mask = mask, .x = x, .dw = dw, .db = db};
+  int64_t nv = (k->og + 15) / 16;
+  j.strips = conv_gw_pick_vector_tasks(pool, k);
+  j.step = (nv + j.strips - 1) / j.strips;
+  mlc_parallel_for(pool, k->g * j.strips, 1, gw_pick_task, &j);
+  return atomic_load(&j.failed) ? -1 : 0;
+}
 #endif

@@ -60,15 +60,21 @@ bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int6
 // in order (xn = x[n], dyg = dy[n, g] [O/G, P]), then end writes dw. The
 // sums live in this thread's scratch slot PACK between the calls; slots
 // COL and OUT are free for the caller between images.
+// conv_lanes_gw_vectors(s, v0, v1) after begin restricts the call to dw's
+// channels [16*v0, 16*v1) (whole vectors of lanes): dy is then read and
+// dw written at those channels only.
 typedef struct ConvLanesGw {
   const Conv *k;
   Conv kc; // the channels the rows read
   int64_t g, r0, r1, c0, rows;
+  int64_t v0, v1; // dw's vectors of 16 channels
+
   uint32_t flags;
   bool first;
   int32_t roff[MLC_GEMM_KC_MAX];
 } ConvLanesGw;
 bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags);
+void conv_lanes_gw_vectors(ConvLanesGw *s, int64_t v0, int64_t v1);
 bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg);
 void conv_lanes_gw_end(const ConvLanesGw *s, float *dw);
 
@@ -91,6 +97,19 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
 // -1 (no memory).
 int conv_grad_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
                          bool mask, const float *wt, const float *x, float *dx, float *dw, float *db);
+
+// mlc_conv2d_grad_weight_pick's channel-lane tasks (conv_grad_pool.c),
+// for a geometry conv_lanes_ok takes with HO, WO >= 2: dw and db (NULL:
+// none) of dy = max_pool2d_grad_pick(dyp, pick, mask), one task per group
+// and run of whole vectors of dw's channels (conv_gw_pick_vector_tasks per
+// group: as many as the threads want, at most one per vector). 0, or -1
+// (no memory).
+int64_t conv_gw_pick_vector_tasks(const struct MlcPool *pool, const Conv *k);
+// Whether mlc_conv2d_grad_weight_pick runs conv_gw_pick_lanes for this
+// geometry and pool (conv.c's rule; tests check it is taken).
+bool conv_gw_pick_by_vectors(const struct MlcPool *pool, const int64_t *geom);
+int conv_gw_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
+                       bool mask, const float *x, float *dw, float *db);
 
 // The bias gradient of mlc_conv2d_grad_weight_bias (conv_bias.c): db[o] =
 // the sum of dy over images and pixels in kir.h's float-sum order (f64

@@ -280,11 +280,13 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
 // infinite dy gives the reference's NaN.
 
 // dyt [nq, OP] = dy [O/G, P] at pixels [q0, q0+nq), transposed by 16 x 16
-// blocks (rounded as the GEMM's operands are with the precision bits).
-static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq, uint32_t flags, float *dyt) {
+// blocks (rounded as the GEMM's operands are with the precision bits);
+// only the vectors of channels [16*v0, 16*v1).
+static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq, uint32_t flags, int64_t v0,
+                         int64_t v1, float *dyt) {
   int64_t op = lanes_op(k);
   bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
-  for (int64_t o0 = 0; o0 < op; o0 += 16)
+  for (int64_t o0 = 16 * v0; o0 < 16 * v1; o0 += 16)
     for (int64_t q = 0; q < nq; q += 16) {
       __mmask16 m = mask_range(0, nq - q);
       __m512 r[16];
@@ -301,25 +303,33 @@ static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq
     }
 }
 
-#define GW_CASE(NV, NP)                                                                        \
-  case NV:                                                                                     \
-    for (int64_t r = r0; r < r1; r += NP) {                                                    \
-      int n = (int)(r1 - r < NP ? r1 - r : NP);                                                \
-      const float *at[NP];                                                                     \
-      for (int t = 0; t < NP; t++) at[t] = xp + roff[(t < n ? r + t : r + n - 1) - r0];        \
-      tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, dwt + (r - r0) * op + 16 * v0, op, mode); \
-    }                                                                                          \
+#define GW_TILES(NV, NP)                                                                       \
+  for (int64_t r = r0; r < r1; r += NP) {                                                      \
+    int n = (int)(r1 - r < NP ? r1 - r : NP);                                                  \
+    const float *at[NP];                                                                       \
+    for (int t = 0; t < NP; t++) at[t] = xp + roff[(t < n ? r + t : r + n - 1) - r0];          \
+    tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, dwt + (r - r0) * op + 16 * v0, op, mode); \
+  }
+#define GW_CASE(NV, NP) \
+  case NV:              \
+    GW_TILES(NV, NP)    \
     break;
 
 static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const int32_t *qoff, const float *dyt,
-                     int64_t nq, int64_t r0, int64_t r1, int mode, float *dwt) {
+                     int64_t nq, int64_t r0, int64_t r1, int64_t va, int64_t vb, int mode, float *dwt) {
   int64_t op = lanes_op(k);
-  for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
-    switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
+  for (int64_t v0 = va; v0 < vb; v0 += 4) {
+    switch (vb - v0 < 4 ? vb - v0 : 4) {
       GW_CASE(4, 6)
       GW_CASE(3, 8)
       GW_CASE(2, 8)
-      GW_CASE(1, 12)
+    case 1: // tiles of 12 rows, or one of 9 when that is all (Kc = 9: a one-channel 3 x 3 filter)
+      if (r1 - r0 <= 9) {
+        GW_TILES(1, 9)
+      } else {
+        GW_TILES(1, 12)
+      }
+      break;
     }
   }
 }
@@ -329,7 +339,7 @@ static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const 
 bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags) {
   int64_t op = lanes_op(k), wpw = pad_w(k), ntap = k->kh * k->kw;
   *s = (ConvLanesGw){.k = k, .kc = *k, .g = g, .r0 = r0, .r1 = r1, .flags = flags, .first = true,
-                     .rows = pad_rows(k, 0, k->ho - 1), .c0 = r0 / ntap};
+                     .rows = pad_rows(k, 0, k->ho - 1), .c0 = r0 / ntap, .v0 = 0, .v1 = op / 16};
   s->kc.cg = (r1 - 1) / ntap + 1 - s->c0;
   if (!gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op)) return false;
   for (int64_t r = r0; r < r1; r++) {
@@ -338,6 +348,8 @@ bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, i
   }
   return true;
 }
+
+void conv_lanes_gw_vectors(ConvLanesGw *s, int64_t v0, int64_t v1) { s->v0 = v0, s->v1 = v1; }
 
 // One image: xn = x[n] (all channels), dyg = dy[n, g] [O/G, P]. The
 // scratch pointers are fetched per image, so a caller may use slots COL
@@ -353,15 +365,17 @@ bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) {
   pad_plane(&s->kc, xn + ((s->g * k->cg + s->c0) * k->h) * k->w, 0, s->rows, s->flags, xp);
   for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
     int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
-    dy_transpose(k, dyg, q0, nq, s->flags, dyt);
-    for (int64_t q = 0; q < nq; q++) {
-      int64_t i = (q0 + q) / k->wo, j = (q0 + q) % k->wo;
+    dy_transpose(k, dyg, q0, nq, s->flags, s->v0, s->v1, dyt);
+    // pixel q0 + q at (i, j), stepped without a division per pixel (a
+    // divide and a modulo per pixel were a fifth of conv1's grad_weight)
+    for (int64_t q = 0, i = q0 / k->wo, j = q0 % k->wo; q < nq; q++) {
       qoff[q] = (int32_t)(i * k->sh * wpw + j * k->sw);
+      if (++j == k->wo) j = 0, i++;
     }
     int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
     for (int64_t b0 = 0; b0 < nq; b0 += kb, s->first = false)
       gw_chunk(k, xp, s->roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, s->r0, s->r1,
-               s->first ? START : ADD, dwt);
+               s->v0, s->v1, s->first ? START : ADD, dwt);
   }
   return true;
 }
@@ -371,7 +385,7 @@ void conv_lanes_gw_end(const ConvLanesGw *s, float *dw) {
   int64_t op = lanes_op(k);
   const float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (s->r1 - s->r0) * op); // grown by begin: no allocation
   float *dwg = dw + s->g * k->og * k->kc;
-  for (int64_t o = 0; o < k->og; o++)
+  for (int64_t o = 16 * s->v0; o < k->og && o < 16 * s->v1; o++)
     for (int64_t r = s->r0; r < s->r1; r++) dwg[o * k->kc + r] = dwt[(r - s->r0) * op + o];
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/pool_internal.h"
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
@@ -168,6 +169,23 @@ static void check_conv(const Shape *s, int special) {
   free(x), free(w), free(b), free(dyp), free(y0), free(yp0), free(yp1), free(pk0);
 }
 
+// The shapes above whose grad_weight_pick splits by channel vectors do
+// take that path (so their bit checks cover it): conv1 at 2 threads (2
+// vectors, not 3: fewer tasks than threads keeps the GEMM), the 3-vector
+// shapes at 2 and 3, none at 1 thread; conv2 (Kc 288) never.
+static void check_vector_split(const Shape *convs) {
+  const struct { int shape, threads, want; } cases[] = {
+      {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {1, 2, 0}, {8, 2, 1}, {8, 3, 1}, {9, 2, 1}, {9, 3, 1}, {10, 2, 1}, {4, 2, 1},
+  };
+  int ok = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512"); // the lane passes need AVX-512
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    MlcPool *pool = cases[i].threads > 1 ? mlc_pool_new(cases[i].threads) : NULL;
+    ok &= conv_gw_pick_by_vectors(pool, convs[cases[i].shape].g) == (lanes && cases[i].want != 0);
+    if (pool) mlc_pool_free(pool);
+  }
+  check("grad_weight_pick: the channel-vector split where its rule says (conv1 at 2 threads, Kc < 16 rows per thread, a task per thread)", ok);
+}
+
 int main(void) {
   int64_t pools[][4] = {
       {3, 32, 28, 28}, // fashion_cnn's first pool
@@ -190,9 +208,14 @@ int main(void) {
       shape(2, 4, 10, 10, 6, 1, 0),   // 1x1
       shape(3, 16, 9, 11, 32, 3, 1),  // the lane passes with odd planes: 4 x 5 windows
       shape(5, 32, 6, 6, 16, 3, 1),   // 16 output channels, 3 x 3 windows
+      // grad_weight_pick split by vectors of dw's channels (2-3 threads):
+      shape(4, 1, 10, 12, 48, 3, 1),  // Kc 9 (one 9-row tile), 3 vectors
+      shape(3, 2, 9, 7, 40, 3, 1),    // Kc 18 (tiles of 12 and 6), a short last vector, odd planes
+      shape(2, 1, 6, 6, 20, 2, 0),    // Kc 4, 2 x 2 unpadded, 5 x 5 outputs: an uncovered row and column
   };
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
     for (int special = 0; special < 2; special++) check_conv(&convs[i], special);
+  check_vector_split(convs);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
