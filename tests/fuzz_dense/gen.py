@@ -38,11 +38,13 @@ def width(r, big):
     return w
 
 
-def act(r, name, e):
+def act(r, name, e, rec):
+    rec["act"] = name
     if name == "none":
         return e
     if name == "leaky_relu":
-        return "leaky_relu(%s, slope = %s)" % (e, r.choice(["0.01", "0.2"]))
+        rec["slope"] = r.choice(["0.01", "0.2"])
+        return "leaky_relu(%s, slope = %s)" % (e, rec["slope"])
     return "%s(%s)" % (name, e)
 
 
@@ -114,17 +116,23 @@ def mlp(r, big):
     for i in range(n):
         members.append("  fc%d = Linear(%d, %d)" % (i, ws[i], ws[i + 1]))
     last = n - 1
+    spec = {"kind": "mlp", "ws": ws, "batch": batch, "layers": []}
     for i in range(n):
         e = "fc%d(h)" % i if i else "fc0(x)"
+        rec = {"act": "none", "res": False, "ln": False, "drop": None}
+        spec["layers"].append(rec)
         if i < last:
-            e = act(r, r.choice(ACTS), e)
+            e = act(r, r.choice(ACTS), e, rec)
             if ws[i] == ws[i + 1] and i and r.random() < 0.5:
                 e = "h + " + e
+                rec["res"] = True
             if r.random() < 0.25:
                 members.append("  ln%d = LayerNorm(%d)" % (i, ws[i + 1]))
                 e = "ln%d(%s)" % (i, e)
+                rec["ln"] = True
             if r.random() < 0.2:
-                members.append("  drop%d = Dropout(%s)" % (i, r.choice(["0.1", "0.5"])))
+                rec["drop"] = r.choice(["0.1", "0.5"])
+                members.append("  drop%d = Dropout(%s)" % (i, rec["drop"]))
                 e = "drop%d(%s)" % (i, e)
         body.append("    h = %s" % e)
     body.append("    return h")
@@ -141,6 +149,7 @@ def mlp(r, big):
         if r.random() < 0.3:
             opts.append("label_smoothing = %s" % r.choice(["0.1", "0.5"]))
         red = r.choice(["mean", "mean", "sum", "none"])
+        spec["loss"] = {"kind": "ce", "opts": list(opts), "red": red}
         if red != "mean":
             opts.append('reduction = "%s"' % red)
         ce = "cross_entropy(forward(x), y%s)" % "".join(", " + o for o in opts)
@@ -149,15 +158,18 @@ def mlp(r, big):
         head += ["  loss(x: f32[B, %d], y: i32[B]) -> f32 {" % ws[0], "    return " + ce, "  }"]
     else:
         red = r.choice(["mean", "mean", "sum", "none", "dim"])
+        spec["loss"] = {"kind": "mse", "red": red}
         if red in ("mean", "sum"):
             e = 'mse(forward(x), t%s)' % ("" if red == "mean" else ', reduction = "sum"')
         elif red == "none":
             e = 'mean(mse(forward(x), t, reduction = "none"))'
         else:
-            e = 'sum(mean(mse(forward(x), t, reduction = "none"), dim = %d))' % r.choice([0, 1])
+            spec["loss"]["dim"] = r.choice([0, 1])
+            e = 'sum(mean(mse(forward(x), t, reduction = "none"), dim = %d))' % spec["loss"]["dim"]
         head += ["  loss(x: f32[B, %d], t: f32[B, %d]) -> f32 {" % (ws[0], out), "    return " + e, "  }"]
     head.append("}")
-    return "--batch %d" % batch, head + [""] + recipe(r, "Fuzz", batch, True)
+    spec["recipe"] = recipe(r, "Fuzz", batch, True)
+    return "--batch %d" % batch, head + [""] + spec["recipe"], spec
 
 
 ATTN = """block Attention(d, heads) {
@@ -220,13 +232,18 @@ def seq(r, big):
     lines += ["  loss(idx: i64[B, %s], y: i64[B, %s]) -> f32 {" % (tdim, tdim),
               "    return cross_entropy(reshape(forward(idx), [B * %s, %d]), reshape(y, [B * %s])%s)"
               % (tdim, vocab, tdim, "".join(", " + o for o in opts)), "  }", "}", ""]
-    return "--batch %d%s" % (batch, " --seq %d" % t if sym else ""), lines + recipe(r, "Fuzz", batch, True)
+    return "--batch %d%s" % (batch, " --seq %d" % t if sym else ""), lines + recipe(r, "Fuzz", batch, True), None
+
+
+def generate_spec(seed, big=False):
+    """The model's text and, for an MLP, its structure (torch_check.py's twin)."""
+    r = random.Random(seed)
+    args, lines, spec = (seq if r.random() < 0.35 else mlp)(r, big)
+    return "# fuzz: %s\n# gen.py %d%s\n" % (args, seed, " --big" if big else "") + "\n".join(lines) + "\n", spec
 
 
 def generate(seed, big=False):
-    r = random.Random(seed)
-    args, lines = (seq if r.random() < 0.35 else mlp)(r, big)
-    return "# fuzz: %s\n# gen.py %d%s\n" % (args, seed, " --big" if big else "") + "\n".join(lines) + "\n"
+    return generate_spec(seed, big)[0]
 
 
 if __name__ == "__main__":
