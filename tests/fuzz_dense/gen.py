@@ -16,6 +16,9 @@ docs/design/parity.md, "Differential fuzzing of dense and sequence models"):
   token + position embeddings, 1-2 pre-norm attention blocks (1-4 heads,
   causal or not) with a GELU feed-forward, a tied or separate head,
   cross_entropy over [B * T, V].
+* from seed WIDE (1000) on, also: silu, elu, softplus, hardtanh; MLP inputs
+  [B, L, in] (L = 2, 3; the losses over [B * L, ..]); a log_softmax head;
+  bce_with_logits regressors.
 * recipes: batch from BATCHES; sgd (momentum, nesterov, weight_decay),
   adam, adamw; constant/cosine/linear/exponential/multistep schedules with
   warmup; clip grad_norm; accumulate 1-3; a no-decay parameter group;
@@ -29,6 +32,9 @@ import sys
 WIDTHS = [1, 2, 7, 15, 16, 17, 63, 64, 65, 127, 257, 1000, 4097]
 BATCHES = [1, 2, 3, 7, 64, 65, 129]
 ACTS = ["relu", "gelu", "tanh", "sigmoid", "leaky_relu", "none"]
+# seeds from WIDE on also draw these (earlier seeds keep their models)
+WIDE = 1000
+WIDE_ACTS = ACTS + ["silu", "elu", "softplus", "hardtanh"]
 
 
 def width(r, big):
@@ -102,7 +108,7 @@ def recipe(r, name, batch, params_b):
     return lines
 
 
-def mlp(r, big):
+def mlp(r, big, wide):
     budget = 6e8 if big else 4e7
     while True:
         n = r.randint(1, 5)
@@ -122,7 +128,7 @@ def mlp(r, big):
         rec = {"act": "none", "res": False, "ln": False, "drop": None}
         spec["layers"].append(rec)
         if i < last:
-            e = act(r, r.choice(ACTS), e, rec)
+            e = act(r, r.choice(WIDE_ACTS if wide else ACTS), e, rec)
             if ws[i] == ws[i + 1] and i and r.random() < 0.5:
                 e = "h + " + e
                 rec["res"] = True
@@ -135,10 +141,16 @@ def mlp(r, big):
                 members.append("  drop%d = Dropout(%s)" % (i, rec["drop"]))
                 e = "drop%d(%s)" % (i, e)
         body.append("    h = %s" % e)
-    body.append("    return h")
     out = ws[-1]
+    # wide: inputs [B, L, in] (Linear over leading dims), log_softmax heads, bce
+    spec["rows"] = r.choice([1, 1, 2, 3]) if wide else 1
+    spec["log_softmax"] = wide and classify and r.random() < 0.2
+    body.append("    return %s" % ("log_softmax(h, dim = -1)" if spec["log_softmax"] else "h"))
+    lead = "B" if spec["rows"] == 1 else "B, %d" % spec["rows"]
+    flat = "B" if spec["rows"] == 1 else "B * %d" % spec["rows"]
+    fwd = "forward(x)" if spec["rows"] == 1 else "reshape(forward(x), [%s, %d])" % (flat, out)
     head = ["model Fuzz {"] + members + [""]
-    head.append("  forward(x: f32[B, %d]) -> f32[B, %d] {" % (ws[0], out))
+    head.append("  forward(x: f32[%s, %d]) -> f32[%s, %d] {" % (lead, ws[0], lead, out))
     head += body + ["  }", ""]
     if classify:
         opts = []
@@ -152,21 +164,25 @@ def mlp(r, big):
         spec["loss"] = {"kind": "ce", "opts": list(opts), "red": red}
         if red != "mean":
             opts.append('reduction = "%s"' % red)
-        ce = "cross_entropy(forward(x), y%s)" % "".join(", " + o for o in opts)
+        ce = "cross_entropy(%s, %s%s)" % (fwd, "y" if spec["rows"] == 1 else "reshape(y, [%s])" % flat,
+                                          "".join(", " + o for o in opts))
         if red == "none":
             ce = "mean(%s)" % ce
-        head += ["  loss(x: f32[B, %d], y: i32[B]) -> f32 {" % ws[0], "    return " + ce, "  }"]
+        head += ["  loss(x: f32[%s, %d], y: i32[%s]) -> f32 {" % (lead, ws[0], lead), "    return " + ce, "  }"]
     else:
         red = r.choice(["mean", "mean", "sum", "none", "dim"])
-        spec["loss"] = {"kind": "mse", "red": red}
+        fn = "bce_with_logits" if wide and r.random() < 0.3 else "mse"
+        spec["loss"] = {"kind": fn, "red": red}
+        t = "t" if spec["rows"] == 1 else "reshape(t, [%s, %d])" % (flat, out)
         if red in ("mean", "sum"):
-            e = 'mse(forward(x), t%s)' % ("" if red == "mean" else ', reduction = "sum"')
+            e = '%s(%s, %s%s)' % (fn, fwd, t, "" if red == "mean" else ', reduction = "sum"')
         elif red == "none":
-            e = 'mean(mse(forward(x), t, reduction = "none"))'
+            e = 'mean(%s(%s, %s, reduction = "none"))' % (fn, fwd, t)
         else:
             spec["loss"]["dim"] = r.choice([0, 1])
-            e = 'sum(mean(mse(forward(x), t, reduction = "none"), dim = %d))' % spec["loss"]["dim"]
-        head += ["  loss(x: f32[B, %d], t: f32[B, %d]) -> f32 {" % (ws[0], out), "    return " + e, "  }"]
+            e = 'sum(mean(%s(%s, %s, reduction = "none"), dim = %d))' % (fn, fwd, t, spec["loss"]["dim"])
+        tt = "f32[%s, %d]" % (lead, out)
+        head += ["  loss(x: f32[%s, %d], t: %s) -> f32 {" % (lead, ws[0], tt), "    return " + e, "  }"]
     head.append("}")
     spec["recipe"] = recipe(r, "Fuzz", batch, True)
     return "--batch %d" % batch, head + [""] + spec["recipe"], spec
@@ -238,7 +254,7 @@ def seq(r, big):
 def generate_spec(seed, big=False):
     """The model's text and, for an MLP, its structure (torch_check.py's twin)."""
     r = random.Random(seed)
-    args, lines, spec = (seq if r.random() < 0.35 else mlp)(r, big)
+    args, lines, spec = seq(r, big) if r.random() < 0.35 else mlp(r, big, seed >= WIDE)
     return "# fuzz: %s\n# gen.py %d%s\n" % (args, seed, " --big" if big else "") + "\n".join(lines) + "\n", spec
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """torch_check.py: gen.py's MLPs against PyTorch, loss and gradients.
 
-    OPENBLAS_CORETYPE=Cooperlake torch_check.py MLC [--seeds N] [--first S]
+    OPENBLAS_CORETYPE=Cooperlake torch_check.py MLC [--seeds N] [--first S] [--wide N]
 
 For each seed whose model is an MLP without dropout (its masks are the
 runtime's draws; the sequence models' twins are tests/parity's and
@@ -43,7 +43,8 @@ def act(rec, h):
         return h
     if a == "leaky_relu":
         return F.leaky_relu(h, float(rec["slope"]))
-    return {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "sigmoid": torch.sigmoid}[a](h)
+    return {"relu": F.relu, "gelu": F.gelu, "tanh": torch.tanh, "sigmoid": torch.sigmoid, "silu": F.silu,
+            "elu": F.elu, "softplus": F.softplus, "hardtanh": F.hardtanh}[a](h)
 
 
 def forward(spec, p, x):
@@ -58,11 +59,12 @@ def forward(spec, p, x):
             if rec["ln"]:
                 y = F.layer_norm(y, (y.shape[-1],), p["ln%d.weight" % i], p["ln%d.bias" % i], 1e-5)
         h = y
-    return h
+    return F.log_softmax(h, dim=-1) if spec.get("log_softmax") else h
 
 
 def loss(spec, p, x, y):
     out, l = forward(spec, p, x), spec["loss"]
+    out = out.reshape(-1, out.shape[-1])  # [B, L, out] inputs: the losses see [B * L, out]
     if l["kind"] == "ce":
         kw = {}
         for o in l["opts"]:
@@ -72,9 +74,10 @@ def loss(spec, p, x, y):
             elif k == "label_smoothing":
                 kw["label_smoothing"] = float(v)
         r = l["red"]
-        v = F.cross_entropy(out, y, reduction="none" if r == "none" else r, **kw)
+        v = F.cross_entropy(out, y.reshape(-1), reduction="none" if r == "none" else r, **kw)
         return v.mean() if r == "none" else v
-    per = (out - y) ** 2
+    y = y.reshape(out.shape)
+    per = (out - y) ** 2 if l["kind"] == "mse" else F.binary_cross_entropy_with_logits(out, y, reduction="none")
     return {"mean": per.mean, "sum": per.sum, "none": per.mean}[l["red"]]() if l["red"] != "dim" \
         else per.mean(dim=l["dim"]).sum()
 
@@ -88,14 +91,15 @@ def check(mlc, seed, tmp):
         f.write(text)
     init, grads = os.path.join(tmp, "init.safetensors"), os.path.join(tmp, "grads.safetensors")
     rng = np.random.default_rng(seed)
-    b, ws = spec["batch"], spec["ws"]
-    x = rng.uniform(-1, 1, (b, ws[0])).astype(np.float32)
+    b, ws, rows = spec["batch"], spec["ws"], spec.get("rows", 1)
+    lead = (b,) if rows == 1 else (b, rows)
+    x = rng.uniform(-1, 1, lead + (ws[0],)).astype(np.float32)
     if spec["loss"]["kind"] == "ce":
-        y = rng.integers(0, ws[-1], b).astype(np.int32)
+        y = rng.integers(0, ws[-1], lead).astype(np.int32)
         if any(o == "ignore_index = 0" for o in spec["loss"]["opts"]):
-            y[0] = 1 % ws[-1]  # at least one row counted
+            y.flat[0] = 1 % ws[-1]  # at least one row counted
     else:
-        y = rng.uniform(-1, 1, (b, ws[-1])).astype(np.float32)
+        y = rng.uniform(-1, 1, lead + (ws[-1],)).astype(np.float32)
     np.save(os.path.join(tmp, "x.npy"), x)
     np.save(os.path.join(tmp, "y.npy"), y)
     yname = "y" if spec["loss"]["kind"] == "ce" else "t"
@@ -129,13 +133,16 @@ def check(mlc, seed, tmp):
 def main():
     argv = sys.argv[1:]
     mlc, seeds, first = argv[0], 40, 0
+    wide = 0  # --wide N: seeds gen.WIDE.. gen.WIDE+N-1 as well
     if "--seeds" in argv:
         seeds = int(argv[argv.index("--seeds") + 1])
     if "--first" in argv:
         first = int(argv[argv.index("--first") + 1])
+    if "--wide" in argv:
+        wide = int(argv[argv.index("--wide") + 1])
     bad = compared = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for s in range(first, first + seeds):
+        for s in list(range(first, first + seeds)) + list(range(gen.WIDE, gen.WIDE + wide)):
             why = check(mlc, s, tmp)
             if why is None:
                 continue
