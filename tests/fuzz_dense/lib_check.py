@@ -57,7 +57,12 @@ int main(int argc, char **argv) {
   mix(&loss, sizeof loss), mix(out, sizeof(float) * (size_t)(TB * no));
   if (mlc_fz_predict(m, B, @PRED_ARGS@, out)) return printf("predict: %s\n", mlc_fz_error(m)), 1;
   mix(out, sizeof(float) * (size_t)(B * no));
-  for (int pass = 0; pass < 2; pass++)
+  for (int pass = 0; pass < 3; pass++) {
+    if (pass == 2) { // the weights change: the small-batch copies must follow
+      if (mlc_fz_train_step(m, TB, @TRAIN_ARGS@, &loss)) return printf("train_step: %s\n", mlc_fz_error(m)), 1;
+      if (mlc_fz_predict(m, B, @PRED_ARGS@, out)) return printf("predict: %s\n", mlc_fz_error(m)), 1;
+      mix(&loss, sizeof loss), mix(out, sizeof(float) * (size_t)(B * no));
+    }
     for (int64_t r = 0; r < B; r++) {
       if (mlc_fz_predict(m, 1, @ROW_ARGS@, one)) return printf("predict batch 1: %s\n", mlc_fz_error(m)), 1;
       for (int64_t j = 0; j < no; j++)
@@ -65,6 +70,16 @@ int main(int argc, char **argv) {
           return printf("FAIL: %d threads: sample %lld output %lld: batch 1 %.9g, batch %lld %.9g (call %d)\n",
                         threads, (long long)r, (long long)j, one[j], (long long)B, out[r * no + j], pass + 1), 1;
     }
+  }
+  float *three = malloc(sizeof(float) * (size_t)(3 * no)); // batches of 3 (the small-M path's rows)
+  for (int64_t r = 0; r < B; r += 3) {
+    int64_t n = B - r < 3 ? B - r : 3;
+    if (mlc_fz_predict(m, n, @ROW_ARGS@, three)) return printf("predict batch %lld: %s\n", (long long)n, mlc_fz_error(m)), 1;
+    for (int64_t j = 0; j < n * no; j++)
+      if (memcmp(&three[j], &out[r * no + j], sizeof(float)))
+        return printf("FAIL: %d threads: samples %lld.. output %lld: batch %lld %.9g, batch %lld %.9g\n", threads,
+                      (long long)r, (long long)j, (long long)n, three[j], (long long)B, out[r * no + j]), 1;
+  }
   printf("hash %016llx\n", (unsigned long long)h);
   mlc_fz_destroy(m);
   return 0;
