@@ -14,6 +14,7 @@ instance's held team at 2-3 threads). Each sample's batch-1 outputs must be
 the bits of its row in the batch's; the losses and outputs must hash the
 same at every thread count. Exit 1 on any failure.
 """
+import math
 import os
 import re
 import subprocess
@@ -87,12 +88,12 @@ int main(int argc, char **argv) {
 '''
 
 def driver(header, accum):
-    ins = re.findall(r"^//   (\w+)\s+(float|int32_t|int64_t)\[(\d*)\](?:\s+\(([^)]*)\))?(?:\s+\(([^)]*)\))?", header, re.M)
+    ins = re.findall(r"^//   (\w+)\s+(float|int32_t|int64_t)\[([\d, ]*)\](?:\s+\(([^)]*)\))?(?:\s+\(([^)]*)\))?", header, re.M)
     pred = re.search(r"int mlc_fz_predict\(mlc_fz \*m, int64_t batch, (.*), float \*out\);", header).group(1)
     pnames = re.findall(r"\*in_(\w+)", pred)
     decls, names = [], []
     for name, ct, size, what, rng in ins:
-        size = size or "1"  # a scalar per sample: int32_t[]
+        size = str(math.prod(int(d) for d in size.split(",") if d.strip()))  # float[3, 63]; int32_t[]: 1
         lim = re.search(r"(\d+)\.\.(\d+)", (what or "") + " " + (rng or ""))
         fill = "urand() * 2 - 1" if ct == "float" else "(%s)(urand() * %d)" % (ct, int(lim.group(2)) + 1)
         n = "%s * B * %d" % (size, accum)
