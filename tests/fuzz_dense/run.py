@@ -30,7 +30,7 @@ import gen  # noqa: E402
 # batches 1 to 129; sgd with momentum, nesterov and weight decay, adam,
 # adamw; accumulation, clipping, a parameter group, cosine, exponential and
 # multistep schedules, bf16
-DEFAULT_SEEDS = [0, 2, 4, 6, 9, 15, 16]
+DEFAULT_SEEDS = [0, 4, 6, 9, 15, 16]
 
 
 def fuzz_args(text):
