@@ -358,7 +358,10 @@ int64_t gemm_strips(const Gemm *g, int64_t t, int64_t batch, bool *by_cols) {
   if (t <= 1 || (double)batch * flops < PAR_MIN_FLOPS) return 1;
   int64_t least = min64((t + batch - 1) / batch, panels);
   int64_t want = (t * SPLIT_PER_THREAD + batch - 1) / batch;
+  // at least one strip: a product under STRIP_MIN_FLOPS gets here when the
+  // batch carries the call past PAR_MIN_FLOPS (attention's per-head dw)
   want = min64(min64(want, (int64_t)(flops / STRIP_MIN_FLOPS)), panels);
+  if (want < 1) want = 1;
   bool pb, pa;
   packing(g, v, *by_cols ? g->m : (g->m + want - 1) / want, nc, &pb, &pa);
   if (!*by_cols && pb) want = least;

@@ -44,6 +44,16 @@
 // |compiled - reference| <= 1e-4 * max(1, |reference|). The compiled code
 // runs on a 2-thread mlc_rt pool.
 //
+// Options (for models named on the command line; tests/fuzz_dense/run.py):
+// --batch N and --seq N size the inputs (dim 0 of a symbolic input is the
+// batch, N, default 3; every other symbol --seq, default the batch);
+// --threads 1,2,3 runs train_step --steps K times (default 3, the state
+// carried from step to step), then eval and predict, on a pool of each
+// count and requires every output and the final state to be the same bits
+// as at the first count; --rows requires predict at batch 1, row by row, to
+// give the same bits as each row of predict at the batch; --fused-only
+// skips the --no-fuse build; --tol X replaces the 1e-4 below.
+//
 // Prints "[PASS] model: program" / "[FAIL] model: program: why" and a total;
 // exits 1 on any failure.
 #include "backend/llvm/llvm.h"
@@ -78,8 +88,14 @@ static bool agree_tol(const void *got, const Tensor *want, const char *what, cha
   return true;
 }
 
+// The tolerance against the interpreter (--tol; tests/fuzz_dense/run.py
+// widens it for a model at bf16 or f16, whose operand rounding turns a
+// 1-ulp difference of libm's tanhf against the interpreter's tanh into one
+// of 2^-9 relative in an operand).
+static double tol_interp = 1e-4;
+
 static bool agree(const void *got, const Tensor *want, const char *what, char *why, size_t n) {
-  return agree_tol(got, want, what, why, n, 1e-4, "interpreter");
+  return agree_tol(got, want, what, why, n, tol_interp, "interpreter");
 }
 
 typedef struct Model {
@@ -97,10 +113,79 @@ static int state_index(Model *m, const char *path) {
   return -1;
 }
 
+// The element count of type t once f's parameters' symbols take the
+// sizes of args (-1 where a dim stays unknown).
+static int64_t bound_numel(Arena *a, const IrFunc *f, Tensor **args, const Type *t) {
+  DimSubst s = {0};
+  for (int i = 0; i < f->params.len; i++) {
+    const Type *pt = VEC_AT(f->params, IrNode, i)->type;
+    for (int d = 0; d < pt->rank; d++) {
+      Sym *y = dim_as_sym(pt->dims[d]);
+      if (y && !subst_lookup(&s, y)) subst_bind(a, &s, y, dim_const(a, args[i]->dims[d]));
+    }
+  }
+  int64_t n = 1, v;
+  for (int d = 0; d < t->rank; d++) {
+    if (!dim_is_const(dim_subst(a, t->dims[d], &s), &v)) return -1;
+    n *= v;
+  }
+  return n;
+}
+
+// Runs compiled program p (graph function f) on args and the state bytes sb
+// (by m->paths index, updated in place): out[i] malloc'd with outn[i]
+// elements of output i's dtype. False with why on failure.
+static bool run_compiled(Model *m, IrFunc *f, const KirProgram *p, Tensor **args, void **sb, MlcPool *pool,
+                         void **out, int64_t *outn, char *why, size_t n) {
+  char sym[256];
+  snprintf(sym, sizeof sym, "mlc_t_%s", p->name);
+  KirEntryFn run = (KirEntryFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, n);
+  snprintf(sym, sizeof sym, "mlc_t_%s_scratch_bytes", p->name);
+  KirScratchFn scratch = (KirScratchFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, n);
+  if (!run || !scratch) return false;
+  int64_t dims[16 * MLC_MAX_RANK] = {0};
+  void *in[16] = {0}, *st[256] = {0};
+  int nst = 0;
+  bool ok = true;
+  for (int i = 0; i < f->params.len; i++) {
+    for (int d = 0; d < args[i]->rank; d++) dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
+    in[i] = to_bytes(args[i]);
+  }
+  for (int i = 0; ok && i < f->outputs.len; i++) {
+    const Type *t = VEC_AT(f->outputs, IrNode, i)->type;
+    outn[i] = bound_numel(m->u.arena, f, args, t);
+    if (outn[i] < 0) ok = false, snprintf(why, n, "output %d: a size the inputs do not fix", i);
+    else out[i] = calloc((size_t)(outn[i] ? outn[i] : 1), (size_t)dtype_size(t->dtype));
+  }
+  for (int b = 0; ok && b < p->bufs.len; b++) {
+    KirBuf *kb = kir_buf(p, b);
+    if (kb->kind == KBUF_STATE) st[nst++] = sb[state_index(m, kb->path)];
+  }
+  if (ok) {
+    void *sc = aligned_alloc(64, (size_t)((scratch(dims) + 127) / 64 * 64));
+    const char *msg = NULL;
+    ok = run(dims, in, out, st, sc, 777, pool, &msg) == 0;
+    if (!ok) snprintf(why, n, "compiled program failed: %s", msg ? msg : "?");
+    free(sc);
+  }
+  for (int i = 0; i < 16; i++) free(in[i]);
+  return ok;
+}
+
+static void **state_bytes(Model *m) {
+  void **sb = calloc(256, sizeof *sb);
+  for (int i = 0; i < m->nstate; i++) sb[i] = to_bytes(m->state[i]);
+  return sb;
+}
+
+static void free_ptrs(void **p, int n) {
+  for (int i = 0; i < n; i++) free(p[i]);
+}
+
 // Runs program p (graph function f) both ways on args and compares.
 static void check_program(Model *m, const char *model, IrFunc *f, const KirProgram *p, Tensor **args,
                           MlcPool *pool) {
-  char why[512] = "", sym[256];
+  char why[512] = "";
   Tensor *ist[256], *outs[16] = {0};
   for (int i = 0; i < m->nstate; i++) ist[i] = interp_tensor_clone(m->state[i]);
   InterpParams ip = {m->nstate, m->paths, ist, 777};
@@ -108,36 +193,20 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   diag_init(&d, m->u.arena);
   bool ok = interp_run(m->u.lr.module, f, INTERP_F32, args, f->params.len, &ip, outs, &d) == 0;
   if (!ok) snprintf(why, sizeof why, "%s", VEC_AT(d.diags, Diag, 0)->msg);
-  snprintf(sym, sizeof sym, "mlc_t_%s", p->name);
-  KirEntryFn run = ok ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, sizeof why) : NULL;
-  snprintf(sym, sizeof sym, "mlc_t_%s_scratch_bytes", p->name);
-  KirScratchFn scratch = ok ? (KirScratchFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, sizeof why) : NULL;
-  ok = run && scratch;
-  int64_t dims[16 * MLC_MAX_RANK] = {0};
-  void *in[16] = {0}, *out[16] = {0}, *st[256] = {0};
-  int stidx[256], nst = 0;
-  for (int i = 0; ok && i < f->params.len; i++) {
-    for (int d = 0; d < args[i]->rank; d++) dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
-    in[i] = to_bytes(args[i]);
+  void *out[16] = {0}, **sb = state_bytes(m);
+  int64_t outn[16];
+  ok = ok && run_compiled(m, f, p, args, sb, pool, out, outn, why, sizeof why);
+  for (int i = 0; ok && i < f->outputs.len; i++) {
+    ok = outn[i] == outs[i]->numel;
+    if (!ok) snprintf(why, sizeof why, "output %d: %lld elements, the interpreter's %lld", i, (long long)outn[i],
+                      (long long)outs[i]->numel);
+    ok = ok && agree(out[i], outs[i], arena_printf(m->u.arena, "output %d", i), why, sizeof why);
   }
-  for (int i = 0; ok && i < f->outputs.len; i++) out[i] = calloc((size_t)outs[i]->numel, 8);
-  for (int b = 0; ok && b < p->bufs.len; b++) {
+  for (int b = 0; ok && b < p->bufs.len; b++) { // every state tensor the program touches
     KirBuf *kb = kir_buf(p, b);
-    if (kb->kind != KBUF_STATE) continue;
-    stidx[nst] = state_index(m, kb->path);
-    st[nst] = to_bytes(m->state[stidx[nst]]);
-    nst++;
+    int s = kb->kind == KBUF_STATE ? state_index(m, kb->path) : -1;
+    if (s >= 0) ok = agree(sb[s], ist[s], m->paths[s], why, sizeof why);
   }
-  if (ok) {
-    void *sc = aligned_alloc(64, (size_t)((scratch(dims) + 127) / 64 * 64));
-    const char *msg = NULL;
-    ok = run(dims, in, out, st, sc, 777, pool, &msg) == 0;
-    if (!ok) snprintf(why, sizeof why, "compiled program failed: %s", msg ? msg : "?");
-    free(sc);
-  }
-  for (int i = 0; ok && i < f->outputs.len; i++)
-    ok = agree(out[i], outs[i], arena_printf(m->u.arena, "output %d", i), why, sizeof why);
-  for (int i = 0; ok && i < nst; i++) ok = agree(st[i], ist[stidx[i]], m->paths[stidx[i]], why, sizeof why);
   if (ok && m->exact_predict && p == m->u.k_predict) { // the kernel-IR evaluator runs the calls' order
     Tensor *kouts[16] = {0}, *kst[256];
     for (int i = 0; i < m->nstate; i++) kst[i] = interp_tensor_clone(m->state[i]);
@@ -149,8 +218,8 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
     for (int i = 0; i < m->nstate; i++) interp_tensor_free(kst[i]);
   }
   report(model, p->name, ok, why);
-  for (int i = 0; i < 16; i++) free(in[i]), free(out[i]), interp_tensor_free(outs[i]);
-  for (int i = 0; i < nst; i++) free(st[i]);
+  for (int i = 0; i < 16; i++) free(out[i]), interp_tensor_free(outs[i]);
+  free_ptrs(sb, m->nstate), free(sb);
   for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
 }
 
@@ -194,6 +263,126 @@ static void check_rounds(Model *m, const char *model, Tensor **args) {
   report(model, "the precision changes eval's results", ok, why);
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < 16; i++) interp_tensor_free(outs[pass][i]);
+}
+
+// Options for models given on the command line (the fuzz tests' checks;
+// tests/fuzz_dense): the batch and the other symbolic sizes, the thread
+// counts whose compiled results must be the same bits, the steps of that run,
+// and the batch-1 predict check.
+typedef struct Opts {
+  int64_t batch, seq;   // dim 0 of a symbolic input is batch; other symbols seq
+  int threads[4], nthr; // compiled at each: train_step x steps, eval, predict, same bits
+  int steps;
+  bool rows;            // predict at batch 1, row by row, equals predict at batch, bit for bit
+  bool fused_only;
+} Opts;
+
+static Opts opts = {3, -1, {0}, 0, 3, false, false};
+
+// make() with dim 0 (when symbolic) of size b and other symbols of size seq.
+static Tensor *make_sized(const Type *t, int64_t b, int64_t seq, int64_t classes, double scale) {
+  Type u = *t;
+  Dim *dims[MLC_MAX_RANK];
+  Arena *a = arena_new();
+  for (int i = 0; i < t->rank; i++) {
+    int64_t v;
+    dims[i] = dim_is_const(t->dims[i], &v) ? t->dims[i] : dim_const(a, i == 0 ? b : seq);
+  }
+  u.dims = dims;
+  Tensor *x = make(&u, b, classes, scale);
+  arena_free(a);
+  return x;
+}
+
+// Bytes of n elements of dtype dt equal.
+static bool same_bits(const void *x, const void *y, int64_t n, DType dt, const char *what, char *why, size_t wn) {
+  size_t sz = (size_t)dtype_size(dt);
+  for (int64_t e = 0; e < n; e++)
+    if (memcmp((const char *)x + e * sz, (const char *)y + e * sz, sz)) {
+      snprintf(why, wn, "%s[%lld]: %.9g against %.9g", what, (long long)e, elem(x, dt, e), elem(y, dt, e));
+      return false;
+    }
+  return true;
+}
+
+// train_step opts.steps times (its state carried from step to step), then
+// eval and predict, at each of opts.threads: every output of every call and
+// the final state the same bits as at the first count.
+static void check_threads(Model *m, const char *model, Tensor **args) {
+  IrFunc *fs[3] = {m->u.train_step, m->u.eval, m->u.predict};
+  const KirProgram *ps[3] = {m->u.k_train, m->u.k_eval, m->u.k_predict};
+  int ncalls = opts.steps + 2;
+  void **first = NULL, **firstsb = NULL;
+  char why[512] = "";
+  bool ok = true;
+  for (int t = 0; ok && t < opts.nthr; t++) {
+    MlcPool *pool = mlc_pool_new(opts.threads[t]);
+    void **sb = state_bytes(m), **outs = calloc((size_t)ncalls * 16, sizeof *outs);
+    int64_t outn[16];
+    for (int c = 0; ok && c < ncalls; c++) {
+      int k = c < opts.steps ? 0 : c - opts.steps + 1;
+      ok = run_compiled(m, fs[k], ps[k], args, sb, pool, outs + c * 16, outn, why, sizeof why);
+      for (int i = 0; ok && first && i < fs[k]->outputs.len; i++)
+        ok = same_bits(outs[c * 16 + i], first[c * 16 + i], outn[i], VEC_AT(fs[k]->outputs, IrNode, i)->type->dtype,
+                       arena_printf(m->u.arena, "%d threads: call %d (%s) output %d", opts.threads[t], c,
+                                    ps[k]->name, i),
+                       why, sizeof why);
+    }
+    for (int i = 0; ok && first && i < m->nstate; i++)
+      ok = same_bits(sb[i], firstsb[i], m->state[i]->numel, m->state[i]->dtype,
+                     arena_printf(m->u.arena, "%d threads: final %s", opts.threads[t], m->paths[i]), why, sizeof why);
+    mlc_pool_free(pool);
+    if (!first) {
+      first = outs, firstsb = sb;
+      continue;
+    }
+    free_ptrs(outs, ncalls * 16), free(outs);
+    free_ptrs(sb, m->nstate), free(sb);
+  }
+  if (first) free_ptrs(first, ncalls * 16), free(first), free_ptrs(firstsb, m->nstate), free(firstsb);
+  char *what = arena_printf(m->u.arena, "%d steps, eval, predict: the same bits at", opts.steps);
+  for (int t = 0; t < opts.nthr; t++) what = arena_printf(m->u.arena, "%s %d", what, opts.threads[t]);
+  report(model, arena_printf(m->u.arena, "%s threads", what), ok, why);
+}
+
+// predict on args, then on each row of args alone (batch 1): each row's
+// outputs the same bits as that row of the whole batch's.
+static void check_rows(Model *m, const char *model, Tensor **args, MlcPool *pool) {
+  IrFunc *f = m->u.predict;
+  char why[512] = "";
+  void **sb = state_bytes(m), *whole[16] = {0};
+  int64_t n[16], B = opts.batch;
+  bool ok = run_compiled(m, f, m->u.k_predict, args, sb, pool, whole, n, why, sizeof why);
+  for (int64_t r = 0; ok && r < B; r++) {
+    Tensor *rows[16] = {0};
+    for (int i = 0; i < f->params.len; i++) {
+      Tensor *x = args[i];
+      int64_t d0, per = x->rank && x->dims[0] == B ? x->numel / B : x->numel;
+      bool batched = x->rank && !dim_is_const(VEC_AT(f->params, IrNode, i)->type->dims[0], &d0);
+      int64_t dims[INTERP_MAX_RANK];
+      memcpy(dims, x->dims, sizeof dims[0] * (size_t)x->rank);
+      if (batched) dims[0] = 1;
+      rows[i] = interp_tensor_new(x->dtype, x->rank, dims);
+      memcpy(rows[i]->data, x->data + (batched ? r * per : 0), sizeof x->data[0] * (size_t)rows[i]->numel);
+    }
+    void *one[16] = {0};
+    int64_t n1[16];
+    ok = run_compiled(m, f, m->u.k_predict, rows, sb, pool, one, n1, why, sizeof why);
+    for (int i = 0; ok && i < f->outputs.len; i++) {
+      DType dt = VEC_AT(f->outputs, IrNode, i)->type->dtype;
+      ok = n1[i] * B == n[i];
+      if (!ok) snprintf(why, sizeof why, "output %d: %lld elements at batch 1, %lld at %lld", i, (long long)n1[i],
+                        (long long)n[i], (long long)B);
+      ok = ok && same_bits(one[i], (char *)whole[i] + r * n1[i] * dtype_size(dt), n1[i], dt,
+                           arena_printf(m->u.arena, "row %lld output %d at batch 1 (batch %lld's)", (long long)r, i,
+                                        (long long)B),
+                           why, sizeof why);
+    }
+    free_ptrs(one, 16);
+    for (int i = 0; i < 16; i++) interp_tensor_free(rows[i]);
+  }
+  report(model, arena_printf(m->u.arena, "predict at batch 1 row by row = at batch %lld", (long long)B), ok, why);
+  free_ptrs(whole, 16), free_ptrs(sb, m->nstate), free(sb);
 }
 
 static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType prec, bool winograd) {
@@ -244,7 +433,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   const Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
   int64_t classes = 2;
   dim_is_const(ot->dims[ot->rank - 1], &classes);
-  int64_t B = 3;
+  int64_t B = opts.batch, seq = opts.seq < 0 ? B : opts.seq;
   m.nstate = mod->params.len;
   for (int i = 0; i < m.nstate; i++) {
     IrParam *p = VEC_AT(mod->params, IrParam, i);
@@ -263,7 +452,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   IrFunc *step = m.u.train_step;
   Tensor *args[16] = {0};
   for (int i = 0; i < step->params.len && i < 16; i++)
-    args[i] = make(VEC_AT(step->params, IrNode, i)->type, B, classes, 1.0);
+    args[i] = make_sized(VEC_AT(step->params, IrNode, i)->type, B, seq, classes, 1.0);
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (no_fuse) name = arena_printf(a, "%s (--no-fuse)", name);
   if (prec != DT_F32) name = arena_printf(a, "%s (--precision %s)", name, dtype_name(prec));
@@ -271,6 +460,8 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   check_program(&m, name, step, m.u.k_train, args, pool);
   check_program(&m, name, m.u.eval, m.u.k_eval, args, pool);
   check_program(&m, name, pred, m.u.k_predict, args, pool);
+  if (opts.nthr > 1) check_threads(&m, name, args);
+  if (opts.rows) check_rows(&m, name, args, pool);
   if (prec == DT_BF16) check_rounds(&m, name, args);
   for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
   for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);
@@ -287,16 +478,39 @@ int main(int argc, char **argv) {
                             "tests/e2e/denoise.model", "tests/e2e/noise_draws.model",
                             "tests/e2e/scaler.model", "tests/e2e/conv_zoo.model"};
   const char *rounded[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model", "tests/e2e/tiny_gpt.model"};
+  const char *files[256];
+  int nfiles = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--batch") && i + 1 < argc) opts.batch = atoll(argv[++i]);
+    else if (!strcmp(a, "--seq") && i + 1 < argc) opts.seq = atoll(argv[++i]);
+    else if (!strcmp(a, "--steps") && i + 1 < argc) opts.steps = atoi(argv[++i]);
+    else if (!strcmp(a, "--rows")) opts.rows = true;
+    else if (!strcmp(a, "--tol") && i + 1 < argc) tol_interp = atof(argv[++i]);
+    else if (!strcmp(a, "--fused-only")) opts.fused_only = true;
+    else if (!strcmp(a, "--threads") && i + 1 < argc) // a list: 1,2,3
+      for (char *p = argv[++i]; *p && opts.nthr < 4; p += *p == ',')
+        opts.threads[opts.nthr++] = (int)strtol(p, &p, 10);
+    else if (a[0] == '-' || nfiles == 256) {
+      fprintf(stderr, "usage: test_e2e_agree [--batch N] [--seq N] [--threads 1,2,3] [--steps K] [--rows] "
+                      "[--fused-only] [--tol X] [MODEL.model...]\n");
+      return 2;
+    } else files[nfiles++] = a;
+  }
+  if (opts.batch < 1 || opts.steps < 1) {
+    fprintf(stderr, "test_e2e_agree: --batch and --steps must be at least 1\n");
+    return 2;
+  }
   MlcPool *pool = mlc_pool_new(2);
-  for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
-    if (argc > 1)
-      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf, DT_F32, false);
+  for (int nf = 0; nf < 2 - opts.fused_only; nf++) // fused (what mlc build makes), then --no-fuse
+    if (nfiles)
+      for (int i = 0; i < nfiles; i++) check_model(files[i], pool, nf, DT_F32, false);
     else
       for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf, DT_F32, false);
-  for (int p = 0; p < 2 && argc == 1; p++) // --precision bf16, f16
+  for (int p = 0; p < 2 && !nfiles; p++) // --precision bf16, f16
     for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
       check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16, false);
-  for (int nf = 0; nf < 2 && argc == 1; nf++) // --conv winograd, fused and not
+  for (int nf = 0; nf < 2 && !nfiles; nf++) // --conv winograd, fused and not
     check_model("examples/fashion_cnn.model", pool, nf, DT_F32, true);
   mlc_pool_free(pool);
   printf("%d passed, %d failed\n", npass, nfail);

@@ -306,6 +306,34 @@ static void batched(const char *variant) {
   free(a), free(b), free(bias), free(aux), free(want), free(got);
 }
 
+// mlc_sgemm_batched of many products each far under a strip's least work
+// (the batch alone takes the call past the parallel threshold), op(A)
+// transposed, as attention's per-head weight-shaped products are: each
+// product's bits those of its own mlc_sgemm call, 1-3 threads (the strips
+// per product once came out 0, a division by zero).
+static void batched_small(const char *variant) {
+  enum { NB = 65, M = 64, N = 65, K = 5 };
+  float *a = rand_buf(NB * K * M), *b = rand_buf(NB * K * N), *want = rand_buf(NB * M * N);
+  float *got = malloc((size_t)(NB * M * N) * sizeof *got);
+  for (int i = 0; i < NB; i++)
+    mlc_sgemm(NULL, MLC_GEMM_TRANS_A, M, N, K, 1.0f, a + i * K * M, M, b + i * K * N, N, 0, want + i * M * N, N,
+              NULL, NULL, 0);
+  int ok = 1;
+  for (int t = 1; t <= 3; t++) {
+    MlcPool *pool = mlc_pool_new(t);
+    for (int64_t e = 0; e < NB * M * N; e++) got[e] = NAN;
+    ok &= !mlc_sgemm_batched(pool, MLC_GEMM_TRANS_A, NB, M, N, K, 1.0f, a, M, K * M, b, N, K * N, 0, got, N, M * N,
+                             NULL, NULL, 0, 0) &&
+          !memcmp(got, want, (size_t)(NB * M * N) * sizeof *got);
+    mlc_pool_free(pool);
+  }
+  char msg[160];
+  snprintf(msg, sizeof msg, "%s: mlc_sgemm_batched (65 products of 64 x 65 x 5, A^T) = 65 mlc_sgemm calls, 1-3 threads",
+           variant);
+  check(msg, ok);
+  free(a), free(b), free(want), free(got);
+}
+
 // The packing's rounding on the values that matter (ties either way,
 // subnormals, f16's overflow to inf and its smallest subnormal, NaN, inf):
 // C = [1] @ op(B) with op(B) one row of them is round16.h's rounding of each
@@ -348,6 +376,7 @@ int main(int argc, char **argv) {
   thread_counts(variant, 0);
   strip_split(variant);
   batched(variant);
+  batched_small(variant);
   precision(variant);
   rounded_values(variant);
   printf("%d passed, %d failed\n", npass, nfail);
