@@ -98,6 +98,15 @@ struct Gemm {
   int nout;         // a thread's outputs: GT_OUT, or MI NI 4 (mma)
   int loc_s, loc_acc; // local buffers (per thread): the running sums, the block sums
   KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
+  // split-K (fewer tiles than the Target's SMs): a block per (K segment, batch, tile) stores its
+  // segment's sum into part[sg][bt][M][N]; a second launch adds them in order (split_combine)
+  bool split;
+  KExpr *nseg;      // K segments of an output in all (the op's segments, flattened)
+  // the K segment sg's base and length, lets into blk; *live (NULL: always) whether it has terms
+  void (*seg_at)(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live);
+  KExpr *sg, *bt;   // split: the block's segment and batch
+  int part;
+  void (*out)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v); // split: the op's own store
 };
 
 static int shared(Sk *s, const char *name, DType dt, int64_t n) {
@@ -253,13 +262,16 @@ static KStmt *gemm_launch(Gemm *g) {
   Sk *s = g->s;
   KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN)), *gb, *gt;
   Vec one = {0};
-  KStmt *L = sk_loop(s, &one, "gb", sk_mul(s, g->batches, sk_mul(s, TM, TN)), true, &gb);
+  KExpr *tiles = sk_mul(s, TM, TN), *BT = sk_mul(s, g->batches, tiles);
+  KStmt *L = sk_loop(s, &one, "gb", g->split ? sk_mul(s, g->nseg, BT) : BT, true, &gb);
   L->map = KMAP_GPU_BLOCK;
   Vec *blk = &L->body;
-  KExpr *tiles = sk_mul(s, TM, TN);
-  g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
-  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
-  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
+  KExpr *gi = gb; // the block's (batch, tile)
+  if (g->split) g->sg = sk_let(s, blk, "sg", sk_div(s, gb, BT)), gi = sk_let(s, blk, "gi", sk_mod(s, gb, BT));
+  g->bt = sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gi, tiles));
+  g->batch(g, blk, g->bt);
+  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gi, TN), TM), sk_i(s, g->BM)));
+  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gi, TN), sk_i(s, g->BN)));
   DType tile = g->mma ? g->prec : g->dt;
   g->sh_a = shared(s, "as", tile, 2 * g->BK * (g->BM + 1)); // two halves: double-buffered
   g->sh_b = shared(s, "bs", tile, 2 * g->BK * (g->BN + 1));
@@ -269,8 +281,10 @@ static KStmt *gemm_launch(Gemm *g) {
     g->loc_acc = local(s, "acc", g->dt, g->nout);
     fill(g, blk, g->loc_acc, g->acc_init);
   }
-  KExpr *base, *len;
-  Vec *seg = g->segments(g, blk, &base, &len);
+  KExpr *base, *len, *live;
+  Vec *seg = blk;
+  if (g->split) g->seg_at(g, blk, g->sg, &base, &len, &live); // an empty segment stores +0
+  else seg = g->segments(g, blk, &base, &len);
   fill(g, seg, g->loc_s, sk_f(s, g->dt, 0));
   k_tiles(g, seg, i0, j0, base, len);
   if (g->multi) {
@@ -293,6 +307,79 @@ static KStmt *gemm_launch(Gemm *g) {
       g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * GT_R + c)));
     }
   return L;
+}
+
+// ---- split-K ----------------------------------------------------------------------------------
+// With fewer blocks than the Target's SMs (a weight gradient's few tiles
+// over a K of B*H*W terms, a narrow classifier), the tile launch gets a
+// block per (K segment, batch, tile): it computes the segment's sum exactly
+// as the one-pass form does (an fma chain from +0 in k order) and stores it
+// into part[sg][bt][row][col]; a second launch, a thread per output, adds
+// the segments' sums in segment order into acc from acc_init and runs the
+// op's store and epilogue. That is the one-pass form's expression in its
+// order (acc = ((acc_init + s0) + s1) + ..), so the bits are the same.
+static void part_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Sk *s = g->s;
+  KExpr *mat = sk_add(s, sk_mul(s, g->sg, g->batches), g->bt);
+  sk_st(s, blk, g->part, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, mat, g->M), row), g->N), col), v);
+}
+
+// for e < batches * M * N { batch bt, row, col; acc = acc_init; for sg < nseg { [live:] acc = acc + part[..] };
+// the op's store of acc }: a parallel loop, which the mapping flattens onto blocks.
+static void split_combine(Gemm *g) {
+  Sk *s = g->s;
+  KExpr *e, *sg, *base, *len, *live, *MN = sk_mul(s, g->M, g->N);
+  Vec *in = &sk_loop(s, &s->k->body, "e", sk_mul(s, g->batches, MN), true, &e)->body;
+  KExpr *bt = sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, in, "bt", sk_div(s, e, MN));
+  g->batch(g, in, bt);
+  KExpr *row = sk_let(s, in, "r", sk_mod(s, sk_div(s, e, g->N), g->M)), *col = sk_let(s, in, "c", sk_mod(s, e, g->N));
+  KExpr *acc = sk_let(s, in, "acc", g->acc_init);
+  Vec *lb = &sk_loop(s, in, "sg", g->nseg, false, &sg)->body;
+  g->seg_at(g, lb, sg, &base, &len, &live);
+  if (live) lb = &kir_if(s->p, lb, live)->body;
+  KExpr *mat = sk_add(s, sk_mul(s, sg, g->batches), bt);
+  KExpr *v = sk_ld(s, g->part, sk_add(s, sk_mul(s, mat, MN), sk_add(s, sk_mul(s, row, g->N), col)));
+  kir_assign(s->p, lb, acc->var, sk_add(s, acc, v));
+  g->out(g, in, row, col, acc);
+}
+
+// The Target's planning size: every argument-bound sym at plan_dim.
+static bool at_plan(Sk *s, const KExpr *e, int64_t *v) {
+  int n = s->p->syms.len + 1;
+  int64_t *args = arena_alloc(s->p->arena, sizeof(int64_t) * (size_t)n), *syms = arena_alloc(s->p->arena, sizeof(int64_t) * (size_t)n);
+  for (int i = 0; i < n; i++) args[i] = s->t->plan_dim;
+  return kir_bind_syms(s->p, args, syms) && kir_eval_i64(e, syms, v);
+}
+
+// The tiled GEMM into the kernel: split-K when its tiles x batches are
+// fewer than the Target's SMs and it has two K segments or more at the
+// planning size (nseg and seg_at set), else the one-pass launch.
+static void gemm_emit(Gemm *g) {
+  Sk *s = g->s;
+  KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN));
+  int64_t blocks, nseg;
+  g->split = g->nseg && s->t->sms > 0 && at_plan(s, sk_mul(s, g->batches, sk_mul(s, TM, TN)), &blocks) &&
+             at_plan(s, g->nseg, &nseg) && blocks < s->t->sms && nseg >= 2;
+  if (g->split) {
+    KExpr *numel = sk_mul(s, sk_mul(s, g->nseg, g->batches), sk_mul(s, g->M, g->N));
+    g->part = sk_temp(s, "part", g->dt, 1, &numel);
+    g->out = g->store, g->store = part_store, g->multi = false;
+  }
+  vec_push(s->p->arena, &s->k->body, gemm_launch(g));
+  if (g->split) split_combine(g);
+}
+
+// K segment sg of kl_ksum's blocking of K terms from base0: its block.
+static void k_block_at(Sk *s, Vec *blk, KExpr *K, KExpr *base0, KExpr *sg, KExpr **base, KExpr **len) {
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  KExpr *KC = sk_let(s, blk, "kc", ceil_div(s, K, nb0));
+  *base = sk_let(s, blk, "kb0", sk_add(s, base0, sk_mul(s, sg, KC)));
+  *len = sk_let(s, blk, "kl", kmin(s, KC, sk_sub(s, K, sk_mul(s, sg, KC))));
+}
+
+static KExpr *k_block_count(Sk *s, KExpr *K) {
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  return kmax(s, ceil_div(s, K, kmax(s, ceil_div(s, K, nb0), one)), one);
 }
 
 // A tile extent along a dim of n: the Target's, or 16 or 32 for a constant
@@ -450,6 +537,12 @@ static Vec *mm_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return k_blocks(g->s, blk, sk_dim(g->s, 0, m->ra - 1), sk_i(g->s, 0), base, len);
 }
 
+static void mm_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Mm *m = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, sk_dim(g->s, 0, m->ra - 1), sk_i(g->s, 0), sg, base, len);
+}
+
 static KExpr *mm_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Mm *m = g->op;
@@ -491,8 +584,9 @@ bool sk_gpu_matmul(Sk *s) {
   g.b_kfast = !sk_is_one(mm_stride(s, 1, m->rb - 1)) && sk_is_one(mm_stride(s, 1, m->rb - 2));
   g.multi = !one_block(s, K), g.acc_init = sk_f(s, dt, -0.0);
   g.batch = mm_batch, g.segments = mm_segments, g.ld_a = mm_a, g.ld_b = mm_b, g.store = mm_store, g.op = m;
+  g.nseg = k_block_count(s, K), g.seg_at = mm_seg_at;
   restart_keeping_vars(s, &m->t);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }
 
@@ -565,6 +659,12 @@ static Vec *fwd_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return k_blocks(g->s, blk, q->Kc, sk_i(g->s, 0), base, len);
 }
 
+static void fwd_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Conv *q = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, q->Kc, sk_i(g->s, 0), sg, base, len);
+}
+
 static KExpr *fwd_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Conv *q = g->op;
@@ -593,8 +693,9 @@ bool sk_gpu_conv2d(Sk *s) {
   g.a_kfast = true, g.b_kfast = false;
   g.multi = !one_block(s, q->Kc), g.acc_init = sk_f(s, g.dt, -0.0);
   g.batch = conv_batch, g.segments = fwd_segments, g.ld_a = fwd_a, g.ld_b = fwd_b, g.store = fwd_store, g.op = q;
+  g.nseg = k_block_count(s, q->Kc), g.seg_at = fwd_seg_at;
   restart_keeping_vars(s, &q->t);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }
 
@@ -602,6 +703,12 @@ bool sk_gpu_conv2d(Sk *s) {
 static Vec *gin_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   Conv *q = g->op;
   return k_blocks(g->s, blk, q->Og, sk_i(g->s, 0), base, len);
+}
+
+static void gin_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Conv *q = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, q->Og, sk_i(g->s, 0), sg, base, len);
 }
 
 static KExpr *gin_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
@@ -700,7 +807,8 @@ bool sk_gpu_conv2d_grad_input(Sk *s) {
     KExpr *numel = sk_mul(s, sk_mul(s, g.batches, q->Kc), q->P);
     q->dcol = sk_temp(s, "dcol", g.dt, 1, &numel);
   }
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  g.nseg = k_block_count(s, q->Og), g.seg_at = gin_seg_at;
+  gemm_emit(&g);
   if (q->dcol >= 0) gin_gather(s, q);
   return true;
 }
@@ -733,6 +841,32 @@ static Vec *gw_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return in;
 }
 
+// The most K blocks a pixel chunk has (the full chunk's: a shorter one has
+// as many or fewer).
+static KExpr *gw_chunk_blocks(Sk *s, KExpr *QC) {
+  return kmax(s, ceil_div(s, QC, sk_i(s, MLC_GEMM_KC_MAX)), sk_i(s, 1));
+}
+
+// Segment sg = (image, pixel chunk, K block of the chunk), the K block
+// fastest, each chunk given gw_chunk_blocks slots: a slot past its chunk's
+// blocks has no terms (*live), so the combine skips it as gw_segments
+// has no such block.
+static void gw_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  KExpr *QC, *NQ, *one = sk_i(s, 1);
+  conv_chunks(s, q, &QC, &NQ);
+  KExpr *nbq = gw_chunk_blocks(s, QC);
+  q->img = sk_let(s, blk, "n", sk_div(s, sg, sk_mul(s, NQ, nbq)));
+  KExpr *q0 = sk_let(s, blk, "q0", sk_mul(s, sk_mod(s, sk_div(s, sg, nbq), NQ), QC));
+  KExpr *nq = sk_let(s, blk, "nq", kmin(s, QC, sk_sub(s, q->P, q0)));
+  KExpr *kb = sk_mod(s, sg, nbq), *KC = sk_let(s, blk, "kc", ceil_div(s, nq, kmax(s, ceil_div(s, nq, sk_i(s, MLC_GEMM_KC_MAX)), one)));
+  *base = sk_let(s, blk, "kb0", sk_add(s, q0, sk_mul(s, kb, KC)));
+  *len = sk_let(s, blk, "kl", kmax(s, sk_i(s, 0), kmin(s, KC, sk_sub(s, nq, sk_mul(s, kb, KC)))));
+  int64_t c;
+  *live = kir_eval_i64(nbq, NULL, &c) && c == 1 ? NULL : kir_bin(s->p, KB_GT, *len, sk_i(s, 0));
+}
+
 static KExpr *gw_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Conv *q = g->op;
@@ -762,7 +896,10 @@ bool sk_gpu_conv2d_grad_weight(Sk *s) {
   KExpr *none = kir_bin(s->p, KB_EQ, sk_mul(s, q->N, q->P), sk_i(s, 0));
   g.multi = true, g.acc_init = kir_select(s->p, none, sk_f(s, g.dt, 0), sk_f(s, g.dt, -0.0));
   g.batch = grp_batch, g.segments = gw_segments, g.ld_a = gw_a, g.ld_b = gw_b, g.store = gw_store, g.op = q;
+  KExpr *QC, *NQ;
+  conv_chunks(s, q, &QC, &NQ);
+  g.nseg = sk_mul(s, sk_mul(s, q->N, NQ), gw_chunk_blocks(s, QC)), g.seg_at = gw_seg_at;
   sk_restart(s);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }
