@@ -66,7 +66,7 @@
 #include <math.h>
 
 enum {
-  GT_R = 4,          // a thread's outputs per row and column of its tile
+  GT_R = 4,          // a thread's outputs per row and column of its tile (2 for a launch of few threads)
   GT_OUT = GT_R * GT_R,
 };
 
@@ -78,7 +78,8 @@ struct Gemm {
   KExpr *M, *N;     // C's rows and columns (one batch)
   KExpr *batches;   // C matrices
   int64_t BM, BN, BK;   // tile rows, columns, K step
-  int64_t TY, TX, T;    // threads down a tile (BM / 4), across it (BN / 4), in all
+  int64_t R;            // a thread's outputs per row and column (GT_R, or 2: gemm_emit)
+  int64_t TY, TX, T;    // threads down a tile (BM / R), across it (BN / R), in all
   bool a_kfast, b_kfast; // A(row, k) / B(k, col): k is the contiguous index
   bool multi;       // several K segments: block sums in acc
   KExpr *acc_init;  // multi: acc's start (-0)
@@ -175,19 +176,20 @@ static void compute(Gemm *g, Vec *tb, KExpr *gt, KExpr *kn, KExpr *ha, KExpr *hb
   Sk *s = g->s;
   KExpr *kk, *acc[GT_OUT], *a[GT_R], *b[GT_R];
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
-  for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->loc_s, sk_i(s, rc)));
+  int R = (int)g->R;
+  for (int rc = 0; rc < R * R; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->loc_s, sk_i(s, rc)));
   Vec *kb = &sk_loop(s, tb, "kk", kn, false, &kk)->body;
   KExpr *ra = sk_add(s, ha, sk_mul(s, kk, g->lda)), *rb = sk_add(s, hb, sk_mul(s, kk, g->ldb));
-  for (int r = 0; r < GT_R; r++)
+  for (int r = 0; r < R; r++)
     a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, ra, sk_add(s, ty, sk_i(s, g->TY * r)))));
-  for (int c = 0; c < GT_R; c++)
+  for (int c = 0; c < R; c++)
     b[c] = sk_let(s, kb, "b", sk_ld(s, g->sh_b, sk_add(s, rb, sk_add(s, tx, sk_i(s, g->TX * c)))));
-  for (int r = 0; r < GT_R; r++)
-    for (int c = 0; c < GT_R; c++) {
-      KExpr *x = acc[r * GT_R + c];
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < R; c++) {
+      KExpr *x = acc[r * R + c];
       kir_assign(s->p, kb, x->var, kir_fma(s->p, a[r], b[c], x));
     }
-  for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
+  for (int rc = 0; rc < R * R; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
 }
 
 // Thread gt's share of its warp's products of one K step (the BK = 16
@@ -300,11 +302,11 @@ static KStmt *gemm_launch(Gemm *g) {
     return L;
   }
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
-  for (int r = 0; r < GT_R; r++)
-    for (int c = 0; c < GT_R; c++) {
+  for (int r = 0; r < g->R; r++)
+    for (int c = 0; c < g->R; c++) {
       KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TY * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
       Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
-      g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * GT_R + c)));
+      g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * g->R + c)));
     }
   return L;
 }
@@ -351,15 +353,19 @@ static bool at_plan(Sk *s, const KExpr *e, int64_t *v) {
   return kir_bind_syms(s->p, args, syms) && kir_eval_i64(e, syms, v);
 }
 
+static bool fma_threads(Gemm *g, int64_t R);
+
 // The tiled GEMM into the kernel: split-K when its tiles x batches are
 // fewer than the Target's SMs and it has two K segments or more at the
 // planning size (nseg and seg_at set), else the one-pass launch.
 static void gemm_emit(Gemm *g) {
   Sk *s = g->s;
   KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN));
-  int64_t blocks, nseg;
-  g->split = g->nseg && s->t->sms > 0 && at_plan(s, sk_mul(s, g->batches, sk_mul(s, TM, TN)), &blocks) &&
-             at_plan(s, g->nseg, &nseg) && blocks < s->t->sms && nseg >= 2;
+  int64_t blocks = 0, nseg = 1;
+  bool known = at_plan(s, sk_mul(s, g->batches, sk_mul(s, TM, TN)), &blocks) && (!g->nseg || at_plan(s, g->nseg, &nseg));
+  g->split = known && g->nseg && s->t->sms > 0 && blocks < s->t->sms && nseg >= 2;
+  // still fewer than 64 threads an SM: 2 x 2 outputs a thread (four times the threads, a quarter of the chain)
+  if (known && !g->mma && blocks * (g->split ? nseg : 1) * g->T < (int64_t)s->t->sms * 64) fma_threads(g, 2);
   if (g->split) {
     KExpr *numel = sk_mul(s, sk_mul(s, g->nseg, g->batches), sk_mul(s, g->M, g->N));
     g->part = sk_temp(s, "part", g->dt, 1, &numel);
@@ -416,16 +422,26 @@ static bool gemm_tile_mma(Gemm *g) {
   return true;
 }
 
+// The fma path's threads for R x R outputs each, if the tile allows them.
+static bool fma_threads(Gemm *g, int64_t R) {
+  Sk *s = g->s;
+  int64_t bm = g->BM, bn = g->BN, bk = g->BK, T = (bm / R) * (bn / R);
+  if (bm < R || bm % R || bn < R || bn % R || bk < 1) return false;
+  int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
+  if (!(T <= s->t->max_threads && T % bk == 0 && T % bm == 0 && T % bn == 0 && bm * bk % T == 0 && bn * bk % T == 0 &&
+        bytes <= s->t->shared_bytes))
+    return false;
+  g->R = R, g->TY = bm / R, g->TX = bn / R, g->T = T, g->nout = (int)(R * R);
+  return true;
+}
+
 static bool gemm_tile(Gemm *g) {
   Sk *s = g->s;
   int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
-  g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
+  g->BM = bm, g->BN = bn, g->BK = bk, g->R = GT_R, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
   g->nout = GT_OUT;
   if (gemm_tile_mma(g)) return true;
-  if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
-  int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
-  return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&
-         bm * bk % g->T == 0 && bn * bk % g->T == 0 && bytes <= s->t->shared_bytes;
+  return fma_threads(g, GT_R);
 }
 
 static bool gemm_init(Gemm *g, Sk *s, DType dt) {

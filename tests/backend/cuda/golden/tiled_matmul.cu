@@ -3,13 +3,13 @@
 // a C compiler (-ffp-contract=off) for the CPU emulation.
 #include "mlc_cuda.h"
 
-// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:22), launch 1 of 2: block 64, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
-MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias_1(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, const float *MLC_RESTRICT b3, float *MLC_RESTRICT b4, int64_t s0, uint64_t seed, uint32_t *flag) {
+// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:23), launch 1 of 2: block 256, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
+MLC_KERNEL MLC_LAUNCH_BOUNDS(256) dense_k0_matmul_bias_1(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, const float *MLC_RESTRICT b3, float *MLC_RESTRICT b4, int64_t s0, uint64_t seed, uint32_t *flag) {
   const int mlc_dead = *flag != 0;
   (void)mlc_dead;
   MLC_SHARED float b5[2080];
   MLC_SHARED float b6[544];
-  float b7[16];
+  float b7[4];
   int64_t v_gb8 = 0;
   (void)v_gb8;
   int64_t v_sg9 = 0;
@@ -48,224 +48,72 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias_1(const float *MLC_RESTRIC
   (void)v_av25;
   int64_t v_ar26 = 0;
   (void)v_ar26;
-  float v_av27 = 0;
-  (void)v_av27;
-  int64_t v_ar28 = 0;
-  (void)v_ar28;
-  float v_av29 = 0;
-  (void)v_av29;
-  int64_t v_ar30 = 0;
-  (void)v_ar30;
-  float v_av31 = 0;
-  (void)v_av31;
-  int64_t v_ar32 = 0;
-  (void)v_ar32;
-  float v_av33 = 0;
-  (void)v_av33;
-  int64_t v_ar34 = 0;
-  (void)v_ar34;
-  float v_av35 = 0;
-  (void)v_av35;
-  int64_t v_ar36 = 0;
-  (void)v_ar36;
-  float v_av37 = 0;
-  (void)v_av37;
-  int64_t v_ar38 = 0;
-  (void)v_ar38;
-  float v_av39 = 0;
-  (void)v_av39;
-  int64_t v_ar40 = 0;
-  (void)v_ar40;
-  float v_av41 = 0;
-  (void)v_av41;
-  int64_t v_ar42 = 0;
-  (void)v_ar42;
-  float v_av43 = 0;
-  (void)v_av43;
-  int64_t v_ar44 = 0;
-  (void)v_ar44;
-  float v_av45 = 0;
-  (void)v_av45;
-  int64_t v_ar46 = 0;
-  (void)v_ar46;
-  float v_av47 = 0;
-  (void)v_av47;
-  int64_t v_ar48 = 0;
-  (void)v_ar48;
-  float v_av49 = 0;
-  (void)v_av49;
-  int64_t v_ar50 = 0;
-  (void)v_ar50;
-  float v_bv51 = 0;
-  (void)v_bv51;
-  int64_t v_bc52 = 0;
-  (void)v_bc52;
-  float v_bv53 = 0;
-  (void)v_bv53;
-  int64_t v_bc54 = 0;
-  (void)v_bc54;
-  float v_bv55 = 0;
-  (void)v_bv55;
-  int64_t v_bc56 = 0;
-  (void)v_bc56;
-  float v_bv57 = 0;
-  (void)v_bv57;
-  int64_t v_bc58 = 0;
-  (void)v_bc58;
-  int64_t v_kt59 = 0;
-  (void)v_kt59;
-  int64_t v_kn60 = 0;
-  (void)v_kn60;
-  int64_t v_h61 = 0;
-  (void)v_h61;
-  int64_t v_nx62 = 0;
-  (void)v_nx62;
-  int64_t v_k163 = 0;
-  (void)v_k163;
-  int64_t v_kn164 = 0;
-  (void)v_kn164;
-  int64_t v_gt65 = 0;
-  (void)v_gt65;
-  float v_av66 = 0;
-  (void)v_av66;
-  int64_t v_ar67 = 0;
-  (void)v_ar67;
-  float v_av68 = 0;
-  (void)v_av68;
-  int64_t v_ar69 = 0;
-  (void)v_ar69;
-  float v_av70 = 0;
-  (void)v_av70;
-  int64_t v_ar71 = 0;
-  (void)v_ar71;
-  float v_av72 = 0;
-  (void)v_av72;
-  int64_t v_ar73 = 0;
-  (void)v_ar73;
-  float v_av74 = 0;
-  (void)v_av74;
-  int64_t v_ar75 = 0;
-  (void)v_ar75;
-  float v_av76 = 0;
-  (void)v_av76;
-  int64_t v_ar77 = 0;
-  (void)v_ar77;
-  float v_av78 = 0;
-  (void)v_av78;
-  int64_t v_ar79 = 0;
-  (void)v_ar79;
-  float v_av80 = 0;
-  (void)v_av80;
-  int64_t v_ar81 = 0;
-  (void)v_ar81;
-  float v_av82 = 0;
-  (void)v_av82;
-  int64_t v_ar83 = 0;
-  (void)v_ar83;
-  float v_av84 = 0;
-  (void)v_av84;
-  int64_t v_ar85 = 0;
-  (void)v_ar85;
-  float v_av86 = 0;
-  (void)v_av86;
-  int64_t v_ar87 = 0;
-  (void)v_ar87;
-  float v_av88 = 0;
-  (void)v_av88;
-  int64_t v_ar89 = 0;
-  (void)v_ar89;
-  float v_av90 = 0;
-  (void)v_av90;
-  int64_t v_ar91 = 0;
-  (void)v_ar91;
-  float v_av92 = 0;
-  (void)v_av92;
-  int64_t v_ar93 = 0;
-  (void)v_ar93;
-  float v_av94 = 0;
-  (void)v_av94;
-  int64_t v_ar95 = 0;
-  (void)v_ar95;
-  float v_av96 = 0;
-  (void)v_av96;
-  int64_t v_ar97 = 0;
-  (void)v_ar97;
-  float v_bv98 = 0;
-  (void)v_bv98;
-  int64_t v_bc99 = 0;
-  (void)v_bc99;
-  float v_bv100 = 0;
-  (void)v_bv100;
-  int64_t v_bc101 = 0;
-  (void)v_bc101;
-  float v_bv102 = 0;
-  (void)v_bv102;
-  int64_t v_bc103 = 0;
-  (void)v_bc103;
-  float v_bv104 = 0;
-  (void)v_bv104;
-  int64_t v_bc105 = 0;
-  (void)v_bc105;
-  int64_t v_ty106 = 0;
-  (void)v_ty106;
-  int64_t v_tx107 = 0;
-  (void)v_tx107;
-  float v_c108 = 0;
-  (void)v_c108;
-  float v_c109 = 0;
-  (void)v_c109;
-  float v_c110 = 0;
-  (void)v_c110;
-  float v_c111 = 0;
-  (void)v_c111;
-  float v_c112 = 0;
-  (void)v_c112;
-  float v_c113 = 0;
-  (void)v_c113;
-  float v_c114 = 0;
-  (void)v_c114;
-  float v_c115 = 0;
-  (void)v_c115;
-  float v_c116 = 0;
-  (void)v_c116;
-  float v_c117 = 0;
-  (void)v_c117;
-  float v_c118 = 0;
-  (void)v_c118;
-  float v_c119 = 0;
-  (void)v_c119;
-  float v_c120 = 0;
-  (void)v_c120;
-  float v_c121 = 0;
-  (void)v_c121;
-  float v_c122 = 0;
-  (void)v_c122;
-  float v_c123 = 0;
-  (void)v_c123;
-  int64_t v_kk124 = 0;
-  (void)v_kk124;
-  float v_a125 = 0;
-  (void)v_a125;
-  float v_a126 = 0;
-  (void)v_a126;
-  float v_a127 = 0;
-  (void)v_a127;
-  float v_a128 = 0;
-  (void)v_a128;
-  float v_b129 = 0;
-  (void)v_b129;
-  float v_b130 = 0;
-  (void)v_b130;
-  float v_b131 = 0;
-  (void)v_b131;
-  float v_b132 = 0;
-  (void)v_b132;
-  int64_t v_gt133 = 0;
-  (void)v_gt133;
-  int64_t v_ty134 = 0;
-  (void)v_ty134;
-  int64_t v_tx135 = 0;
-  (void)v_tx135;
+  float v_bv27 = 0;
+  (void)v_bv27;
+  int64_t v_bc28 = 0;
+  (void)v_bc28;
+  int64_t v_kt29 = 0;
+  (void)v_kt29;
+  int64_t v_kn30 = 0;
+  (void)v_kn30;
+  int64_t v_h31 = 0;
+  (void)v_h31;
+  int64_t v_nx32 = 0;
+  (void)v_nx32;
+  int64_t v_k133 = 0;
+  (void)v_k133;
+  int64_t v_kn134 = 0;
+  (void)v_kn134;
+  int64_t v_gt35 = 0;
+  (void)v_gt35;
+  float v_av36 = 0;
+  (void)v_av36;
+  int64_t v_ar37 = 0;
+  (void)v_ar37;
+  float v_av38 = 0;
+  (void)v_av38;
+  int64_t v_ar39 = 0;
+  (void)v_ar39;
+  float v_av40 = 0;
+  (void)v_av40;
+  int64_t v_ar41 = 0;
+  (void)v_ar41;
+  float v_av42 = 0;
+  (void)v_av42;
+  int64_t v_ar43 = 0;
+  (void)v_ar43;
+  float v_bv44 = 0;
+  (void)v_bv44;
+  int64_t v_bc45 = 0;
+  (void)v_bc45;
+  int64_t v_ty46 = 0;
+  (void)v_ty46;
+  int64_t v_tx47 = 0;
+  (void)v_tx47;
+  float v_c48 = 0;
+  (void)v_c48;
+  float v_c49 = 0;
+  (void)v_c49;
+  float v_c50 = 0;
+  (void)v_c50;
+  float v_c51 = 0;
+  (void)v_c51;
+  int64_t v_kk52 = 0;
+  (void)v_kk52;
+  float v_a53 = 0;
+  (void)v_a53;
+  float v_a54 = 0;
+  (void)v_a54;
+  float v_b55 = 0;
+  (void)v_b55;
+  float v_b56 = 0;
+  (void)v_b56;
+  int64_t v_gt57 = 0;
+  (void)v_gt57;
+  int64_t v_ty58 = 0;
+  (void)v_ty58;
+  int64_t v_tx59 = 0;
+  (void)v_tx59;
   v_gb8 = (int64_t)blockIdx.x;
   v_sg9 = mlc_div_i64(v_gb8, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL));
   v_gi10 = mlc_mod_i64(v_gb8, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL));
@@ -280,18 +128,6 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias_1(const float *MLC_RESTRIC
     b7[1LL] = 0.0f;
     b7[2LL] = 0.0f;
     b7[3LL] = 0.0f;
-    b7[4LL] = 0.0f;
-    b7[5LL] = 0.0f;
-    b7[6LL] = 0.0f;
-    b7[7LL] = 0.0f;
-    b7[8LL] = 0.0f;
-    b7[9LL] = 0.0f;
-    b7[10LL] = 0.0f;
-    b7[11LL] = 0.0f;
-    b7[12LL] = 0.0f;
-    b7[13LL] = 0.0f;
-    b7[14LL] = 0.0f;
-    b7[15LL] = 0.0f;
   }
   v_nt17 = mlc_div_i64(((v_kl15 + 16LL) - 1LL), 16LL);
   if (!mlc_dead) {
@@ -303,377 +139,121 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias_1(const float *MLC_RESTRIC
     }
     b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + mlc_div_i64(v_gt18, 16LL))] = v_av19;
     v_av21 = 0.0f;
-    v_ar22 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 4LL));
+    v_ar22 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 16LL));
     if (((v_ar22 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
       v_av21 = b0[((v_ar22 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
     }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 4LL))] = v_av21;
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 16LL))] = v_av21;
     v_av23 = 0.0f;
-    v_ar24 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 8LL));
+    v_ar24 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 32LL));
     if (((v_ar24 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
       v_av23 = b0[((v_ar24 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
     }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 8LL))] = v_av23;
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 32LL))] = v_av23;
     v_av25 = 0.0f;
-    v_ar26 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 12LL));
+    v_ar26 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 48LL));
     if (((v_ar26 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
       v_av25 = b0[((v_ar26 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
     }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 12LL))] = v_av25;
-    v_av27 = 0.0f;
-    v_ar28 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 16LL));
-    if (((v_ar28 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av27 = b0[((v_ar28 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 48LL))] = v_av25;
+    v_bv27 = 0.0f;
+    v_bc28 = (v_j012 + mlc_div_i64(v_gt18, 16LL));
+    if (((v_bc28 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_bv27 = b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc28 * 600LL))];
     }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 16LL))] = v_av27;
-    v_av29 = 0.0f;
-    v_ar30 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 20LL));
-    if (((v_ar30 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av29 = b0[((v_ar30 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 20LL))] = v_av29;
-    v_av31 = 0.0f;
-    v_ar32 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 24LL));
-    if (((v_ar32 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av31 = b0[((v_ar32 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 24LL))] = v_av31;
-    v_av33 = 0.0f;
-    v_ar34 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 28LL));
-    if (((v_ar34 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av33 = b0[((v_ar34 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 28LL))] = v_av33;
-    v_av35 = 0.0f;
-    v_ar36 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 32LL));
-    if (((v_ar36 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av35 = b0[((v_ar36 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 32LL))] = v_av35;
-    v_av37 = 0.0f;
-    v_ar38 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 36LL));
-    if (((v_ar38 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av37 = b0[((v_ar38 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 36LL))] = v_av37;
-    v_av39 = 0.0f;
-    v_ar40 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 40LL));
-    if (((v_ar40 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av39 = b0[((v_ar40 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 40LL))] = v_av39;
-    v_av41 = 0.0f;
-    v_ar42 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 44LL));
-    if (((v_ar42 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av41 = b0[((v_ar42 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 44LL))] = v_av41;
-    v_av43 = 0.0f;
-    v_ar44 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 48LL));
-    if (((v_ar44 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av43 = b0[((v_ar44 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 48LL))] = v_av43;
-    v_av45 = 0.0f;
-    v_ar46 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 52LL));
-    if (((v_ar46 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av45 = b0[((v_ar46 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 52LL))] = v_av45;
-    v_av47 = 0.0f;
-    v_ar48 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 56LL));
-    if (((v_ar48 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av47 = b0[((v_ar48 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 56LL))] = v_av47;
-    v_av49 = 0.0f;
-    v_ar50 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 60LL));
-    if (((v_ar50 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_av49 = b0[((v_ar50 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))];
-    }
-    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 60LL))] = v_av49;
-    v_bv51 = 0.0f;
-    v_bc52 = (v_j012 + mlc_div_i64(v_gt18, 16LL));
-    if (((v_bc52 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_bv51 = b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc52 * 600LL))];
-    }
-    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + mlc_div_i64(v_gt18, 16LL))] = v_bv51;
-    v_bv53 = 0.0f;
-    v_bc54 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 4LL));
-    if (((v_bc54 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_bv53 = b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc54 * 600LL))];
-    }
-    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 4LL))] = v_bv53;
-    v_bv55 = 0.0f;
-    v_bc56 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 8LL));
-    if (((v_bc56 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_bv55 = b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc56 * 600LL))];
-    }
-    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 8LL))] = v_bv55;
-    v_bv57 = 0.0f;
-    v_bc58 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 12LL));
-    if (((v_bc58 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
-      v_bv57 = b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc58 * 600LL))];
-    }
-    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 12LL))] = v_bv57;
+    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + mlc_div_i64(v_gt18, 16LL))] = v_bv27;
   }
   MLC_BARRIER();
   {
-    const int64_t n_kt59 = v_nt17;
-    for (v_kt59 = 0; v_kt59 < n_kt59; v_kt59++) {
-      v_kn60 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_kt59 * 16LL))));
-      v_h61 = mlc_mod_i64(v_kt59, 2LL);
-      v_nx62 = (v_kt59 + 1LL);
-      v_k163 = (v_kb014 + (v_nx62 * 16LL));
-      v_kn164 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_nx62 * 16LL))));
+    const int64_t n_kt29 = v_nt17;
+    for (v_kt29 = 0; v_kt29 < n_kt29; v_kt29++) {
+      v_kn30 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_kt29 * 16LL))));
+      v_h31 = mlc_mod_i64(v_kt29, 2LL);
+      v_nx32 = (v_kt29 + 1LL);
+      v_k133 = (v_kb014 + (v_nx32 * 16LL));
+      v_kn134 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_nx32 * 16LL))));
       if (!mlc_dead) {
-        v_gt65 = (int64_t)threadIdx.x;
-        if ((v_nx62 < v_nt17)) {
-          v_av66 = 0.0f;
-          v_ar67 = (v_i011 + mlc_div_i64(v_gt65, 16LL));
-          if (((v_ar67 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av66 = b0[((v_ar67 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
+        v_gt35 = (int64_t)threadIdx.x;
+        if ((v_nx32 < v_nt17)) {
+          v_av36 = 0.0f;
+          v_ar37 = (v_i011 + mlc_div_i64(v_gt35, 16LL));
+          if (((v_ar37 < s0) && (mlc_mod_i64(v_gt35, 16LL) < v_kn134))) {
+            v_av36 = b0[((v_ar37 * 600LL) + (v_k133 + mlc_mod_i64(v_gt35, 16LL)))];
           }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + mlc_div_i64(v_gt65, 16LL)))] = v_av66;
-          v_av68 = 0.0f;
-          v_ar69 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 4LL));
-          if (((v_ar69 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av68 = b0[((v_ar69 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
+          b5[(((1LL - v_h31) * 1040LL) + ((mlc_mod_i64(v_gt35, 16LL) * 65LL) + mlc_div_i64(v_gt35, 16LL)))] = v_av36;
+          v_av38 = 0.0f;
+          v_ar39 = (v_i011 + (mlc_div_i64(v_gt35, 16LL) + 16LL));
+          if (((v_ar39 < s0) && (mlc_mod_i64(v_gt35, 16LL) < v_kn134))) {
+            v_av38 = b0[((v_ar39 * 600LL) + (v_k133 + mlc_mod_i64(v_gt35, 16LL)))];
           }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 4LL)))] = v_av68;
-          v_av70 = 0.0f;
-          v_ar71 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 8LL));
-          if (((v_ar71 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av70 = b0[((v_ar71 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
+          b5[(((1LL - v_h31) * 1040LL) + ((mlc_mod_i64(v_gt35, 16LL) * 65LL) + (mlc_div_i64(v_gt35, 16LL) + 16LL)))] = v_av38;
+          v_av40 = 0.0f;
+          v_ar41 = (v_i011 + (mlc_div_i64(v_gt35, 16LL) + 32LL));
+          if (((v_ar41 < s0) && (mlc_mod_i64(v_gt35, 16LL) < v_kn134))) {
+            v_av40 = b0[((v_ar41 * 600LL) + (v_k133 + mlc_mod_i64(v_gt35, 16LL)))];
           }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 8LL)))] = v_av70;
-          v_av72 = 0.0f;
-          v_ar73 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 12LL));
-          if (((v_ar73 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av72 = b0[((v_ar73 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
+          b5[(((1LL - v_h31) * 1040LL) + ((mlc_mod_i64(v_gt35, 16LL) * 65LL) + (mlc_div_i64(v_gt35, 16LL) + 32LL)))] = v_av40;
+          v_av42 = 0.0f;
+          v_ar43 = (v_i011 + (mlc_div_i64(v_gt35, 16LL) + 48LL));
+          if (((v_ar43 < s0) && (mlc_mod_i64(v_gt35, 16LL) < v_kn134))) {
+            v_av42 = b0[((v_ar43 * 600LL) + (v_k133 + mlc_mod_i64(v_gt35, 16LL)))];
           }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 12LL)))] = v_av72;
-          v_av74 = 0.0f;
-          v_ar75 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 16LL));
-          if (((v_ar75 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av74 = b0[((v_ar75 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
+          b5[(((1LL - v_h31) * 1040LL) + ((mlc_mod_i64(v_gt35, 16LL) * 65LL) + (mlc_div_i64(v_gt35, 16LL) + 48LL)))] = v_av42;
+          v_bv44 = 0.0f;
+          v_bc45 = (v_j012 + mlc_div_i64(v_gt35, 16LL));
+          if (((v_bc45 < 5LL) && (mlc_mod_i64(v_gt35, 16LL) < v_kn134))) {
+            v_bv44 = b1[((v_k133 + mlc_mod_i64(v_gt35, 16LL)) + (v_bc45 * 600LL))];
           }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 16LL)))] = v_av74;
-          v_av76 = 0.0f;
-          v_ar77 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 20LL));
-          if (((v_ar77 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av76 = b0[((v_ar77 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 20LL)))] = v_av76;
-          v_av78 = 0.0f;
-          v_ar79 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 24LL));
-          if (((v_ar79 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av78 = b0[((v_ar79 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 24LL)))] = v_av78;
-          v_av80 = 0.0f;
-          v_ar81 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 28LL));
-          if (((v_ar81 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av80 = b0[((v_ar81 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 28LL)))] = v_av80;
-          v_av82 = 0.0f;
-          v_ar83 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 32LL));
-          if (((v_ar83 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av82 = b0[((v_ar83 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 32LL)))] = v_av82;
-          v_av84 = 0.0f;
-          v_ar85 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 36LL));
-          if (((v_ar85 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av84 = b0[((v_ar85 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 36LL)))] = v_av84;
-          v_av86 = 0.0f;
-          v_ar87 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 40LL));
-          if (((v_ar87 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av86 = b0[((v_ar87 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 40LL)))] = v_av86;
-          v_av88 = 0.0f;
-          v_ar89 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 44LL));
-          if (((v_ar89 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av88 = b0[((v_ar89 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 44LL)))] = v_av88;
-          v_av90 = 0.0f;
-          v_ar91 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 48LL));
-          if (((v_ar91 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av90 = b0[((v_ar91 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 48LL)))] = v_av90;
-          v_av92 = 0.0f;
-          v_ar93 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 52LL));
-          if (((v_ar93 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av92 = b0[((v_ar93 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 52LL)))] = v_av92;
-          v_av94 = 0.0f;
-          v_ar95 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 56LL));
-          if (((v_ar95 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av94 = b0[((v_ar95 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 56LL)))] = v_av94;
-          v_av96 = 0.0f;
-          v_ar97 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 60LL));
-          if (((v_ar97 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_av96 = b0[((v_ar97 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))];
-          }
-          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 60LL)))] = v_av96;
-          v_bv98 = 0.0f;
-          v_bc99 = (v_j012 + mlc_div_i64(v_gt65, 16LL));
-          if (((v_bc99 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_bv98 = b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc99 * 600LL))];
-          }
-          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + mlc_div_i64(v_gt65, 16LL)))] = v_bv98;
-          v_bv100 = 0.0f;
-          v_bc101 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 4LL));
-          if (((v_bc101 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_bv100 = b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc101 * 600LL))];
-          }
-          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 4LL)))] = v_bv100;
-          v_bv102 = 0.0f;
-          v_bc103 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 8LL));
-          if (((v_bc103 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_bv102 = b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc103 * 600LL))];
-          }
-          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 8LL)))] = v_bv102;
-          v_bv104 = 0.0f;
-          v_bc105 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 12LL));
-          if (((v_bc105 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
-            v_bv104 = b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc105 * 600LL))];
-          }
-          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 12LL)))] = v_bv104;
+          b6[(((1LL - v_h31) * 272LL) + ((mlc_mod_i64(v_gt35, 16LL) * 17LL) + mlc_div_i64(v_gt35, 16LL)))] = v_bv44;
         }
-        v_ty106 = mlc_div_i64(v_gt65, 4LL);
-        v_tx107 = mlc_mod_i64(v_gt65, 4LL);
-        v_c108 = b7[0LL];
-        v_c109 = b7[1LL];
-        v_c110 = b7[2LL];
-        v_c111 = b7[3LL];
-        v_c112 = b7[4LL];
-        v_c113 = b7[5LL];
-        v_c114 = b7[6LL];
-        v_c115 = b7[7LL];
-        v_c116 = b7[8LL];
-        v_c117 = b7[9LL];
-        v_c118 = b7[10LL];
-        v_c119 = b7[11LL];
-        v_c120 = b7[12LL];
-        v_c121 = b7[13LL];
-        v_c122 = b7[14LL];
-        v_c123 = b7[15LL];
+        v_ty46 = mlc_div_i64(v_gt35, 8LL);
+        v_tx47 = mlc_mod_i64(v_gt35, 8LL);
+        v_c48 = b7[0LL];
+        v_c49 = b7[1LL];
+        v_c50 = b7[2LL];
+        v_c51 = b7[3LL];
         {
-          const int64_t n_kk124 = v_kn60;
-          for (v_kk124 = 0; v_kk124 < n_kk124; v_kk124++) {
-            v_a125 = b5[(((v_h61 * 1040LL) + (v_kk124 * 65LL)) + v_ty106)];
-            v_a126 = b5[(((v_h61 * 1040LL) + (v_kk124 * 65LL)) + (v_ty106 + 16LL))];
-            v_a127 = b5[(((v_h61 * 1040LL) + (v_kk124 * 65LL)) + (v_ty106 + 32LL))];
-            v_a128 = b5[(((v_h61 * 1040LL) + (v_kk124 * 65LL)) + (v_ty106 + 48LL))];
-            v_b129 = b6[(((v_h61 * 272LL) + (v_kk124 * 17LL)) + v_tx107)];
-            v_b130 = b6[(((v_h61 * 272LL) + (v_kk124 * 17LL)) + (v_tx107 + 4LL))];
-            v_b131 = b6[(((v_h61 * 272LL) + (v_kk124 * 17LL)) + (v_tx107 + 8LL))];
-            v_b132 = b6[(((v_h61 * 272LL) + (v_kk124 * 17LL)) + (v_tx107 + 12LL))];
-            v_c108 = fmaf(v_a125, v_b129, v_c108);
-            v_c109 = fmaf(v_a125, v_b130, v_c109);
-            v_c110 = fmaf(v_a125, v_b131, v_c110);
-            v_c111 = fmaf(v_a125, v_b132, v_c111);
-            v_c112 = fmaf(v_a126, v_b129, v_c112);
-            v_c113 = fmaf(v_a126, v_b130, v_c113);
-            v_c114 = fmaf(v_a126, v_b131, v_c114);
-            v_c115 = fmaf(v_a126, v_b132, v_c115);
-            v_c116 = fmaf(v_a127, v_b129, v_c116);
-            v_c117 = fmaf(v_a127, v_b130, v_c117);
-            v_c118 = fmaf(v_a127, v_b131, v_c118);
-            v_c119 = fmaf(v_a127, v_b132, v_c119);
-            v_c120 = fmaf(v_a128, v_b129, v_c120);
-            v_c121 = fmaf(v_a128, v_b130, v_c121);
-            v_c122 = fmaf(v_a128, v_b131, v_c122);
-            v_c123 = fmaf(v_a128, v_b132, v_c123);
+          const int64_t n_kk52 = v_kn30;
+          for (v_kk52 = 0; v_kk52 < n_kk52; v_kk52++) {
+            v_a53 = b5[(((v_h31 * 1040LL) + (v_kk52 * 65LL)) + v_ty46)];
+            v_a54 = b5[(((v_h31 * 1040LL) + (v_kk52 * 65LL)) + (v_ty46 + 32LL))];
+            v_b55 = b6[(((v_h31 * 272LL) + (v_kk52 * 17LL)) + v_tx47)];
+            v_b56 = b6[(((v_h31 * 272LL) + (v_kk52 * 17LL)) + (v_tx47 + 8LL))];
+            v_c48 = fmaf(v_a53, v_b55, v_c48);
+            v_c49 = fmaf(v_a53, v_b56, v_c49);
+            v_c50 = fmaf(v_a54, v_b55, v_c50);
+            v_c51 = fmaf(v_a54, v_b56, v_c51);
           }
         }
-        b7[0LL] = v_c108;
-        b7[1LL] = v_c109;
-        b7[2LL] = v_c110;
-        b7[3LL] = v_c111;
-        b7[4LL] = v_c112;
-        b7[5LL] = v_c113;
-        b7[6LL] = v_c114;
-        b7[7LL] = v_c115;
-        b7[8LL] = v_c116;
-        b7[9LL] = v_c117;
-        b7[10LL] = v_c118;
-        b7[11LL] = v_c119;
-        b7[12LL] = v_c120;
-        b7[13LL] = v_c121;
-        b7[14LL] = v_c122;
-        b7[15LL] = v_c123;
+        b7[0LL] = v_c48;
+        b7[1LL] = v_c49;
+        b7[2LL] = v_c50;
+        b7[3LL] = v_c51;
       }
       MLC_BARRIER();
     }
   }
   if (!mlc_dead) {
-    v_gt133 = (int64_t)threadIdx.x;
-    v_ty134 = mlc_div_i64(v_gt133, 4LL);
-    v_tx135 = mlc_mod_i64(v_gt133, 4LL);
-    if ((((v_i011 + v_ty134) < s0) && ((v_j012 + v_tx135) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + v_ty134)) * 5LL) + (v_j012 + v_tx135))] = b7[0LL];
+    v_gt57 = (int64_t)threadIdx.x;
+    v_ty58 = mlc_div_i64(v_gt57, 8LL);
+    v_tx59 = mlc_mod_i64(v_gt57, 8LL);
+    if ((((v_i011 + v_ty58) < s0) && ((v_j012 + v_tx59) < 5LL))) {
+      b4[((((v_sg9 * s0) + (v_i011 + v_ty58)) * 5LL) + (v_j012 + v_tx59))] = b7[0LL];
     }
-    if ((((v_i011 + v_ty134) < s0) && ((v_j012 + (v_tx135 + 4LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + v_ty134)) * 5LL) + (v_j012 + (v_tx135 + 4LL)))] = b7[1LL];
+    if ((((v_i011 + v_ty58) < s0) && ((v_j012 + (v_tx59 + 8LL)) < 5LL))) {
+      b4[((((v_sg9 * s0) + (v_i011 + v_ty58)) * 5LL) + (v_j012 + (v_tx59 + 8LL)))] = b7[1LL];
     }
-    if ((((v_i011 + v_ty134) < s0) && ((v_j012 + (v_tx135 + 8LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + v_ty134)) * 5LL) + (v_j012 + (v_tx135 + 8LL)))] = b7[2LL];
+    if ((((v_i011 + (v_ty58 + 32LL)) < s0) && ((v_j012 + v_tx59) < 5LL))) {
+      b4[((((v_sg9 * s0) + (v_i011 + (v_ty58 + 32LL))) * 5LL) + (v_j012 + v_tx59))] = b7[2LL];
     }
-    if ((((v_i011 + v_ty134) < s0) && ((v_j012 + (v_tx135 + 12LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + v_ty134)) * 5LL) + (v_j012 + (v_tx135 + 12LL)))] = b7[3LL];
-    }
-    if ((((v_i011 + (v_ty134 + 16LL)) < s0) && ((v_j012 + v_tx135) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 16LL))) * 5LL) + (v_j012 + v_tx135))] = b7[4LL];
-    }
-    if ((((v_i011 + (v_ty134 + 16LL)) < s0) && ((v_j012 + (v_tx135 + 4LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 16LL))) * 5LL) + (v_j012 + (v_tx135 + 4LL)))] = b7[5LL];
-    }
-    if ((((v_i011 + (v_ty134 + 16LL)) < s0) && ((v_j012 + (v_tx135 + 8LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 16LL))) * 5LL) + (v_j012 + (v_tx135 + 8LL)))] = b7[6LL];
-    }
-    if ((((v_i011 + (v_ty134 + 16LL)) < s0) && ((v_j012 + (v_tx135 + 12LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 16LL))) * 5LL) + (v_j012 + (v_tx135 + 12LL)))] = b7[7LL];
-    }
-    if ((((v_i011 + (v_ty134 + 32LL)) < s0) && ((v_j012 + v_tx135) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 32LL))) * 5LL) + (v_j012 + v_tx135))] = b7[8LL];
-    }
-    if ((((v_i011 + (v_ty134 + 32LL)) < s0) && ((v_j012 + (v_tx135 + 4LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 32LL))) * 5LL) + (v_j012 + (v_tx135 + 4LL)))] = b7[9LL];
-    }
-    if ((((v_i011 + (v_ty134 + 32LL)) < s0) && ((v_j012 + (v_tx135 + 8LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 32LL))) * 5LL) + (v_j012 + (v_tx135 + 8LL)))] = b7[10LL];
-    }
-    if ((((v_i011 + (v_ty134 + 32LL)) < s0) && ((v_j012 + (v_tx135 + 12LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 32LL))) * 5LL) + (v_j012 + (v_tx135 + 12LL)))] = b7[11LL];
-    }
-    if ((((v_i011 + (v_ty134 + 48LL)) < s0) && ((v_j012 + v_tx135) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 48LL))) * 5LL) + (v_j012 + v_tx135))] = b7[12LL];
-    }
-    if ((((v_i011 + (v_ty134 + 48LL)) < s0) && ((v_j012 + (v_tx135 + 4LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 48LL))) * 5LL) + (v_j012 + (v_tx135 + 4LL)))] = b7[13LL];
-    }
-    if ((((v_i011 + (v_ty134 + 48LL)) < s0) && ((v_j012 + (v_tx135 + 8LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 48LL))) * 5LL) + (v_j012 + (v_tx135 + 8LL)))] = b7[14LL];
-    }
-    if ((((v_i011 + (v_ty134 + 48LL)) < s0) && ((v_j012 + (v_tx135 + 12LL)) < 5LL))) {
-      b4[((((v_sg9 * s0) + (v_i011 + (v_ty134 + 48LL))) * 5LL) + (v_j012 + (v_tx135 + 12LL)))] = b7[15LL];
+    if ((((v_i011 + (v_ty58 + 32LL)) < s0) && ((v_j012 + (v_tx59 + 8LL)) < 5LL))) {
+      b4[((((v_sg9 * s0) + (v_i011 + (v_ty58 + 32LL))) * 5LL) + (v_j012 + (v_tx59 + 8LL)))] = b7[3LL];
     }
   }
 }
 MLC_ENTRY8(dense_k0_matmul_bias_1, const float *, const float *, const float *, const float *, float *, int64_t, uint64_t, uint32_t *)
 
-// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:22), launch 2 of 2: block 256, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
+// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_matmul.kir:23), launch 2 of 2: block 256, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
 MLC_KERNEL MLC_LAUNCH_BOUNDS(256) dense_k0_matmul_bias_2(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, float *MLC_RESTRICT b3, const float *MLC_RESTRICT b4, int64_t s0, uint64_t seed, uint32_t *flag) {
   const int mlc_dead = *flag != 0;
   (void)mlc_dead;
@@ -687,49 +267,49 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(256) dense_k0_matmul_bias_2(const float *MLC_RESTRI
   (void)v_e6;
   float v_e7 = 0;
   (void)v_e7;
-  int64_t v_e136 = 0;
-  (void)v_e136;
-  int64_t v_r137 = 0;
-  (void)v_r137;
-  int64_t v_c138 = 0;
-  (void)v_c138;
-  float v_acc139 = 0;
-  (void)v_acc139;
-  int64_t v_sg140 = 0;
-  (void)v_sg140;
-  int64_t v_kc141 = 0;
-  (void)v_kc141;
-  int64_t v_kb0142 = 0;
-  (void)v_kb0142;
-  int64_t v_kl143 = 0;
-  (void)v_kl143;
-  int64_t v_gb144 = 0;
-  (void)v_gb144;
-  int64_t v_gt145 = 0;
-  (void)v_gt145;
-  int64_t v_g146 = 0;
-  (void)v_g146;
-  v_gb144 = (int64_t)blockIdx.x;
+  int64_t v_e60 = 0;
+  (void)v_e60;
+  int64_t v_r61 = 0;
+  (void)v_r61;
+  int64_t v_c62 = 0;
+  (void)v_c62;
+  float v_acc63 = 0;
+  (void)v_acc63;
+  int64_t v_sg64 = 0;
+  (void)v_sg64;
+  int64_t v_kc65 = 0;
+  (void)v_kc65;
+  int64_t v_kb066 = 0;
+  (void)v_kb066;
+  int64_t v_kl67 = 0;
+  (void)v_kl67;
+  int64_t v_gb68 = 0;
+  (void)v_gb68;
+  int64_t v_gt69 = 0;
+  (void)v_gt69;
+  int64_t v_g70 = 0;
+  (void)v_g70;
+  v_gb68 = (int64_t)blockIdx.x;
   if (!mlc_dead) {
-    v_gt145 = (int64_t)threadIdx.x;
-    v_g146 = ((v_gb144 * 256LL) + v_gt145);
-    if ((v_g146 < (s0 * 5LL))) {
-      v_e136 = v_g146;
-      v_r137 = mlc_mod_i64(mlc_div_i64(v_e136, 5LL), s0);
-      v_c138 = mlc_mod_i64(v_e136, 5LL);
-      v_acc139 = (-0.0f);
+    v_gt69 = (int64_t)threadIdx.x;
+    v_g70 = ((v_gb68 * 256LL) + v_gt69);
+    if ((v_g70 < (s0 * 5LL))) {
+      v_e60 = v_g70;
+      v_r61 = mlc_mod_i64(mlc_div_i64(v_e60, 5LL), s0);
+      v_c62 = mlc_mod_i64(v_e60, 5LL);
+      v_acc63 = (-0.0f);
       {
-        const int64_t n_sg140 = 2LL;
-        for (v_sg140 = 0; v_sg140 < n_sg140; v_sg140++) {
-          v_kc141 = 300LL;
-          v_kb0142 = (v_sg140 * v_kc141);
-          v_kl143 = ((int64_t)mlc_imin(v_kc141, (600LL - (v_sg140 * v_kc141))));
-          v_acc139 = (v_acc139 + b4[((v_sg140 * (s0 * 5LL)) + ((v_r137 * 5LL) + v_c138))]);
+        const int64_t n_sg64 = 2LL;
+        for (v_sg64 = 0; v_sg64 < n_sg64; v_sg64++) {
+          v_kc65 = 300LL;
+          v_kb066 = (v_sg64 * v_kc65);
+          v_kl67 = ((int64_t)mlc_imin(v_kc65, (600LL - (v_sg64 * v_kc65))));
+          v_acc63 = (v_acc63 + b4[((v_sg64 * (s0 * 5LL)) + ((v_r61 * 5LL) + v_c62))]);
         }
       }
-      v_i0 = v_r137;
-      v_i1 = v_c138;
-      v_acc2 = v_acc139;
+      v_i0 = v_r61;
+      v_i1 = v_c62;
+      v_acc2 = v_acc63;
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
@@ -772,7 +352,7 @@ int32_t mlc_cu_dense(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs
   { // k0_matmul_bias
     void *args[] = {&buf0, &buf1, &buf2, &buf3, &buf4, &sym_B, &seed, &flag};
     int64_t grid0 = (2LL * mlc_h_div(((sym_B + 64LL) - 1LL), 64LL));
-    if (grid0 > 0 && l->launch(l, 0, grid0, 64, args)) return -1;
+    if (grid0 > 0 && l->launch(l, 0, grid0, 256, args)) return -1;
     int64_t grid1 = mlc_h_div(((sym_B * 5LL) + 255LL), 256LL);
     if (grid1 > 0 && l->launch(l, 1, grid1, 256, args)) return -1;
   }
