@@ -20,12 +20,15 @@
 //                  smaller constant N. A nest whose body is a reduction of
 //                  a long or unknown length (reduce_min) over few rows (a
 //                  constant count up to reduce_rows) gets a block per row
-//                  instead (below).
+//                  instead (below); one whose body is a long float sum
+//                  gets a thread per lane chain (32 rows x 8 lanes a block,
+//                  "float sums: a lane per thread").
 //   a launch       a loop a recipe mapped gpu-block already (the tiled
 //                  GEMMs) stays as it is.
 //   serial run     the other statements between two mapped loops run on one
 //                  thread of one block; a run that is a reduction (below)
-//                  gets the threads of one block (max_threads).
+//                  gets the threads of one block (max_threads), one that
+//                  is a long float sum a thread per lane (8 threads).
 //
 // A reduction is `let acc = ID` followed by a loop nest whose body updates
 // acc only as `acc = acc OP e` (OP add, mul, max or min with ID its identity:
@@ -289,22 +292,6 @@ static KStmt *block_reduction(Sk *s, const Vec *blk, int i, int n, const Reducti
   return b;
 }
 
-// ---- serial runs -----------------------------------------------------------------------------------------------
-// blk[from, to): a reduction with nothing live across its start gets one
-// block (what comes before it a launch of its own); anything else runs on
-// one thread.
-static void map_run(Sk *s, const Vec *blk, int from, int to, const bool *live, Vec *out) {
-  if (from == to) return;
-  Reduction r;
-  for (int i = from; i + 1 < to; i++) {
-    if (live[i] || !find_reduction(s, blk, i, &r) || !long_reduction(s, &r)) continue;
-    if (i > from) vec_push(s->p->arena, out, single(s, blk, from, i));
-    vec_push(s->p->arena, out, block_reduction(s, blk, i, to, &r, s->t->max_threads));
-    return;
-  }
-  vec_push(s->p->arena, out, single(s, blk, from, to));
-}
-
 // ---- float sums: a lane per thread ---------------------------------------------------------------------
 // A float sum (docs/design/kir.md, "Float sums") is eight lane lets of
 // +0, statements that add terms to the lanes (lane j only as
@@ -400,8 +387,8 @@ static bool lane_sum_fits(Sk *s, const Vec *body, LaneSum *ls) {
   bool *own = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
   unsigned mask = 0;
   int64_t trips = 1;
-  int f = i + LANES;
-  while (f < body->len && VEC_AT(*body, KStmt, f)->kind != KS_LET) f++;
+  int f = i + LANES; // the fold: the first let after the lanes that reads them
+  while (f < body->len && !(VEC_AT(*body, KStmt, f)->kind == KS_LET && uses_lane(ls, VEC_AT(*body, KStmt, f)->value))) f++;
   if (f >= body->len || f == i + LANES) return false;
   Vec mid = {.data = body->data + i + LANES, .len = f - i - LANES};
   if (!lane_stmts(ls, &mid, own, &mask, &trips) || (trips >= 0 && trips * LANES < s->t->reduce_min)) return false;
@@ -522,6 +509,29 @@ static KStmt *lane_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Ve
   kir_let(s->p, in, f->var, fold_from(s, ls, f->value, sh, sk_mul(s, gt, sk_i(s, LANES))));
   for (int i = ls->fold + 1; i < body->len; i++) vec_push(s->p->arena, in, body->data[i]);
   return b;
+}
+
+// ---- serial runs -----------------------------------------------------------------------------------------------
+// blk[from, to): a run that is lets, a long float sum and what follows it
+// gets a thread per lane; a reduction with nothing live across its start
+// gets one block (what comes before it a launch of its own); anything else
+// runs on one thread.
+static void map_run(Sk *s, const Vec *blk, int from, int to, const bool *live, Vec *out) {
+  if (from == to) return;
+  Reduction r;
+  LaneSum ls;
+  Vec run = {.data = blk->data + from, .len = to - from};
+  if (!live[from] && lane_sum_fits(s, &run, &ls)) { // a float sum: one row of 8 lanes
+    vec_push(s->p->arena, out, lane_rows(s, NULL, NULL, 0, &run, &ls));
+    return;
+  }
+  for (int i = from; i + 1 < to; i++) {
+    if (live[i] || !find_reduction(s, blk, i, &r) || !long_reduction(s, &r)) continue;
+    if (i > from) vec_push(s->p->arena, out, single(s, blk, from, i));
+    vec_push(s->p->arena, out, block_reduction(s, blk, i, to, &r, s->t->max_threads));
+    return;
+  }
+  vec_push(s->p->arena, out, single(s, blk, from, to));
 }
 
 // ---- mapped loops -----------------------------------------------------------------------------------------------

@@ -51,6 +51,11 @@
 //     512 is one block and needs no acc);
 //   conv2d_grad_weight: per image n, per pixel chunk, the K blocks of the
 //     chunk's pixels (acc starts at -0, or +0 with no pixel at all).
+// Split-K (gemm_emit): with fewer tiles x batches than the Target's SMs,
+// a block per (K segment, batch, tile) stores the segment's sum into a
+// temporary and a second launch adds each output's segments in order from
+// acc's start, then stores: the same expression in the same order. A launch
+// of still few threads gives each thread 2 x 2 outputs instead of 4 x 4.
 // Stores: matmul and conv2d bind the canonical nest's output indices and
 // sum variable and run its own tail (epilogue and store, with the output's
 // strides), so bias / residual / relu / relu_mask are the lowering's
