@@ -32,6 +32,7 @@
 //                    train_step writes there, the alignment pad)
 //   data batch       train_step's inputs at b
 #include "report.h"
+#include "report_internal.h"
 
 #include "kernel/kir.h"
 #include "kernel/schedule.h"
@@ -41,12 +42,6 @@
 #include <string.h>
 
 // ---- evaluation ------------------------------------------------------------------------------------
-typedef struct Eval {
-  const KirProgram *p;
-  int64_t *syms;
-  int64_t *vars; // per kernel var: its value (a loop's midpoint)
-  bool *bound;
-} Eval;
 
 static int64_t floordiv(int64_t a, int64_t b) {
   int64_t q = a / b;
@@ -55,7 +50,7 @@ static int64_t floordiv(int64_t a, int64_t b) {
 
 // An integer or bool expression's value; false when it reads memory or an
 // unbound variable.
-static bool ev(const Eval *e, const KExpr *x, int64_t *out) {
+bool report_ev(const Eval *e, const KExpr *x, int64_t *out) {
   int64_t a, b, c;
   switch (x->kind) {
   case KE_CONST:
@@ -68,18 +63,18 @@ static bool ev(const Eval *e, const KExpr *x, int64_t *out) {
     *out = e->vars[x->var];
     return true;
   case KE_UNARY:
-    if (!ev(e, x->a, &a)) return false;
+    if (!report_ev(e, x->a, &a)) return false;
     if (x->un == KU_NOT) *out = !a;
     else if (x->un == KU_NEG) *out = -a;
     else if (x->un == KU_ABS) *out = a < 0 ? -a : a;
     else return false;
     return true;
   case KE_SELECT:
-    if (!ev(e, x->a, &a) || !ev(e, x->b, &b) || !ev(e, x->c, &c)) return false;
+    if (!report_ev(e, x->a, &a) || !report_ev(e, x->b, &b) || !report_ev(e, x->c, &c)) return false;
     *out = a ? b : c;
     return true;
   case KE_BINARY:
-    if (dtype_is_float(x->a->dtype) || !ev(e, x->a, &a) || !ev(e, x->b, &b)) return false;
+    if (dtype_is_float(x->a->dtype) || !report_ev(e, x->a, &a) || !report_ev(e, x->b, &b)) return false;
     switch (x->bin) {
     case KB_ADD: *out = a + b; return true;
     case KB_SUB: *out = a - b; return true;
@@ -104,11 +99,11 @@ static bool ev(const Eval *e, const KExpr *x, int64_t *out) {
 
 static int64_t ev0(const Eval *e, const KExpr *x) {
   int64_t v;
-  return x && ev(e, x, &v) ? v : 0;
+  return x && report_ev(e, x, &v) ? v : 0;
 }
 
 // The syms of p with the batch sym at b and any other argument-bound sym at 64.
-static int64_t *bind(const KirProgram *p, int64_t b) {
+int64_t *report_bind(const KirProgram *p, int64_t b) {
   int64_t *args = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
   int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1));
   for (int i = 0; i < p->syms.len; i++) {
@@ -165,7 +160,7 @@ static void block_cost(Cost *c, const Vec *blk, int64_t mult) {
     case KS_IF: {
       c->flops += expr_cost(c, s->cond, mult);
       int64_t v;
-      bool known = ev(&c->e, s->cond, &v);
+      bool known = report_ev(&c->e, s->cond, &v);
       if (!known || v) block_cost(c, &s->body, mult);
       if (known && !v) block_cost(c, &s->els, mult);
       break;
@@ -277,7 +272,7 @@ static void lines_of(Arena *a, Span sp, const char **lines, const char **text) {
 
 static void program_table(FILE *f, Arena *a, const KirProgram *p, int64_t b) {
   if (!p) return;
-  int64_t *syms = bind(p, b), tf = 0, tb = 0;
+  int64_t *syms = report_bind(p, b), tf = 0, tb = 0;
   fprintf(f, "%s: %d kernels\n", p->name, p->kernels.len);
   fprintf(f, "  %-4s %-28s %-8s %16s %16s  %s\n", "#", "kernel", "lines", "FLOPs", "bytes", "source");
   for (int i = 0; i < p->kernels.len; i++) {
@@ -309,7 +304,7 @@ static const IrParam *param_of(const BuildUnit *u, const char *path) {
 
 static int64_t plan_bytes(const KirProgram *p, int64_t b) {
   if (!p || !p->scratch) return 0;
-  Eval e = {.p = p, .syms = bind(p, b)};
+  Eval e = {.p = p, .syms = report_bind(p, b)};
   return ev0(&e, p->scratch);
 }
 
@@ -370,7 +365,7 @@ static Memory memory_at(const BuildUnit *u, int64_t b, bool want_grads) {
   Memory m = {.peak_kernel = "-"};
   const KirProgram *t = prog(u, 0);
   if (!t) return m;
-  Eval e = {.p = t, .syms = bind(t, b)};
+  Eval e = {.p = t, .syms = report_bind(t, b)};
   for (int i = 0; i < t->bufs.len; i++) {
     const KirBuf *kb = kir_buf(t, i);
     int64_t n = buf_bytes(&e, i);
@@ -450,6 +445,10 @@ void report_write(FILE *f, const BuildUnit *u, const ReportOptions *o) {
   program_table(f, a, prog(u, 0), b);
   program_table(f, a, prog(u, 2), b);
   program_table(f, a, prog(u, 3), b);
+  if (u->cuda) {
+    const KirProgram *g[] = {u->g_train, u->g_eval, u->g_predict};
+    report_launches(f, g, 3, b);
+  }
   memory_table(f, a, u, b);
   if (o->max_memory > 0) {
     int64_t n = fit(u, o->max_memory);

@@ -20,12 +20,15 @@
 //                  smaller constant N. A nest whose body is a reduction of
 //                  a long or unknown length (reduce_min) over few rows (a
 //                  constant count up to reduce_rows) gets a block per row
-//                  instead (below).
+//                  instead (below); one whose body is a long float sum
+//                  gets a thread per lane chain (32 rows x 8 lanes a block,
+//                  "float sums: a lane per thread").
 //   a launch       a loop a recipe mapped gpu-block already (the tiled
 //                  GEMMs) stays as it is.
 //   serial run     the other statements between two mapped loops run on one
 //                  thread of one block; a run that is a reduction (below)
-//                  gets the threads of one block (max_threads).
+//                  gets the threads of one block (max_threads), one that
+//                  is a long float sum a thread per lane (8 threads).
 //
 // A reduction is `let acc = ID` followed by a loop nest whose body updates
 // acc only as `acc = acc OP e` (OP add, mul, max or min with ID its identity:
@@ -289,13 +292,239 @@ static KStmt *block_reduction(Sk *s, const Vec *blk, int i, int n, const Reducti
   return b;
 }
 
+// ---- float sums: a lane per thread ---------------------------------------------------------------------
+// A float sum (docs/design/kir.md, "Float sums") is eight lane lets of
+// +0, statements that add terms to the lanes (lane j only as
+// `lj = lj + e`, e reading no lane), and a let of the lanes' fold. The
+// eight lane chains are independent, so each may run on a thread of its
+// own: thread (lane j, slot r) of a block of 8 x 32 threads runs the
+// statements with every update of a lane other than j skipped, which is
+// lane j's chain exactly as the one thread ran it, and stores lj into a
+// shared buffer; after a barrier, thread r folds the row's eight values in
+// the fold's own expression and runs what follows. So the sum keeps its
+// bits and a row's chain is an eighth as long. The lane is the warp (j =
+// thread / 32), so the skips never diverge within a warp.
+enum { LANES = 8, LANE_ROWS = 32 };
+
+typedef struct LaneSum {
+  int at;              // the first lane let in the row body
+  int lanes[LANES];
+  int fold;            // the body index of the fold's let
+} LaneSum;
+
+static int lane_of(const LaneSum *ls, int var) {
+  for (int j = 0; j < LANES; j++)
+    if (ls->lanes[j] == var) return j;
+  return -1;
+}
+
+static bool uses_lane(const LaneSum *ls, const KExpr *x) {
+  for (int j = 0; j < LANES; j++)
+    if (expr_uses(x, ls->lanes[j])) return true;
+  return false;
+}
+
+// blk touches the lanes only as updates `lj = lj + e`; it stores nothing
+// and assigns only lanes and variables it declares. *mask: the lanes it
+// updates; *trips: its loops' longest nest of trips (-1: not a constant).
+static bool lane_stmts(const LaneSum *ls, const Vec *blk, bool *own, unsigned *mask, int64_t *trips) {
+  for (int i = 0; i < blk->len; i++) {
+    const KStmt *st = VEC_AT(*blk, KStmt, i);
+    int64_t n, inner = 1;
+    switch (st->kind) {
+    case KS_LET: // a float +0 let: a sum nested in this one (a chunk's lanes), which every lane would redo
+      if (uses_lane(ls, st->value) || (st->value->kind == KE_CONST && dtype_is_float(st->value->dtype))) return false;
+      own[st->var] = true;
+      break;
+    case KS_ASSIGN: {
+      int j = lane_of(ls, st->var);
+      const KExpr *v = st->value;
+      if (j < 0) {
+        if (!own[st->var] || uses_lane(ls, v)) return false;
+        break;
+      }
+      if (v->kind != KE_BINARY || v->bin != KB_ADD || v->a->kind != KE_VAR || v->a->var != st->var || uses_lane(ls, v->b))
+        return false;
+      *mask |= 1u << j;
+      break;
+    }
+    case KS_IF:
+      if (uses_lane(ls, st->cond) || !lane_stmts(ls, &st->body, own, mask, trips) || !lane_stmts(ls, &st->els, own, mask, trips))
+        return false;
+      break;
+    case KS_FOR:
+      if (st->map != KMAP_SERIAL || uses_lane(ls, st->n)) return false;
+      own[st->var] = true;
+      if (!lane_stmts(ls, &st->body, own, mask, &inner)) return false;
+      if (!kir_eval_i64(st->n, NULL, &n) || inner < 0) *trips = -1;
+      else if (*trips >= 0 && n * inner > *trips) *trips = n * inner;
+      break;
+    default: return false; // stores, barriers, checks, calls
+    }
+  }
+  return true;
+}
+
+static bool is_zero_let(const KStmt *st, DType *dt) {
+  if (st->kind != KS_LET || st->value->kind != KE_CONST || !dtype_is_float(st->value->dtype)) return false;
+  if (*dt == DT_COUNT) *dt = st->value->dtype;
+  return st->value->dtype == *dt && st->value->f == 0 && !signbit(st->value->f);
+}
+
+// A row body: lets, then a float sum whose loops are long (a symbolic trip
+// count or at least reduce_min / 8 blocks of positions), then statements
+// that do not read its lanes.
+static bool lane_sum_fits(Sk *s, const Vec *body, LaneSum *ls) {
+  int i = 0;
+  DType dt = DT_COUNT;
+  while (i < body->len && VEC_AT(*body, KStmt, i)->kind == KS_LET && !is_zero_let(VEC_AT(*body, KStmt, i), &dt)) i++;
+  for (int j = 0; j < LANES; j++) {
+    if (i + j >= body->len || !is_zero_let(VEC_AT(*body, KStmt, i + j), &dt)) return false;
+    ls->lanes[j] = VEC_AT(*body, KStmt, i + j)->var;
+  }
+  if (dt != DT_F64 && dt != DT_F32) return false;
+  ls->at = i;
+  bool *own = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
+  unsigned mask = 0;
+  int64_t trips = 1;
+  int f = i + LANES; // the fold: the first let after the lanes that reads them
+  while (f < body->len && !(VEC_AT(*body, KStmt, f)->kind == KS_LET && uses_lane(ls, VEC_AT(*body, KStmt, f)->value))) f++;
+  if (f >= body->len || f == i + LANES) return false;
+  Vec mid = {.data = body->data + i + LANES, .len = f - i - LANES};
+  if (!lane_stmts(ls, &mid, own, &mask, &trips) || (trips >= 0 && trips * LANES < s->t->reduce_min)) return false;
+  ls->fold = f;
+  for (int k = f + 1; k < body->len; k++) { // nothing after the fold reads a lane
+    bool *used = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
+    mark_stmt(VEC_AT(*body, KStmt, k), used);
+    for (int j = 0; j < LANES; j++)
+      if (used[ls->lanes[j]]) return false;
+  }
+  // the lets before the sum are recomputed by the folding thread: none may be assigned later
+  Vec rest = {.data = body->data + i, .len = body->len - i};
+  for (int j = 0; j < i; j++)
+    if (assigns(&rest, VEC_AT(*body, KStmt, j)->var)) return false;
+  return true;
+}
+
+static bool stmt_uses(const KStmt *st, int var, int nvars, Arena *a) {
+  bool *used = arena_alloc(a, (size_t)nvars + 1);
+  mark_stmt(st, used);
+  return used[var];
+}
+
+// The lanes' statements for the thread of lane `lane`: each update of lane
+// j, and the lets before it that only it reads, under `if lane == j`; an
+// `if` that updates one lane only, whole under its guard.
+static void lane_copy(Sk *s, const LaneSum *ls, const Vec *blk, KExpr *lane, Vec *out) {
+  int nv = s->k->vars.len;
+  Vec pend = {0};
+  for (int i = 0; i < blk->len; i++) {
+    KStmt *st = VEC_AT(*blk, KStmt, i);
+    if (st->kind == KS_LET) {
+      vec_push(s->p->arena, &pend, st);
+      continue;
+    }
+    unsigned mask = 0;
+    int64_t trips = 1;
+    bool *own = arena_alloc(s->p->arena, (size_t)nv + 1);
+    int j = st->kind == KS_ASSIGN ? lane_of(ls, st->var) : -1;
+    if (st->kind == KS_IF && lane_stmts(ls, &st->body, own, &mask, &trips) && lane_stmts(ls, &st->els, own, &mask, &trips) &&
+        mask && !(mask & (mask - 1)))
+      for (j = 0; !(mask >> j & 1); j++) {}
+    Vec *g = NULL;
+    if (j >= 0) g = &kir_if(s->p, out, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
+    // a pending let goes under the guard when nothing after this statement reads it
+    for (int q = 0; q < pend.len; q++) {
+      KStmt *l = pend.data[q];
+      bool later = false;
+      for (int r = i + 1; r < blk->len && !later; r++) later = stmt_uses(VEC_AT(*blk, KStmt, r), l->var, nv, s->p->arena);
+      if (!g || later) {
+        // keep it before the guard (the guard is already in out: insert before it)
+        if (g) {
+          KStmt *gi = out->data[out->len - 1];
+          out->data[out->len - 1] = l;
+          vec_push(s->p->arena, out, gi);
+        } else vec_push(s->p->arena, out, l);
+      } else vec_push(s->p->arena, g, l);
+    }
+    pend.len = 0;
+    if (g) {
+      vec_push(s->p->arena, g, st);
+      continue;
+    }
+    if (st->kind == KS_FOR || st->kind == KS_IF) {
+      KStmt *c = arena_alloc(s->p->arena, sizeof *c);
+      *c = *st, c->body = (Vec){0}, c->els = (Vec){0};
+      lane_copy(s, ls, &st->body, lane, &c->body);
+      lane_copy(s, ls, &st->els, lane, &c->els);
+      vec_push(s->p->arena, out, c);
+    } else vec_push(s->p->arena, out, st);
+  }
+  for (int q = 0; q < pend.len; q++) vec_push(s->p->arena, out, pend.data[q]);
+}
+
+// x with each lane j replaced by sh[base + j].
+static KExpr *fold_from(Sk *s, const LaneSum *ls, const KExpr *x, int sh, KExpr *base) {
+  if (!x) return NULL;
+  if (x->kind == KE_VAR) {
+    int j = lane_of(ls, x->var);
+    if (j >= 0) return sk_ld(s, sh, sk_add(s, base, sk_i(s, j)));
+  }
+  KExpr *c = arena_alloc(s->p->arena, sizeof *c);
+  *c = *x;
+  c->a = fold_from(s, ls, x->a, sh, base), c->b = fold_from(s, ls, x->b, sh, base), c->c = fold_from(s, ls, x->c, sh, base);
+  return c;
+}
+
+// The rows of n[0..k) (k = 0: one row), each body = lets, the float sum,
+// the rest: blocks of LANE_ROWS rows x LANES lanes.
+static KStmt *lane_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Vec *body, const LaneSum *ls) {
+  KExpr *N = prod(s, n, 0, k), *gb, *gt;
+  int64_t R = LANE_ROWS, c;
+  if (kir_eval_i64(N, NULL, &c) && c < R) R = c < 1 ? 1 : c;
+  Vec *tb;
+  KStmt *b = launch(s, ceil_div(s, N, R), R * LANES, &gb, &gt, &tb);
+  DType dt = VEC_AT(s->k->vars, KirVar, ls->lanes[0])->dtype;
+  int sh = shared_buf(s, dt, R * LANES);
+  // thread gt: lane gt / R (a warp's threads share it when R is 32), row slot gt % R
+  KExpr *lane = sk_let(s, tb, "ln", sk_div(s, gt, sk_i(s, R))), *slot = sk_let(s, tb, "rs", sk_mod(s, gt, sk_i(s, R)));
+  KExpr *g = sk_let(s, tb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, R)), slot));
+  Vec *in = is_multiple(N, R) ? tb : &kir_if(s->p, tb, sk_lt(s, g, N))->body;
+  unflatten(s, in, g, vars, n, k);
+  for (int i = 0; i < ls->at + LANES; i++) vec_push(s->p->arena, in, body->data[i]);
+  Vec mid = {.data = body->data + ls->at + LANES, .len = ls->fold - ls->at - LANES};
+  lane_copy(s, ls, &mid, lane, in);
+  KExpr *at = sk_mul(s, slot, sk_i(s, LANES));
+  for (int j = 0; j < LANES; j++) {
+    Vec *put = &kir_if(s->p, in, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
+    sk_st(s, put, sh, sk_add(s, at, sk_i(s, j)), kir_varref(s->p, s->k, ls->lanes[j]));
+  }
+  kir_barrier(s->p, &b->body);
+  Vec *fb = &thread_loop(s, &b->body, R, &gt)->body;
+  g = sk_let(s, fb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, R)), gt));
+  in = is_multiple(N, R) ? fb : &kir_if(s->p, fb, sk_lt(s, g, N))->body;
+  unflatten(s, in, g, vars, n, k);
+  for (int i = 0; i < ls->at; i++) vec_push(s->p->arena, in, body->data[i]);
+  const KStmt *f = VEC_AT(*body, KStmt, ls->fold);
+  kir_let(s->p, in, f->var, fold_from(s, ls, f->value, sh, sk_mul(s, gt, sk_i(s, LANES))));
+  for (int i = ls->fold + 1; i < body->len; i++) vec_push(s->p->arena, in, body->data[i]);
+  return b;
+}
+
 // ---- serial runs -----------------------------------------------------------------------------------------------
-// blk[from, to): a reduction with nothing live across its start gets one
-// block (what comes before it a launch of its own); anything else runs on
-// one thread.
+// blk[from, to): a run that is lets, a long float sum and what follows it
+// gets a thread per lane; a reduction with nothing live across its start
+// gets one block (what comes before it a launch of its own); anything else
+// runs on one thread.
 static void map_run(Sk *s, const Vec *blk, int from, int to, const bool *live, Vec *out) {
   if (from == to) return;
   Reduction r;
+  LaneSum ls;
+  Vec run = {.data = blk->data + from, .len = to - from};
+  if (!live[from] && lane_sum_fits(s, &run, &ls)) { // a float sum: one row of 8 lanes
+    vec_push(s->p->arena, out, lane_rows(s, NULL, NULL, 0, &run, &ls));
+    return;
+  }
   for (int i = from; i + 1 < to; i++) {
     if (live[i] || !find_reduction(s, blk, i, &r) || !long_reduction(s, &r)) continue;
     if (i > from) vec_push(s->p->arena, out, single(s, blk, from, i));
@@ -362,6 +591,8 @@ static KStmt *map_loop(Sk *s, KStmt *l) {
   int k = parallel_nest(l, n, vars, &body);
   Reduction r;
   if (row_reduction_fits(s, n, k, body, &at, &r)) return row_reductions(s, n, vars, k, body, at, &r);
+  LaneSum ls;
+  if (lane_sum_fits(s, body, &ls)) return lane_rows(s, n, vars, k, body, &ls);
   KExpr *N = prod(s, n, 0, k), *gb, *gt;
   int64_t T = s->t->block_threads, c;
   if (kir_eval_i64(N, NULL, &c) && c < T) T = c < 1 ? 1 : (c + s->t->warp_size - 1) / s->t->warp_size * s->t->warp_size;

@@ -51,6 +51,11 @@
 //     512 is one block and needs no acc);
 //   conv2d_grad_weight: per image n, per pixel chunk, the K blocks of the
 //     chunk's pixels (acc starts at -0, or +0 with no pixel at all).
+// Split-K (gemm_emit): with fewer tiles x batches than the Target's SMs,
+// a block per (K segment, batch, tile) stores the segment's sum into a
+// temporary and a second launch adds each output's segments in order from
+// acc's start, then stores: the same expression in the same order. A launch
+// of still few threads gives each thread 2 x 2 outputs instead of 4 x 4.
 // Stores: matmul and conv2d bind the canonical nest's output indices and
 // sum variable and run its own tail (epilogue and store, with the output's
 // strides), so bias / residual / relu / relu_mask are the lowering's
@@ -66,7 +71,7 @@
 #include <math.h>
 
 enum {
-  GT_R = 4,          // a thread's outputs per row and column of its tile
+  GT_R = 4,          // a thread's outputs per row and column of its tile (2 for a launch of few threads)
   GT_OUT = GT_R * GT_R,
 };
 
@@ -78,7 +83,8 @@ struct Gemm {
   KExpr *M, *N;     // C's rows and columns (one batch)
   KExpr *batches;   // C matrices
   int64_t BM, BN, BK;   // tile rows, columns, K step
-  int64_t TY, TX, T;    // threads down a tile (BM / 4), across it (BN / 4), in all
+  int64_t R;            // a thread's outputs per row and column (GT_R, or 2: gemm_emit)
+  int64_t TY, TX, T;    // threads down a tile (BM / R), across it (BN / R), in all
   bool a_kfast, b_kfast; // A(row, k) / B(k, col): k is the contiguous index
   bool multi;       // several K segments: block sums in acc
   KExpr *acc_init;  // multi: acc's start (-0)
@@ -98,6 +104,15 @@ struct Gemm {
   int nout;         // a thread's outputs: GT_OUT, or MI NI 4 (mma)
   int loc_s, loc_acc; // local buffers (per thread): the running sums, the block sums
   KExpr *lda, *ldb; // shared row lengths of the tiles (BM + 1, BN + 1: no bank conflicts on stores)
+  // split-K (fewer tiles than the Target's SMs): a block per (K segment, batch, tile) stores its
+  // segment's sum into part[sg][bt][M][N]; a second launch adds them in order (split_combine)
+  bool split;
+  KExpr *nseg;      // K segments of an output in all (the op's segments, flattened)
+  // the K segment sg's base and length, lets into blk; *live (NULL: always) whether it has terms
+  void (*seg_at)(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live);
+  KExpr *sg, *bt;   // split: the block's segment and batch
+  int part;
+  void (*out)(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v); // split: the op's own store
 };
 
 static int shared(Sk *s, const char *name, DType dt, int64_t n) {
@@ -166,19 +181,20 @@ static void compute(Gemm *g, Vec *tb, KExpr *gt, KExpr *kn, KExpr *ha, KExpr *hb
   Sk *s = g->s;
   KExpr *kk, *acc[GT_OUT], *a[GT_R], *b[GT_R];
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
-  for (int rc = 0; rc < GT_OUT; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->loc_s, sk_i(s, rc)));
+  int R = (int)g->R;
+  for (int rc = 0; rc < R * R; rc++) acc[rc] = sk_let(s, tb, "c", sk_ld(s, g->loc_s, sk_i(s, rc)));
   Vec *kb = &sk_loop(s, tb, "kk", kn, false, &kk)->body;
   KExpr *ra = sk_add(s, ha, sk_mul(s, kk, g->lda)), *rb = sk_add(s, hb, sk_mul(s, kk, g->ldb));
-  for (int r = 0; r < GT_R; r++)
+  for (int r = 0; r < R; r++)
     a[r] = sk_let(s, kb, "a", sk_ld(s, g->sh_a, sk_add(s, ra, sk_add(s, ty, sk_i(s, g->TY * r)))));
-  for (int c = 0; c < GT_R; c++)
+  for (int c = 0; c < R; c++)
     b[c] = sk_let(s, kb, "b", sk_ld(s, g->sh_b, sk_add(s, rb, sk_add(s, tx, sk_i(s, g->TX * c)))));
-  for (int r = 0; r < GT_R; r++)
-    for (int c = 0; c < GT_R; c++) {
-      KExpr *x = acc[r * GT_R + c];
+  for (int r = 0; r < R; r++)
+    for (int c = 0; c < R; c++) {
+      KExpr *x = acc[r * R + c];
       kir_assign(s->p, kb, x->var, kir_fma(s->p, a[r], b[c], x));
     }
-  for (int rc = 0; rc < GT_OUT; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
+  for (int rc = 0; rc < R * R; rc++) sk_st(s, tb, g->loc_s, sk_i(s, rc), acc[rc]);
 }
 
 // Thread gt's share of its warp's products of one K step (the BK = 16
@@ -253,13 +269,16 @@ static KStmt *gemm_launch(Gemm *g) {
   Sk *s = g->s;
   KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN)), *gb, *gt;
   Vec one = {0};
-  KStmt *L = sk_loop(s, &one, "gb", sk_mul(s, g->batches, sk_mul(s, TM, TN)), true, &gb);
+  KExpr *tiles = sk_mul(s, TM, TN), *BT = sk_mul(s, g->batches, tiles);
+  KStmt *L = sk_loop(s, &one, "gb", g->split ? sk_mul(s, g->nseg, BT) : BT, true, &gb);
   L->map = KMAP_GPU_BLOCK;
   Vec *blk = &L->body;
-  KExpr *tiles = sk_mul(s, TM, TN);
-  g->batch(g, blk, sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gb, tiles)));
-  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gb, TN), TM), sk_i(s, g->BM)));
-  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gb, TN), sk_i(s, g->BN)));
+  KExpr *gi = gb; // the block's (batch, tile)
+  if (g->split) g->sg = sk_let(s, blk, "sg", sk_div(s, gb, BT)), gi = sk_let(s, blk, "gi", sk_mod(s, gb, BT));
+  g->bt = sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, blk, "bt", sk_div(s, gi, tiles));
+  g->batch(g, blk, g->bt);
+  KExpr *i0 = sk_let(s, blk, "i0", sk_mul(s, sk_mod(s, sk_div(s, gi, TN), TM), sk_i(s, g->BM)));
+  KExpr *j0 = sk_let(s, blk, "j0", sk_mul(s, sk_mod(s, gi, TN), sk_i(s, g->BN)));
   DType tile = g->mma ? g->prec : g->dt;
   g->sh_a = shared(s, "as", tile, 2 * g->BK * (g->BM + 1)); // two halves: double-buffered
   g->sh_b = shared(s, "bs", tile, 2 * g->BK * (g->BN + 1));
@@ -269,8 +288,10 @@ static KStmt *gemm_launch(Gemm *g) {
     g->loc_acc = local(s, "acc", g->dt, g->nout);
     fill(g, blk, g->loc_acc, g->acc_init);
   }
-  KExpr *base, *len;
-  Vec *seg = g->segments(g, blk, &base, &len);
+  KExpr *base, *len, *live;
+  Vec *seg = blk;
+  if (g->split) g->seg_at(g, blk, g->sg, &base, &len, &live); // an empty segment stores +0
+  else seg = g->segments(g, blk, &base, &len);
   fill(g, seg, g->loc_s, sk_f(s, g->dt, 0));
   k_tiles(g, seg, i0, j0, base, len);
   if (g->multi) {
@@ -286,13 +307,90 @@ static KStmt *gemm_launch(Gemm *g) {
     return L;
   }
   KExpr *ty = sk_let(s, tb, "ty", sk_div(s, gt, sk_i(s, g->TX))), *tx = sk_let(s, tb, "tx", sk_mod(s, gt, sk_i(s, g->TX)));
-  for (int r = 0; r < GT_R; r++)
-    for (int c = 0; c < GT_R; c++) {
+  for (int r = 0; r < g->R; r++)
+    for (int c = 0; c < g->R; c++) {
       KExpr *row = sk_add(s, i0, sk_add(s, ty, sk_i(s, g->TY * r))), *col = sk_add(s, j0, sk_add(s, tx, sk_i(s, g->TX * c)));
       Vec *in = &kir_if(s->p, tb, sk_and(s, sk_lt(s, row, g->M), sk_lt(s, col, g->N)))->body;
-      g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * GT_R + c)));
+      g->store(g, in, row, col, sk_ld(s, g->multi ? g->loc_acc : g->loc_s, sk_i(s, r * g->R + c)));
     }
   return L;
+}
+
+// ---- split-K ----------------------------------------------------------------------------------
+// With fewer blocks than the Target's SMs (a weight gradient's few tiles
+// over a K of B*H*W terms, a narrow classifier), the tile launch gets a
+// block per (K segment, batch, tile): it computes the segment's sum exactly
+// as the one-pass form does (an fma chain from +0 in k order) and stores it
+// into part[sg][bt][row][col]; a second launch, a thread per output, adds
+// the segments' sums in segment order into acc from acc_init and runs the
+// op's store and epilogue. That is the one-pass form's expression in its
+// order (acc = ((acc_init + s0) + s1) + ..), so the bits are the same.
+static void part_store(Gemm *g, Vec *blk, KExpr *row, KExpr *col, KExpr *v) {
+  Sk *s = g->s;
+  KExpr *mat = sk_add(s, sk_mul(s, g->sg, g->batches), g->bt);
+  sk_st(s, blk, g->part, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, mat, g->M), row), g->N), col), v);
+}
+
+// for e < batches * M * N { batch bt, row, col; acc = acc_init; for sg < nseg { [live:] acc = acc + part[..] };
+// the op's store of acc }: a parallel loop, which the mapping flattens onto blocks.
+static void split_combine(Gemm *g) {
+  Sk *s = g->s;
+  KExpr *e, *sg, *base, *len, *live, *MN = sk_mul(s, g->M, g->N);
+  Vec *in = &sk_loop(s, &s->k->body, "e", sk_mul(s, g->batches, MN), true, &e)->body;
+  KExpr *bt = sk_is_one(g->batches) ? sk_i(s, 0) : sk_let(s, in, "bt", sk_div(s, e, MN));
+  g->batch(g, in, bt);
+  KExpr *row = sk_let(s, in, "r", sk_mod(s, sk_div(s, e, g->N), g->M)), *col = sk_let(s, in, "c", sk_mod(s, e, g->N));
+  KExpr *acc = sk_let(s, in, "acc", g->acc_init);
+  Vec *lb = &sk_loop(s, in, "sg", g->nseg, false, &sg)->body;
+  g->seg_at(g, lb, sg, &base, &len, &live);
+  if (live) lb = &kir_if(s->p, lb, live)->body;
+  KExpr *mat = sk_add(s, sk_mul(s, sg, g->batches), bt);
+  KExpr *v = sk_ld(s, g->part, sk_add(s, sk_mul(s, mat, MN), sk_add(s, sk_mul(s, row, g->N), col)));
+  kir_assign(s->p, lb, acc->var, sk_add(s, acc, v));
+  g->out(g, in, row, col, acc);
+}
+
+// The Target's planning size: every argument-bound sym at plan_dim.
+static bool at_plan(Sk *s, const KExpr *e, int64_t *v) {
+  int n = s->p->syms.len + 1;
+  int64_t *args = arena_alloc(s->p->arena, sizeof(int64_t) * (size_t)n), *syms = arena_alloc(s->p->arena, sizeof(int64_t) * (size_t)n);
+  for (int i = 0; i < n; i++) args[i] = s->t->plan_dim;
+  return kir_bind_syms(s->p, args, syms) && kir_eval_i64(e, syms, v);
+}
+
+static bool fma_threads(Gemm *g, int64_t R);
+
+// The tiled GEMM into the kernel: split-K when its tiles x batches are
+// fewer than the Target's SMs and it has two K segments or more at the
+// planning size (nseg and seg_at set), else the one-pass launch.
+static void gemm_emit(Gemm *g) {
+  Sk *s = g->s;
+  KExpr *TM = ceil_div(s, g->M, sk_i(s, g->BM)), *TN = ceil_div(s, g->N, sk_i(s, g->BN));
+  int64_t blocks = 0, nseg = 1;
+  bool known = at_plan(s, sk_mul(s, g->batches, sk_mul(s, TM, TN)), &blocks) && (!g->nseg || at_plan(s, g->nseg, &nseg));
+  g->split = known && g->nseg && s->t->sms > 0 && blocks < s->t->sms && nseg >= 2;
+  // still fewer than 64 threads an SM: 2 x 2 outputs a thread (four times the threads, a quarter of the chain)
+  if (known && !g->mma && blocks * (g->split ? nseg : 1) * g->T < (int64_t)s->t->sms * 64) fma_threads(g, 2);
+  if (g->split) {
+    KExpr *numel = sk_mul(s, sk_mul(s, g->nseg, g->batches), sk_mul(s, g->M, g->N));
+    g->part = sk_temp(s, "part", g->dt, 1, &numel);
+    g->out = g->store, g->store = part_store, g->multi = false;
+  }
+  vec_push(s->p->arena, &s->k->body, gemm_launch(g));
+  if (g->split) split_combine(g);
+}
+
+// K segment sg of kl_ksum's blocking of K terms from base0: its block.
+static void k_block_at(Sk *s, Vec *blk, KExpr *K, KExpr *base0, KExpr *sg, KExpr **base, KExpr **len) {
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  KExpr *KC = sk_let(s, blk, "kc", ceil_div(s, K, nb0));
+  *base = sk_let(s, blk, "kb0", sk_add(s, base0, sk_mul(s, sg, KC)));
+  *len = sk_let(s, blk, "kl", kmin(s, KC, sk_sub(s, K, sk_mul(s, sg, KC))));
+}
+
+static KExpr *k_block_count(Sk *s, KExpr *K) {
+  KExpr *one = sk_i(s, 1), *nb0 = kmax(s, ceil_div(s, K, sk_i(s, MLC_GEMM_KC_MAX)), one);
+  return kmax(s, ceil_div(s, K, kmax(s, ceil_div(s, K, nb0), one)), one);
 }
 
 // A tile extent along a dim of n: the Target's, or 16 or 32 for a constant
@@ -329,16 +427,26 @@ static bool gemm_tile_mma(Gemm *g) {
   return true;
 }
 
+// The fma path's threads for R x R outputs each, if the tile allows them.
+static bool fma_threads(Gemm *g, int64_t R) {
+  Sk *s = g->s;
+  int64_t bm = g->BM, bn = g->BN, bk = g->BK, T = (bm / R) * (bn / R);
+  if (bm < R || bm % R || bn < R || bn % R || bk < 1) return false;
+  int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
+  if (!(T <= s->t->max_threads && T % bk == 0 && T % bm == 0 && T % bn == 0 && bm * bk % T == 0 && bn * bk % T == 0 &&
+        bytes <= s->t->shared_bytes))
+    return false;
+  g->R = R, g->TY = bm / R, g->TX = bn / R, g->T = T, g->nout = (int)(R * R);
+  return true;
+}
+
 static bool gemm_tile(Gemm *g) {
   Sk *s = g->s;
   int64_t bm = tile_for(g->M, s->t->gemm_tile), bn = tile_for(g->N, s->t->gemm_tile), bk = s->t->gemm_ktile;
-  g->BM = bm, g->BN = bn, g->BK = bk, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
+  g->BM = bm, g->BN = bn, g->BK = bk, g->R = GT_R, g->TY = bm / GT_R, g->TX = bn / GT_R, g->T = g->TY * g->TX;
   g->nout = GT_OUT;
   if (gemm_tile_mma(g)) return true;
-  if (bm < GT_R || bm % GT_R || bn < GT_R || bn % GT_R || bk < 1) return false;
-  int64_t bytes = 2 * (bk * (bm + 1) + bk * (bn + 1)) * (int64_t)dtype_size(g->dt); // double-buffered
-  return g->T <= s->t->max_threads && g->T % bk == 0 && g->T % bm == 0 && g->T % bn == 0 &&
-         bm * bk % g->T == 0 && bn * bk % g->T == 0 && bytes <= s->t->shared_bytes;
+  return fma_threads(g, GT_R);
 }
 
 static bool gemm_init(Gemm *g, Sk *s, DType dt) {
@@ -450,6 +558,12 @@ static Vec *mm_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return k_blocks(g->s, blk, sk_dim(g->s, 0, m->ra - 1), sk_i(g->s, 0), base, len);
 }
 
+static void mm_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Mm *m = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, sk_dim(g->s, 0, m->ra - 1), sk_i(g->s, 0), sg, base, len);
+}
+
 static KExpr *mm_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Mm *m = g->op;
@@ -491,8 +605,9 @@ bool sk_gpu_matmul(Sk *s) {
   g.b_kfast = !sk_is_one(mm_stride(s, 1, m->rb - 1)) && sk_is_one(mm_stride(s, 1, m->rb - 2));
   g.multi = !one_block(s, K), g.acc_init = sk_f(s, dt, -0.0);
   g.batch = mm_batch, g.segments = mm_segments, g.ld_a = mm_a, g.ld_b = mm_b, g.store = mm_store, g.op = m;
+  g.nseg = k_block_count(s, K), g.seg_at = mm_seg_at;
   restart_keeping_vars(s, &m->t);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }
 
@@ -565,6 +680,12 @@ static Vec *fwd_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return k_blocks(g->s, blk, q->Kc, sk_i(g->s, 0), base, len);
 }
 
+static void fwd_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Conv *q = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, q->Kc, sk_i(g->s, 0), sg, base, len);
+}
+
 static KExpr *fwd_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Conv *q = g->op;
@@ -593,8 +714,9 @@ bool sk_gpu_conv2d(Sk *s) {
   g.a_kfast = true, g.b_kfast = false;
   g.multi = !one_block(s, q->Kc), g.acc_init = sk_f(s, g.dt, -0.0);
   g.batch = conv_batch, g.segments = fwd_segments, g.ld_a = fwd_a, g.ld_b = fwd_b, g.store = fwd_store, g.op = q;
+  g.nseg = k_block_count(s, q->Kc), g.seg_at = fwd_seg_at;
   restart_keeping_vars(s, &q->t);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }
 
@@ -602,6 +724,12 @@ bool sk_gpu_conv2d(Sk *s) {
 static Vec *gin_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   Conv *q = g->op;
   return k_blocks(g->s, blk, q->Og, sk_i(g->s, 0), base, len);
+}
+
+static void gin_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Conv *q = g->op;
+  *live = NULL;
+  k_block_at(g->s, blk, q->Og, sk_i(g->s, 0), sg, base, len);
 }
 
 static KExpr *gin_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
@@ -700,7 +828,8 @@ bool sk_gpu_conv2d_grad_input(Sk *s) {
     KExpr *numel = sk_mul(s, sk_mul(s, g.batches, q->Kc), q->P);
     q->dcol = sk_temp(s, "dcol", g.dt, 1, &numel);
   }
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  g.nseg = k_block_count(s, q->Og), g.seg_at = gin_seg_at;
+  gemm_emit(&g);
   if (q->dcol >= 0) gin_gather(s, q);
   return true;
 }
@@ -733,6 +862,32 @@ static Vec *gw_segments(Gemm *g, Vec *blk, KExpr **base, KExpr **len) {
   return in;
 }
 
+// The most K blocks a pixel chunk has (the full chunk's: a shorter one has
+// as many or fewer).
+static KExpr *gw_chunk_blocks(Sk *s, KExpr *QC) {
+  return kmax(s, ceil_div(s, QC, sk_i(s, MLC_GEMM_KC_MAX)), sk_i(s, 1));
+}
+
+// Segment sg = (image, pixel chunk, K block of the chunk), the K block
+// fastest, each chunk given gw_chunk_blocks slots: a slot past its chunk's
+// blocks has no terms (*live), so the combine skips it as gw_segments
+// has no such block.
+static void gw_seg_at(Gemm *g, Vec *blk, KExpr *sg, KExpr **base, KExpr **len, KExpr **live) {
+  Sk *s = g->s;
+  Conv *q = g->op;
+  KExpr *QC, *NQ, *one = sk_i(s, 1);
+  conv_chunks(s, q, &QC, &NQ);
+  KExpr *nbq = gw_chunk_blocks(s, QC);
+  q->img = sk_let(s, blk, "n", sk_div(s, sg, sk_mul(s, NQ, nbq)));
+  KExpr *q0 = sk_let(s, blk, "q0", sk_mul(s, sk_mod(s, sk_div(s, sg, nbq), NQ), QC));
+  KExpr *nq = sk_let(s, blk, "nq", kmin(s, QC, sk_sub(s, q->P, q0)));
+  KExpr *kb = sk_mod(s, sg, nbq), *KC = sk_let(s, blk, "kc", ceil_div(s, nq, kmax(s, ceil_div(s, nq, sk_i(s, MLC_GEMM_KC_MAX)), one)));
+  *base = sk_let(s, blk, "kb0", sk_add(s, q0, sk_mul(s, kb, KC)));
+  *len = sk_let(s, blk, "kl", kmax(s, sk_i(s, 0), kmin(s, KC, sk_sub(s, nq, sk_mul(s, kb, KC)))));
+  int64_t c;
+  *live = kir_eval_i64(nbq, NULL, &c) && c == 1 ? NULL : kir_bin(s->p, KB_GT, *len, sk_i(s, 0));
+}
+
 static KExpr *gw_a(Gemm *g, Vec *blk, KExpr *row, KExpr *k, KExpr **ok) {
   Sk *s = g->s;
   Conv *q = g->op;
@@ -762,7 +917,10 @@ bool sk_gpu_conv2d_grad_weight(Sk *s) {
   KExpr *none = kir_bin(s->p, KB_EQ, sk_mul(s, q->N, q->P), sk_i(s, 0));
   g.multi = true, g.acc_init = kir_select(s->p, none, sk_f(s, g.dt, 0), sk_f(s, g.dt, -0.0));
   g.batch = grp_batch, g.segments = gw_segments, g.ld_a = gw_a, g.ld_b = gw_b, g.store = gw_store, g.op = q;
+  KExpr *QC, *NQ;
+  conv_chunks(s, q, &QC, &NQ);
+  g.nseg = sk_mul(s, sk_mul(s, q->N, NQ), gw_chunk_blocks(s, QC)), g.seg_at = gw_seg_at;
   sk_restart(s);
-  vec_push(s->p->arena, &s->k->body, gemm_launch(&g));
+  gemm_emit(&g);
   return true;
 }

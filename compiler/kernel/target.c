@@ -12,8 +12,10 @@
 // threads per block), printed by the CUDA backend; loop nests are flattened
 // onto blocks of 256 threads, long reductions over few rows get a block of
 // 256 threads per row (a whole-buffer reduction the block of 1024), and the
-// gpu recipes (schedule_gpu.c) replace the scattering conv gradients. The
-// numbers are first choices, not yet measured on a GPU.
+// gpu recipes (schedule_gpu.c) replace the scattering conv gradients; a tiled
+// GEMM of fewer blocks than the 132 SMs of an H100 / H200 (judged with every
+// symbolic size at 64) is split over its K segments. The numbers are first
+// choices, not yet measured on a GPU.
 #include "target.h"
 
 #include <string.h>
@@ -49,6 +51,8 @@ const KirTarget kir_target_gpu = {
     .reduce_rows = 65536,
     .gemm_tile = 64,
     .gemm_ktile = 16,
+    .sms = 132,
+    .plan_dim = 64,
     .gemm_mma = true,
 };
 

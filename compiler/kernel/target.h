@@ -49,6 +49,10 @@ typedef struct KirTarget {
   int gemm_tile;          // GPU: a tiled GEMM's block computes gemm_tile x gemm_tile outputs,
                           // 4 x 4 per thread ((gemm_tile / 4)^2 threads)
   int gemm_ktile;         // GPU: ... staging gemm_ktile terms of A and B per step
+  int sms;                // GPU: streaming multiprocessors (132: H100 / H200 SXM); a tiled GEMM
+                          // of fewer blocks than this is split over its K segments (split-K)
+  int64_t plan_dim;       // GPU: a symbolic size is judged at this value when the schedule
+                          // chooses a form (split-K); the program still serves every size
   bool gemm_mma;          // GPU: a bf16 / f16 tiled GEMM's tile products are tensor-core mma
                           // statements (kir.h's KMma; PTX mma.sync m16n8k16 needs sm_80)
 } KirTarget;

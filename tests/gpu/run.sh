@@ -34,7 +34,8 @@
 #             (every logged step, the checkpoints, both ways across)
 #   fashion   one epoch of examples/fashion_cnn.model on the GPU and on the
 #             CPU side by side (Debian's Fashion-MNIST): the GPU's test
-#             accuracy within 0.01 of the CPU's; both images/s
+#             accuracy within 0.01 of the CPU's; both images/s; the log gets
+#             the report's table of every launch's grid, block and chain
 #   bench     the same epoch's train steps in PyTorch on this GPU, eager and
 #             torch.compile (tests/gpu/torch_step.py), against mlc's images/s
 #             from the fashion step (skipped without torch or its CUDA)
@@ -212,6 +213,8 @@ fashion() {
     echo "not rehearsed: an epoch under the fake driver's emulation takes far too long"
     return 77
   fi
+  # the launches' grids and longest thread chains (mlc build --report), into the log next to the timings
+  "$bld/mlc" build "$root/examples/fashion_cnn.model" --target cuda --report | sed -n '/^gpu launches/,/^peak memory/p'
   "$bld/mlc" build "$root/examples/fashion_cnn.model" --target cpu,cuda -o "$bld/fashion_cnn" || return 1
   local threads=$(($(nproc) > 4 ? $(nproc) - 2 : 2))
   "$bld/fashion_cnn" train --device cpu --threads "$threads" --run-record "$bld/fashion-cpu.json" \

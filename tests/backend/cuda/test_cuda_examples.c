@@ -4,11 +4,11 @@
 //   test_cuda_examples emu WORKDIR CC [MODEL...]
 //   test_cuda_examples gpu WORKDIR CC [MODEL...]
 //
-// --exact among the models compares, for the ones after it, predict's
-// outputs and every state tensor bit for bit (the loss values stay within
-// the bound below): for models whose gpu programs sum everything in the
-// CPU's order (tests/backend/cuda/gemm: matmuls, convolutions, elementwise
-// ops, mse's elementwise gradient, sgd).
+// --exact among the models compares, for the ones after it, every output
+// of train_step, eval and predict (the loss, the gradient norm) and every
+// state tensor bit for bit: for models whose gpu programs sum everything in
+// the CPU's order (tests/backend/cuda/gemm: matmuls, convolutions,
+// elementwise ops, float sums with a lane per thread, mse, sgd).
 // A --precision=P among the models builds the ones after it at precision P
 // (bf16, f16: every matmul and conv rounds its operands, in the printed
 // kernels with __float2bfloat16_rn / __float2half_rn, in the interpreter
@@ -75,9 +75,10 @@ static int npass, nfail;
 static bool skipped;
 static const char *workdir, *tool;
 static int precision = -1; // --precision=P: a DType; -1: the recipe's
-// --exact: the models after it compare predict's outputs and every state
-// tensor train_step stores bit for bit (models whose every sum the gpu
-// computes in the CPU's order: matmuls, convolutions, elementwise ops)
+// --exact: the models after it compare every program's outputs and every
+// state tensor train_step stores bit for bit (models whose every sum the
+// gpu computes in the CPU's order: matmuls, convolutions, elementwise ops,
+// float sums)
 static bool exact;
 
 static void report(const char *model, const char *what, bool ok, const char *why) {
@@ -576,8 +577,8 @@ static void emu_model(const char *path, MlcPool *pool) {
     Tensor *args[16] = {0};
     for (int i = 0; i < step->params.len && i < 16; i++)
       args[i] = make(VEC_AT(step->params, IrNode, i)->type, 3, classes, 1.0);
-    check_program(&m, name, step, m.u.g_train, m.u.k_train, args, pool, false);
-    check_program(&m, name, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool, false);
+    check_program(&m, name, step, m.u.g_train, m.u.k_train, args, pool, true);
+    check_program(&m, name, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool, true);
     check_program(&m, name, m.u.predict, m.u.g_predict, m.u.k_predict, args, pool, true);
     for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
     for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);

@@ -3,222 +3,211 @@
 // a C compiler (-ffp-contract=off) for the CPU emulation.
 #include "mlc_cuda.h"
 
-// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_mma.kir:19): block 64, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_as b5 = t0_bs b6 = t0_ss b7 = t0_acc
-MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, float *MLC_RESTRICT b3, int64_t s0, uint64_t seed, uint32_t *flag) {
+// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_mma.kir:21), launch 1 of 2: block 64, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
+MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias_1(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, const float *MLC_RESTRICT b3, float *MLC_RESTRICT b4, int64_t s0, uint64_t seed, uint32_t *flag) {
   const int mlc_dead = *flag != 0;
   (void)mlc_dead;
-  MLC_SHARED uint16_t b4[2080];
-  MLC_SHARED uint16_t b5[544];
-  float b6[16];
+  MLC_SHARED uint16_t b5[2080];
+  MLC_SHARED uint16_t b6[544];
   float b7[16];
-  int64_t v_i0 = 0;
-  (void)v_i0;
-  int64_t v_i1 = 0;
-  (void)v_i1;
-  float v_acc2 = 0;
-  (void)v_acc2;
-  float v_e6 = 0;
-  (void)v_e6;
-  float v_e7 = 0;
-  (void)v_e7;
   int64_t v_gb8 = 0;
   (void)v_gb8;
-  int64_t v_i09 = 0;
-  (void)v_i09;
-  int64_t v_j010 = 0;
-  (void)v_j010;
-  int64_t v_gt11 = 0;
-  (void)v_gt11;
-  int64_t v_kb12 = 0;
-  (void)v_kb12;
-  int64_t v_kb013 = 0;
-  (void)v_kb013;
-  int64_t v_kl14 = 0;
-  (void)v_kl14;
-  int64_t v_gt15 = 0;
-  (void)v_gt15;
-  int64_t v_nt16 = 0;
-  (void)v_nt16;
-  int64_t v_gt17 = 0;
-  (void)v_gt17;
-  float v_av18 = 0;
-  (void)v_av18;
-  int64_t v_ar19 = 0;
-  (void)v_ar19;
-  float v_av20 = 0;
-  (void)v_av20;
-  int64_t v_ar21 = 0;
-  (void)v_ar21;
-  float v_av22 = 0;
-  (void)v_av22;
-  int64_t v_ar23 = 0;
-  (void)v_ar23;
-  float v_av24 = 0;
-  (void)v_av24;
-  int64_t v_ar25 = 0;
-  (void)v_ar25;
-  float v_av26 = 0;
-  (void)v_av26;
-  int64_t v_ar27 = 0;
-  (void)v_ar27;
-  float v_av28 = 0;
-  (void)v_av28;
-  int64_t v_ar29 = 0;
-  (void)v_ar29;
-  float v_av30 = 0;
-  (void)v_av30;
-  int64_t v_ar31 = 0;
-  (void)v_ar31;
-  float v_av32 = 0;
-  (void)v_av32;
-  int64_t v_ar33 = 0;
-  (void)v_ar33;
-  float v_av34 = 0;
-  (void)v_av34;
-  int64_t v_ar35 = 0;
-  (void)v_ar35;
-  float v_av36 = 0;
-  (void)v_av36;
-  int64_t v_ar37 = 0;
-  (void)v_ar37;
-  float v_av38 = 0;
-  (void)v_av38;
-  int64_t v_ar39 = 0;
-  (void)v_ar39;
-  float v_av40 = 0;
-  (void)v_av40;
-  int64_t v_ar41 = 0;
-  (void)v_ar41;
-  float v_av42 = 0;
-  (void)v_av42;
-  int64_t v_ar43 = 0;
-  (void)v_ar43;
-  float v_av44 = 0;
-  (void)v_av44;
-  int64_t v_ar45 = 0;
-  (void)v_ar45;
-  float v_av46 = 0;
-  (void)v_av46;
-  int64_t v_ar47 = 0;
-  (void)v_ar47;
-  float v_av48 = 0;
-  (void)v_av48;
-  int64_t v_ar49 = 0;
-  (void)v_ar49;
-  float v_bv50 = 0;
-  (void)v_bv50;
-  int64_t v_bc51 = 0;
-  (void)v_bc51;
-  float v_bv52 = 0;
-  (void)v_bv52;
-  int64_t v_bc53 = 0;
-  (void)v_bc53;
-  float v_bv54 = 0;
-  (void)v_bv54;
-  int64_t v_bc55 = 0;
-  (void)v_bc55;
-  float v_bv56 = 0;
-  (void)v_bv56;
-  int64_t v_bc57 = 0;
-  (void)v_bc57;
-  int64_t v_kt58 = 0;
-  (void)v_kt58;
-  int64_t v_kn59 = 0;
-  (void)v_kn59;
-  int64_t v_h60 = 0;
-  (void)v_h60;
-  int64_t v_nx61 = 0;
-  (void)v_nx61;
-  int64_t v_k162 = 0;
-  (void)v_k162;
-  int64_t v_kn163 = 0;
-  (void)v_kn163;
-  int64_t v_gt64 = 0;
-  (void)v_gt64;
-  float v_av65 = 0;
-  (void)v_av65;
-  int64_t v_ar66 = 0;
-  (void)v_ar66;
-  float v_av67 = 0;
-  (void)v_av67;
-  int64_t v_ar68 = 0;
-  (void)v_ar68;
-  float v_av69 = 0;
-  (void)v_av69;
-  int64_t v_ar70 = 0;
-  (void)v_ar70;
-  float v_av71 = 0;
-  (void)v_av71;
-  int64_t v_ar72 = 0;
-  (void)v_ar72;
-  float v_av73 = 0;
-  (void)v_av73;
-  int64_t v_ar74 = 0;
-  (void)v_ar74;
-  float v_av75 = 0;
-  (void)v_av75;
-  int64_t v_ar76 = 0;
-  (void)v_ar76;
-  float v_av77 = 0;
-  (void)v_av77;
-  int64_t v_ar78 = 0;
-  (void)v_ar78;
-  float v_av79 = 0;
-  (void)v_av79;
-  int64_t v_ar80 = 0;
-  (void)v_ar80;
-  float v_av81 = 0;
-  (void)v_av81;
-  int64_t v_ar82 = 0;
-  (void)v_ar82;
-  float v_av83 = 0;
-  (void)v_av83;
-  int64_t v_ar84 = 0;
-  (void)v_ar84;
-  float v_av85 = 0;
-  (void)v_av85;
-  int64_t v_ar86 = 0;
-  (void)v_ar86;
-  float v_av87 = 0;
-  (void)v_av87;
-  int64_t v_ar88 = 0;
-  (void)v_ar88;
-  float v_av89 = 0;
-  (void)v_av89;
-  int64_t v_ar90 = 0;
-  (void)v_ar90;
-  float v_av91 = 0;
-  (void)v_av91;
-  int64_t v_ar92 = 0;
-  (void)v_ar92;
-  float v_av93 = 0;
-  (void)v_av93;
-  int64_t v_ar94 = 0;
-  (void)v_ar94;
-  float v_av95 = 0;
-  (void)v_av95;
-  int64_t v_ar96 = 0;
-  (void)v_ar96;
-  float v_bv97 = 0;
-  (void)v_bv97;
-  int64_t v_bc98 = 0;
-  (void)v_bc98;
-  float v_bv99 = 0;
-  (void)v_bv99;
-  int64_t v_bc100 = 0;
-  (void)v_bc100;
-  float v_bv101 = 0;
-  (void)v_bv101;
-  int64_t v_bc102 = 0;
-  (void)v_bc102;
-  float v_bv103 = 0;
-  (void)v_bv103;
-  int64_t v_bc104 = 0;
-  (void)v_bc104;
-  int64_t v_wp105 = 0;
-  (void)v_wp105;
-  int64_t v_gt106 = 0;
-  (void)v_gt106;
+  int64_t v_sg9 = 0;
+  (void)v_sg9;
+  int64_t v_gi10 = 0;
+  (void)v_gi10;
+  int64_t v_i011 = 0;
+  (void)v_i011;
+  int64_t v_j012 = 0;
+  (void)v_j012;
+  int64_t v_kc13 = 0;
+  (void)v_kc13;
+  int64_t v_kb014 = 0;
+  (void)v_kb014;
+  int64_t v_kl15 = 0;
+  (void)v_kl15;
+  int64_t v_gt16 = 0;
+  (void)v_gt16;
+  int64_t v_nt17 = 0;
+  (void)v_nt17;
+  int64_t v_gt18 = 0;
+  (void)v_gt18;
+  float v_av19 = 0;
+  (void)v_av19;
+  int64_t v_ar20 = 0;
+  (void)v_ar20;
+  float v_av21 = 0;
+  (void)v_av21;
+  int64_t v_ar22 = 0;
+  (void)v_ar22;
+  float v_av23 = 0;
+  (void)v_av23;
+  int64_t v_ar24 = 0;
+  (void)v_ar24;
+  float v_av25 = 0;
+  (void)v_av25;
+  int64_t v_ar26 = 0;
+  (void)v_ar26;
+  float v_av27 = 0;
+  (void)v_av27;
+  int64_t v_ar28 = 0;
+  (void)v_ar28;
+  float v_av29 = 0;
+  (void)v_av29;
+  int64_t v_ar30 = 0;
+  (void)v_ar30;
+  float v_av31 = 0;
+  (void)v_av31;
+  int64_t v_ar32 = 0;
+  (void)v_ar32;
+  float v_av33 = 0;
+  (void)v_av33;
+  int64_t v_ar34 = 0;
+  (void)v_ar34;
+  float v_av35 = 0;
+  (void)v_av35;
+  int64_t v_ar36 = 0;
+  (void)v_ar36;
+  float v_av37 = 0;
+  (void)v_av37;
+  int64_t v_ar38 = 0;
+  (void)v_ar38;
+  float v_av39 = 0;
+  (void)v_av39;
+  int64_t v_ar40 = 0;
+  (void)v_ar40;
+  float v_av41 = 0;
+  (void)v_av41;
+  int64_t v_ar42 = 0;
+  (void)v_ar42;
+  float v_av43 = 0;
+  (void)v_av43;
+  int64_t v_ar44 = 0;
+  (void)v_ar44;
+  float v_av45 = 0;
+  (void)v_av45;
+  int64_t v_ar46 = 0;
+  (void)v_ar46;
+  float v_av47 = 0;
+  (void)v_av47;
+  int64_t v_ar48 = 0;
+  (void)v_ar48;
+  float v_av49 = 0;
+  (void)v_av49;
+  int64_t v_ar50 = 0;
+  (void)v_ar50;
+  float v_bv51 = 0;
+  (void)v_bv51;
+  int64_t v_bc52 = 0;
+  (void)v_bc52;
+  float v_bv53 = 0;
+  (void)v_bv53;
+  int64_t v_bc54 = 0;
+  (void)v_bc54;
+  float v_bv55 = 0;
+  (void)v_bv55;
+  int64_t v_bc56 = 0;
+  (void)v_bc56;
+  float v_bv57 = 0;
+  (void)v_bv57;
+  int64_t v_bc58 = 0;
+  (void)v_bc58;
+  int64_t v_kt59 = 0;
+  (void)v_kt59;
+  int64_t v_kn60 = 0;
+  (void)v_kn60;
+  int64_t v_h61 = 0;
+  (void)v_h61;
+  int64_t v_nx62 = 0;
+  (void)v_nx62;
+  int64_t v_k163 = 0;
+  (void)v_k163;
+  int64_t v_kn164 = 0;
+  (void)v_kn164;
+  int64_t v_gt65 = 0;
+  (void)v_gt65;
+  float v_av66 = 0;
+  (void)v_av66;
+  int64_t v_ar67 = 0;
+  (void)v_ar67;
+  float v_av68 = 0;
+  (void)v_av68;
+  int64_t v_ar69 = 0;
+  (void)v_ar69;
+  float v_av70 = 0;
+  (void)v_av70;
+  int64_t v_ar71 = 0;
+  (void)v_ar71;
+  float v_av72 = 0;
+  (void)v_av72;
+  int64_t v_ar73 = 0;
+  (void)v_ar73;
+  float v_av74 = 0;
+  (void)v_av74;
+  int64_t v_ar75 = 0;
+  (void)v_ar75;
+  float v_av76 = 0;
+  (void)v_av76;
+  int64_t v_ar77 = 0;
+  (void)v_ar77;
+  float v_av78 = 0;
+  (void)v_av78;
+  int64_t v_ar79 = 0;
+  (void)v_ar79;
+  float v_av80 = 0;
+  (void)v_av80;
+  int64_t v_ar81 = 0;
+  (void)v_ar81;
+  float v_av82 = 0;
+  (void)v_av82;
+  int64_t v_ar83 = 0;
+  (void)v_ar83;
+  float v_av84 = 0;
+  (void)v_av84;
+  int64_t v_ar85 = 0;
+  (void)v_ar85;
+  float v_av86 = 0;
+  (void)v_av86;
+  int64_t v_ar87 = 0;
+  (void)v_ar87;
+  float v_av88 = 0;
+  (void)v_av88;
+  int64_t v_ar89 = 0;
+  (void)v_ar89;
+  float v_av90 = 0;
+  (void)v_av90;
+  int64_t v_ar91 = 0;
+  (void)v_ar91;
+  float v_av92 = 0;
+  (void)v_av92;
+  int64_t v_ar93 = 0;
+  (void)v_ar93;
+  float v_av94 = 0;
+  (void)v_av94;
+  int64_t v_ar95 = 0;
+  (void)v_ar95;
+  float v_av96 = 0;
+  (void)v_av96;
+  int64_t v_ar97 = 0;
+  (void)v_ar97;
+  float v_bv98 = 0;
+  (void)v_bv98;
+  int64_t v_bc99 = 0;
+  (void)v_bc99;
+  float v_bv100 = 0;
+  (void)v_bv100;
+  int64_t v_bc101 = 0;
+  (void)v_bc101;
+  float v_bv102 = 0;
+  (void)v_bv102;
+  int64_t v_bc103 = 0;
+  (void)v_bc103;
+  float v_bv104 = 0;
+  (void)v_bv104;
+  int64_t v_bc105 = 0;
+  (void)v_bc105;
+  int64_t v_wp106 = 0;
+  (void)v_wp106;
   int64_t v_gt107 = 0;
   (void)v_gt107;
   int64_t v_ln108 = 0;
@@ -230,475 +219,420 @@ MLC_KERNEL MLC_LAUNCH_BOUNDS(64) dense_k0_matmul_bias(const float *MLC_RESTRICT 
   int64_t v_c0111 = 0;
   (void)v_c0111;
   v_gb8 = (int64_t)blockIdx.x;
-  v_i09 = (mlc_mod_i64(v_gb8, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL)) * 64LL);
-  v_j010 = 0LL;
+  v_sg9 = mlc_div_i64(v_gb8, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL));
+  v_gi10 = mlc_mod_i64(v_gb8, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL));
+  v_i011 = (mlc_mod_i64(v_gi10, mlc_div_i64(((s0 + 64LL) - 1LL), 64LL)) * 64LL);
+  v_j012 = 0LL;
+  v_kc13 = 300LL;
+  v_kb014 = (v_sg9 * v_kc13);
+  v_kl15 = ((int64_t)mlc_imin(v_kc13, (600LL - (v_sg9 * v_kc13))));
   if (!mlc_dead) {
-    v_gt11 = (int64_t)threadIdx.x;
-    b7[0LL] = (-0.0f);
-    b7[1LL] = (-0.0f);
-    b7[2LL] = (-0.0f);
-    b7[3LL] = (-0.0f);
-    b7[4LL] = (-0.0f);
-    b7[5LL] = (-0.0f);
-    b7[6LL] = (-0.0f);
-    b7[7LL] = (-0.0f);
-    b7[8LL] = (-0.0f);
-    b7[9LL] = (-0.0f);
-    b7[10LL] = (-0.0f);
-    b7[11LL] = (-0.0f);
-    b7[12LL] = (-0.0f);
-    b7[13LL] = (-0.0f);
-    b7[14LL] = (-0.0f);
-    b7[15LL] = (-0.0f);
+    v_gt16 = (int64_t)threadIdx.x;
+    b7[0LL] = 0.0f;
+    b7[1LL] = 0.0f;
+    b7[2LL] = 0.0f;
+    b7[3LL] = 0.0f;
+    b7[4LL] = 0.0f;
+    b7[5LL] = 0.0f;
+    b7[6LL] = 0.0f;
+    b7[7LL] = 0.0f;
+    b7[8LL] = 0.0f;
+    b7[9LL] = 0.0f;
+    b7[10LL] = 0.0f;
+    b7[11LL] = 0.0f;
+    b7[12LL] = 0.0f;
+    b7[13LL] = 0.0f;
+    b7[14LL] = 0.0f;
+    b7[15LL] = 0.0f;
   }
+  v_nt17 = mlc_div_i64(((v_kl15 + 16LL) - 1LL), 16LL);
+  if (!mlc_dead) {
+    v_gt18 = (int64_t)threadIdx.x;
+    v_av19 = 0.0f;
+    v_ar20 = (v_i011 + mlc_div_i64(v_gt18, 16LL));
+    if (((v_ar20 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av19 = mlc_round_bf16f(b0[((v_ar20 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + mlc_div_i64(v_gt18, 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av19));
+    v_av21 = 0.0f;
+    v_ar22 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 4LL));
+    if (((v_ar22 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av21 = mlc_round_bf16f(b0[((v_ar22 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 4LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av21));
+    v_av23 = 0.0f;
+    v_ar24 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 8LL));
+    if (((v_ar24 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av23 = mlc_round_bf16f(b0[((v_ar24 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 8LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av23));
+    v_av25 = 0.0f;
+    v_ar26 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 12LL));
+    if (((v_ar26 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av25 = mlc_round_bf16f(b0[((v_ar26 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 12LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av25));
+    v_av27 = 0.0f;
+    v_ar28 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 16LL));
+    if (((v_ar28 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av27 = mlc_round_bf16f(b0[((v_ar28 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av27));
+    v_av29 = 0.0f;
+    v_ar30 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 20LL));
+    if (((v_ar30 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av29 = mlc_round_bf16f(b0[((v_ar30 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 20LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av29));
+    v_av31 = 0.0f;
+    v_ar32 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 24LL));
+    if (((v_ar32 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av31 = mlc_round_bf16f(b0[((v_ar32 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 24LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av31));
+    v_av33 = 0.0f;
+    v_ar34 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 28LL));
+    if (((v_ar34 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av33 = mlc_round_bf16f(b0[((v_ar34 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 28LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av33));
+    v_av35 = 0.0f;
+    v_ar36 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 32LL));
+    if (((v_ar36 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av35 = mlc_round_bf16f(b0[((v_ar36 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 32LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av35));
+    v_av37 = 0.0f;
+    v_ar38 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 36LL));
+    if (((v_ar38 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av37 = mlc_round_bf16f(b0[((v_ar38 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 36LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av37));
+    v_av39 = 0.0f;
+    v_ar40 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 40LL));
+    if (((v_ar40 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av39 = mlc_round_bf16f(b0[((v_ar40 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 40LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av39));
+    v_av41 = 0.0f;
+    v_ar42 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 44LL));
+    if (((v_ar42 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av41 = mlc_round_bf16f(b0[((v_ar42 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 44LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av41));
+    v_av43 = 0.0f;
+    v_ar44 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 48LL));
+    if (((v_ar44 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av43 = mlc_round_bf16f(b0[((v_ar44 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 48LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av43));
+    v_av45 = 0.0f;
+    v_ar46 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 52LL));
+    if (((v_ar46 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av45 = mlc_round_bf16f(b0[((v_ar46 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 52LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av45));
+    v_av47 = 0.0f;
+    v_ar48 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 56LL));
+    if (((v_ar48 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av47 = mlc_round_bf16f(b0[((v_ar48 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 56LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av47));
+    v_av49 = 0.0f;
+    v_ar50 = (v_i011 + (mlc_div_i64(v_gt18, 16LL) + 60LL));
+    if (((v_ar50 < s0) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_av49 = mlc_round_bf16f(b0[((v_ar50 * 600LL) + (v_kb014 + mlc_mod_i64(v_gt18, 16LL)))]);
+    }
+    b5[((mlc_mod_i64(v_gt18, 16LL) * 65LL) + (mlc_div_i64(v_gt18, 16LL) + 60LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av49));
+    v_bv51 = 0.0f;
+    v_bc52 = (v_j012 + mlc_div_i64(v_gt18, 16LL));
+    if (((v_bc52 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_bv51 = mlc_round_bf16f(b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc52 * 600LL))]);
+    }
+    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + mlc_div_i64(v_gt18, 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv51));
+    v_bv53 = 0.0f;
+    v_bc54 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 4LL));
+    if (((v_bc54 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_bv53 = mlc_round_bf16f(b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc54 * 600LL))]);
+    }
+    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 4LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv53));
+    v_bv55 = 0.0f;
+    v_bc56 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 8LL));
+    if (((v_bc56 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_bv55 = mlc_round_bf16f(b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc56 * 600LL))]);
+    }
+    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 8LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv55));
+    v_bv57 = 0.0f;
+    v_bc58 = (v_j012 + (mlc_div_i64(v_gt18, 16LL) + 12LL));
+    if (((v_bc58 < 5LL) && (mlc_mod_i64(v_gt18, 16LL) < ((int64_t)mlc_imin(16LL, v_kl15))))) {
+      v_bv57 = mlc_round_bf16f(b1[((v_kb014 + mlc_mod_i64(v_gt18, 16LL)) + (v_bc58 * 600LL))]);
+    }
+    b6[((mlc_mod_i64(v_gt18, 16LL) * 17LL) + (mlc_div_i64(v_gt18, 16LL) + 12LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv57));
+  }
+  MLC_BARRIER();
   {
-    const int64_t n_kb12 = 2LL;
-    for (v_kb12 = 0; v_kb12 < n_kb12; v_kb12++) {
-      v_kb013 = (v_kb12 * 300LL);
-      v_kl14 = ((int64_t)mlc_imin(300LL, (600LL - (v_kb12 * 300LL))));
+    const int64_t n_kt59 = v_nt17;
+    for (v_kt59 = 0; v_kt59 < n_kt59; v_kt59++) {
+      v_kn60 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_kt59 * 16LL))));
+      v_h61 = mlc_mod_i64(v_kt59, 2LL);
+      v_nx62 = (v_kt59 + 1LL);
+      v_k163 = (v_kb014 + (v_nx62 * 16LL));
+      v_kn164 = ((int64_t)mlc_imin(16LL, (v_kl15 - (v_nx62 * 16LL))));
       if (!mlc_dead) {
-        v_gt15 = (int64_t)threadIdx.x;
-        b6[0LL] = 0.0f;
-        b6[1LL] = 0.0f;
-        b6[2LL] = 0.0f;
-        b6[3LL] = 0.0f;
-        b6[4LL] = 0.0f;
-        b6[5LL] = 0.0f;
-        b6[6LL] = 0.0f;
-        b6[7LL] = 0.0f;
-        b6[8LL] = 0.0f;
-        b6[9LL] = 0.0f;
-        b6[10LL] = 0.0f;
-        b6[11LL] = 0.0f;
-        b6[12LL] = 0.0f;
-        b6[13LL] = 0.0f;
-        b6[14LL] = 0.0f;
-        b6[15LL] = 0.0f;
-      }
-      v_nt16 = mlc_div_i64(((v_kl14 + 16LL) - 1LL), 16LL);
-      if (!mlc_dead) {
-        v_gt17 = (int64_t)threadIdx.x;
-        v_av18 = 0.0f;
-        v_ar19 = (v_i09 + mlc_div_i64(v_gt17, 16LL));
-        if (((v_ar19 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av18 = mlc_round_bf16f(b0[((v_ar19 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
+        v_gt65 = (int64_t)threadIdx.x;
+        if ((v_nx62 < v_nt17)) {
+          v_av66 = 0.0f;
+          v_ar67 = (v_i011 + mlc_div_i64(v_gt65, 16LL));
+          if (((v_ar67 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av66 = mlc_round_bf16f(b0[((v_ar67 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + mlc_div_i64(v_gt65, 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av66));
+          v_av68 = 0.0f;
+          v_ar69 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 4LL));
+          if (((v_ar69 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av68 = mlc_round_bf16f(b0[((v_ar69 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 4LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av68));
+          v_av70 = 0.0f;
+          v_ar71 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 8LL));
+          if (((v_ar71 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av70 = mlc_round_bf16f(b0[((v_ar71 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 8LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av70));
+          v_av72 = 0.0f;
+          v_ar73 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 12LL));
+          if (((v_ar73 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av72 = mlc_round_bf16f(b0[((v_ar73 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 12LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av72));
+          v_av74 = 0.0f;
+          v_ar75 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 16LL));
+          if (((v_ar75 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av74 = mlc_round_bf16f(b0[((v_ar75 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av74));
+          v_av76 = 0.0f;
+          v_ar77 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 20LL));
+          if (((v_ar77 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av76 = mlc_round_bf16f(b0[((v_ar77 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 20LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av76));
+          v_av78 = 0.0f;
+          v_ar79 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 24LL));
+          if (((v_ar79 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av78 = mlc_round_bf16f(b0[((v_ar79 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 24LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av78));
+          v_av80 = 0.0f;
+          v_ar81 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 28LL));
+          if (((v_ar81 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av80 = mlc_round_bf16f(b0[((v_ar81 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 28LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av80));
+          v_av82 = 0.0f;
+          v_ar83 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 32LL));
+          if (((v_ar83 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av82 = mlc_round_bf16f(b0[((v_ar83 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 32LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av82));
+          v_av84 = 0.0f;
+          v_ar85 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 36LL));
+          if (((v_ar85 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av84 = mlc_round_bf16f(b0[((v_ar85 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 36LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av84));
+          v_av86 = 0.0f;
+          v_ar87 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 40LL));
+          if (((v_ar87 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av86 = mlc_round_bf16f(b0[((v_ar87 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 40LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av86));
+          v_av88 = 0.0f;
+          v_ar89 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 44LL));
+          if (((v_ar89 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av88 = mlc_round_bf16f(b0[((v_ar89 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 44LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av88));
+          v_av90 = 0.0f;
+          v_ar91 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 48LL));
+          if (((v_ar91 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av90 = mlc_round_bf16f(b0[((v_ar91 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 48LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av90));
+          v_av92 = 0.0f;
+          v_ar93 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 52LL));
+          if (((v_ar93 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av92 = mlc_round_bf16f(b0[((v_ar93 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 52LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av92));
+          v_av94 = 0.0f;
+          v_ar95 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 56LL));
+          if (((v_ar95 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av94 = mlc_round_bf16f(b0[((v_ar95 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 56LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av94));
+          v_av96 = 0.0f;
+          v_ar97 = (v_i011 + (mlc_div_i64(v_gt65, 16LL) + 60LL));
+          if (((v_ar97 < s0) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_av96 = mlc_round_bf16f(b0[((v_ar97 * 600LL) + (v_k163 + mlc_mod_i64(v_gt65, 16LL)))]);
+          }
+          b5[(((1LL - v_h61) * 1040LL) + ((mlc_mod_i64(v_gt65, 16LL) * 65LL) + (mlc_div_i64(v_gt65, 16LL) + 60LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av96));
+          v_bv98 = 0.0f;
+          v_bc99 = (v_j012 + mlc_div_i64(v_gt65, 16LL));
+          if (((v_bc99 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_bv98 = mlc_round_bf16f(b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc99 * 600LL))]);
+          }
+          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + mlc_div_i64(v_gt65, 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv98));
+          v_bv100 = 0.0f;
+          v_bc101 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 4LL));
+          if (((v_bc101 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_bv100 = mlc_round_bf16f(b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc101 * 600LL))]);
+          }
+          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 4LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv100));
+          v_bv102 = 0.0f;
+          v_bc103 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 8LL));
+          if (((v_bc103 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_bv102 = mlc_round_bf16f(b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc103 * 600LL))]);
+          }
+          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 8LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv102));
+          v_bv104 = 0.0f;
+          v_bc105 = (v_j012 + (mlc_div_i64(v_gt65, 16LL) + 12LL));
+          if (((v_bc105 < 5LL) && (mlc_mod_i64(v_gt65, 16LL) < v_kn164))) {
+            v_bv104 = mlc_round_bf16f(b1[((v_k163 + mlc_mod_i64(v_gt65, 16LL)) + (v_bc105 * 600LL))]);
+          }
+          b6[(((1LL - v_h61) * 272LL) + ((mlc_mod_i64(v_gt65, 16LL) * 17LL) + (mlc_div_i64(v_gt65, 16LL) + 12LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv104));
         }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + mlc_div_i64(v_gt17, 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av18));
-        v_av20 = 0.0f;
-        v_ar21 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 4LL));
-        if (((v_ar21 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av20 = mlc_round_bf16f(b0[((v_ar21 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 4LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av20));
-        v_av22 = 0.0f;
-        v_ar23 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 8LL));
-        if (((v_ar23 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av22 = mlc_round_bf16f(b0[((v_ar23 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 8LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av22));
-        v_av24 = 0.0f;
-        v_ar25 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 12LL));
-        if (((v_ar25 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av24 = mlc_round_bf16f(b0[((v_ar25 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 12LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av24));
-        v_av26 = 0.0f;
-        v_ar27 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 16LL));
-        if (((v_ar27 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av26 = mlc_round_bf16f(b0[((v_ar27 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av26));
-        v_av28 = 0.0f;
-        v_ar29 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 20LL));
-        if (((v_ar29 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av28 = mlc_round_bf16f(b0[((v_ar29 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 20LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av28));
-        v_av30 = 0.0f;
-        v_ar31 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 24LL));
-        if (((v_ar31 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av30 = mlc_round_bf16f(b0[((v_ar31 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 24LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av30));
-        v_av32 = 0.0f;
-        v_ar33 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 28LL));
-        if (((v_ar33 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av32 = mlc_round_bf16f(b0[((v_ar33 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 28LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av32));
-        v_av34 = 0.0f;
-        v_ar35 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 32LL));
-        if (((v_ar35 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av34 = mlc_round_bf16f(b0[((v_ar35 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 32LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av34));
-        v_av36 = 0.0f;
-        v_ar37 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 36LL));
-        if (((v_ar37 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av36 = mlc_round_bf16f(b0[((v_ar37 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 36LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av36));
-        v_av38 = 0.0f;
-        v_ar39 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 40LL));
-        if (((v_ar39 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av38 = mlc_round_bf16f(b0[((v_ar39 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 40LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av38));
-        v_av40 = 0.0f;
-        v_ar41 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 44LL));
-        if (((v_ar41 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av40 = mlc_round_bf16f(b0[((v_ar41 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 44LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av40));
-        v_av42 = 0.0f;
-        v_ar43 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 48LL));
-        if (((v_ar43 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av42 = mlc_round_bf16f(b0[((v_ar43 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 48LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av42));
-        v_av44 = 0.0f;
-        v_ar45 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 52LL));
-        if (((v_ar45 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av44 = mlc_round_bf16f(b0[((v_ar45 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 52LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av44));
-        v_av46 = 0.0f;
-        v_ar47 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 56LL));
-        if (((v_ar47 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av46 = mlc_round_bf16f(b0[((v_ar47 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 56LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av46));
-        v_av48 = 0.0f;
-        v_ar49 = (v_i09 + (mlc_div_i64(v_gt17, 16LL) + 60LL));
-        if (((v_ar49 < s0) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_av48 = mlc_round_bf16f(b0[((v_ar49 * 600LL) + (v_kb013 + mlc_mod_i64(v_gt17, 16LL)))]);
-        }
-        b4[((mlc_mod_i64(v_gt17, 16LL) * 65LL) + (mlc_div_i64(v_gt17, 16LL) + 60LL))] = mlc_bf16_bits(mlc_round_bf16f(v_av48));
-        v_bv50 = 0.0f;
-        v_bc51 = (v_j010 + mlc_div_i64(v_gt17, 16LL));
-        if (((v_bc51 < 5LL) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_bv50 = mlc_round_bf16f(b1[((v_kb013 + mlc_mod_i64(v_gt17, 16LL)) + (v_bc51 * 600LL))]);
-        }
-        b5[((mlc_mod_i64(v_gt17, 16LL) * 17LL) + mlc_div_i64(v_gt17, 16LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv50));
-        v_bv52 = 0.0f;
-        v_bc53 = (v_j010 + (mlc_div_i64(v_gt17, 16LL) + 4LL));
-        if (((v_bc53 < 5LL) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_bv52 = mlc_round_bf16f(b1[((v_kb013 + mlc_mod_i64(v_gt17, 16LL)) + (v_bc53 * 600LL))]);
-        }
-        b5[((mlc_mod_i64(v_gt17, 16LL) * 17LL) + (mlc_div_i64(v_gt17, 16LL) + 4LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv52));
-        v_bv54 = 0.0f;
-        v_bc55 = (v_j010 + (mlc_div_i64(v_gt17, 16LL) + 8LL));
-        if (((v_bc55 < 5LL) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_bv54 = mlc_round_bf16f(b1[((v_kb013 + mlc_mod_i64(v_gt17, 16LL)) + (v_bc55 * 600LL))]);
-        }
-        b5[((mlc_mod_i64(v_gt17, 16LL) * 17LL) + (mlc_div_i64(v_gt17, 16LL) + 8LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv54));
-        v_bv56 = 0.0f;
-        v_bc57 = (v_j010 + (mlc_div_i64(v_gt17, 16LL) + 12LL));
-        if (((v_bc57 < 5LL) && (mlc_mod_i64(v_gt17, 16LL) < ((int64_t)mlc_imin(16LL, v_kl14))))) {
-          v_bv56 = mlc_round_bf16f(b1[((v_kb013 + mlc_mod_i64(v_gt17, 16LL)) + (v_bc57 * 600LL))]);
-        }
-        b5[((mlc_mod_i64(v_gt17, 16LL) * 17LL) + (mlc_div_i64(v_gt17, 16LL) + 12LL))] = mlc_bf16_bits(mlc_round_bf16f(v_bv56));
+        v_wp106 = mlc_div_i64(v_gt65, 32LL);
+        mlc_mma_bf16(&b7[0], b5 + ((v_h61 * 1040LL) + (v_wp106 * 32LL)), 1LL, 65LL, b6 + (v_h61 * 272LL), 17LL, 1LL);
+        mlc_mma_bf16(&b7[4], b5 + ((v_h61 * 1040LL) + (v_wp106 * 32LL)), 1LL, 65LL, b6 + ((v_h61 * 272LL) + 8LL), 17LL, 1LL);
+        mlc_mma_bf16(&b7[8], b5 + ((v_h61 * 1040LL) + ((v_wp106 * 32LL) + 16LL)), 1LL, 65LL, b6 + (v_h61 * 272LL), 17LL, 1LL);
+        mlc_mma_bf16(&b7[12], b5 + ((v_h61 * 1040LL) + ((v_wp106 * 32LL) + 16LL)), 1LL, 65LL, b6 + ((v_h61 * 272LL) + 8LL), 17LL, 1LL);
       }
       MLC_BARRIER();
-      {
-        const int64_t n_kt58 = v_nt16;
-        for (v_kt58 = 0; v_kt58 < n_kt58; v_kt58++) {
-          v_kn59 = ((int64_t)mlc_imin(16LL, (v_kl14 - (v_kt58 * 16LL))));
-          v_h60 = mlc_mod_i64(v_kt58, 2LL);
-          v_nx61 = (v_kt58 + 1LL);
-          v_k162 = (v_kb013 + (v_nx61 * 16LL));
-          v_kn163 = ((int64_t)mlc_imin(16LL, (v_kl14 - (v_nx61 * 16LL))));
-          if (!mlc_dead) {
-            v_gt64 = (int64_t)threadIdx.x;
-            if ((v_nx61 < v_nt16)) {
-              v_av65 = 0.0f;
-              v_ar66 = (v_i09 + mlc_div_i64(v_gt64, 16LL));
-              if (((v_ar66 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av65 = mlc_round_bf16f(b0[((v_ar66 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + mlc_div_i64(v_gt64, 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av65));
-              v_av67 = 0.0f;
-              v_ar68 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 4LL));
-              if (((v_ar68 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av67 = mlc_round_bf16f(b0[((v_ar68 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 4LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av67));
-              v_av69 = 0.0f;
-              v_ar70 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 8LL));
-              if (((v_ar70 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av69 = mlc_round_bf16f(b0[((v_ar70 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 8LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av69));
-              v_av71 = 0.0f;
-              v_ar72 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 12LL));
-              if (((v_ar72 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av71 = mlc_round_bf16f(b0[((v_ar72 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 12LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av71));
-              v_av73 = 0.0f;
-              v_ar74 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 16LL));
-              if (((v_ar74 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av73 = mlc_round_bf16f(b0[((v_ar74 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av73));
-              v_av75 = 0.0f;
-              v_ar76 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 20LL));
-              if (((v_ar76 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av75 = mlc_round_bf16f(b0[((v_ar76 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 20LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av75));
-              v_av77 = 0.0f;
-              v_ar78 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 24LL));
-              if (((v_ar78 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av77 = mlc_round_bf16f(b0[((v_ar78 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 24LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av77));
-              v_av79 = 0.0f;
-              v_ar80 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 28LL));
-              if (((v_ar80 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av79 = mlc_round_bf16f(b0[((v_ar80 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 28LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av79));
-              v_av81 = 0.0f;
-              v_ar82 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 32LL));
-              if (((v_ar82 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av81 = mlc_round_bf16f(b0[((v_ar82 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 32LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av81));
-              v_av83 = 0.0f;
-              v_ar84 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 36LL));
-              if (((v_ar84 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av83 = mlc_round_bf16f(b0[((v_ar84 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 36LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av83));
-              v_av85 = 0.0f;
-              v_ar86 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 40LL));
-              if (((v_ar86 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av85 = mlc_round_bf16f(b0[((v_ar86 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 40LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av85));
-              v_av87 = 0.0f;
-              v_ar88 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 44LL));
-              if (((v_ar88 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av87 = mlc_round_bf16f(b0[((v_ar88 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 44LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av87));
-              v_av89 = 0.0f;
-              v_ar90 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 48LL));
-              if (((v_ar90 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av89 = mlc_round_bf16f(b0[((v_ar90 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 48LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av89));
-              v_av91 = 0.0f;
-              v_ar92 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 52LL));
-              if (((v_ar92 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av91 = mlc_round_bf16f(b0[((v_ar92 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 52LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av91));
-              v_av93 = 0.0f;
-              v_ar94 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 56LL));
-              if (((v_ar94 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av93 = mlc_round_bf16f(b0[((v_ar94 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 56LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av93));
-              v_av95 = 0.0f;
-              v_ar96 = (v_i09 + (mlc_div_i64(v_gt64, 16LL) + 60LL));
-              if (((v_ar96 < s0) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_av95 = mlc_round_bf16f(b0[((v_ar96 * 600LL) + (v_k162 + mlc_mod_i64(v_gt64, 16LL)))]);
-              }
-              b4[(((1LL - v_h60) * 1040LL) + ((mlc_mod_i64(v_gt64, 16LL) * 65LL) + (mlc_div_i64(v_gt64, 16LL) + 60LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_av95));
-              v_bv97 = 0.0f;
-              v_bc98 = (v_j010 + mlc_div_i64(v_gt64, 16LL));
-              if (((v_bc98 < 5LL) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_bv97 = mlc_round_bf16f(b1[((v_k162 + mlc_mod_i64(v_gt64, 16LL)) + (v_bc98 * 600LL))]);
-              }
-              b5[(((1LL - v_h60) * 272LL) + ((mlc_mod_i64(v_gt64, 16LL) * 17LL) + mlc_div_i64(v_gt64, 16LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv97));
-              v_bv99 = 0.0f;
-              v_bc100 = (v_j010 + (mlc_div_i64(v_gt64, 16LL) + 4LL));
-              if (((v_bc100 < 5LL) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_bv99 = mlc_round_bf16f(b1[((v_k162 + mlc_mod_i64(v_gt64, 16LL)) + (v_bc100 * 600LL))]);
-              }
-              b5[(((1LL - v_h60) * 272LL) + ((mlc_mod_i64(v_gt64, 16LL) * 17LL) + (mlc_div_i64(v_gt64, 16LL) + 4LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv99));
-              v_bv101 = 0.0f;
-              v_bc102 = (v_j010 + (mlc_div_i64(v_gt64, 16LL) + 8LL));
-              if (((v_bc102 < 5LL) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_bv101 = mlc_round_bf16f(b1[((v_k162 + mlc_mod_i64(v_gt64, 16LL)) + (v_bc102 * 600LL))]);
-              }
-              b5[(((1LL - v_h60) * 272LL) + ((mlc_mod_i64(v_gt64, 16LL) * 17LL) + (mlc_div_i64(v_gt64, 16LL) + 8LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv101));
-              v_bv103 = 0.0f;
-              v_bc104 = (v_j010 + (mlc_div_i64(v_gt64, 16LL) + 12LL));
-              if (((v_bc104 < 5LL) && (mlc_mod_i64(v_gt64, 16LL) < v_kn163))) {
-                v_bv103 = mlc_round_bf16f(b1[((v_k162 + mlc_mod_i64(v_gt64, 16LL)) + (v_bc104 * 600LL))]);
-              }
-              b5[(((1LL - v_h60) * 272LL) + ((mlc_mod_i64(v_gt64, 16LL) * 17LL) + (mlc_div_i64(v_gt64, 16LL) + 12LL)))] = mlc_bf16_bits(mlc_round_bf16f(v_bv103));
-            }
-            v_wp105 = mlc_div_i64(v_gt64, 32LL);
-            mlc_mma_bf16(&b6[0], b4 + ((v_h60 * 1040LL) + (v_wp105 * 32LL)), 1LL, 65LL, b5 + (v_h60 * 272LL), 17LL, 1LL);
-            mlc_mma_bf16(&b6[4], b4 + ((v_h60 * 1040LL) + (v_wp105 * 32LL)), 1LL, 65LL, b5 + ((v_h60 * 272LL) + 8LL), 17LL, 1LL);
-            mlc_mma_bf16(&b6[8], b4 + ((v_h60 * 1040LL) + ((v_wp105 * 32LL) + 16LL)), 1LL, 65LL, b5 + (v_h60 * 272LL), 17LL, 1LL);
-            mlc_mma_bf16(&b6[12], b4 + ((v_h60 * 1040LL) + ((v_wp105 * 32LL) + 16LL)), 1LL, 65LL, b5 + ((v_h60 * 272LL) + 8LL), 17LL, 1LL);
-          }
-          MLC_BARRIER();
-        }
-      }
-      if (!mlc_dead) {
-        v_gt106 = (int64_t)threadIdx.x;
-        b7[0LL] = (b7[0LL] + b6[0LL]);
-        b7[1LL] = (b7[1LL] + b6[1LL]);
-        b7[2LL] = (b7[2LL] + b6[2LL]);
-        b7[3LL] = (b7[3LL] + b6[3LL]);
-        b7[4LL] = (b7[4LL] + b6[4LL]);
-        b7[5LL] = (b7[5LL] + b6[5LL]);
-        b7[6LL] = (b7[6LL] + b6[6LL]);
-        b7[7LL] = (b7[7LL] + b6[7LL]);
-        b7[8LL] = (b7[8LL] + b6[8LL]);
-        b7[9LL] = (b7[9LL] + b6[9LL]);
-        b7[10LL] = (b7[10LL] + b6[10LL]);
-        b7[11LL] = (b7[11LL] + b6[11LL]);
-        b7[12LL] = (b7[12LL] + b6[12LL]);
-        b7[13LL] = (b7[13LL] + b6[13LL]);
-        b7[14LL] = (b7[14LL] + b6[14LL]);
-        b7[15LL] = (b7[15LL] + b6[15LL]);
-      }
     }
   }
   if (!mlc_dead) {
     v_gt107 = (int64_t)threadIdx.x;
     v_ln108 = mlc_mod_i64(v_gt107, 32LL);
     v_wp109 = mlc_div_i64(v_gt107, 32LL);
-    v_r0110 = (v_i09 + ((v_wp109 * 32LL) + mlc_div_i64(v_ln108, 4LL)));
-    v_c0111 = (v_j010 + (mlc_mod_i64(v_ln108, 4LL) * 2LL));
+    v_r0110 = (v_i011 + ((v_wp109 * 32LL) + mlc_div_i64(v_ln108, 4LL)));
+    v_c0111 = (v_j012 + (mlc_mod_i64(v_ln108, 4LL) * 2LL));
     if (((v_r0110 < s0) && (v_c0111 < 5LL))) {
-      v_i0 = v_r0110;
-      v_i1 = v_c0111;
-      v_acc2 = b7[0LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + v_r0110) * 5LL) + v_c0111)] = b7[0LL];
     }
     if (((v_r0110 < s0) && ((v_c0111 + 1LL) < 5LL))) {
-      v_i0 = v_r0110;
-      v_i1 = (v_c0111 + 1LL);
-      v_acc2 = b7[1LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + v_r0110) * 5LL) + (v_c0111 + 1LL))] = b7[1LL];
     }
     if ((((v_r0110 + 8LL) < s0) && (v_c0111 < 5LL))) {
-      v_i0 = (v_r0110 + 8LL);
-      v_i1 = v_c0111;
-      v_acc2 = b7[2LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 8LL)) * 5LL) + v_c0111)] = b7[2LL];
     }
     if ((((v_r0110 + 8LL) < s0) && ((v_c0111 + 1LL) < 5LL))) {
-      v_i0 = (v_r0110 + 8LL);
-      v_i1 = (v_c0111 + 1LL);
-      v_acc2 = b7[3LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 8LL)) * 5LL) + (v_c0111 + 1LL))] = b7[3LL];
     }
     if (((v_r0110 < s0) && ((v_c0111 + 8LL) < 5LL))) {
-      v_i0 = v_r0110;
-      v_i1 = (v_c0111 + 8LL);
-      v_acc2 = b7[4LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + v_r0110) * 5LL) + (v_c0111 + 8LL))] = b7[4LL];
     }
     if (((v_r0110 < s0) && ((v_c0111 + 9LL) < 5LL))) {
-      v_i0 = v_r0110;
-      v_i1 = (v_c0111 + 9LL);
-      v_acc2 = b7[5LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + v_r0110) * 5LL) + (v_c0111 + 9LL))] = b7[5LL];
     }
     if ((((v_r0110 + 8LL) < s0) && ((v_c0111 + 8LL) < 5LL))) {
-      v_i0 = (v_r0110 + 8LL);
-      v_i1 = (v_c0111 + 8LL);
-      v_acc2 = b7[6LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 8LL)) * 5LL) + (v_c0111 + 8LL))] = b7[6LL];
     }
     if ((((v_r0110 + 8LL) < s0) && ((v_c0111 + 9LL) < 5LL))) {
-      v_i0 = (v_r0110 + 8LL);
-      v_i1 = (v_c0111 + 9LL);
-      v_acc2 = b7[7LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 8LL)) * 5LL) + (v_c0111 + 9LL))] = b7[7LL];
     }
     if ((((v_r0110 + 16LL) < s0) && (v_c0111 < 5LL))) {
-      v_i0 = (v_r0110 + 16LL);
-      v_i1 = v_c0111;
-      v_acc2 = b7[8LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 16LL)) * 5LL) + v_c0111)] = b7[8LL];
     }
     if ((((v_r0110 + 16LL) < s0) && ((v_c0111 + 1LL) < 5LL))) {
-      v_i0 = (v_r0110 + 16LL);
-      v_i1 = (v_c0111 + 1LL);
-      v_acc2 = b7[9LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 16LL)) * 5LL) + (v_c0111 + 1LL))] = b7[9LL];
     }
     if ((((v_r0110 + 24LL) < s0) && (v_c0111 < 5LL))) {
-      v_i0 = (v_r0110 + 24LL);
-      v_i1 = v_c0111;
-      v_acc2 = b7[10LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 24LL)) * 5LL) + v_c0111)] = b7[10LL];
     }
     if ((((v_r0110 + 24LL) < s0) && ((v_c0111 + 1LL) < 5LL))) {
-      v_i0 = (v_r0110 + 24LL);
-      v_i1 = (v_c0111 + 1LL);
-      v_acc2 = b7[11LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 24LL)) * 5LL) + (v_c0111 + 1LL))] = b7[11LL];
     }
     if ((((v_r0110 + 16LL) < s0) && ((v_c0111 + 8LL) < 5LL))) {
-      v_i0 = (v_r0110 + 16LL);
-      v_i1 = (v_c0111 + 8LL);
-      v_acc2 = b7[12LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 16LL)) * 5LL) + (v_c0111 + 8LL))] = b7[12LL];
     }
     if ((((v_r0110 + 16LL) < s0) && ((v_c0111 + 9LL) < 5LL))) {
-      v_i0 = (v_r0110 + 16LL);
-      v_i1 = (v_c0111 + 9LL);
-      v_acc2 = b7[13LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 16LL)) * 5LL) + (v_c0111 + 9LL))] = b7[13LL];
     }
     if ((((v_r0110 + 24LL) < s0) && ((v_c0111 + 8LL) < 5LL))) {
-      v_i0 = (v_r0110 + 24LL);
-      v_i1 = (v_c0111 + 8LL);
-      v_acc2 = b7[14LL];
-      v_e6 = (v_acc2 + b2[v_i1]);
-      v_e7 = mlc_maxf(v_e6, 0.0f);
-      b3[((v_i0 * 5LL) + v_i1)] = v_e7;
+      b4[((((v_sg9 * s0) + (v_r0110 + 24LL)) * 5LL) + (v_c0111 + 8LL))] = b7[14LL];
     }
     if ((((v_r0110 + 24LL) < s0) && ((v_c0111 + 9LL) < 5LL))) {
-      v_i0 = (v_r0110 + 24LL);
-      v_i1 = (v_c0111 + 9LL);
-      v_acc2 = b7[15LL];
+      b4[((((v_sg9 * s0) + (v_r0110 + 24LL)) * 5LL) + (v_c0111 + 9LL))] = b7[15LL];
+    }
+  }
+}
+MLC_ENTRY8(dense_k0_matmul_bias_1, const float *, const float *, const float *, const float *, float *, int64_t, uint64_t, uint32_t *)
+
+// dense k0_matmul_bias (tests/backend/cuda/golden/tiled_mma.kir:21), launch 2 of 2: block 256, buffers b0 = %x b1 = %w b2 = %b b3 = out0 b4 = t0_part b5 = t0_as b6 = t0_bs b7 = t0_ss
+MLC_KERNEL MLC_LAUNCH_BOUNDS(256) dense_k0_matmul_bias_2(const float *MLC_RESTRICT b0, const float *MLC_RESTRICT b1, const float *MLC_RESTRICT b2, float *MLC_RESTRICT b3, const float *MLC_RESTRICT b4, int64_t s0, uint64_t seed, uint32_t *flag) {
+  const int mlc_dead = *flag != 0;
+  (void)mlc_dead;
+  int64_t v_i0 = 0;
+  (void)v_i0;
+  int64_t v_i1 = 0;
+  (void)v_i1;
+  float v_acc2 = 0;
+  (void)v_acc2;
+  float v_e6 = 0;
+  (void)v_e6;
+  float v_e7 = 0;
+  (void)v_e7;
+  int64_t v_e112 = 0;
+  (void)v_e112;
+  int64_t v_r113 = 0;
+  (void)v_r113;
+  int64_t v_c114 = 0;
+  (void)v_c114;
+  float v_acc115 = 0;
+  (void)v_acc115;
+  int64_t v_sg116 = 0;
+  (void)v_sg116;
+  int64_t v_kc117 = 0;
+  (void)v_kc117;
+  int64_t v_kb0118 = 0;
+  (void)v_kb0118;
+  int64_t v_kl119 = 0;
+  (void)v_kl119;
+  int64_t v_gb120 = 0;
+  (void)v_gb120;
+  int64_t v_gt121 = 0;
+  (void)v_gt121;
+  int64_t v_g122 = 0;
+  (void)v_g122;
+  v_gb120 = (int64_t)blockIdx.x;
+  if (!mlc_dead) {
+    v_gt121 = (int64_t)threadIdx.x;
+    v_g122 = ((v_gb120 * 256LL) + v_gt121);
+    if ((v_g122 < (s0 * 5LL))) {
+      v_e112 = v_g122;
+      v_r113 = mlc_mod_i64(mlc_div_i64(v_e112, 5LL), s0);
+      v_c114 = mlc_mod_i64(v_e112, 5LL);
+      v_acc115 = (-0.0f);
+      {
+        const int64_t n_sg116 = 2LL;
+        for (v_sg116 = 0; v_sg116 < n_sg116; v_sg116++) {
+          v_kc117 = 300LL;
+          v_kb0118 = (v_sg116 * v_kc117);
+          v_kl119 = ((int64_t)mlc_imin(v_kc117, (600LL - (v_sg116 * v_kc117))));
+          v_acc115 = (v_acc115 + b4[((v_sg116 * (s0 * 5LL)) + ((v_r113 * 5LL) + v_c114))]);
+        }
+      }
+      v_i0 = v_r113;
+      v_i1 = v_c114;
+      v_acc2 = v_acc115;
       v_e6 = (v_acc2 + b2[v_i1]);
       v_e7 = mlc_maxf(v_e6, 0.0f);
       b3[((v_i0 * 5LL) + v_i1)] = v_e7;
     }
   }
 }
-MLC_ENTRY7(dense_k0_matmul_bias, const float *, const float *, const float *, float *, int64_t, uint64_t, uint32_t *)
+MLC_ENTRY8(dense_k0_matmul_bias_2, const float *, const float *, const float *, float *, const float *, int64_t, uint64_t, uint32_t *)
 
 // Host launchers for tiled_mma.cu, printed by mlc (do not edit).
 #include <stdint.h>
@@ -729,10 +663,14 @@ int32_t mlc_cu_dense(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs
   (void)buf2;
   uint64_t buf3 = outputs[0]; // out0
   (void)buf3;
+  uint64_t buf4 = scratch + (uint64_t)0LL; // t0_part
+  (void)buf4;
   { // k0_matmul_bias
-    void *args[] = {&buf0, &buf1, &buf2, &buf3, &sym_B, &seed, &flag};
-    int64_t grid0 = mlc_h_div(((sym_B + 64LL) - 1LL), 64LL);
+    void *args[] = {&buf0, &buf1, &buf2, &buf3, &buf4, &sym_B, &seed, &flag};
+    int64_t grid0 = (2LL * mlc_h_div(((sym_B + 64LL) - 1LL), 64LL));
     if (grid0 > 0 && l->launch(l, 0, grid0, 64, args)) return -1;
+    int64_t grid1 = mlc_h_div(((sym_B * 5LL) + 255LL), 256LL);
+    if (grid1 > 0 && l->launch(l, 1, grid1, 256, args)) return -1;
   }
   return 0;
 }
@@ -741,13 +679,14 @@ int64_t mlc_cu_dense_scratch_bytes(const int64_t *dims) {
   (void)dims;
   int64_t sym_B = dims[0];
   (void)sym_B;
-  return 0LL;
+  return (mlc_h_div(((sym_B * 40LL) + 63LL), 64LL) * 64LL);
 }
 
 const char *const mlc_cu_kernels[] = {
-    "dense_k0_matmul_bias",
+    "dense_k0_matmul_bias_1",
+    "dense_k0_matmul_bias_2",
     NULL};
-const int mlc_cu_nkernels = 1;
+const int mlc_cu_nkernels = 2;
 const char *const mlc_cu_messages[] = {
     NULL};
 const int mlc_cu_nmessages = 0;
