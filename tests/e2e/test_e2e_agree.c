@@ -1,7 +1,9 @@
 // test_e2e_agree.c — the compiled program agrees with the reference
 // interpreter, model by model.
 //
-// Usage: test_e2e_agree [MODEL.model...]   (run from the repo root; default:
+// Usage: test_e2e_agree [--batch N] [--dim NAME=N] [--threads N,N..] [--winograd]
+//        [--precision bf16|f16] [MODEL.model...]   (options: see main; run from
+//        the repo root; default:
 //        the fashion_mlp, fashion_cnn, regression and frozen_ste examples,
 //        tests/e2e/accum.model: dropout, accumulation, clipping, AdamW, cosine,
 //        and tests/e2e/tiny_gpt.model: a one-layer transformer over [B, T]
@@ -97,6 +99,23 @@ static int state_index(Model *m, const char *path) {
   return -1;
 }
 
+// Runs the compiled program on pool: in[] the arguments, st[] the state
+// (updated in place), out[] the outputs; false with why on an error.
+static bool run_compiled(KirEntryFn run, KirScratchFn scratch, int64_t *dims, void **in, void **out, void **st,
+                         MlcPool *pool, char *why, size_t n) {
+  void *sc = aligned_alloc(64, (size_t)((scratch(dims) + 127) / 64 * 64));
+  const char *msg = NULL;
+  bool ok = run(dims, in, out, st, sc, 777, pool, &msg) == 0;
+  if (!ok) snprintf(why, n, "compiled program failed: %s", msg ? msg : "?");
+  free(sc);
+  return ok;
+}
+
+// The extra pools of --threads: the compiled program run on each gives the
+// first run's bytes exactly (fixed reduction orders, kir.md "float sums").
+static MlcPool *extra_pools[4];
+static int nextra;
+
 // Runs program p (graph function f) both ways on args and compares.
 static void check_program(Model *m, const char *model, IrFunc *f, const KirProgram *p, Tensor **args,
                           MlcPool *pool) {
@@ -114,30 +133,44 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   KirScratchFn scratch = ok ? (KirScratchFn)(uintptr_t)llvm_jit_lookup(m->jit, sym, why, sizeof why) : NULL;
   ok = run && scratch;
   int64_t dims[16 * MLC_MAX_RANK] = {0};
-  void *in[16] = {0}, *out[16] = {0}, *st[256] = {0};
+  void *in[16] = {0}, *out[16] = {0}, *st[256] = {0}, *out2[16] = {0}, *st2[256] = {0};
+  size_t outsz[16] = {0}, stsz[256] = {0};
   int stidx[256], nst = 0;
   for (int i = 0; ok && i < f->params.len; i++) {
     for (int d = 0; d < args[i]->rank; d++) dims[i * MLC_MAX_RANK + d] = args[i]->dims[d];
     in[i] = to_bytes(args[i]);
   }
-  for (int i = 0; ok && i < f->outputs.len; i++) out[i] = calloc((size_t)outs[i]->numel, 8);
+  for (int i = 0; ok && i < f->outputs.len; i++) {
+    outsz[i] = (size_t)outs[i]->numel * (size_t)dtype_size(outs[i]->dtype);
+    out[i] = calloc((size_t)outs[i]->numel, 8), out2[i] = calloc((size_t)outs[i]->numel, 8);
+  }
   for (int b = 0; ok && b < p->bufs.len; b++) {
     KirBuf *kb = kir_buf(p, b);
     if (kb->kind != KBUF_STATE) continue;
     stidx[nst] = state_index(m, kb->path);
     st[nst] = to_bytes(m->state[stidx[nst]]);
+    stsz[nst] = (size_t)m->state[stidx[nst]]->numel * (size_t)dtype_size(m->state[stidx[nst]]->dtype);
     nst++;
   }
-  if (ok) {
-    void *sc = aligned_alloc(64, (size_t)((scratch(dims) + 127) / 64 * 64));
-    const char *msg = NULL;
-    ok = run(dims, in, out, st, sc, 777, pool, &msg) == 0;
-    if (!ok) snprintf(why, sizeof why, "compiled program failed: %s", msg ? msg : "?");
-    free(sc);
-  }
+  if (ok) ok = run_compiled(run, scratch, dims, in, out, st, pool, why, sizeof why);
   for (int i = 0; ok && i < f->outputs.len; i++)
     ok = agree(out[i], outs[i], arena_printf(m->u.arena, "output %d", i), why, sizeof why);
   for (int i = 0; ok && i < nst; i++) ok = agree(st[i], ist[stidx[i]], m->paths[stidx[i]], why, sizeof why);
+  for (int t = 0; ok && t < nextra; t++) { // the same bytes on every pool
+    for (int i = 0; i < nst; i++) free(st2[i]), st2[i] = to_bytes(m->state[stidx[i]]);
+    ok = run_compiled(run, scratch, dims, in, out2, st2, extra_pools[t], why, sizeof why);
+    for (int i = 0; ok && i < f->outputs.len; i++)
+      if (memcmp(out[i], out2[i], outsz[i])) {
+        ok = false;
+        snprintf(why, sizeof why, "output %d differs on %d threads from 2 threads", i, mlc_pool_threads(extra_pools[t]));
+      }
+    for (int i = 0; ok && i < nst; i++)
+      if (memcmp(st[i], st2[i], stsz[i])) {
+        ok = false;
+        snprintf(why, sizeof why, "%s differs on %d threads from 2 threads", m->paths[stidx[i]],
+                 mlc_pool_threads(extra_pools[t]));
+      }
+  }
   if (ok && m->exact_predict && p == m->u.k_predict) { // the kernel-IR evaluator runs the calls' order
     Tensor *kouts[16] = {0}, *kst[256];
     for (int i = 0; i < m->nstate; i++) kst[i] = interp_tensor_clone(m->state[i]);
@@ -149,8 +182,8 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
     for (int i = 0; i < m->nstate; i++) interp_tensor_free(kst[i]);
   }
   report(model, p->name, ok, why);
-  for (int i = 0; i < 16; i++) free(in[i]), free(out[i]), interp_tensor_free(outs[i]);
-  for (int i = 0; i < nst; i++) free(st[i]);
+  for (int i = 0; i < 16; i++) free(in[i]), free(out[i]), free(out2[i]), interp_tensor_free(outs[i]);
+  for (int i = 0; i < nst; i++) free(st[i]), free(st2[i]);
   for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
 }
 
@@ -196,6 +229,33 @@ static void check_rounds(Model *m, const char *model, Tensor **args) {
     for (int i = 0; i < 16; i++) interp_tensor_free(outs[pass][i]);
 }
 
+// Options for models named on the command line (the fuzz tests'):
+// the batch size, and whether a model none of whose convolutions takes the
+// Winograd path is a failure (the defaults') or a note (a random model's).
+static int64_t opt_batch = 3;
+static bool opt_winograd_optional;
+// --dim NAME=V: the symbolic dim NAME of the arguments is V (not the batch)
+static const char *opt_dim_name[8];
+static int64_t opt_dim_value[8];
+static int nopt_dim;
+
+// make() with every symbolic dim named by --dim at its value, the others b.
+static Tensor *make_arg(const Type *t, int64_t b, int64_t classes, double scale) {
+  Type u = *t;
+  Dim *dims[INTERP_MAX_RANK];
+  Arena *a = arena_new();
+  for (int i = 0; i < t->rank; i++) {
+    const Sym *s = dim_as_sym(t->dims[i]);
+    dims[i] = (Dim *)t->dims[i];
+    for (int j = 0; s && j < nopt_dim; j++)
+      if (!strcmp(s->name, opt_dim_name[j])) dims[i] = dim_const(a, opt_dim_value[j]);
+  }
+  u.dims = dims;
+  Tensor *x = make(&u, b, classes, scale);
+  arena_free(a);
+  return x;
+}
+
 static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType prec, bool winograd) {
   Arena *a = arena_new();
   DiagSink d;
@@ -213,6 +273,11 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
     bool any = false;
     for (int j = 0; m.u.k_predict && j < m.u.k_predict->kernels.len; j++)
       any |= kir_kernel_winograd(VEC_AT(m.u.k_predict->kernels, KirKernel, j));
+    if (!any && opt_winograd_optional) {
+      printf("[NOTE] %s (--conv winograd): no convolution takes the Winograd path\n", path);
+      arena_free(a);
+      return;
+    }
     if (!any) {
       report(path, "--conv winograd", false, "no convolution of predict takes the Winograd path");
       arena_free(a);
@@ -244,7 +309,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   const Type *ot = VEC_AT(pred->outputs, IrNode, 0)->type;
   int64_t classes = 2;
   dim_is_const(ot->dims[ot->rank - 1], &classes);
-  int64_t B = 3;
+  int64_t B = opt_batch;
   m.nstate = mod->params.len;
   for (int i = 0; i < m.nstate; i++) {
     IrParam *p = VEC_AT(mod->params, IrParam, i);
@@ -263,7 +328,7 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   IrFunc *step = m.u.train_step;
   Tensor *args[16] = {0};
   for (int i = 0; i < step->params.len && i < 16; i++)
-    args[i] = make(VEC_AT(step->params, IrNode, i)->type, B, classes, 1.0);
+    args[i] = make_arg(VEC_AT(step->params, IrNode, i)->type, B, classes, 1.0);
   const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
   if (no_fuse) name = arena_printf(a, "%s (--no-fuse)", name);
   if (prec != DT_F32) name = arena_printf(a, "%s (--precision %s)", name, dtype_name(prec));
@@ -271,12 +336,18 @@ static void check_model(const char *path, MlcPool *pool, bool no_fuse, DType pre
   check_program(&m, name, step, m.u.k_train, args, pool);
   check_program(&m, name, m.u.eval, m.u.k_eval, args, pool);
   check_program(&m, name, pred, m.u.k_predict, args, pool);
-  if (prec == DT_BF16) check_rounds(&m, name, args);
+  if (prec == DT_BF16 && !opt_winograd_optional) check_rounds(&m, name, args);
   for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
   for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);
   llvm_jit_free(m.jit);
   llvm_gen_free(g);
   arena_free(a);
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: test_e2e_agree [--batch N] [--dim NAME=N] [--threads N,N..] [--winograd] [--precision bf16|f16] "
+                  "[MODEL.model...]\n");
+  return 2;
 }
 
 int main(int argc, char **argv) {
@@ -287,18 +358,53 @@ int main(int argc, char **argv) {
                             "tests/e2e/denoise.model", "tests/e2e/noise_draws.model",
                             "tests/e2e/scaler.model", "tests/e2e/conv_zoo.model"};
   const char *rounded[] = {"examples/fashion_mlp.model", "examples/fashion_cnn.model", "tests/e2e/tiny_gpt.model"};
+  // options (for models named on the command line): --batch N, the batch
+  // size (default 3); --threads 1,3: the compiled programs also run on pools
+  // of these sizes and must give the 2-thread run's bytes exactly;
+  // --dim H=13: the arguments' symbolic dim H is 13 (every other one is
+  // the batch size); --winograd: each model once more with --conv winograd, fused and not (a
+  // model none of whose convolutions qualifies is noted, not failed);
+  // --precision bf16|f16: once more, fused, at that precision.
+  bool winograd = false;
+  DType prec = DT_F32;
+  int argi = 1;
+  for (; argi < argc && !strncmp(argv[argi], "--", 2); argi++) {
+    const char *o = argv[argi], *v = argi + 1 < argc ? argv[argi + 1] : NULL;
+    if (!strcmp(o, "--winograd")) winograd = true;
+    else if (!strcmp(o, "--batch") && v) opt_batch = atoll(v), argi++;
+    else if (!strcmp(o, "--dim") && v && strchr(v, '=') && nopt_dim < 8) {
+      opt_dim_name[nopt_dim] = strndup(v, (size_t)(strchr(v, '=') - v));
+      opt_dim_value[nopt_dim++] = atoll(strchr(v, '=') + 1), argi++;
+    }
+    else if (!strcmp(o, "--precision") && v && (!strcmp(v, "bf16") || !strcmp(v, "f16")))
+      prec = strcmp(v, "bf16") ? DT_F16 : DT_BF16, argi++;
+    else if (!strcmp(o, "--threads") && v) {
+      for (const char *c = v; *c && nextra < 4; c = strchr(c, ',') ? strchr(c, ',') + 1 : c + strlen(c))
+        extra_pools[nextra++] = mlc_pool_new(atoi(c));
+      argi++;
+    } else return usage();
+  }
+  if (opt_batch < 1) return usage();
+  opt_winograd_optional = true;
   MlcPool *pool = mlc_pool_new(2);
-  for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
-    if (argc > 1)
-      for (int i = 1; i < argc; i++) check_model(argv[i], pool, nf, DT_F32, false);
-    else
+  if (argi < argc) {
+    for (int i = argi; i < argc; i++) {
+      for (int nf = 0; nf < 2; nf++) check_model(argv[i], pool, nf, DT_F32, false);
+      for (int nf = 0; nf < 2 && winograd; nf++) check_model(argv[i], pool, nf, DT_F32, true);
+      if (prec != DT_F32) check_model(argv[i], pool, false, prec, false);
+    }
+  } else {
+    opt_winograd_optional = false;
+    for (int nf = 0; nf < 2; nf++) // fused (what mlc build makes), then --no-fuse
       for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) check_model(defaults[i], pool, nf, DT_F32, false);
-  for (int p = 0; p < 2 && argc == 1; p++) // --precision bf16, f16
-    for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
-      check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16, false);
-  for (int nf = 0; nf < 2 && argc == 1; nf++) // --conv winograd, fused and not
-    check_model("examples/fashion_cnn.model", pool, nf, DT_F32, true);
+    for (int p = 0; p < 2; p++) // --precision bf16, f16
+      for (size_t i = 0; i < sizeof rounded / sizeof rounded[0]; i++)
+        check_model(rounded[i], pool, false, p ? DT_F16 : DT_BF16, false);
+    for (int nf = 0; nf < 2; nf++) // --conv winograd, fused and not
+      check_model("examples/fashion_cnn.model", pool, nf, DT_F32, true);
+  }
   mlc_pool_free(pool);
+  for (int t = 0; t < nextra; t++) mlc_pool_free(extra_pools[t]);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
