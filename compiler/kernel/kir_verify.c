@@ -213,7 +213,8 @@ static bool v_map(Verify *v, const KStmt *s) {
 // Whether every size of the program that depends on syms is at least 1 at
 // these syms' values. A symbolic plane that a convolution shrinks, [B, C, H,
 // W] -> [B, K, H - 4, W - 4], has no tensor at a sample H = 1: the calls'
-// geometries are checked at the samples where all sizes exist.
+// geometries and the memory plan are checked at the samples where all
+// sizes exist.
 static bool sizes_exist(const KirProgram *p, const int64_t *syms) {
   for (int b = 0; b < p->bufs.len; b++) {
     const KirBuf *kb = kir_buf(p, b);
@@ -515,7 +516,8 @@ static const char *sample_text(const KirProgram *p, const int64_t *args) {
 static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
   const KirProgram *p = v->p;
   int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1)), scratch, n;
-  if (!kir_bind_syms(p, args, syms) || !kir_eval_i64(p->scratch, syms, &scratch)) return true; // no such sizes
+  if (!kir_bind_syms(p, args, syms) || !kir_eval_i64(p->scratch, syms, &scratch) || !sizes_exist(p, syms))
+    return true; // no such sizes (two negative dims make a positive numel)
   for (int b = 0; b < p->bufs.len; b++) {
     const KirBuf *kb = kir_buf(p, b);
     if (kb->kind != KBUF_TEMP) continue;
