@@ -128,6 +128,8 @@ def attempt(r, seed):
     # erff (docs/design/llvm.md): one ulp apart now and then, so no gelu there.
     winograd, bf16 = r.random() < 0.3, r.random() < 0.2
     acts = ["relu", "relu", "relu", "leaky_relu", "leaky_relu" if winograd else "gelu", "none"]
+    # draws added later come from r2, so that the seeds of seeds.txt keep their models
+    r2 = random.Random(seed ^ 0x5EED)
     cin = r.choice([1, 1, 2, 3, 3, 7, 16])
     mode = r.random()
     big = mode < 0.1  # planes past 8192 positions (the bias-gradient fold's bound)
@@ -155,6 +157,14 @@ def attempt(r, seed):
     for i in range(nconv):
         conv = draw_conv(r, c, h, w, r.random() < 0.2, small=big or wide and i > 0,
                          cout=r.choice([200, 513]) if wide and i == 0 else None)
+        if conv and winograd and c >= 32 and r2.random() < 0.6:  # a conv --conv winograd takes
+            p = r2.randint(0, 2)
+            conv.update(k=(3, 3), s=(1, 1), d=(1, 1), p=(p, p), g=1, ho=h + 2 * p - 2, wo=w + 2 * p - 2)
+            conv["macs"] = conv["cout"] * c * 9 * conv["ho"] * conv["wo"]
+            if conv["ho"] < 1 or conv["wo"] < 1:
+                conv = None
+        if conv is None:
+            break
         if wide and i == 0:  # stride 1, relu, the 2x2 pool: the pooled forward's unstored y
             conv.update(k=(3, 3), s=(1, 1), p=(1, 1), d=(1, 1), g=1, ho=h, wo=w, raw=False,
                         macs=conv["cout"] * c * 9 * h * w)
