@@ -134,7 +134,9 @@ static KExpr *dp_factor(DimParse *d) {
     KExpr *base = e;
     for (int64_t i = 1; i < n; i++) e = kir_bin(d->c->p, KB_MUL, e, base);
   }
-  if (dp_lit(d, " // ")) e = kir_bin(d->c->p, KB_DIV, e, kir_idx(d->c->p, dp_int(d)));
+  // a floor atom of a floor atom prints as a chain, "(H - 3) // 2 // 2",
+  // left to right (dims.c floor_atom: a lone atom's numerator is unbracketed)
+  while (dp_lit(d, " // ")) e = kir_bin(d->c->p, KB_DIV, e, kir_idx(d->c->p, dp_int(d)));
   return e;
 }
 

@@ -210,6 +210,22 @@ static bool v_map(Verify *v, const KStmt *s) {
 }
 
 // ---- library calls ---------------------------------------------------------------------------------
+// Whether every size of the program that depends on syms is at least 1 at
+// these syms' values. A symbolic plane that a convolution shrinks, [B, C, H,
+// W] -> [B, K, H - 4, W - 4], has no tensor at a sample H = 1: the calls'
+// geometries and the memory plan are checked at the samples where all
+// sizes exist.
+static bool sizes_exist(const KirProgram *p, const int64_t *syms) {
+  for (int b = 0; b < p->bufs.len; b++) {
+    const KirBuf *kb = kir_buf(p, b);
+    for (int d = 0; d < kb->rank; d++) {
+      int64_t n;
+      if (kb->dims[d]->kind != KE_CONST && kir_eval_i64(kb->dims[d], syms, &n) && n < 1) return false;
+    }
+  }
+  return true;
+}
+
 // The operands' element ranges at the sample sizes, when the call's
 // expressions depend on syms only (inside a loop they may not: kir_run
 // checks those at run time).
@@ -221,6 +237,7 @@ static bool v_call_bounds(Verify *v, const KCall *c, const KirCallSpec *sp) {
   for (size_t k = 0; k < sizeof samples / sizeof *samples; k++) {
     for (int i = 0; i < p->syms.len; i++) args[i] = samples[k];
     if (!kir_bind_syms(p, args, syms)) return true;
+    if (!sizes_exist(p, syms)) continue;
     int64_t vals[KIR_CALL_MAX_SLOTS] = {0}, lo[KIR_CALL_MAX_SLOTS], hi[KIR_CALL_MAX_SLOTS];
     for (int i = 0; i < sp->nslots; i++)
       if (c->slot[i] && dtype_is_int(c->slot[i]->dtype) && !kir_eval_i64(c->slot[i], syms, &vals[i])) return true;
@@ -499,7 +516,8 @@ static const char *sample_text(const KirProgram *p, const int64_t *args) {
 static bool v_sample(Verify *v, Placed *pl, const int64_t *args) {
   const KirProgram *p = v->p;
   int64_t *syms = arena_alloc(p->arena, sizeof(int64_t) * (size_t)(p->syms.len + 1)), scratch, n;
-  if (!kir_bind_syms(p, args, syms) || !kir_eval_i64(p->scratch, syms, &scratch)) return true; // no such sizes
+  if (!kir_bind_syms(p, args, syms) || !kir_eval_i64(p->scratch, syms, &scratch) || !sizes_exist(p, syms))
+    return true; // no such sizes (two negative dims make a positive numel)
   for (int b = 0; b < p->bufs.len; b++) {
     const KirBuf *kb = kir_buf(p, b);
     if (kb->kind != KBUF_TEMP) continue;

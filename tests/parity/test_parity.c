@@ -1,8 +1,10 @@
 // test_parity.c — whole-model parity with PyTorch: the same weights and
 // batch in, the same loss and parameter gradients out.
 //
-// Usage: test_parity [-v] [EXAMPLE...]   (run from the repo root; default:
-// every example and parity case; -v prints every tensor's error)
+// Usage: test_parity [-v] [EXAMPLE... | FILE.safetensors...]   (run from the
+// repo root; default: every example and parity case; -v prints every
+// tensor's error; a path ending in .safetensors is read as the reference
+// itself, its "source" naming the .model file: tests/fuzz_conv/torch_ref.py)
 //
 // For each example model (or parity case, tests/parity/cases/) the reference
 // is tests/parity/data/<example>.safetensors,
@@ -389,9 +391,17 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
 
 // ---- one model --------------------------------------------------------------------------------
 
+// The reference of an example name, or the file itself when the argument
+// is a path ending in .safetensors (tests/fuzz_conv/torch_ref.py's files).
+static void ref_path(const char *example, char *path, size_t n) {
+  size_t len = strlen(example);
+  if (len > 12 && !strcmp(example + len - 12, ".safetensors")) snprintf(path, n, "%s", example);
+  else snprintf(path, n, "tests/parity/data/%s.safetensors", example);
+}
+
 static bool run_example(Run *r) {
   char path[256], err[512];
-  snprintf(path, sizeof path, "tests/parity/data/%s.safetensors", r->example);
+  ref_path(r->example, path, sizeof path);
   r->ref = mlc_st_open(path, err, sizeof err);
   if (!r->ref) return fail(r, "%s", err);
   const char *model = mlc_st_metadata(r->ref, "model");
@@ -470,7 +480,7 @@ int main(int argc, char **argv) {
       diag_init(&r->diags, r->arena);
       const char *tag = dtype_name(precs[p]);
       char path[256], err[512];
-      snprintf(path, sizeof path, "tests/parity/data/%s.safetensors", r->example);
+      ref_path(r->example, path, sizeof path);
       bool ok, ran = true;
       if (precs[p] == DT_F32) ok = run_example(r);
       else if (!(r->ref = mlc_st_open(path, err, sizeof err)) || !ref_tensor(r, tag, "/loss"))
