@@ -214,6 +214,10 @@ static int bind_syms(MlcDataset *ds, bool shared, char *err, size_t errlen) {
       if (v < 1)
         return rt_err(err, errlen, "%s: input %s has %s = %lld", a->path, in->name, m->syms[s],
                       (long long)v);
+      if (m->sym_min && v < m->sym_min[s])
+        return rt_err(err, errlen, "%s: input %s has %s = %lld, but the model needs %s >= %lld "
+                      "(%s)", a->path, in->name, m->syms[s], (long long)v, m->syms[s],
+                      (long long)m->sym_min[s], m->sym_min_what ? m->sym_min_what[s] : "");
       if (m->sym_max && m->sym_max[s] > 0 && v > m->sym_max[s])
         return rt_err(err, errlen, "%s: input %s has %s = %lld, but the model takes %s <= %lld "
                       "(%s)", a->path, in->name, m->syms[s], (long long)v, m->syms[s],

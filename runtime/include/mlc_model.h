@@ -359,6 +359,10 @@ struct MlcModel {
                             // with --target cuda alone); 0: on the CPU as well
   int loss_scale;           // 1: the recipe scales the loss (train_step's outputs after
                             // the auxiliary values; ABI 6)
+  const int64_t *sym_min;   // per symbol, the smallest value that leaves every size of
+                            // the model at least 1 (H >= 4 under a 3x3 conv and a 2x2
+                            // pool); 0 or NULL: 1
+  const char *const *sym_min_what; // the op that needs it ("max_pool2d at line 9 ...")
 };
 
 #endif

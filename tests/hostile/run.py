@@ -220,7 +220,7 @@ class Suite:
         san = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"] if self.a.san else []
         libs = ["-lz", "-lcjson", "-lm", "-lpthread"]
         inc = ["-I" + os.path.join(ROOT, "runtime", "include"), "-I" + ROOT]
-        for m in ("clf", "reg", "seq", "grid", "pad"):
+        for m in ("clf", "reg", "seq", "grid", "pad", "img"):
             src = os.path.join(HERE, m + ".model")
             if not self.a.san:
                 steps = [[self.a.mlc, "build", src, "-O0", "-o", os.path.join(self.bin, m)]]
@@ -506,6 +506,21 @@ def model_cases(s):
     s.case("seq: T = 8 beyond the 6-row position table is refused at load",
            ["seq", "train", "--train-data", "long_x.npy,long_y.npy"], 1,
            r"long_x\.npy: input idx has T = 8, but the model takes T <= 6 \(the 6 rows of pos\.w\)")
+    # img.model: H and W from the data; its conv and pool need H, W >= 4
+    def img_data(name, n, h, w):
+        vals = [((k * 7) % 13) / 13.0 for k in range(n * h * w)]
+        s.write(name, npy_bytes("<f4", [n, 1, h, w], struct.pack(f"<{len(vals)}f", *vals)))
+    img_data("img6_x.npy", 8, 6, 5)
+    img_data("img3_x.npy", 8, 3, 5)
+    s.write("img_y.npy", npy_bytes("<i8", [8], struct.pack("<8q", *[k % 3 for k in range(8)])))
+    s.case("img: a 6 x 5 image trains", ["img", "train", "--train-data", "img6_x.npy,img_y.npy",
+                                          "--checkpoint", "img.st"], 0, outputs=[r"img\.st"])
+    s.case("img: a 3 x 5 image, too small for the 3x3 conv and the 2x2 pool, is refused at load",
+           ["img", "train", "--train-data", "img3_x.npy,img_y.npy"], 1,
+           r"img3_x\.npy: input x has H = 3, but the model needs H >= 4 \(max_pool2d at line 10 gives dim 2 = "
+           r"\(H - 4\) // 2 \+ 1\)")
+    s.case("img: predict of a 3 x 5 image is refused too", ["img", "predict", "--weights", "img.st", "img3_x.npy"], 1,
+           r"img3_x\.npy: input x has H = 3, but the model needs H >= 4")
     ys = s.grid_data(16)
     s.case("grid [B, 8, 12]: trains", ["grid", "train", "--train-data", "grid_x.npy,grid_y.npy", "--epochs", "30",
                                        "--checkpoint", "grid.st"], 0, outputs=[r"grid\.st"], out=r" acc ")

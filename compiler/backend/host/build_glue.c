@@ -541,6 +541,7 @@ static void descriptor(StrBuf *b, const Glue *g, int nsites) {
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s},\n    .nsyms = %d,\n    .syms = sym_names,\n", g->nout_syms ? "" : "0", g->nsyms);
   sb_puts(b, "    .sym_max = sym_max,\n    .sym_max_what = sym_max_what,\n");
+  sb_puts(b, "    .sym_min = sym_min,\n    .sym_min_what = sym_min_what,\n");
   sb_puts(b, "    .naux = NAUX,\n    .aux_names = aux_names,\n    .loss_scale = NSCALER > 0,\n");
   // batch: samples per train_step call, i.e. accumulate micro-batches of the recipe's batch
   sb_printf(b, "    .recipe = {.batch = %lld, .epochs = %lld, .seed = %lluull, .accumulate = ACC, .lr = ",
@@ -596,6 +597,10 @@ static void sym_tables(StrBuf *b, const Glue *g) {
   for (int k = 0; k < g->nsyms; k++) sb_printf(b, "%s%lld", k ? ", " : "", (long long)g->sym_max[k]);
   sb_printf(b, "%s};\nstatic const char *const sym_max_what[] = {", g->nsyms ? "" : "0");
   for (int k = 0; k < g->nsyms; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, g->sym_max_what[k]);
+  sb_printf(b, "%s};\nstatic const int64_t sym_min[] = {", g->nsyms ? "" : "0");
+  for (int k = 0; k < g->nsyms; k++) sb_printf(b, "%s%lld", k ? ", " : "", (long long)g->sym_min[k]);
+  sb_printf(b, "%s};\nstatic const char *const sym_min_what[] = {", g->nsyms ? "" : "0");
+  for (int k = 0; k < g->nsyms; k++) sb_puts(b, k ? ", " : ""), glue_c_str(b, g->sym_min_what[k]);
   sb_printf(b, "%s};\nstatic const int out_syms[] = {", g->nsyms ? "" : "NULL");
   for (int k = 0; k < g->nout_syms; k++) sb_printf(b, "%s%d", k ? ", " : "", g->out_syms[k]);
   sb_printf(b, "%s};\nenum { NOUT_SYMS = %d };\n", g->nout_syms ? "" : "0", g->nout_syms);

@@ -16,8 +16,13 @@
 //     indices of embedding(table [V, D], idx) must hold 0..V-1;
 //   * limits of symbols: embedding(table [V, D], arange(T)) needs T <= V,
 //     and a slice of a constant dim D with a symbolic length T, from start
-//     s in steps of k, needs T <= ceil((D - s) / k).
-// The smallest limit wins; its description names where it comes from.
+//     s in steps of k, needs T <= ceil((D - s) / k);
+//   * lower limits of symbols: a value whose size is one symbol's function
+//     (a 3x3 conv2d without padding of an [.., H, W] image gives H - 2, a
+//     2x2 max_pool2d of that (H - 2) // 2) must be at least 1, so H >= 4:
+//     a smaller image is refused when the data is loaded, naming the op and
+//     its line, instead of a kernel meeting an empty plane.
+// The tightest limit wins; its description names where it comes from.
 #include "host_internal.h"
 
 #include <string.h>
@@ -83,6 +88,51 @@ static void slice_range(Glue *g, IrNode *n) {
   limit_sym(g, n->type->dims[dim], (len - start + step - 1) / step, what);
 }
 
+// The loss function's symbol named name (the glue matches symbols by name).
+static Sym *loss_sym(const IrFunc *loss, const char *name) {
+  for (int i = 0; i < loss->params.len; i++) {
+    const Type *t = VEC_AT(loss->params, IrNode, i)->type;
+    for (int d = 0; d < t->rank; d++) {
+      Sym *s = dim_as_sym(t->dims[d]);
+      if (s && !strcmp(s->name, name)) return s;
+    }
+  }
+  return NULL;
+}
+
+enum { SYM_MIN_SCAN = 1 << 12 }; // the largest lower limit looked for
+
+// The smallest v >= 1 with d(s = v) >= 1, when d is a function of s alone
+// that is below 1 at s = 1 (sizes grow with the sizes they come from); 0
+// when there is no such limit or none up to SYM_MIN_SCAN.
+static int64_t dim_lower_limit(const Dim *d, const Sym *s) {
+  int64_t v;
+  if (!dim_eval1(d, s, 1, &v) || v >= 1) return 0;
+  for (int64_t k = 2; k <= SYM_MIN_SCAN; k++)
+    if (dim_eval1(d, s, k, &v) && v >= 1) return k;
+  return 0;
+}
+
+// Every value of the loss whose dims depend on glue symbol k alone: the
+// symbol's lower limit, the first op that needs the largest one.
+static void lower_limits(Glue *g, const IrFunc *loss, int k) {
+  Sym *s = loss_sym(loss, g->syms[k]);
+  for (int i = 0; s && i < loss->nodes.len; i++) {
+    IrNode *n = VEC_AT(loss->nodes, IrNode, i);
+    for (int d = 0; n->type && d < n->type->rank; d++) {
+      int64_t lim = dim_lower_limit(n->type->dims[d], s);
+      if (lim <= g->sym_min[k]) continue;
+      int line = 0, col = 0;
+      if (n->span.file) span_linecol(n->span, &line, &col);
+      g->sym_min[k] = lim;
+      g->sym_min_what[k] = line ? arena_printf(g->u->arena, "%s at line %d gives dim %d = %s", ir_op_name(n->op),
+                                               line, d, dim_str(g->u->arena, n->type->dims[d]))
+                                : arena_printf(g->u->arena, "%s gives dim %d = %s", ir_op_name(n->op), d,
+                                               dim_str(g->u->arena, n->type->dims[d]));
+    }
+  }
+}
+
 // cross_entropy(logits [N, C], target [N]): the target input is the label;
 // with ignore_index = K (ignore) it may hold K too, so a K outside the
 // classes sets no value limit.
@@ -109,6 +159,7 @@ void glue_ranges(Glue *g) {
     else if (n->op == IR_SLICE) slice_range(g, n);
     else if (n->op == IR_CROSS_ENTROPY) label_range(g, n->in[0], n->in[1], out, false, 0);
   }
+  for (int k = 0; k < g->nsyms; k++) lower_limits(g, loss, k);
   // a cross_entropy lowered per row (ignore_index, or a reduction other
   // than the mean) names its labels in the LowerResult, and the value it
   // ignores: the runtime accepts it besides the classes and leaves its

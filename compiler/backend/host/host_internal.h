@@ -35,6 +35,8 @@ typedef struct Glue {
   int out_syms[MLC_MAX_SYMS], nout_syms; // the output's symbolic dims
   int64_t sym_max[MLC_MAX_SYMS];          // largest value the model takes; 0: no limit
   const char *sym_max_what[MLC_MAX_SYMS];
+  int64_t sym_min[MLC_MAX_SYMS];          // smallest value that leaves no size below 1; 0: 1
+  const char *sym_min_what[MLC_MAX_SYMS];
   char *err;
   size_t errlen;
 } Glue;
