@@ -8,7 +8,8 @@
 //   scheduled      maps the target prints and may nest that way, grains,
 //                  captures equal to what the bodies read, no outer
 //                  variable assigned in a parallel loop, a barrier wherever
-//                  kir.h's rule asks for one
+//                  kir.h's rule asks for one, and one between a gpu-block's
+//                  thread loops that share a shared buffer (one writing)
 //   planned        every temporary at an aligned offset inside scratch and
 //                  apart from the temporaries live with it (a kernel range:
 //                  the memory plan reuses the bytes of dead ones), evaluated
@@ -586,11 +587,120 @@ static bool v_op(Verify *v) {
   return true;
 }
 
+// ---- shared memory inside a block ----------------------------------------------------------------
+// A gpu-block's threads run its thread loops in parallel: a shared buffer
+// written by one thread loop and touched by a later one (or the reverse)
+// is a race on a GPU unless a barrier stands between them at block level,
+// whatever order the emulation's fibers happen to run them in. The same
+// holds across iterations of a serial block-level loop: what follows its
+// body's last barrier against what precedes its first (a body without a
+// barrier against itself). A statement holding barriers is checked inside
+// and ends the run of statements before it.
+static bool holds_barrier(const KStmt *s) {
+  if (s->kind == KS_BARRIER) return true;
+  for (int i = 0; i < s->body.len; i++)
+    if (holds_barrier(VEC_AT(s->body, KStmt, i))) return true;
+  for (int i = 0; i < s->els.len; i++)
+    if (holds_barrier(VEC_AT(s->els, KStmt, i))) return true;
+  return false;
+}
+
+static bool holds_threads(const KStmt *s) {
+  if (s->kind == KS_FOR && s->map == KMAP_GPU_THREAD) return true;
+  for (int i = 0; i < s->body.len; i++)
+    if (holds_threads(VEC_AT(s->body, KStmt, i))) return true;
+  for (int i = 0; i < s->els.len; i++)
+    if (holds_threads(VEC_AT(s->els, KStmt, i))) return true;
+  return false;
+}
+
+// The shared buffer a and b both touch, one writing, when either runs on
+// threads (-1: none).
+static int shared_conflict(Verify *v, const KStmt *a, const KStmt *b) {
+  if (!holds_threads(a) && !holds_threads(b)) return -1;
+  int nb = v->p->bufs.len;
+  bool *ra = arena_alloc(v->p->arena, (size_t)(4 * nb + 1)), *wa = ra + nb, *rb = wa + nb, *wb = rb + nb;
+  kir_stmt_access(a, ra, wa);
+  kir_stmt_access(b, rb, wb);
+  for (int i = 0; i < nb; i++)
+    if (kir_buf(v->p, i)->kind == KBUF_SHARED && ((wa[i] && (rb[i] || wb[i])) || (ra[i] && wb[i]))) return i;
+  return -1;
+}
+
+static bool v_block_seq(Verify *v, const Vec *blk);
+
+static bool v_block_stmt(Verify *v, const KStmt *s) {
+  if (s->kind == KS_FOR && s->map != KMAP_SERIAL) return true; // a thread loop: its body is one thread's
+  if (!v_block_seq(v, &s->body) || !v_block_seq(v, &s->els)) return false;
+  if (s->kind != KS_FOR) return true;
+  const Vec *b = &s->body;
+  int first = -1, last = -1;
+  for (int i = 0; i < b->len; i++)
+    if (holds_barrier(VEC_AT(*b, KStmt, i))) last = i, first = first < 0 ? i : first;
+  if (first < 0) {
+    int c = shared_conflict(v, s, s);
+    return c < 0 || vfail(v, "shared buffer %s: a serial block-level loop's threads touch it in one iteration "
+                          "and the next with no barrier between", kir_buf(v->p, c)->name);
+  }
+  for (int i = last + 1; i < b->len; i++)
+    for (int j = 0; j < first; j++) {
+      int c = shared_conflict(v, VEC_AT(*b, KStmt, i), VEC_AT(*b, KStmt, j));
+      if (c >= 0)
+        return vfail(v, "shared buffer %s: touched after a serial block-level loop's last barrier and before "
+                     "its first (the next iteration) with no barrier between", kir_buf(v->p, c)->name);
+    }
+  return true;
+}
+
+// blk: statements at block level (a gpu-block's body, or a serial loop's
+// or an if's inside it).
+static bool v_block_seq(Verify *v, const Vec *blk) {
+  for (int j = 0, first = 0; j < blk->len; j++) {
+    const KStmt *s = VEC_AT(*blk, KStmt, j);
+    if (!v_block_stmt(v, s)) return false;
+    if (holds_barrier(s)) {
+      first = j + 1;
+      continue;
+    }
+    for (int i = first; i < j; i++) {
+      int c = shared_conflict(v, VEC_AT(*blk, KStmt, i), s);
+      if (c >= 0)
+        return vfail(v, "shared buffer %s: block-level statements %d and %d touch it (one writes it) with no "
+                     "barrier between", kir_buf(v->p, c)->name, i, j);
+    }
+  }
+  return true;
+}
+
+// A launch's shared buffers fit the Target's shared memory per block (the
+// 48 KiB a kernel gets without opting in to more).
+static bool v_shared_bytes(Verify *v, const KStmt *L) {
+  int nb = v->p->bufs.len;
+  bool *r = arena_alloc(v->p->arena, (size_t)(2 * nb + 1)), *w = r + nb;
+  kir_stmt_access(L, r, w);
+  int64_t bytes = 0, n;
+  for (int i = 0; i < nb; i++) {
+    const KirBuf *b = kir_buf(v->p, i);
+    if ((r[i] || w[i]) && b->kind == KBUF_SHARED && kir_eval_i64(b->numel, NULL, &n)) bytes += n * (int64_t)dtype_size(b->dtype);
+  }
+  return !v->t->shared_bytes || bytes <= v->t->shared_bytes ||
+         vfail(v, "a launch's shared buffers take %lld bytes, more than the target's %lld per block", (long long)bytes,
+               (long long)v->t->shared_bytes);
+}
+
+static bool v_shared_races(Verify *v) {
+  for (int i = 0; i < v->k->body.len; i++) {
+    const KStmt *s = VEC_AT(v->k->body, KStmt, i);
+    if (s->kind == KS_FOR && s->map == KMAP_GPU_BLOCK && (!v_block_seq(v, &s->body) || !v_shared_bytes(v, s))) return false;
+  }
+  return true;
+}
+
 static bool v_kernel(Verify *v, KirKernel *k) {
   v->k = k;
   v->msg[0] = 0;
   v->live = arena_alloc(v->p->arena, sizeof(bool) * (size_t)(k->vars.len ? k->vars.len : 1));
-  return v_op(v) && v_block(v, &k->body) && (!v->t || v_barriers(v));
+  return v_op(v) && v_block(v, &k->body) && (!v->t || (v_barriers(v) && v_shared_races(v)));
 }
 
 bool kir_verify(const KirProgram *p, DiagSink *d) {
