@@ -125,10 +125,9 @@ static void lower_limits(Glue *g, const IrFunc *loss, int k) {
       int line = 0, col = 0;
       if (n->span.file) span_linecol(n->span, &line, &col);
       g->sym_min[k] = lim;
-      g->sym_min_what[k] = line ? arena_printf(g->u->arena, "%s at line %d gives dim %d = %s", ir_op_name(n->op),
-                                               line, d, dim_str(g->u->arena, n->type->dims[d]))
-                                : arena_printf(g->u->arena, "%s gives dim %d = %s", ir_op_name(n->op), d,
-                                               dim_str(g->u->arena, n->type->dims[d]));
+      const char *at = line ? arena_printf(g->u->arena, " at line %d", line) : "";
+      g->sym_min_what[k] = arena_printf(g->u->arena, "%s%s gives dim %d = %s", ir_op_name(n->op), at, d,
+                                        dim_str(g->u->arena, n->type->dims[d]));
     }
   }
 }
