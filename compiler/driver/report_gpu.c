@@ -17,7 +17,9 @@
 // longer branch.
 //
 // The rule (a launch is flagged with `!`): its thread's chain is longer
-// than REPORT_CHAIN_MAX updates, or its work (threads x updates) is more
+// than REPORT_CHAIN_MAX updates scaled by its threads over REPORT_FILL
+// (132 SMs x 128 threads, four warps each, when it has more: a launch of several waves of
+// full blocks may run longer chains, each wave still fills the GPU), or its work (threads x updates) is more
 // than REPORT_WORK_MAX with fewer than REPORT_MIN_THREADS threads. Both say
 // a launch that leaves an H100 / H200 (132 SMs of 2048 threads) nearly
 // idle on the step's critical path. tests/backend/cuda/parallelism.py holds
@@ -26,7 +28,7 @@
 
 #include <string.h>
 
-enum { REPORT_CHAIN_MAX = 8192, REPORT_MIN_THREADS = 4096 };
+enum { REPORT_CHAIN_MAX = 8192, REPORT_MIN_THREADS = 4096, REPORT_FILL = 132 * 128 };
 #define REPORT_WORK_MAX ((int64_t)1 << 22)
 
 typedef struct Chain {
@@ -136,7 +138,9 @@ static int program_launches(FILE *f, const KirProgram *p, int64_t b) {
         c = c1.updates > c0.updates || (c1.updates == c0.updates && c1.trips > c0.trips) ? c1 : c0;
       }
       int64_t threads = grid * T;
-      bool bad = c.updates > REPORT_CHAIN_MAX || (threads < REPORT_MIN_THREADS && threads * c.updates > REPORT_WORK_MAX);
+      // the chain bound: REPORT_CHAIN_MAX, times threads / REPORT_FILL past one full wave
+      int64_t chain_max = threads > REPORT_FILL ? REPORT_CHAIN_MAX * threads / REPORT_FILL : REPORT_CHAIN_MAX;
+      bool bad = c.updates > chain_max || (threads < REPORT_MIN_THREADS && threads * c.updates > REPORT_WORK_MAX);
       flagged += bad;
       char a[32], g[32], t[32], u[32], w[32], l[32];
       snprintf(l, sizeof l, "%d/%d", ++at, n);
@@ -151,8 +155,8 @@ static int program_launches(FILE *f, const KirProgram *p, int64_t b) {
 void report_launches(FILE *f, const KirProgram *const *progs, int n, int64_t b) {
   fprintf(f, "gpu launches at batch %lld: grid x block threads; a thread's chain: serial loop trips and updates\n"
              "(assignments and mma: the terms it adds in order), the longer of block 0's thread 0 and the last\n"
-             "block's last thread; ! marks a launch whose chain passes %d updates, or whose work\n"
-             "(threads x updates) passes %lld with fewer than %d threads\n\n",
-          (long long)b, REPORT_CHAIN_MAX, (long long)REPORT_WORK_MAX, REPORT_MIN_THREADS);
+             "block's last thread; ! marks a launch whose chain passes %d updates (times threads / %d\n"
+             "above %d threads), or whose work (threads x updates) passes %lld with fewer than %d threads\n\n",
+          (long long)b, REPORT_CHAIN_MAX, REPORT_FILL, REPORT_FILL, (long long)REPORT_WORK_MAX, REPORT_MIN_THREADS);
   for (int i = 0; i < n; i++) program_launches(f, progs[i], b);
 }
