@@ -273,6 +273,13 @@ static void tree(Sk *s, Vec *bb, const Reduction *r, int64_t T, int sh, const Ve
   for (int i = from; i < to; i++) vec_push(s->p->arena, tb, after->data[i]);
 }
 
+static int shared_named(Sk *s, const char *name, DType dt, int64_t T) {
+  KExpr *d = sk_i(s, T);
+  int b = sk_temp(s, name, dt, 1, &d);
+  kir_buf(s->p, b)->kind = KBUF_SHARED;
+  return b;
+}
+
 static int shared_buf(Sk *s, DType dt, int64_t T) {
   KExpr *d = sk_i(s, T);
   int b = sk_temp(s, "sh", dt, 1, &d);
@@ -511,6 +518,160 @@ static KStmt *lane_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Ve
   return b;
 }
 
+// ---- chunked float sums: a lane per thread, the chunks at block level -----------------------------------
+// A sum of more than 8192 positions per output, or of a symbolic count
+// (kir.md, "Long sums are chunked"), is eight combine lanes of +0, one
+// serial chunk loop, the combine lanes' fold and what follows; the chunk
+// loop's body is lets, the chunk's own eight lanes and their statements
+// (a float sum as above), the chunk's fold, and the combine updates
+// `lj = lj + e` (e: a select of the fold). Its trip count reads no
+// variable, so it is the same for every row of a block and runs at block
+// level: per chunk, thread (lane j, slot r) runs lane j of row r's chunk
+// (lane_copy) and stores it in `sh`; after a barrier thread r folds the
+// chunk in the fold's expression and runs the combine updates on its
+// row's combine lanes, which live in a second shared buffer `cb` (+0
+// before the chunk loop); a barrier ends the chunk (the next one rewrites
+// sh). After the loop thread r folds cb[8 r ..] and runs the rest. Each
+// addition is the one-thread form's, in its order, so the bits stay.
+typedef struct ChunkSum {
+  LaneSum outer;       // the combine lanes in the row body; .fold its fold
+  LaneSum inner;       // the chunk's lanes in the chunk loop's body
+  int loop;            // the chunk loop's index in the row body
+} ChunkSum;
+
+static bool uses_any_var(const KExpr *x) {
+  if (!x) return false;
+  return x->kind == KE_VAR || uses_any_var(x->a) || uses_any_var(x->b) || uses_any_var(x->c);
+}
+
+static bool stmts_read_lanes(Sk *s, const LaneSum *ls, const KStmt *const *st, int n) {
+  for (int k = 0; k < n; k++) {
+    bool *used = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
+    mark_stmt(st[k], used);
+    for (int j = 0; j < LANES; j++)
+      if (used[ls->lanes[j]]) return true;
+  }
+  return false;
+}
+
+// body from i: eight +0 lets of one float dtype (*dt) into ls->lanes.
+static bool zero_lanes(const Vec *body, int i, LaneSum *ls, DType *dt) {
+  for (int j = 0; j < LANES; j++) {
+    if (i + j >= body->len || !is_zero_let(VEC_AT(*body, KStmt, i + j), dt)) return false;
+    ls->lanes[j] = VEC_AT(*body, KStmt, i + j)->var;
+  }
+  ls->at = i;
+  return true;
+}
+
+static bool chunk_sum_fits(Sk *s, const Vec *body, ChunkSum *cs) {
+  LaneSum *o = &cs->outer, *in = &cs->inner;
+  int i = 0;
+  DType dt = DT_COUNT;
+  while (i < body->len && VEC_AT(*body, KStmt, i)->kind == KS_LET && !is_zero_let(VEC_AT(*body, KStmt, i), &dt)) i++;
+  if (!zero_lanes(body, i, o, &dt) || dt != DT_F64 || i + LANES + 1 >= body->len) return false;
+  const KStmt *cl = VEC_AT(*body, KStmt, i + LANES), *fo = VEC_AT(*body, KStmt, i + LANES + 1);
+  if (cl->kind != KS_FOR || cl->map != KMAP_SERIAL || uses_any_var(cl->n)) return false;
+  if (fo->kind != KS_LET || !uses_lane(o, fo->value)) return false;
+  cs->loop = i + LANES, o->fold = i + LANES + 1;
+  if (stmts_read_lanes(s, o, (const KStmt *const *)body->data + o->fold + 1, body->len - o->fold - 1)) return false;
+  Vec rest = {.data = body->data + i, .len = body->len - i};
+  for (int j = 0; j < i; j++)
+    if (assigns(&rest, VEC_AT(*body, KStmt, j)->var)) return false;
+  // the chunk loop's body: lets, the chunk's lanes, their statements, the fold, combine updates
+  const Vec *cb = &cl->body;
+  int q = 0;
+  DType dt2 = DT_COUNT;
+  while (q < cb->len && VEC_AT(*cb, KStmt, q)->kind == KS_LET && !is_zero_let(VEC_AT(*cb, KStmt, q), &dt2)) q++;
+  if (!zero_lanes(cb, q, in, &dt2) || (dt2 != DT_F64 && dt2 != DT_F32)) return false;
+  int f = q + LANES;
+  while (f < cb->len && !(VEC_AT(*cb, KStmt, f)->kind == KS_LET && uses_lane(in, VEC_AT(*cb, KStmt, f)->value))) f++;
+  if (f >= cb->len || f == q + LANES) return false;
+  in->fold = f;
+  Vec mid = {.data = cb->data + q + LANES, .len = f - q - LANES};
+  bool *own = arena_alloc(s->p->arena, (size_t)s->k->vars.len + 1);
+  unsigned mask = 0;
+  int64_t trips = 1;
+  if (!lane_stmts(in, &mid, own, &mask, &trips) || stmts_read_lanes(s, o, (const KStmt *const *)mid.data, mid.len) ||
+      uses_lane(o, VEC_AT(*cb, KStmt, f)->value))
+    return false;
+  for (int k = f + 1; k < cb->len; k++) { // the combine updates
+    const KStmt *u = VEC_AT(*cb, KStmt, k);
+    int j = u->kind == KS_ASSIGN ? lane_of(o, u->var) : -1;
+    if (j < 0 || u->value->kind != KE_BINARY || u->value->bin != KB_ADD || u->value->a->kind != KE_VAR ||
+        u->value->a->var != u->var || uses_lane(o, u->value->b) || uses_lane(in, u->value->b))
+      return false;
+  }
+  Vec crest = {.data = cb->data + q, .len = cb->len - q};
+  for (int j = 0; j < q; j++)
+    if (assigns(&crest, VEC_AT(*cb, KStmt, j)->var)) return false;
+  return true;
+}
+
+// Thread loop of T threads in bb for row slots: g = gb R + slot, the guard,
+// the row's indices and its lets body[0, nlets); returns the body to fill.
+static Vec *row_threads(Sk *s, Vec *bb, int64_t T, KExpr *gb, int64_t R, KExpr *N, KExpr *const *n, const int *vars,
+                        int k, const Vec *body, int nlets, KExpr **gt, KExpr **lane, KExpr **slot) {
+  Vec *tb = &thread_loop(s, bb, T, gt)->body;
+  *slot = *gt, *lane = NULL;
+  if (T > R) {
+    *lane = sk_let(s, tb, "ln", sk_div(s, *gt, sk_i(s, R)));
+    *slot = sk_let(s, tb, "rs", sk_mod(s, *gt, sk_i(s, R)));
+  }
+  KExpr *g = sk_let(s, tb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, R)), *slot));
+  Vec *in = is_multiple(N, R) ? tb : &kir_if(s->p, tb, sk_lt(s, g, N))->body;
+  unflatten(s, in, g, vars, n, k);
+  for (int i = 0; i < nlets; i++) vec_push(s->p->arena, in, body->data[i]);
+  return in;
+}
+
+static KStmt *chunk_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Vec *body, const ChunkSum *cs) {
+  const LaneSum *o = &cs->outer, *ls = &cs->inner;
+  KExpr *N = prod(s, n, 0, k), *gb, *gt, *lane, *slot;
+  int64_t R = LANE_ROWS, c;
+  if (kir_eval_i64(N, NULL, &c) && c < R) R = c < 1 ? 1 : c;
+  Vec one = {0};
+  KStmt *b = sk_loop(s, &one, "gb", ceil_div(s, N, R), true, &gb);
+  b->map = KMAP_GPU_BLOCK;
+  int sh = shared_buf(s, VEC_AT(s->k->vars, KirVar, ls->lanes[0])->dtype, R * LANES);
+  int cb = shared_named(s, "cb", DT_F64, R * LANES);
+  // the combine lanes: +0 (their lets' value) for every row slot
+  Vec *tb = &thread_loop(s, &b->body, R, &gt)->body;
+  for (int j = 0; j < LANES; j++)
+    sk_st(s, tb, cb, sk_add(s, sk_mul(s, gt, sk_i(s, LANES)), sk_i(s, j)), VEC_AT(*body, KStmt, o->at + j)->value);
+  // the chunk loop at block level, its index the one-thread loop's
+  const KStmt *cl = VEC_AT(*body, KStmt, cs->loop);
+  KStmt *L = arena_alloc(s->p->arena, sizeof *L);
+  *L = *cl, L->body = (Vec){0}, L->els = (Vec){0};
+  vec_push(s->p->arena, &b->body, L);
+  const Vec *cbody = &cl->body;
+  Vec *in = row_threads(s, &L->body, R * LANES, gb, R, N, n, vars, k, body, o->at, &gt, &lane, &slot);
+  for (int i = 0; i < ls->at + LANES; i++) vec_push(s->p->arena, in, cbody->data[i]);
+  Vec mid = {.data = cbody->data + ls->at + LANES, .len = ls->fold - ls->at - LANES};
+  lane_copy(s, ls, &mid, lane, in);
+  KExpr *at = sk_mul(s, slot, sk_i(s, LANES));
+  for (int j = 0; j < LANES; j++) {
+    Vec *put = &kir_if(s->p, in, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
+    sk_st(s, put, sh, sk_add(s, at, sk_i(s, j)), kir_varref(s->p, s->k, ls->lanes[j]));
+  }
+  kir_barrier(s->p, &L->body);
+  in = row_threads(s, &L->body, R, gb, R, N, n, vars, k, body, o->at, &gt, &lane, &slot);
+  for (int i = 0; i < ls->at; i++) vec_push(s->p->arena, in, cbody->data[i]);
+  KExpr *base = sk_mul(s, gt, sk_i(s, LANES));
+  const KStmt *f = VEC_AT(*cbody, KStmt, ls->fold);
+  kir_let(s->p, in, f->var, fold_from(s, ls, f->value, sh, base));
+  for (int i = ls->fold + 1; i < cbody->len; i++) { // lj = lj + e  ->  cb[8 r + j] = cb[8 r + j] + e
+    const KStmt *u = VEC_AT(*cbody, KStmt, i);
+    sk_st(s, in, cb, sk_add(s, base, sk_i(s, lane_of(o, u->var))), fold_from(s, o, u->value, cb, base));
+  }
+  kir_barrier(s->p, &L->body);
+  in = row_threads(s, &b->body, R, gb, R, N, n, vars, k, body, o->at, &gt, &lane, &slot);
+  f = VEC_AT(*body, KStmt, o->fold);
+  kir_let(s->p, in, f->var, fold_from(s, o, f->value, cb, sk_mul(s, gt, sk_i(s, LANES))));
+  for (int i = o->fold + 1; i < body->len; i++) vec_push(s->p->arena, in, body->data[i]);
+  return b;
+}
+
 // ---- serial runs -----------------------------------------------------------------------------------------------
 // blk[from, to): a run that is lets, a long float sum and what follows it
 // gets a thread per lane; a reduction with nothing live across its start
@@ -521,6 +682,11 @@ static void map_run(Sk *s, const Vec *blk, int from, int to, const bool *live, V
   Reduction r;
   LaneSum ls;
   Vec run = {.data = blk->data + from, .len = to - from};
+  ChunkSum cs;
+  if (!live[from] && chunk_sum_fits(s, &run, &cs)) { // a chunked float sum of a symbolic count: one row
+    vec_push(s->p->arena, out, chunk_rows(s, NULL, NULL, 0, &run, &cs));
+    return;
+  }
   if (!live[from] && lane_sum_fits(s, &run, &ls)) { // a float sum: one row of 8 lanes
     vec_push(s->p->arena, out, lane_rows(s, NULL, NULL, 0, &run, &ls));
     return;
@@ -593,6 +759,8 @@ static KStmt *map_loop(Sk *s, KStmt *l) {
   if (row_reduction_fits(s, n, k, body, &at, &r)) return row_reductions(s, n, vars, k, body, at, &r);
   LaneSum ls;
   if (lane_sum_fits(s, body, &ls)) return lane_rows(s, n, vars, k, body, &ls);
+  ChunkSum cs;
+  if (chunk_sum_fits(s, body, &cs)) return chunk_rows(s, n, vars, k, body, &cs);
   KExpr *N = prod(s, n, 0, k), *gb, *gt;
   int64_t T = s->t->block_threads, c;
   if (kir_eval_i64(N, NULL, &c) && c < T) T = c < 1 ? 1 : (c + s->t->warp_size - 1) / s->t->warp_size * s->t->warp_size;

@@ -9,6 +9,8 @@
 // state tensor bit for bit: for models whose gpu programs sum everything in
 // the CPU's order (tests/backend/cuda/gemm: matmuls, convolutions,
 // elementwise ops, float sums with a lane per thread, mse, sgd).
+// A --batches=N1,N2,.. among the models runs the ones after it at each of
+// these sizes of the symbolic dims (default 3), from one build.
 // A --precision=P among the models builds the ones after it at precision P
 // (bf16, f16: every matmul and conv rounds its operands, in the printed
 // kernels with __float2bfloat16_rn / __float2half_rn, in the interpreter
@@ -80,6 +82,10 @@ static int precision = -1; // --precision=P: a DType; -1: the recipe's
 // gpu computes in the CPU's order: matmuls, convolutions, elementwise ops,
 // float sums)
 static bool exact;
+// --batches=N1,N2,..: the models after it run each program at each of these
+// sizes of the symbolic dims (one build; default 3)
+static int64_t batches[8] = {3};
+static int nbatches = 1;
 
 static void report(const char *model, const char *what, bool ok, const char *why) {
   if (ok) printf("[PASS] %s: %s\n", model, what);
@@ -581,13 +587,16 @@ static void emu_model(const char *path, MlcPool *pool) {
         for (int64_t e = 0; e < m.state[i]->numel; e++) m.state[i]->data[e] = fabs(m.state[i]->data[e]);
     }
     IrFunc *step = m.u.train_step;
-    Tensor *args[16] = {0};
-    for (int i = 0; i < step->params.len && i < 16; i++)
-      args[i] = make(VEC_AT(step->params, IrNode, i)->type, 3, classes, 1.0);
-    check_program(&m, name, step, m.u.g_train, m.u.k_train, args, pool, true);
-    check_program(&m, name, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool, true);
-    check_program(&m, name, m.u.predict, m.u.g_predict, m.u.k_predict, args, pool, true);
-    for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
+    for (int bi = 0; bi < nbatches; bi++) {
+      Tensor *args[16] = {0};
+      for (int i = 0; i < step->params.len && i < 16; i++)
+        args[i] = make(VEC_AT(step->params, IrNode, i)->type, batches[bi], classes, 1.0);
+      const char *at = nbatches == 1 ? name : arena_printf(a, "%s at batch %lld", name, (long long)batches[bi]);
+      check_program(&m, at, step, m.u.g_train, m.u.k_train, args, pool, true);
+      check_program(&m, at, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool, true);
+      check_program(&m, at, m.u.predict, m.u.g_predict, m.u.k_predict, args, pool, true);
+      for (int i = 0; i < 16; i++) interp_tensor_free(args[i]);
+    }
     for (int i = 0; i < m.nstate; i++) interp_tensor_free(m.state[i]);
   }
   if (m.jit) llvm_jit_free(m.jit);
@@ -609,7 +618,24 @@ static bool precision_arg(const char *arg) {
   return true;
 }
 
-static bool exact_arg(const char *arg) { return strcmp(arg, "--exact") ? false : (exact = true); }
+static bool batches_arg(const char *arg) {
+  if (strncmp(arg, "--batches=", 10)) return false;
+  nbatches = 0;
+  for (const char *c = arg + 10; *c && nbatches < 8; c += *c == ',') {
+    char *e;
+    batches[nbatches++] = strtoll(c, &e, 10);
+    if (e == c || batches[nbatches - 1] < 1) {
+      fprintf(stderr, "test_cuda_examples: %s: sizes of at least 1, comma separated\n", arg);
+      exit(2);
+    }
+    c = e;
+  }
+  return true;
+}
+
+static bool exact_arg(const char *arg) {
+  return batches_arg(arg) || (strcmp(arg, "--exact") ? false : (exact = true));
+}
 
 int main(int argc, char **argv) {
   if (argc < 4 || (strcmp(argv[1], "nvrtc") && strcmp(argv[1], "emu") && strcmp(argv[1], "gpu"))) {
