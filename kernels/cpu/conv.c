@@ -29,6 +29,7 @@
 #include "conv_winograd.h"
 #include "pool_internal.h"
 #include "gemm_internal.h"
+#include "gemv.h"
 #include "mlc_rt.h"
 
 
@@ -418,10 +419,35 @@ bool conv_gw_pick_by_vectors(const MlcPool *pool, const int64_t *geom) {
 #endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// The GEMM cache's maker of a lane packing: ctx is the LanesPack.
+typedef struct LanesPack {
+  const Conv *k;
+  uint32_t flags;
+} LanesPack;
+
+static void lanes_pack_make(const void *ctx, const float *w, float *wp) {
+  const LanesPack *l = ctx;
+  conv_lanes_pack_w(l->k, w, l->flags, wp);
+}
+#endif
+
+// The forward's packed weight: a constant weight's (predict and eval of a
+// model instance: the GEMM cache's rule, "Constant operands" in
+// docs/design/kernels.md) is packed once per weight version and kept in
+// the cache, which the instance clears whenever its parameters may have
+// changed; any other is packed per call into the caller's scratch.
 static void fwd_lanes(ConvJob *j) {
 #if defined(__x86_64__) || defined(__i386__)
   const Conv *k = &j->k;
   if (pointwise(k) || !conv_lanes_ok(k) || !lanes_wins(k, round_bits(j) != 0)) return;
+  LanesPack l = {k, round_bits(j)};
+  const float *kept = gemm_cache_derived_ctx(j->w, k->o, k->kc, k->g, k->o * k->kc, GEMM_CACHE_LANES | l.flags,
+                                             conv_lanes_wfloats(k), lanes_pack_make, &l);
+  if (kept) {
+    j->wlanes = kept;
+    return;
+  }
   float *wp = gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wfloats(k));
   if (!wp) return; // the other paths need no packed copy
   conv_lanes_pack_w(k, j->w, round_bits(j), wp);

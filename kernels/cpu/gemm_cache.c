@@ -164,14 +164,14 @@ const void *gemm_cache_kmajor(const float *b, int64_t n, int64_t k, int64_t ldb,
   return dst;
 }
 
-// ldb -1 marks a derived copy: no k-major copy has it.
-const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
-                                int64_t out_floats, GemmCacheMake *make) {
+// A derived copy's ldb is -1 - tag (so no k-major copy, ldb >= 1, has it).
+static const float *derived(const float *src, int64_t n, int64_t k, int64_t tag, int64_t in_floats, uint32_t kind,
+                            int64_t out_floats, GemmCacheMake *make, GemmCacheMakeCtx *make_ctx, const void *ctx) {
   MlcGemmCache *c = current;
-  if (!c || in_floats <= 0 || out_floats <= 0) return NULL;
+  if (!c || in_floats <= 0 || out_floats <= 0 || tag < 0) return NULL;
   for (int i = 0; i < c->ncopies; i++) {
     const Copy *x = &c->copies[i];
-    if (x->b == src && x->n == n && x->k == k && x->ldb == -1 && x->kind == kind) return x->kmajor;
+    if (x->b == src && x->n == n && x->k == k && x->ldb == -1 - tag && x->kind == kind) return x->kmajor;
   }
   if (!constant(c, src, 1, in_floats, 0)) return NULL;
   if (c->ncopies == c->cap_copies) {
@@ -182,7 +182,18 @@ const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t 
   }
   float *dst = aligned_alloc(64, ((size_t)out_floats * sizeof(float) + 63) & ~(size_t)63);
   if (!dst) return NULL;
-  make(src, n, k, dst);
-  c->copies[c->ncopies++] = (Copy){src, n, k, -1, kind, dst};
+  if (make) make(src, n, k, dst);
+  else make_ctx(ctx, src, dst);
+  c->copies[c->ncopies++] = (Copy){src, n, k, -1 - tag, kind, dst};
   return dst;
+}
+
+const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
+                                int64_t out_floats, GemmCacheMake *make) {
+  return derived(src, n, k, 0, in_floats, kind, out_floats, make, NULL, NULL);
+}
+
+const float *gemm_cache_derived_ctx(const float *src, int64_t n, int64_t k, int64_t tag, int64_t in_floats,
+                                    uint32_t kind, int64_t out_floats, GemmCacheMakeCtx *make, const void *ctx) {
+  return derived(src, n, k, tag, in_floats, kind, out_floats, NULL, make, ctx);
 }

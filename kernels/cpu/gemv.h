@@ -82,4 +82,13 @@ typedef void GemmCacheMake(const float *src, int64_t n, int64_t k, float *dst);
 const float *gemm_cache_derived(const float *src, int64_t n, int64_t k, int64_t in_floats, uint32_t kind,
                                 int64_t out_floats, GemmCacheMake *make);
 
+// The same for a copy whose layout needs more than (n, k): make(ctx, src,
+// dst), keyed by (src, n, k, tag >= 0, kind) (the channel-lane packing of
+// a constant conv weight, conv.c: n = O, k = Kc, tag = the groups, kind
+// GEMM_CACHE_LANES | the rounding bits).
+enum { GEMM_CACHE_LANES = 1u << 27 };
+typedef void GemmCacheMakeCtx(const void *ctx, const float *src, float *dst);
+const float *gemm_cache_derived_ctx(const float *src, int64_t n, int64_t k, int64_t tag, int64_t in_floats,
+                                    uint32_t kind, int64_t out_floats, GemmCacheMakeCtx *make, const void *ctx);
+
 #endif
