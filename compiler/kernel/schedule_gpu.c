@@ -483,6 +483,20 @@ static KExpr *fold_from(Sk *s, const LaneSum *ls, const KExpr *x, int sh, KExpr 
   return c;
 }
 
+// One lane's chain in thread (lane, slot): the lets and lane inits before
+// the sum (statements 0 .. at + LANES), the updates of this thread's lane
+// only (lane_copy), then its lane stored at sh[slot * LANES + lane].
+static void lane_chain_store(Sk *s, const LaneSum *ls, const Vec *body, KExpr *lane, KExpr *slot, int sh, Vec *in) {
+  for (int i = 0; i < ls->at + LANES; i++) vec_push(s->p->arena, in, body->data[i]);
+  Vec mid = {.data = body->data + ls->at + LANES, .len = ls->fold - ls->at - LANES};
+  lane_copy(s, ls, &mid, lane, in);
+  KExpr *at = sk_mul(s, slot, sk_i(s, LANES));
+  for (int j = 0; j < LANES; j++) {
+    Vec *put = &kir_if(s->p, in, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
+    sk_st(s, put, sh, sk_add(s, at, sk_i(s, j)), kir_varref(s->p, s->k, ls->lanes[j]));
+  }
+}
+
 // The rows of n[0..k) (k = 0: one row), each body = lets, the float sum,
 // the rest: blocks of LANE_ROWS rows x LANES lanes.
 static KStmt *lane_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Vec *body, const LaneSum *ls) {
@@ -498,14 +512,7 @@ static KStmt *lane_rows(Sk *s, KExpr *const *n, const int *vars, int k, const Ve
   KExpr *g = sk_let(s, tb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, R)), slot));
   Vec *in = is_multiple(N, R) ? tb : &kir_if(s->p, tb, sk_lt(s, g, N))->body;
   unflatten(s, in, g, vars, n, k);
-  for (int i = 0; i < ls->at + LANES; i++) vec_push(s->p->arena, in, body->data[i]);
-  Vec mid = {.data = body->data + ls->at + LANES, .len = ls->fold - ls->at - LANES};
-  lane_copy(s, ls, &mid, lane, in);
-  KExpr *at = sk_mul(s, slot, sk_i(s, LANES));
-  for (int j = 0; j < LANES; j++) {
-    Vec *put = &kir_if(s->p, in, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
-    sk_st(s, put, sh, sk_add(s, at, sk_i(s, j)), kir_varref(s->p, s->k, ls->lanes[j]));
-  }
+  lane_chain_store(s, ls, body, lane, slot, sh, in);
   kir_barrier(s->p, &b->body);
   Vec *fb = &thread_loop(s, &b->body, R, &gt)->body;
   g = sk_let(s, fb, "g", sk_add(s, sk_mul(s, gb, sk_i(s, R)), gt));
@@ -646,14 +653,7 @@ static KStmt *chunk_rows(Sk *s, KExpr *const *n, const int *vars, int k, const V
   vec_push(s->p->arena, &b->body, L);
   const Vec *cbody = &cl->body;
   Vec *in = row_threads(s, &L->body, R * LANES, gb, R, N, n, vars, k, body, o->at, &gt, &lane, &slot);
-  for (int i = 0; i < ls->at + LANES; i++) vec_push(s->p->arena, in, cbody->data[i]);
-  Vec mid = {.data = cbody->data + ls->at + LANES, .len = ls->fold - ls->at - LANES};
-  lane_copy(s, ls, &mid, lane, in);
-  KExpr *at = sk_mul(s, slot, sk_i(s, LANES));
-  for (int j = 0; j < LANES; j++) {
-    Vec *put = &kir_if(s->p, in, kir_bin(s->p, KB_EQ, lane, sk_i(s, j)))->body;
-    sk_st(s, put, sh, sk_add(s, at, sk_i(s, j)), kir_varref(s->p, s->k, ls->lanes[j]));
-  }
+  lane_chain_store(s, ls, cbody, lane, slot, sh, in);
   kir_barrier(s->p, &L->body);
   in = row_threads(s, &L->body, R, gb, R, N, n, vars, k, body, o->at, &gt, &lane, &slot);
   for (int i = 0; i < ls->at; i++) vec_push(s->p->arena, in, cbody->data[i]);
