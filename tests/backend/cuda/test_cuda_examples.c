@@ -11,6 +11,10 @@
 // elementwise ops, float sums with a lane per thread, mse, sgd).
 // A --batches=N1,N2,.. among the models runs the ones after it at each of
 // these sizes of the symbolic dims (default 3), from one build.
+// A --data=cancel among the models gives the ones after it float inputs
+// whose every row (last axis) sums to a few units through partial sums of
+// up to 2^42 (cancelling_rows), so with --exact a sum added in another
+// order than the CPU's fails.
 // A --precision=P among the models builds the ones after it at precision P
 // (bf16, f16: every matmul and conv rounds its operands, in the printed
 // kernels with __float2bfloat16_rn / __float2half_rn, in the interpreter
@@ -86,6 +90,9 @@ static bool exact;
 // sizes of the symbolic dims (one build; default 3)
 static int64_t batches[8] = {3};
 static int nbatches = 1;
+// --data=cancel: the models after it get float inputs whose sums cancel
+// (cancelling_rows): an f32 sum's bits then depend on its addition order
+static bool cancel;
 
 static void report(const char *model, const char *what, bool ok, const char *why) {
   if (ok) printf("[PASS] %s: %s\n", model, what);
@@ -543,6 +550,31 @@ static void check_program(Model *m, const char *model, IrFunc *f, const KirProgr
   for (int i = 0; i < 16; i++) interp_tensor_free(outs[i]);
   for (int i = 0; i < m->nstate; i++) interp_tensor_free(ist[i]);
 }
+// Rewrites every row of x's last axis (length L) so that its sum cancels:
+// L/4 pairs (b, -b) of large values (|b| in [2^30, 2^42), random sign and
+// mantissa) and small values in (-1, 1) elsewhere, in a shuffled order. The
+// exact sum is the small values' (a few units), while the partial sums of any
+// order reach 2^42, where an f64 ulp is 2^-10: so every reassociation (the
+// lanes' fold, the chunks' combine, a lane written to the wrong slot) moves
+// the f32 result, which f32 data of one magnitude, summed in f64, hides.
+static void cancelling_rows(Tensor *x) {
+  int64_t L = x->rank ? x->dims[x->rank - 1] : 1;
+  for (int64_t r = 0; L > 0 && r < x->numel / L; r++) {
+    double *row = x->data + r * L;
+    int64_t pairs = L / 4;
+    for (int64_t i = 0; i < pairs; i++) {
+      double b = (double)(float)(ldexp(1 + urand(), 30 + (int)(urand() * 12)) * (urand() < 0.5 ? -1 : 1));
+      row[2 * i] = b, row[2 * i + 1] = -b;
+    }
+    for (int64_t i = 2 * pairs; i < L; i++) row[i] = (double)(float)(2 * urand() - 1);
+    for (int64_t i = L - 1; i > 0; i--) { // Fisher-Yates
+      int64_t j = (int64_t)(urand() * (double)(i + 1));
+      double t = row[i];
+      row[i] = row[j], row[j] = t;
+    }
+  }
+}
+
 
 static void emu_model(const char *path, MlcPool *pool) {
   Arena *a = arena_new();
@@ -589,8 +621,11 @@ static void emu_model(const char *path, MlcPool *pool) {
     IrFunc *step = m.u.train_step;
     for (int bi = 0; bi < nbatches; bi++) {
       Tensor *args[16] = {0};
-      for (int i = 0; i < step->params.len && i < 16; i++)
-        args[i] = make(VEC_AT(step->params, IrNode, i)->type, batches[bi], classes, 1.0);
+      for (int i = 0; i < step->params.len && i < 16; i++) {
+        const Type *t = VEC_AT(step->params, IrNode, i)->type;
+        args[i] = make(t, batches[bi], classes, 1.0);
+        if (cancel && dtype_is_float(t->dtype)) cancelling_rows(args[i]);
+      }
       const char *at = nbatches == 1 ? name : arena_printf(a, "%s at batch %lld", name, (long long)batches[bi]);
       check_program(&m, at, step, m.u.g_train, m.u.k_train, args, pool, true);
       check_program(&m, at, m.u.eval, m.u.g_eval, m.u.k_eval, args, pool, true);
@@ -634,6 +669,7 @@ static bool batches_arg(const char *arg) {
 }
 
 static bool exact_arg(const char *arg) {
+  if (!strcmp(arg, "--data=cancel")) return cancel = true;
   return batches_arg(arg) || (strcmp(arg, "--exact") ? false : (exact = true));
 }
 
