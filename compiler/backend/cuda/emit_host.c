@@ -1,11 +1,16 @@
 // emit_host.c — the CUDA C printer's host side (cuda_gen.h): per program a
-// C launcher that binds the syms from the argument dims, places every
-// buffer (the caller's device addresses for inputs, outputs and state,
-// scratch + the plan's offset for temporaries) and launches every kernel's
-// launches in order through the caller's MlcLauncher, with the grid the
-// gpu-block loop's trip count and the block cuda_block_threads; then the
-// table of kernel names (launch index -> __global__ name) and of check
-// messages. Sizes are the kernel IR's i64 expressions, printed as C.
+// C launcher that binds the syms from the argument dims, fills one array v
+// with what launches take (buffer i's device address in v[i]: the caller's
+// for inputs, outputs and state, scratch + the plan's offset for
+// temporaries; then the syms, seed and flag) and g with the distinct grid
+// sizes (the gpu-block loops' trip counts), then walks a static table, a
+// row per launch in order (launch index, grid slot, block
+// cuda_block_threads, argument slots), through the caller's MlcLauncher;
+// then the table of kernel names (launch index -> __global__ name) and of
+// check messages. Sizes are the kernel IR's i64 expressions, printed as C,
+// a subexpression used more than once as one `const int64_t eN` (HDag).
+// The form keeps cc's time linear and small (docs/design/cuda.md, "NVRTC at
+// build time").
 #include "cuda_internal.h"
 
 #include <stdarg.h>
