@@ -43,13 +43,40 @@ unsigned char *cuda_bundle_pack(const CudaImage *images, int n, size_t *len) {
   return b;
 }
 
-int cuda_bundle_write_c(FILE *f, const char *symbol, const unsigned char *bundle, size_t len) {
-  fprintf(f, "// CUDA images for mlc's runtime (a bundle: compiler/backend/cuda/nvrtc.h).\n");
-  fprintf(f, "__attribute__((aligned(64), section(\".mlc_cuda\"), used))\n");
-  fprintf(f, "const unsigned char %s[%zu] = {", symbol, len ? len : 1);
-  for (size_t i = 0; i < len; i++) fprintf(f, "%s%u,", i % 20 ? "" : "\n  ", bundle[i]);
-  fprintf(f, "%s\n};\n", len ? "" : "0");
-  fprintf(f, "const unsigned long long %s_size = %zuULL;\n", symbol, len);
+// A file name as a string of the assembler's (\" \\ and octal escapes).
+static void asm_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+    else if (c < 32 || c >= 127) fprintf(f, "\\%03o", c);
+    else fputc(c, f);
+  }
+  fputc('"', f);
+}
+
+// The assembler includes the bytes as they are (.incbin), so no compiler
+// parses them: as a C array initializer the bundle was a text file of
+// about 4 bytes per byte and most of `cc -O2`'s time on a large model.
+// %object and %progbits are the spellings every ELF gas and clang accept.
+int cuda_bundle_write_asm(FILE *f, const char *symbol, const char *bin_path, size_t len) {
+  fprintf(f, "/* CUDA images for mlc's runtime (a bundle: compiler/backend/cuda/nvrtc.h),\n"
+             "   %zu bytes from the file below. */\n",
+          len);
+  fprintf(f, "\t.section .mlc_cuda,\"a\",%%progbits\n\t.balign 64\n");
+  fprintf(f, "\t.globl %s\n\t.type %s, %%object\n\t.size %s, %zu\n%s:\n", symbol, symbol, symbol, len ? len : 1,
+          symbol);
+  if (len) {
+    fputs("\t.incbin ", f);
+    asm_string(f, bin_path);
+    fputc('\n', f);
+  } else {
+    fputs("\t.byte 0\n", f);
+  }
+  fprintf(f, "\t.section .rodata\n\t.balign 8\n");
+  fprintf(f, "\t.globl %s_size\n\t.type %s_size, %%object\n\t.size %s_size, 8\n%s_size:\n\t.quad %zu\n", symbol,
+          symbol, symbol, symbol, len);
+  fprintf(f, "\t.section .note.GNU-stack,\"\",%%progbits\n"); // no executable stack
   if (fflush(f) != 0 || ferror(f)) {
     if (!errno) errno = EIO;
     return -1;

@@ -138,11 +138,12 @@ enum { CUDA_BUNDLE_VERSION = 1, CUDA_BUNDLE_HEADER = 16, CUDA_BUNDLE_ENTRY = 24 
 
 // The bundle of n images (malloc'd, *len bytes); NULL when out of memory.
 unsigned char *cuda_bundle_pack(const CudaImage *images, int n, size_t *len);
-// Writes a bundle as C for the host glue:
-//   const unsigned char SYMBOL[len] (64-byte aligned, section .mlc_cuda)
-//   const unsigned long long SYMBOL_size
+// Writes the assembler source (for `cc -c x.s`) of a bundle whose bytes
+// the caller wrote to bin_path (len of them):
+//   SYMBOL       the bytes (.incbin), 64-byte aligned, section .mlc_cuda
+//   SYMBOL_size  an unsigned long long, len
 // 0, or -1 with errno set by the failed write.
-int cuda_bundle_write_c(FILE *f, const char *symbol, const unsigned char *bundle,
-                        size_t len);
+int cuda_bundle_write_asm(FILE *f, const char *symbol, const char *bin_path,
+                          size_t len);
 
 #endif

@@ -3,7 +3,7 @@
 // PTX for sm_90 and ptxas -arch=sm_90 accepts the PTX; several architectures;
 // an unsupported one; a rejected source whose messages name the kernel and
 // its .model span through the line map; the message when NVRTC is absent;
-// --cuda-arch parsing; the bundle and its C form, compiled and read back.
+// --cuda-arch parsing; the bundle and its assembler form, assembled and read back.
 //
 //   test_nvrtc WORKDIR PTXAS CC
 // Exits 77 (skipped) after the checks that need no NVRTC when NVRTC cannot be
@@ -107,18 +107,23 @@ static bool file_is(const char *path, const unsigned char *want, size_t len) {
   return same;
 }
 
-// Writes the bundle as C, compiles it with a main that prints its bytes, and
-// compares them with the bundle.
-static void test_bundle_c(const unsigned char *bu, size_t len) {
-  char csrc[4096], main_c[4096], exe[4096], out[4096];
-  snprintf(csrc, sizeof csrc, "%s/bundle_data.c", workdir);
+// Writes the bundle's bytes and its assembler source (cuda_bundle_write_asm),
+// assembles and links it with a main that prints its bytes, and compares
+// them with the bundle.
+static void test_bundle_asm(const unsigned char *bu, size_t len) {
+  char bin[4096], asrc[4096], main_c[4096], exe[4096], out[4096];
+  snprintf(bin, sizeof bin, "%s/bundle data \"q\".bin", workdir); // a name the assembler must quote
+  snprintf(asrc, sizeof asrc, "%s/bundle_data.s", workdir);
   snprintf(main_c, sizeof main_c, "%s/bundle_main.c", workdir);
   snprintf(exe, sizeof exe, "%s/bundle_check", workdir);
   snprintf(out, sizeof out, "%s/bundle_check.out", workdir);
-  FILE *f = fopen(csrc, "w");
-  int rc = f ? cuda_bundle_write_c(f, "mlc_test_bundle", bu, len) : -1;
+  FILE *f = fopen(bin, "wb");
+  bool wrote = f && fwrite(bu, 1, len, f) == len;
+  if (f && fclose(f) != 0) wrote = false;
+  f = fopen(asrc, "w");
+  int rc = f ? cuda_bundle_write_asm(f, "mlc_test_bundle", bin, len) : -1;
   if (f && fclose(f) != 0) rc = -1;
-  check("bundle: cuda_bundle_write_c writes the C array", rc == 0);
+  check("bundle: cuda_bundle_write_asm writes the assembler source", wrote && rc == 0);
   f = fopen(main_c, "w");
   if (!f) return;
   fprintf(f, "#include <stdio.h>\n"
@@ -131,8 +136,8 @@ static void test_bundle_c(const unsigned char *bu, size_t len) {
              "         == mlc_test_bundle_size && fclose(f) == 0 ? 0 : 1;\n"
              "}\n");
   fclose(f);
-  char *cc_argv[] = {(char *)cc, "-std=c17", "-Wall", "-Werror", csrc, main_c, "-o", exe, NULL};
-  check("bundle: the C array compiles (-Wall -Werror) and links", run(cc_argv) == 0);
+  char *cc_argv[] = {(char *)cc, "-std=c17", "-Wall", "-Werror", asrc, main_c, "-o", exe, NULL};
+  check("bundle: the assembler source assembles and links", run(cc_argv) == 0);
   char *run_argv[] = {exe, out, NULL};
   check("bundle: the linked array is 64-byte aligned and holds the bundle's bytes",
         run(run_argv) == 0 && file_is(out, bu, len));
@@ -332,7 +337,7 @@ int main(int argc, char **argv) {
     test_kernels(nv, &bundle, &len);
     test_archs(nv);
     test_errors(nv);
-    if (bundle) test_bundle_c(bundle, len);
+    if (bundle) test_bundle_asm(bundle, len);
     else check("bundle of sgemm.cu's images", false);
     free(bundle);
     free((char *)block_reduce_h);

@@ -100,38 +100,39 @@ static inline int64_t mlc_h_mod(int64_t a, int64_t b) {
 static inline int64_t mlc_h_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t mlc_h_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// One launch, a row of a launcher's table: launch index, grid (a slot of
+// g; none when it is empty), block threads, n, then the n slots of v that
+// are its arguments.
+static int mlc_h_launch(MlcLauncher *l, const int64_t *g, uint64_t *v, const uint32_t *x) {
+  void *args[256];
+  for (uint32_t i = 0; i < x[3]; i++) args[i] = &v[x[4 + i]];
+  return g[x[1]] > 0 && l->launch(l, (int)x[0], g[x[1]], x[2], args);
+}
+
 int32_t mlc_cu_ew(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs, const uint64_t *outputs,
     const uint64_t *state, uint64_t scratch, uint64_t seed, uint64_t flag) {
   (void)dims, (void)inputs, (void)outputs, (void)state, (void)scratch;
   int64_t sym_B = dims[0];
   (void)sym_B;
-  uint64_t buf0 = inputs[0]; // %a
-  (void)buf0;
-  uint64_t buf1 = inputs[1]; // %b
-  (void)buf1;
-  uint64_t buf2 = inputs[2]; // %m
-  (void)buf2;
-  uint64_t buf3 = scratch + (uint64_t)0LL; // t0
-  (void)buf3;
-  uint64_t buf4 = outputs[0]; // out0
-  (void)buf4;
-  uint64_t buf5 = outputs[1]; // out1
-  (void)buf5;
-  { // k0_add
-    void *args[] = {&buf0, &buf1, &buf3, &sym_B, &seed, &flag};
-    int64_t grid0 = mlc_h_div(((sym_B * 64LL) + 255LL), 256LL);
-    if (grid0 > 0 && l->launch(l, 0, grid0, 256, args)) return -1;
-  }
-  { // k1_where
-    void *args[] = {&buf2, &buf3, &buf4, &sym_B, &seed, &flag};
-    int64_t grid0 = mlc_h_div(((sym_B * 64LL) + 255LL), 256LL);
-    if (grid0 > 0 && l->launch(l, 1, grid0, 256, args)) return -1;
-  }
-  { // k2_cast
-    void *args[] = {&buf3, &buf5, &sym_B, &seed, &flag};
-    int64_t grid0 = mlc_h_div(((sym_B * 64LL) + 255LL), 256LL);
-    if (grid0 > 0 && l->launch(l, 2, grid0, 256, args)) return -1;
-  }
+  uint64_t v[9]; // what the launches take: buffer i's device address in v[i], syms, seed, flag
+  v[0] = inputs[0]; // %a
+  v[1] = inputs[1]; // %b
+  v[2] = inputs[2]; // %m
+  v[3] = scratch + (uint64_t)0LL; // t0
+  v[4] = outputs[0]; // out0
+  v[5] = outputs[1]; // out1
+  v[6] = (uint64_t)sym_B;
+  v[7] = seed;
+  v[8] = flag;
+  int64_t g[1]; // the grid sizes
+  g[0] = mlc_h_div(((sym_B * 64LL) + 255LL), 256LL);
+  static const uint32_t launches[] = {
+      0, 0, 256, 6, 0, 1, 3, 6, 7, 8, // k0_add
+      1, 0, 256, 6, 2, 3, 4, 6, 7, 8, // k1_where
+      2, 0, 256, 5, 3, 5, 6, 7, 8, // k2_cast
+  };
+  for (const uint32_t *x = launches; x < launches + sizeof launches / sizeof launches[0]; x += 4 + x[3])
+    if (mlc_h_launch(l, g, v, x)) return -1;
   return 0;
 }
 

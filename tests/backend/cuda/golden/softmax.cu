@@ -78,6 +78,15 @@ static inline int64_t mlc_h_mod(int64_t a, int64_t b) {
 static inline int64_t mlc_h_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t mlc_h_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// One launch, a row of a launcher's table: launch index, grid (a slot of
+// g; none when it is empty), block threads, n, then the n slots of v that
+// are its arguments.
+static int mlc_h_launch(MlcLauncher *l, const int64_t *g, uint64_t *v, const uint32_t *x) {
+  void *args[256];
+  for (uint32_t i = 0; i < x[3]; i++) args[i] = &v[x[4 + i]];
+  return g[x[1]] > 0 && l->launch(l, (int)x[0], g[x[1]], x[2], args);
+}
+
 int32_t mlc_cu_softmax(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs, const uint64_t *outputs,
     const uint64_t *state, uint64_t scratch, uint64_t seed, uint64_t flag) {
   (void)dims, (void)inputs, (void)outputs, (void)state, (void)scratch;
@@ -85,15 +94,20 @@ int32_t mlc_cu_softmax(MlcLauncher *l, const int64_t *dims, const uint64_t *inpu
   (void)sym_B;
   int64_t sym_T = dims[2];
   (void)sym_T;
-  uint64_t buf0 = inputs[0]; // t37
-  (void)buf0;
-  uint64_t buf1 = outputs[0]; // t38
-  (void)buf1;
-  { // k38_softmax
-    void *args[] = {&buf0, &buf1, &sym_B, &sym_T, &seed, &flag};
-    int64_t grid0 = mlc_h_div((((sym_B * 2LL) * sym_T) + 255LL), 256LL);
-    if (grid0 > 0 && l->launch(l, 0, grid0, 256, args)) return -1;
-  }
+  uint64_t v[6]; // what the launches take: buffer i's device address in v[i], syms, seed, flag
+  v[0] = inputs[0]; // t37
+  v[1] = outputs[0]; // t38
+  v[2] = (uint64_t)sym_B;
+  v[3] = (uint64_t)sym_T;
+  v[4] = seed;
+  v[5] = flag;
+  int64_t g[1]; // the grid sizes
+  g[0] = mlc_h_div((((sym_B * 2LL) * sym_T) + 255LL), 256LL);
+  static const uint32_t launches[] = {
+      0, 0, 256, 6, 0, 1, 2, 3, 4, 5, // k38_softmax
+  };
+  for (const uint32_t *x = launches; x < launches + sizeof launches / sizeof launches[0]; x += 4 + x[3])
+    if (mlc_h_launch(l, g, v, x)) return -1;
   return 0;
 }
 

@@ -820,22 +820,32 @@ static inline int64_t mlc_h_mod(int64_t a, int64_t b) {
 static inline int64_t mlc_h_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t mlc_h_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+// One launch, a row of a launcher's table: launch index, grid (a slot of
+// g; none when it is empty), block threads, n, then the n slots of v that
+// are its arguments.
+static int mlc_h_launch(MlcLauncher *l, const int64_t *g, uint64_t *v, const uint32_t *x) {
+  void *args[256];
+  for (uint32_t i = 0; i < x[3]; i++) args[i] = &v[x[4 + i]];
+  return g[x[1]] > 0 && l->launch(l, (int)x[0], g[x[1]], x[2], args);
+}
+
 int32_t mlc_cu_dense(MlcLauncher *l, const int64_t *dims, const uint64_t *inputs, const uint64_t *outputs,
     const uint64_t *state, uint64_t scratch, uint64_t seed, uint64_t flag) {
   (void)dims, (void)inputs, (void)outputs, (void)state, (void)scratch;
-  uint64_t buf0 = inputs[0]; // %x
-  (void)buf0;
-  uint64_t buf1 = inputs[1]; // %w
-  (void)buf1;
-  uint64_t buf2 = inputs[2]; // %b
-  (void)buf2;
-  uint64_t buf3 = outputs[0]; // out0
-  (void)buf3;
-  { // k0_matmul_bias
-    void *args[] = {&buf0, &buf1, &buf2, &buf3, &seed, &flag};
-    int64_t grid0 = 141LL;
-    if (grid0 > 0 && l->launch(l, 0, grid0, 64, args)) return -1;
-  }
+  uint64_t v[10]; // what the launches take: buffer i's device address in v[i], syms, seed, flag
+  v[0] = inputs[0]; // %x
+  v[1] = inputs[1]; // %w
+  v[2] = inputs[2]; // %b
+  v[3] = outputs[0]; // out0
+  v[8] = seed;
+  v[9] = flag;
+  int64_t g[1]; // the grid sizes
+  g[0] = 141LL;
+  static const uint32_t launches[] = {
+      0, 0, 64, 6, 0, 1, 2, 3, 8, 9, // k0_matmul_bias
+  };
+  for (const uint32_t *x = launches; x < launches + sizeof launches / sizeof launches[0]; x += 4 + x[3])
+    if (mlc_h_launch(l, g, v, x)) return -1;
   return 0;
 }
 
