@@ -145,7 +145,7 @@ Tensor *interp_alloc(InterpCtx *c, DType dt, int rank, const int64_t *dims) {
 }
 
 Tensor *interp_alloc_type(InterpCtx *c, const Type *t) {
-  int64_t dims[INTERP_MAX_RANK];
+  int64_t dims[INTERP_MAX_RANK] = {0}; // = {0}: rank 0 reads none (gcc -O3 cannot see that)
   if (t->rank > INTERP_MAX_RANK) return interp_fail(c, "rank %d exceeds %d", t->rank, INTERP_MAX_RANK);
   for (int i = 0; i < t->rank; i++)
     if (!dim_value(c, t->dims[i], &dims[i]) || dims[i] < 0)
@@ -224,7 +224,7 @@ static bool element(InterpCtx *c, IrOp op, bool isint, const double *v, const do
 // unary, binary, compare, logical, where and the (dy, saved) grads: one
 // output element per broadcast position of the operands.
 static Tensor *elementwise(InterpCtx *c, IrNode *n, Tensor **in) {
-  int64_t od[INTERP_MAX_RANK], st[3][INTERP_MAX_RANK], idx[INTERP_MAX_RANK] = {0};
+  int64_t od[INTERP_MAX_RANK] = {0}, st[3][INTERP_MAX_RANK], idx[INTERP_MAX_RANK] = {0};
   int r = bcast_shape(in, n->nin, od);
   Tensor *y = interp_alloc(c, n->type->dtype, r, od);
   if (!y) return NULL;
