@@ -10,7 +10,8 @@
 // order around the pixels with the lanes carried over, and the lanes are
 // folded ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)) and rounded once.
 // The lanes are independent, so adding eight pixels at once in one vector
-// of eight doubles is that order exactly (no reassociation): the result is
+// of eight doubles (AVX-512), or in two of four (AVX2: lanes 0-3 and 4-7),
+// is that order exactly (no reassociation): the result is
 // the interpreter's bit for bit, for any thread count (one task owns a
 // column's lanes and visits every image and chunk in order).
 #include <stdlib.h>
@@ -27,6 +28,17 @@ __attribute__((target("avx512f"))) static int64_t lanes_avx512(double *l, const 
   __m512d acc = _mm512_loadu_pd(l);
   for (; q + 8 <= q1; q += 8) acc = _mm512_add_pd(acc, _mm512_cvtps_pd(_mm256_loadu_ps(r + q)));
   _mm512_storeu_pd(l, acc);
+  return q;
+}
+
+// The same with AVX2: lanes 0-3 and 4-7 in two vectors of four doubles.
+__attribute__((target("avx2"))) static int64_t lanes_avx2(double *l, const float *r, int64_t q, int64_t q1) {
+  __m256d a = _mm256_loadu_pd(l), b = _mm256_loadu_pd(l + 4);
+  for (; q + 8 <= q1; q += 8) {
+    a = _mm256_add_pd(a, _mm256_cvtps_pd(_mm_loadu_ps(r + q)));
+    b = _mm256_add_pd(b, _mm256_cvtps_pd(_mm_loadu_ps(r + q + 4)));
+  }
+  _mm256_storeu_pd(l, a), _mm256_storeu_pd(l + 4, b);
   return q;
 }
 #endif
@@ -50,31 +62,64 @@ __attribute__((target("avx512f"))) static int64_t lanes4_avx512(double *l, const
   _mm512_storeu_pd(l, a0), _mm512_storeu_pd(l + 8, a1), _mm512_storeu_pd(l + 16, a2), _mm512_storeu_pd(l + 24, a3);
   return q;
 }
+
+// The same with AVX2: eight vectors of four doubles, lanes 0-3 (lo) and
+// 4-7 (hi) of each column (8 of the 16 registers).
+__attribute__((target("avx2"))) static int64_t lanes4_avx2(double *l, const float *r, int64_t ld, int64_t q,
+                                                           int64_t q1) {
+  __m256d lo[4], hi[4];
+  for (int c = 0; c < 4; c++) lo[c] = _mm256_loadu_pd(l + 8 * c), hi[c] = _mm256_loadu_pd(l + 8 * c + 4);
+  for (; q + 8 <= q1; q += 8)
+    for (int c = 0; c < 4; c++) {
+      lo[c] = _mm256_add_pd(lo[c], _mm256_cvtps_pd(_mm_loadu_ps(r + c * ld + q)));
+      hi[c] = _mm256_add_pd(hi[c], _mm256_cvtps_pd(_mm_loadu_ps(r + c * ld + q + 4)));
+    }
+  for (int c = 0; c < 4; c++) _mm256_storeu_pd(l + 8 * c, lo[c]), _mm256_storeu_pd(l + 8 * c + 4, hi[c]);
+  return q;
+}
 #endif
 
-void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq) {
-  int64_t o = 0;
+ConvBiasIsa conv_bias_isa(void) {
 #if defined(__x86_64__) || defined(__i386__)
-  bool vec = gemm_have_avx512();
-  if (vec && q0 % 8 == 0)
+  return gemm_have_avx512() ? CONV_BIAS_AVX512 : gemm_have_avx2() ? CONV_BIAS_AVX2 : CONV_BIAS_SCALAR;
+#else
+  return CONV_BIAS_SCALAR;
+#endif
+}
+
+void conv_bias_lanes_add_isa(ConvBiasIsa isa, double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0,
+                             int64_t nq) {
+  int64_t o = 0, q1 = q0 + nq;
+  // the first multiple of 8 at or after q0 (at most q1): positions before it are each a lane's next term
+  int64_t qa = q0 % 8 ? q0 + 8 - q0 % 8 : q0;
+  qa = qa < q1 ? qa : q1;
+#if defined(__x86_64__) || defined(__i386__)
+  if (isa != CONV_BIAS_SCALAR)
     for (; o + 4 <= cols; o += 4) {
       const float *r = rows + o * ld - q0; // r[q]: pixel q of column o
       double *l = lanes + 8 * o;
-      int64_t q = lanes4_avx512(l, r, ld, q0, q0 + nq);
       for (int c = 0; c < 4; c++)
-        for (int64_t qq = q; qq < q0 + nq; qq++) l[8 * c + qq % 8] += (double)r[c * ld + qq];
+        for (int64_t qq = q0; qq < qa; qq++) l[8 * c + qq % 8] += (double)r[c * ld + qq];
+      int64_t q = isa == CONV_BIAS_AVX512 ? lanes4_avx512(l, r, ld, qa, q1) : lanes4_avx2(l, r, ld, qa, q1);
+      for (int c = 0; c < 4; c++)
+        for (int64_t qq = q; qq < q1; qq++) l[8 * c + qq % 8] += (double)r[c * ld + qq];
     }
 #endif
   for (; o < cols; o++) {
     const float *r = rows + o * ld - q0; // r[q]: pixel q
     double *l = lanes + 8 * o;
-    int64_t q = q0, q1 = q0 + nq;
-    for (; q < q1 && q % 8; q++) l[q % 8] += (double)r[q];
+    int64_t q = q0;
+    for (; q < qa; q++) l[q % 8] += (double)r[q];
 #if defined(__x86_64__) || defined(__i386__)
-    if (vec) q = lanes_avx512(l, r, q, q1);
+    if (isa == CONV_BIAS_AVX512) q = lanes_avx512(l, r, q, q1);
+    if (isa == CONV_BIAS_AVX2) q = lanes_avx2(l, r, q, q1);
 #endif
     for (; q < q1; q++) l[q % 8] += (double)r[q];
   }
+}
+
+void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq) {
+  conv_bias_lanes_add_isa(conv_bias_isa(), lanes, rows, ld, cols, q0, nq);
 }
 
 void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db) {

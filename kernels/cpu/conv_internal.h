@@ -121,6 +121,14 @@ int conv_gw_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, cons
 // image and chunk order), then folds them into db[0, cols).
 double *conv_bias_lanes_new(int64_t cols);
 void conv_bias_lanes_add(double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0, int64_t nq);
+// conv_bias_lanes_add on the vector rows of one ISA (AVX-512: a vector of
+// eight doubles per column, AVX2: two of four; four columns at once), the
+// same bits on every one; conv_bias_lanes_add takes conv_bias_isa(), the
+// widest this CPU has. Tests pass each their CPU has.
+typedef enum { CONV_BIAS_SCALAR, CONV_BIAS_AVX2, CONV_BIAS_AVX512 } ConvBiasIsa;
+ConvBiasIsa conv_bias_isa(void);
+void conv_bias_lanes_add_isa(ConvBiasIsa isa, double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0,
+                             int64_t nq);
 void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db);
 // The same over all of dy [N, O, HO, WO] on the calling thread: 0, or -1 (no memory).
 int conv_bias_grad_serial(const Conv *k, const float *dy, float *db);

@@ -451,3 +451,14 @@ bool gemm_have_avx512(void) {
   return false;
 #endif
 }
+
+bool gemm_have_avx2(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  static _Atomic int known; // 0 unknown, 1 no, 2 yes
+  int v = known;
+  if (!v) known = v = gemm_avx2.supported() ? 2 : 1;
+  return v == 2;
+#else
+  return false;
+#endif
+}

@@ -55,6 +55,9 @@ extern const GemmVariant gemm_avx512, gemm_avx2, gemm_generic;
 // True when this CPU runs the AVX-512 variant (gemm_avx512.supported(),
 // asked once): the test every AVX-512 path of the library makes.
 bool gemm_have_avx512(void);
+// The same for the AVX2 variant (AVX2 and FMA): the test of the AVX2 rows
+// that stand in where the CPU lacks AVX-512 (pool_avx2.c, conv_bias.c).
+bool gemm_have_avx2(void);
 
 const GemmVariant *gemm_current(void);
 

@@ -9,10 +9,11 @@
 // Threads split the planes (n, c) in chunks fixed by the plane size; each
 // element is one plane's, so results do not depend on the thread count.
 // 2 x 2 windows of stride 2 run pool_avx512.c's rows where the CPU has
-// AVX-512: they de-interleave two input rows into the four taps of 16
-// windows, and the gradient writes every dx element once (interleaving the
-// four taps' values back) instead of zeroing the plane and then scattering
-// one value per window.
+// AVX-512, else pool_avx2.c's where it has AVX2 (pool_rows): they
+// de-interleave two input rows into the four taps of 16 (8) windows, and
+// the gradient writes every dx element once (interleaving the four taps'
+// values back) instead of zeroing the plane and then scattering one value
+// per window.
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -28,7 +29,7 @@ typedef struct PoolJob {
   int64_t h, w, kh, kw, sh, sw, ho, wo;
   const float *x, *dy, *aux;
   float *y, *dx;
-  bool fast; // 2 x 2, stride 2, AVX-512
+  PoolRows rows; // 2 x 2, stride 2: the vector rows (else POOL_ROWS_SCALAR, the loops below)
 } PoolJob;
 
 static bool better(float v, float best) { return v > best || (isnan(v) && !isnan(best)); }
@@ -61,14 +62,43 @@ static void plane_grad(const PoolJob *j, const float *dy, const float *x, const 
     }
 }
 
+PoolRows pool_rows(void) {
+  static _Atomic int known; // 0 unknown, else rows + 1
+  int v = known;
+#if defined(__x86_64__) || defined(__i386__)
+  if (!v) known = v = 1 + (gemm_have_avx512() ? POOL_ROWS_AVX512 : gemm_have_avx2() ? POOL_ROWS_AVX2 : POOL_ROWS_SCALAR);
+#else
+  if (!v) known = v = 1 + POOL_ROWS_SCALAR;
+#endif
+  return (PoolRows)(v - 1);
+}
+
+static const PoolJob square = {.kh = 2, .kw = 2, .sh = 2, .sw = 2};
+
+void pool_max2x2_scalar(int64_t h, int64_t w, const float *x, float *y) {
+  PoolJob j = square;
+  j.h = h, j.w = w, j.ho = h / 2, j.wo = w / 2;
+  plane_fwd(&j, x, y);
+}
+
+void pool_max2x2_grad_scalar(int64_t h, int64_t w, const float *dy, const float *x, const float *aux, float *dx) {
+  PoolJob j = square;
+  j.h = h, j.w = w, j.ho = h / 2, j.wo = w / 2;
+  plane_grad(&j, dy, x, aux, dx);
+}
+
 static void fwd_task(void *vj, int64_t b, int64_t e) {
   const PoolJob *j = vj;
   for (int64_t p = b; p < e; p++) {
     const float *x = j->x + p * j->h * j->w;
     float *y = j->y + p * j->ho * j->wo;
 #if defined(__x86_64__) || defined(__i386__)
-    if (j->fast) {
+    if (j->rows == POOL_ROWS_AVX512) {
       pool_max2x2_avx512(j->h, j->w, x, y);
+      continue;
+    }
+    if (j->rows == POOL_ROWS_AVX2) {
+      pool_max2x2_avx2(j->h, j->w, x, y);
       continue;
     }
 #endif
@@ -82,8 +112,12 @@ static void grad_task(void *vj, int64_t b, int64_t e) {
     int64_t in = p * j->h * j->w;
     const float *dy = j->dy + p * j->ho * j->wo, *aux = j->aux ? j->aux + in : NULL;
 #if defined(__x86_64__) || defined(__i386__)
-    if (j->fast) {
+    if (j->rows == POOL_ROWS_AVX512) {
       pool_max2x2_grad_avx512(j->h, j->w, dy, j->x + in, aux, j->dx + in);
+      continue;
+    }
+    if (j->rows == POOL_ROWS_AVX2) {
+      pool_max2x2_grad_avx2(j->h, j->w, dy, j->x + in, aux, j->dx + in);
       continue;
     }
 #endif
@@ -95,9 +129,7 @@ static bool job_of(PoolJob *j, int64_t h, int64_t w, int64_t kh, int64_t kw, int
   if (h < 0 || w < 0 || kh < 1 || kw < 1 || sh < 1 || sw < 1) return false;
   *j = (PoolJob){.h = h, .w = w, .kh = kh, .kw = kw, .sh = sh, .sw = sw, // a window past the plane: none
                  .ho = h >= kh ? (h - kh) / sh + 1 : 0, .wo = w >= kw ? (w - kw) / sw + 1 : 0};
-#if defined(__x86_64__) || defined(__i386__)
-  j->fast = kh == 2 && kw == 2 && sh == 2 && sw == 2 && gemm_have_avx512();
-#endif
+  j->rows = kh == 2 && kw == 2 && sh == 2 && sw == 2 ? pool_rows() : POOL_ROWS_SCALAR;
   return true;
 }
 

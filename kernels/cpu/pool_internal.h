@@ -1,4 +1,5 @@
-// pool_internal.h — what pool.c shares with its AVX-512 rows (pool_avx512.c).
+// pool_internal.h — what pool.c and pool_pick.c share with their AVX-512
+// and AVX2 rows (pool_avx512.c, pool_avx2.c).
 #ifndef MLC_POOL_INTERNAL_H
 #define MLC_POOL_INTERNAL_H
 
@@ -11,6 +12,18 @@
 void pool_max2x2_avx512(int64_t h, int64_t w, const float *x, float *y);
 void pool_max2x2_grad_avx512(int64_t h, int64_t w, const float *dy, const float *x, const float *aux,
                              float *dx);
+// The same rows with AVX2 (the CPUs without AVX-512), and in scalar code
+// (pool.c's loops for the 2 x 2 window; the tests compare all three).
+void pool_max2x2_avx2(int64_t h, int64_t w, const float *x, float *y);
+void pool_max2x2_grad_avx2(int64_t h, int64_t w, const float *dy, const float *x, const float *aux, float *dx);
+void pool_max2x2_scalar(int64_t h, int64_t w, const float *x, float *y);
+void pool_max2x2_grad_scalar(int64_t h, int64_t w, const float *dy, const float *x, const float *aux, float *dx);
+
+// The rows the planes below run on this CPU: POOL_ROWS_AVX512 where it has
+// AVX-512, else POOL_ROWS_AVX2 where it has AVX2 and FMA, else the scalar
+// ones (every row gives the same bits; asked once).
+typedef enum { POOL_ROWS_SCALAR, POOL_ROWS_AVX2, POOL_ROWS_AVX512 } PoolRows;
+PoolRows pool_rows(void);
 
 // 2 x 2, stride-2 max pools of `planes` planes x [h, w] -> y [h/2, w/2]
 // (h, w >= 2) on the calling thread: mlc_max_pool2d's values. The
@@ -29,13 +42,16 @@ void pool_max2x2_grad_planes(int64_t planes, int64_t h, int64_t w, const float *
 void pool_max2x2_pick_avx512(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
 void pool_max2x2_grad_pick_avx512(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
                                   float *dx);
-// One plane of each in scalar code (where the CPU lacks AVX-512; the
-// tests compare both).
+void pool_max2x2_pick_avx2(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
+void pool_max2x2_grad_pick_avx2(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
+                                float *dx);
+// One plane of each in scalar code (where the CPU has neither; the tests
+// compare all three).
 void pool_max2x2_pick_scalar(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
 void pool_max2x2_grad_pick_scalar(int64_t h, int64_t w, bool mask, const float *dy, const uint8_t *pick,
                                   float *dx);
-// Their planes on the calling thread (pool_pick.c; the scalar code where
-// the CPU lacks AVX-512): the fused forward writes each image's picks,
+// Their planes on the calling thread (pool_pick.c; the rows pool_rows()
+// names): the fused forward writes each image's picks,
 // conv2d_grad_weight_pick builds each image's dy from them.
 void pool_max2x2_pick_planes(int64_t planes, int64_t h, int64_t w, const float *x, float *y, uint8_t *pick);
 void pool_max2x2_grad_pick_planes(int64_t planes, int64_t h, int64_t w, bool mask, const float *dy,

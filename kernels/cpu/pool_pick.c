@@ -16,20 +16,11 @@
 
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
-#include "gemm_internal.h"
 #include "pool_internal.h"
 
 enum { PICK_CHUNK_FLOATS = 1 << 15 }; // input floats per task, at least one plane
 
 static bool better(float v, float best) { return v > best || (isnan(v) && !isnan(best)); }
-
-static bool fast(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  return gemm_have_avx512();
-#else
-  return false;
-#endif
-}
 
 void pool_max2x2_pick_scalar(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick) {
   int64_t ho = h / 2, wo = w / 2;
@@ -61,33 +52,39 @@ void pool_max2x2_grad_pick_scalar(int64_t h, int64_t w, bool mask, const float *
 
 void pool_max2x2_pick_planes(int64_t planes, int64_t h, int64_t w, const float *x, float *y, uint8_t *pick) {
   int64_t in = h * w, out = (h / 2) * (w / 2);
-  bool f = fast();
+  PoolRows rows = pool_rows();
   for (int64_t p = 0; p < planes; p++) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (f) {
+    if (rows == POOL_ROWS_AVX512) {
       pool_max2x2_pick_avx512(h, w, x + p * in, y + p * out, pick + p * out);
+      continue;
+    }
+    if (rows == POOL_ROWS_AVX2) {
+      pool_max2x2_pick_avx2(h, w, x + p * in, y + p * out, pick + p * out);
       continue;
     }
 #endif
     pool_max2x2_pick_scalar(h, w, x + p * in, y + p * out, pick + p * out);
   }
-  (void)f;
 }
 
 void pool_max2x2_grad_pick_planes(int64_t planes, int64_t h, int64_t w, bool mask, const float *dy,
                                   const uint8_t *pick, float *dx) {
   int64_t in = h * w, out = (h / 2) * (w / 2);
-  bool f = fast();
+  PoolRows rows = pool_rows();
   for (int64_t p = 0; p < planes; p++) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (f) {
+    if (rows == POOL_ROWS_AVX512) {
       pool_max2x2_grad_pick_avx512(h, w, mask, dy + p * out, pick + p * out, dx + p * in);
+      continue;
+    }
+    if (rows == POOL_ROWS_AVX2) {
+      pool_max2x2_grad_pick_avx2(h, w, mask, dy + p * out, pick + p * out, dx + p * in);
       continue;
     }
 #endif
     pool_max2x2_grad_pick_scalar(h, w, mask, dy + p * out, pick + p * out, dx + p * in);
   }
-  (void)f;
 }
 
 typedef struct PickJob {

@@ -4,13 +4,17 @@
 // beating any number once; the gradient 0 + dy at the pick, masked by
 // aux[pick] > 0, 0 elsewhere. Bit for bit, with ties, NaNs, signed zeros,
 // odd sizes (uncovered rows and columns), N 1, 7, 65, windows other than
-// 2 x 2 (the scalar path), and 1, 2 and 3 threads.
+// 2 x 2 (the scalar path), 0-3 threads, and for 2 x 2 windows of stride 2
+// each row the CPU has (pool_internal.h: AVX-512, AVX2, scalar) one plane
+// at a time.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/gemm_internal.h"
+#include "kernels/cpu/pool_internal.h"
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
 #include "rand_data.h"
@@ -62,6 +66,47 @@ static float *data(int64_t n, int special) {
   return d;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+static int have_avx512(void) { return gemm_have_avx512(); }
+static int have_avx2(void) { return gemm_have_avx2(); }
+#endif
+static int have_scalar(void) { return 1; }
+
+static const struct {
+  const char *name;
+  int (*have)(void);
+  void (*fwd)(int64_t, int64_t, const float *, float *);
+  void (*grad)(int64_t, int64_t, const float *, const float *, const float *, float *);
+} rows[] = {
+#if defined(__x86_64__) || defined(__i386__)
+    {"avx512", have_avx512, pool_max2x2_avx512, pool_max2x2_grad_avx512},
+    {"avx2", have_avx2, pool_max2x2_avx2, pool_max2x2_grad_avx2},
+#endif
+    {"scalar", have_scalar, pool_max2x2_scalar, pool_max2x2_grad_scalar},
+};
+enum { NROWS = sizeof rows / sizeof rows[0] };
+
+// Each row this CPU has against the reference's y0 and dx0, plane by plane
+// (p: 2 x 2, stride 2); appends the rows' names to names.
+static int check_rows(const P *p, const float *x, const float *dy, const float *aux, const float *y0,
+                      const float *dx0, char *names, size_t cap) {
+  int64_t in = p->h * p->w, out = p->ho * p->wo;
+  float *y = malloc((size_t)out * 4 + 4), *dx = malloc((size_t)in * 4 + 4);
+  int ok = 1;
+  for (int r = 0; r < NROWS; r++) {
+    if (!rows[r].have()) continue;
+    snprintf(names + strlen(names), cap - strlen(names), " %s", rows[r].name);
+    for (int64_t pl = 0; pl < p->n * p->c; pl++) {
+      memset(y, 0x7f, (size_t)out * 4), memset(dx, 0x7f, (size_t)in * 4);
+      rows[r].fwd(p->h, p->w, x + pl * in, y);
+      rows[r].grad(p->h, p->w, dy + pl * out, x + pl * in, aux ? aux + pl * in : NULL, dx);
+      ok &= !memcmp(y, y0 + pl * out, (size_t)out * 4) && !memcmp(dx, dx0 + pl * in, (size_t)in * 4);
+    }
+  }
+  free(y), free(dx);
+  return ok;
+}
+
 static void check_geom(const P *p, int special, int masked) {
   // masked 2: the mask is x itself (a conv's relu output, which the pool reads as both)
   float *x = data(p->nx, special), *dy = data(p->ny, special), *aux = masked == 1 ? data(p->nx, 1) : masked ? x : NULL;
@@ -78,11 +123,13 @@ static void check_geom(const P *p, int special, int masked) {
     free(y), free(dx);
     if (pool) mlc_pool_free(pool);
   }
-  char msg[200];
-  snprintf(msg, sizeof msg, "x[%lld,%lld,%lld,%lld] window %lldx%lld stride %lldx%lld%s%s: bits of y and dx, 0-3 threads",
+  char names[64] = "";
+  if (p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2) ok &= check_rows(p, x, dy, aux, y0, dx0, names, sizeof names);
+  char msg[300];
+  snprintf(msg, sizeof msg, "x[%lld,%lld,%lld,%lld] window %lldx%lld stride %lldx%lld%s%s: bits of y and dx, 0-3 threads%s%s",
            (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w, (long long)p->kh,
            (long long)p->kw, (long long)p->sh, (long long)p->sw, special ? " ties/NaN/-0" : "",
-           masked == 1 ? " relu mask" : masked ? " mask = x" : "");
+           masked == 1 ? " relu mask" : masked ? " mask = x" : "", names[0] ? ", rows" : "", names);
   check(msg, ok);
   free(x), free(dy), free(masked == 1 ? aux : NULL), free(y0), free(dx0);
 }
@@ -95,6 +142,7 @@ int main(void) {
       geom(7, 5, 66, 70, 2, 2, 2, 2),   // rows of several vectors, N 7
       geom(65, 2, 4, 5, 2, 2, 2, 2),    // N 65, small planes
       geom(1, 1, 2, 2, 2, 2, 2, 2),     // one window
+      geom(2, 3, 6, 33, 2, 2, 2, 2),    // 16 windows a row (whole vectors), odd w
       geom(2, 3, 9, 11, 3, 3, 3, 3),    // 3x3: the scalar path
       geom(2, 3, 10, 9, 2, 3, 3, 4),    // stride past the window
       geom(1, 2, 200, 200, 2, 2, 2, 2), // planes larger than a task's floats

@@ -6,7 +6,8 @@
 // first maximum in row-major tap order, a NaN beating any number once;
 // bit 2 when the picked value is > 0). Bit for bit, with ties, NaNs and
 // signed zeros, odd planes (an uncovered last row and column), N 1, 7,
-// 65, the AVX-512 rows and the scalar planes, and 0-3 threads.
+// 65, each row the CPU has (AVX-512, AVX2, scalar) one plane at a time,
+// and 0-3 threads.
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/gemm_internal.h"
 #include "kernels/cpu/pool_internal.h"
 #include "mlc_kernels.h"
 #include "mlc_rt.h"
@@ -46,6 +48,36 @@ static float *data(int64_t n, int special) {
   return d;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+static int have_avx512(void) { return gemm_have_avx512(); }
+static int have_avx2(void) { return gemm_have_avx2(); }
+#endif
+static int have_scalar(void) { return 1; }
+
+// The rows of one plane (pool_internal.h), compared where the CPU has them.
+static const struct {
+  const char *name;
+  int (*have)(void);
+  void (*fwd)(int64_t, int64_t, const float *, float *, uint8_t *);
+  void (*grad)(int64_t, int64_t, bool, const float *, const uint8_t *, float *);
+} rows[] = {
+#if defined(__x86_64__) || defined(__i386__)
+    {"avx512", have_avx512, pool_max2x2_pick_avx512, pool_max2x2_grad_pick_avx512},
+    {"avx2", have_avx2, pool_max2x2_pick_avx2, pool_max2x2_grad_pick_avx2},
+#endif
+    {"scalar", have_scalar, pool_max2x2_pick_scalar, pool_max2x2_grad_pick_scalar},
+};
+enum { NROWS = sizeof rows / sizeof rows[0] };
+
+// The names of the rows this CPU has, e.g. "avx2 scalar".
+static const char *row_names(void) {
+  static char names[64];
+  names[0] = 0;
+  for (int r = 0; r < NROWS; r++)
+    if (rows[r].have()) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? " " : "", rows[r].name);
+  return names;
+}
+
 static void check_pool(int64_t n, int64_t c, int64_t h, int64_t w, int special) {
   int64_t planes = n * c, ho = h / 2, wo = w / 2, nx = planes * h * w, ny = planes * ho * wo;
   float *x = data(nx, special), *dy = data(ny + 1, special), *y0 = malloc((size_t)(ny + 1) * 4);
@@ -70,21 +102,25 @@ static void check_pool(int64_t n, int64_t c, int64_t h, int64_t w, int special) 
     free(y), free(dx), free(pk);
     if (pool) mlc_pool_free(pool);
   }
-  // the scalar planes (the path of a CPU without AVX-512)
+  // each row this CPU has, one plane at a time: AVX-512, AVX2, scalar
   float *ys = malloc((size_t)(ho * wo + 1) * 4), *dxs = malloc((size_t)(h * w + 1) * 4);
   uint8_t *pks = malloc((size_t)(ho * wo) + 1);
-  for (int64_t p = 0; p < planes && ok; p++) {
-    pool_max2x2_pick_scalar(h, w, x + p * h * w, ys, pks);
-    ok &= !memcmp(ys, y0 + p * ho * wo, (size_t)(ho * wo) * 4) && !memcmp(pks, pk0 + p * ho * wo, (size_t)(ho * wo));
-    for (int m = 0; m < 2; m++) {
-      memset(dxs, 0x7f, (size_t)(h * w) * 4);
-      pool_max2x2_grad_pick_scalar(h, w, m, dy + p * ho * wo, pk0 + p * ho * wo, dxs);
-      ok &= !memcmp(dxs, dx0[m] + p * h * w, (size_t)(h * w) * 4);
+  for (int r = 0; r < NROWS; r++) {
+    if (!rows[r].have()) continue;
+    for (int64_t p = 0; p < planes && ok; p++) {
+      memset(pks, 0xff, (size_t)(ho * wo));
+      rows[r].fwd(h, w, x + p * h * w, ys, pks);
+      ok &= !memcmp(ys, y0 + p * ho * wo, (size_t)(ho * wo) * 4) && !memcmp(pks, pk0 + p * ho * wo, (size_t)(ho * wo));
+      for (int m = 0; m < 2; m++) {
+        memset(dxs, 0x7f, (size_t)(h * w) * 4);
+        rows[r].grad(h, w, m, dy + p * ho * wo, pk0 + p * ho * wo, dxs);
+        ok &= !memcmp(dxs, dx0[m] + p * h * w, (size_t)(h * w) * 4);
+      }
     }
   }
-  char msg[200];
-  snprintf(msg, sizeof msg, "pick x[%lld,%lld,%lld,%lld]%s: y and picks as max_pool2d + the definition, dx as max_pool2d_grad (aux NULL, x), 0-3 threads, scalar planes",
-           (long long)n, (long long)c, (long long)h, (long long)w, special ? " ties/NaN/-0/inf" : "");
+  char msg[300];
+  snprintf(msg, sizeof msg, "pick x[%lld,%lld,%lld,%lld]%s: y and picks as max_pool2d + the definition, dx as max_pool2d_grad (aux NULL, x), 0-3 threads, the rows (%s)",
+           (long long)n, (long long)c, (long long)h, (long long)w, special ? " ties/NaN/-0/inf" : "", row_names());
   check(msg, ok);
   free(x), free(dy), free(y0), free(dx0[0]), free(dx0[1]), free(pk0), free(ys), free(dxs), free(pks);
 }
@@ -194,6 +230,7 @@ int main(void) {
       {7, 5, 66, 70},  // rows of several vectors, N 7
       {65, 2, 4, 5},   // N 65, small planes
       {1, 1, 2, 2},    // one window
+      {2, 3, 6, 33},   // 16 windows a row (whole vectors), odd w
       {1, 2, 1, 5},    // no window: dx all 0
       {1, 2, 200, 200}, // planes larger than a task's floats
   };
