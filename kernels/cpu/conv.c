@@ -593,16 +593,31 @@ int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t fla
 // conv_grad_pool.c's lane tasks where both lane passes would run unfused
 // (dy is then built per image and consumed in cache), else the three
 // calls over a temporary dy, so the bits are always theirs.
+#if defined(__x86_64__) || defined(__i386__)
+static bool grad_pick_lanes(const Conv *k, uint32_t flags) {
+  return k->n && k->o && k->p && k->kc && k->ho >= 2 && k->wo >= 2 && !pointwise(k) &&
+         !conv_winograd_grad_applies(k, flags) && conv_lanes_ok(k) && gw_lanes_wins(k) && k->cg >= 16 &&
+         k->og >= 16 && conv_lanes_gin_ok(k);
+}
+#endif
+
+bool conv_grad_pick_by_images(const MlcPool *pool, const int64_t *geom, uint32_t flags) {
+#if defined(__x86_64__) || defined(__i386__)
+  Conv k;
+  return conv_of(geom, &k) && grad_pick_lanes(&k, flags) && conv_grad_pick_two_regions(pool, &k, flags);
+#else
+  (void)pool, (void)geom, (void)flags;
+  return false;
+#endif
+}
+
 int mlc_conv2d_grad_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp, const uint8_t *pick,
                          int64_t mask, const float *w, const float *x, float *dx, float *dw, float *db) {
   Conv k;
   if (!conv_of(geom, &k)) return -1;
 #if defined(__x86_64__) || defined(__i386__)
   ConvJob j = {.flags = flags};
-  bool lanes = k.n && k.o && k.p && k.kc && k.ho >= 2 && k.wo >= 2 && !pointwise(&k) &&
-               !conv_winograd_grad_applies(&k, flags) && conv_lanes_ok(&k) && gw_lanes_wins(&k) && k.cg >= 16 &&
-               k.og >= 16 && conv_lanes_gin_ok(&k);
-  float *wt = lanes ? gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&k)) : NULL;
+  float *wt = grad_pick_lanes(&k, flags) ? gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&k)) : NULL;
   if (wt && conv_lanes_pack_wt(&k, w, round_bits(&j), wt))
     return conv_grad_pick_lanes(pool, &k, flags, dyp, pick, mask != 0, wt, x, dx, dw, db);
 #endif
