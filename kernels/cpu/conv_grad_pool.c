@@ -152,10 +152,14 @@ static void gp2_strip_task(void *vj, int64_t b, int64_t e) {
 // leaves threads idle while the one region's strips share the work), the
 // operands are not rounded (bf16 / f16: dy_transpose rounds, db sums the
 // unrounded dy), and the call's dy^T stays within CONV_DYT_MAX_BYTES.
+// Off unless conv_grad_pick_two_regions_enable(true): its speed is not
+// measured yet (docs/design/kernels.md, "conv2's backward in two regions").
 enum { CONV_DYT_MAX_BYTES = 32 << 20 };
+static atomic_bool two_regions_on;
+void conv_grad_pick_two_regions_enable(bool on) { atomic_store(&two_regions_on, on); }
 bool conv_grad_pick_two_regions(const MlcPool *pool, const Conv *k, uint32_t flags) {
   int64_t t = mlc_pool_threads(pool), step = strip_rows(pool, k), op = (k->og + 15) / 16 * 16;
-  return !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) && step < k->kc && k->n * k->g >= t &&
+  return atomic_load(&two_regions_on) && !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) && step < k->kc && k->n * k->g >= t &&
          k->n * k->g * k->p * op <= CONV_DYT_MAX_BYTES / (int64_t)sizeof(float);
 }
 

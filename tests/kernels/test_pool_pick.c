@@ -149,22 +149,29 @@ static void check_conv(const Shape *s, int special) {
         if (pool) mlc_pool_free(pool);
       }
     }
-    // both gradients from the picks against the three calls
+    // both gradients from the picks against the three calls; dyp as it
+    // is and with every fifth value +-2^30: where those cancel in a
+    // channel's db, its f64 lanes summed in another order (images or
+    // pixels) round the small terms differently
     float *dy = malloc((size_t)(s->ny + 1) * 4), *dx0 = malloc((size_t)(s->nx + 1) * 4);
-    for (int m = 0; m < 2; m++) {
-      ok &= !mlc_max_pool2d_grad_pick(NULL, g[0], o, s->ho, s->wo, m, dyp, pk0, dy) &&
+    float *dyq = malloc((size_t)(s->np + 1) * 4);
+    for (int64_t i = 0; i < s->np; i++) dyq[i] = i % 5 ? dyp[i] : dyp[i] > 0 ? 0x1p30f : -0x1p30f;
+    for (int mq = 0; mq < 4; mq++) {
+      int m = mq % 2;
+      const float *dd = mq / 2 ? dyq : dyp;
+      ok &= !mlc_max_pool2d_grad_pick(NULL, g[0], o, s->ho, s->wo, m, dd, pk0, dy) &&
             !mlc_conv2d_grad_input(NULL, g, 0, dy, w, dx0) && !mlc_conv2d_grad_weight_bias(NULL, g, 0, dy, x, dw0, db0);
       for (int t = 0; t <= 3; t++) {
         MlcPool *pool = t ? mlc_pool_new(t) : NULL;
         float *dw = malloc((size_t)(s->nw + 1) * 4), *db = malloc((size_t)o * 4), *dx = malloc((size_t)(s->nx + 1) * 4);
-        ok &= !mlc_conv2d_grad_pick(pool, g, 0, dyp, pk0, m, w, x, dx, dw, t % 2 ? NULL : db);
+        ok &= !mlc_conv2d_grad_pick(pool, g, 0, dd, pk0, m, w, x, dx, dw, t % 2 ? NULL : db);
         ok &= !memcmp(dx, dx0, (size_t)s->nx * 4) && !memcmp(dw, dw0, (size_t)s->nw * 4) &&
               (t % 2 || !memcmp(db, db0, (size_t)o * 4));
         free(dw), free(db), free(dx);
         if (pool) mlc_pool_free(pool);
       }
     }
-    free(dw0), free(db0), free(dy), free(dx0);
+    free(dw0), free(db0), free(dy), free(dx0), free(dyq);
   }
   char msg[200];
   snprintf(msg, sizeof msg, "conv2d_pool_pick / grad_weight_pick x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] p%lld%s: bits as conv2d_pool + max_pool2d_pick, grad_weight_pool, 0-3 threads",
@@ -206,13 +213,17 @@ static void check_two_regions(const Shape *convs) {
       {13, 2, 0, 0}, {13, 3, 0, 1},               // two groups: 1 strip each at 2 threads, 2 at 3
       {0, 2, 0, 0}, {3, 2, 0, 0},                 // no lane passes (3 input channels, 5)
   };
-  int ok = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512");
+  int ok = 1, off = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     MlcPool *pool = cases[i].threads > 1 ? mlc_pool_new(cases[i].threads) : NULL;
     ok &= conv_grad_pick_by_images(pool, convs[cases[i].shape].g, cases[i].flags) == (lanes && cases[i].want != 0);
+    conv_grad_pick_two_regions_enable(false);
+    off &= !conv_grad_pick_by_images(pool, convs[cases[i].shape].g, cases[i].flags);
+    conv_grad_pick_two_regions_enable(true);
     if (pool) mlc_pool_free(pool);
   }
   check("grad_pick: two regions where its rule says (2+ strips per group, an image per thread, f32)", ok);
+  check("grad_pick: one region everywhere with two regions disabled (the default)", off);
 }
 
 int main(void) {
@@ -246,6 +257,9 @@ int main(void) {
       shape(5, 20, 13, 11, 24, 3, 1),     // odd planes (6 x 5 windows), short vectors of C and O, Kc 180
       shape_g(3, 32, 10, 10, 32, 3, 1, 2), // two groups of 16 channels
   };
+  // grad_pick's two regions are off by default: on here, so the bit
+  // checks run them (check_two_regions says where)
+  conv_grad_pick_two_regions_enable(true);
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
     for (int special = 0; special < 2; special++) check_conv(&convs[i], special);
   check_vector_split(convs);
