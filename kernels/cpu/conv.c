@@ -589,10 +589,7 @@ int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t fla
   return grad_weight_run(pool, &j);
 }
 
-// Both gradients with the pool's folded in, from the picks:
-// conv_grad_pool.c's lane tasks where both lane passes would run unfused
-// (dy is then built per image and consumed in cache), else the three
-// calls over a temporary dy, so the bits are always theirs.
+// Whether mlc_conv2d_grad_pick runs conv_grad_pool.c's lane tasks.
 #if defined(__x86_64__) || defined(__i386__)
 static bool grad_pick_lanes(const Conv *k, uint32_t flags) {
   return k->n && k->o && k->p && k->kc && k->ho >= 2 && k->wo >= 2 && !pointwise(k) &&
@@ -611,6 +608,10 @@ bool conv_grad_pick_by_images(const MlcPool *pool, const int64_t *geom, uint32_t
 #endif
 }
 
+// Both gradients with the pool's folded in, from the picks:
+// conv_grad_pool.c's lane tasks where both lane passes would run unfused
+// (dy is then built per image and consumed in cache), else the three
+// calls over a temporary dy, so the bits are always theirs.
 int mlc_conv2d_grad_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *dyp, const uint8_t *pick,
                          int64_t mask, const float *w, const float *x, float *dx, float *dw, float *db) {
   Conv k;

@@ -16,7 +16,9 @@
 // byte per window (conv2: 12.5 KB an image) where rebuilding from the
 // conv's output read its 50 KB back, which made the fold cost what it
 // saved. grad_input is spread evenly over the strips. The strip of row 0
-// sums db from the buffer, image after image.
+// sums db from the buffer, image after image. (Or, where
+// conv_grad_pick_two_regions says, in two regions that build each
+// image's dy once: below.)
 //
 // Bits: the buffer holds mlc_max_pool2d_grad_pick's values
 // (pool_max2x2_grad_pick_planes); grad_input of an image is a function of that
