@@ -589,6 +589,25 @@ int mlc_conv2d_grad_weight_pick(MlcPool *pool, const int64_t *geom, uint32_t fla
   return grad_weight_run(pool, &j);
 }
 
+// Whether mlc_conv2d_grad_pick runs conv_grad_pool.c's lane tasks.
+#if defined(__x86_64__) || defined(__i386__)
+static bool grad_pick_lanes(const Conv *k, uint32_t flags) {
+  return k->n && k->o && k->p && k->kc && k->ho >= 2 && k->wo >= 2 && !pointwise(k) &&
+         !conv_winograd_grad_applies(k, flags) && conv_lanes_ok(k) && gw_lanes_wins(k) && k->cg >= 16 &&
+         k->og >= 16 && conv_lanes_gin_ok(k);
+}
+#endif
+
+bool conv_grad_pick_by_images(const MlcPool *pool, const int64_t *geom, uint32_t flags) {
+#if defined(__x86_64__) || defined(__i386__)
+  Conv k;
+  return conv_of(geom, &k) && grad_pick_lanes(&k, flags) && conv_grad_pick_two_regions(pool, &k, flags);
+#else
+  (void)pool, (void)geom, (void)flags;
+  return false;
+#endif
+}
+
 // Both gradients with the pool's folded in, from the picks:
 // conv_grad_pool.c's lane tasks where both lane passes would run unfused
 // (dy is then built per image and consumed in cache), else the three
@@ -599,10 +618,7 @@ int mlc_conv2d_grad_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, con
   if (!conv_of(geom, &k)) return -1;
 #if defined(__x86_64__) || defined(__i386__)
   ConvJob j = {.flags = flags};
-  bool lanes = k.n && k.o && k.p && k.kc && k.ho >= 2 && k.wo >= 2 && !pointwise(&k) &&
-               !conv_winograd_grad_applies(&k, flags) && conv_lanes_ok(&k) && gw_lanes_wins(&k) && k.cg >= 16 &&
-               k.og >= 16 && conv_lanes_gin_ok(&k);
-  float *wt = lanes ? gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&k)) : NULL;
+  float *wt = grad_pick_lanes(&k, flags) ? gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&k)) : NULL;
   if (wt && conv_lanes_pack_wt(&k, w, round_bits(&j), wt))
     return conv_grad_pick_lanes(pool, &k, flags, dyp, pick, mask != 0, wt, x, dx, dw, db);
 #endif

@@ -129,6 +129,39 @@ void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db) {
   }
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// Eight columns [o, o+8) of all eight lanes in registers over the image's
+// pixels: lane l's vector adds pixels l, l + 8, .. in order.
+__attribute__((target("avx512f"))) static void lanes_t_avx512(double *lt, const float *dyt, int64_t ld, int64_t o,
+                                                               int64_t nq) {
+  __m512d a[8];
+  for (int l = 0; l < 8; l++) a[l] = _mm512_loadu_pd(lt + l * ld + o);
+  int64_t q = 0;
+  for (; q + 8 <= nq; q += 8)
+    for (int l = 0; l < 8; l++) a[l] = _mm512_add_pd(a[l], _mm512_cvtps_pd(_mm256_loadu_ps(dyt + (q + l) * ld + o)));
+  for (int l = 0; q < nq; q++, l++) a[l] = _mm512_add_pd(a[l], _mm512_cvtps_pd(_mm256_loadu_ps(dyt + q * ld + o)));
+  for (int l = 0; l < 8; l++) _mm512_storeu_pd(lt + l * ld + o, a[l]);
+}
+#endif
+
+void conv_bias_lanes_add_t(double *lanes_t, const float *dyt, int64_t ld, int64_t nq) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (gemm_have_avx512()) {
+    for (int64_t o = 0; o < ld; o += 8) lanes_t_avx512(lanes_t, dyt, ld, o, nq);
+    return;
+  }
+#endif
+  for (int64_t q = 0; q < nq; q++)
+    for (int64_t o = 0; o < ld; o++) lanes_t[q % 8 * ld + o] += (double)dyt[q * ld + o];
+}
+
+void conv_bias_lanes_fold_t(const double *lanes_t, int64_t ld, int64_t cols, float *db) {
+  for (int64_t o = 0; o < cols; o++) {
+    const double *l = lanes_t + o;
+    db[o] = (float)(((l[0] + l[4 * ld]) + (l[2 * ld] + l[6 * ld])) + ((l[ld] + l[5 * ld]) + (l[3 * ld] + l[7 * ld])));
+  }
+}
+
 int conv_bias_grad_serial(const Conv *k, const float *dy, float *db) {
   double *lanes = conv_bias_lanes_new(k->o);
   if (!lanes) return -1;

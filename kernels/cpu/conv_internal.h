@@ -76,6 +76,13 @@ typedef struct ConvLanesGw {
 bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags);
 void conv_lanes_gw_vectors(ConvLanesGw *s, int64_t v0, int64_t v1);
 bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg);
+// The same from dy[n, g] already transposed: dyt [P, OP] (OP = O/G rounded
+// up to 16, zeros past O/G; 64-byte aligned) as conv_lanes_dy_t writes it
+// (conv_lanes_dytfloats(k) floats), with the precision bits of the flags
+// begin got. Slot OUT is used as by conv_lanes_gw_image.
+int64_t conv_lanes_dytfloats(const Conv *k);
+void conv_lanes_dy_t(const Conv *k, const float *dyg, uint32_t flags, float *dyt);
+bool conv_lanes_gw_image_t(ConvLanesGw *s, const float *xn, const float *dyt);
 void conv_lanes_gw_end(const ConvLanesGw *s, float *dw);
 
 // grad_input of one image and group (dyg [O/G, P], dxg [C/G, H, W], all
@@ -95,8 +102,18 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
 // wt is conv_lanes_pack_wt's finite copy of w: dx, dw and db (NULL: none)
 // of dy = max_pool2d_grad_pick(dyp, pick, mask), dy never stored. 0, or
 // -1 (no memory).
+// They run in two regions (each image's dy built once, its dy^T kept for
+// the strips: conv_grad_pool.c) where conv_grad_pick_two_regions says,
+// from the geometry, the flags and the pool's thread count alone.
 int conv_grad_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
                          bool mask, const float *wt, const float *x, float *dx, float *dw, float *db);
+// The rule takes two regions only after conv_grad_pick_two_regions_enable(true)
+// (process-wide; off by default: not yet measured faster).
+bool conv_grad_pick_two_regions(const struct MlcPool *pool, const Conv *k, uint32_t flags);
+void conv_grad_pick_two_regions_enable(bool on);
+// Whether mlc_conv2d_grad_pick runs the lane tasks in two regions for this
+// geometry, flags and pool (conv.c; tests check the rule is taken).
+bool conv_grad_pick_by_images(const struct MlcPool *pool, const int64_t *geom, uint32_t flags);
 
 // mlc_conv2d_grad_weight_pick's channel-lane tasks (conv_grad_pool.c),
 // for a geometry conv_lanes_ok takes with HO, WO >= 2: dw and db (NULL:
@@ -130,6 +147,13 @@ ConvBiasIsa conv_bias_isa(void);
 void conv_bias_lanes_add_isa(ConvBiasIsa isa, double *lanes, const float *rows, int64_t ld, int64_t cols, int64_t q0,
                              int64_t nq);
 void conv_bias_lanes_fold(const double *lanes, int64_t cols, float *db);
+// The same lanes held transposed, lanes_t [8, ld] (lane l of column o at
+// l * ld + o; conv_bias_lanes_new(ld) gives the zeroed doubles), summed
+// from an image's dy^T, dyt [nq, ld] (pixel q's row at q * ld, pixels
+// from 0), ld a multiple of 8: each lane gets the terms of
+// conv_bias_lanes_add's in the same order, so the fold gives its bits.
+void conv_bias_lanes_add_t(double *lanes_t, const float *dyt, int64_t ld, int64_t nq);
+void conv_bias_lanes_fold_t(const double *lanes_t, int64_t ld, int64_t cols, float *db);
 // The same over all of dy [N, O, HO, WO] on the calling thread: 0, or -1 (no memory).
 int conv_bias_grad_serial(const Conv *k, const float *dy, float *db);
 

@@ -351,10 +351,17 @@ bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, i
 
 void conv_lanes_gw_vectors(ConvLanesGw *s, int64_t v0, int64_t v1) { s->v0 = v0, s->v1 = v1; }
 
-// One image: xn = x[n] (all channels), dyg = dy[n, g] [O/G, P]. The
+int64_t conv_lanes_dytfloats(const Conv *k) { return k->p * lanes_op(k); }
+
+void conv_lanes_dy_t(const Conv *k, const float *dyg, uint32_t flags, float *dyt) {
+  dy_transpose(k, dyg, 0, k->p, flags, 0, lanes_op(k) / 16, dyt);
+}
+
+// One image: xn = x[n] (all channels), dyg = dy[n, g] [O/G, P] transposed
+// here chunk by chunk, or dyt (not NULL) that image's conv_lanes_dy_t. The
 // scratch pointers are fetched per image, so a caller may use slots COL
 // and OUT between images (the fused pool gradient's grad_input does).
-bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) {
+static bool gw_image(ConvLanesGw *s, const float *xn, const float *dyg, const float *dyt_all) {
   const Conv *k = s->k;
   int64_t op = lanes_op(k), wpw = pad_w(k), ytq = (k->qchunk + 15) / 16 * 16;
   float *xp = gemm_scratch(GEMM_SCRATCH_COL, s->kc.cg * s->rows * wpw);
@@ -365,7 +372,8 @@ bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) {
   pad_plane(&s->kc, xn + ((s->g * k->cg + s->c0) * k->h) * k->w, 0, s->rows, s->flags, xp);
   for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
     int64_t nq = k->p - q0 < k->qchunk ? k->p - q0 : k->qchunk;
-    dy_transpose(k, dyg, q0, nq, s->flags, s->v0, s->v1, dyt);
+    const float *dt = dyt_all ? dyt_all + q0 * op : dyt; // dyt_all: the floats dy_transpose would write
+    if (!dyt_all) dy_transpose(k, dyg, q0, nq, s->flags, s->v0, s->v1, dyt);
     // pixel q0 + q at (i, j), stepped without a division per pixel (a
     // divide and a modulo per pixel were a fifth of conv1's grad_weight)
     for (int64_t q = 0, i = q0 / k->wo, j = q0 % k->wo; q < nq; q++) {
@@ -374,11 +382,15 @@ bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) {
     }
     int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
     for (int64_t b0 = 0; b0 < nq; b0 += kb, s->first = false)
-      gw_chunk(k, xp, s->roff, qoff + b0, dyt + b0 * op, nq - b0 < kb ? nq - b0 : kb, s->r0, s->r1,
+      gw_chunk(k, xp, s->roff, qoff + b0, dt + b0 * op, nq - b0 < kb ? nq - b0 : kb, s->r0, s->r1,
                s->v0, s->v1, s->first ? START : ADD, dwt);
   }
   return true;
 }
+
+bool conv_lanes_gw_image(ConvLanesGw *s, const float *xn, const float *dyg) { return gw_image(s, xn, dyg, NULL); }
+
+bool conv_lanes_gw_image_t(ConvLanesGw *s, const float *xn, const float *dyt) { return gw_image(s, xn, NULL, dyt); }
 
 void conv_lanes_gw_end(const ConvLanesGw *s, float *dw) {
   const Conv *k = s->k;

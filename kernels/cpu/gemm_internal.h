@@ -95,9 +95,13 @@ int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols
 // from the pool's gradient; slot 7 the output planes of a pooled forward
 // that does not store them (conv.c's fwd_task: the forward kernels use
 // slots 1 and 2 themselves); slot 8 a pooled forward's whole y when the
-// caller does not store it but the pool needs all of it (conv_y_temp).
+// caller does not store it but the pool needs all of it (conv_y_temp);
+// slot 9 the whole dy^T of conv2d_grad_pick in two regions, on its calling
+// thread (conv_grad_pool.c: written by the first region's tasks, read by
+// the second's).
 enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_WPACK,
-       GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_YTEMP, GEMM_SCRATCH_SLOTS };
+       GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_YTEMP, GEMM_SCRATCH_DYT,
+       GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
 
 // A call's temporary of `floats` floats, on the calling thread: up to

@@ -130,11 +130,16 @@ typedef struct Shape {
   int64_t ho, wo, nx, nw, ny, np;
 } Shape;
 
-static Shape shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t k, int64_t p) {
-  Shape s = {.g = {n, c, h, w, o, k, k, 1, 1, p, p, 1, 1, 1}};
+static Shape shape_g(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t k, int64_t p, int64_t groups) {
+  Shape s = {.g = {n, c, h, w, o, k, k, 1, 1, p, p, 1, 1, groups}};
   s.ho = mlc_conv_out_h(s.g), s.wo = mlc_conv_out_w(s.g);
-  s.nx = n * c * h * w, s.nw = o * c * k * k, s.ny = n * o * s.ho * s.wo, s.np = n * o * (s.ho / 2) * (s.wo / 2);
+  s.nx = n * c * h * w, s.nw = o * (c / groups) * k * k, s.ny = n * o * s.ho * s.wo,
+  s.np = n * o * (s.ho / 2) * (s.wo / 2);
   return s;
+}
+
+static Shape shape(int64_t n, int64_t c, int64_t h, int64_t w, int64_t o, int64_t k, int64_t p) {
+  return shape_g(n, c, h, w, o, k, p, 1);
 }
 
 // conv2d_pool_pick against conv2d_pool and max_pool2d_pick of its y (y
@@ -180,22 +185,29 @@ static void check_conv(const Shape *s, int special) {
         if (pool) mlc_pool_free(pool);
       }
     }
-    // both gradients from the picks against the three calls
+    // both gradients from the picks against the three calls; dyp as it
+    // is and with every fifth value +-2^30: where those cancel in a
+    // channel's db, its f64 lanes summed in another order (images or
+    // pixels) round the small terms differently
     float *dy = malloc((size_t)(s->ny + 1) * 4), *dx0 = malloc((size_t)(s->nx + 1) * 4);
-    for (int m = 0; m < 2; m++) {
-      ok &= !mlc_max_pool2d_grad_pick(NULL, g[0], o, s->ho, s->wo, m, dyp, pk0, dy) &&
+    float *dyq = malloc((size_t)(s->np + 1) * 4);
+    for (int64_t i = 0; i < s->np; i++) dyq[i] = i % 5 ? dyp[i] : dyp[i] > 0 ? 0x1p30f : -0x1p30f;
+    for (int mq = 0; mq < 4; mq++) {
+      int m = mq % 2;
+      const float *dd = mq / 2 ? dyq : dyp;
+      ok &= !mlc_max_pool2d_grad_pick(NULL, g[0], o, s->ho, s->wo, m, dd, pk0, dy) &&
             !mlc_conv2d_grad_input(NULL, g, 0, dy, w, dx0) && !mlc_conv2d_grad_weight_bias(NULL, g, 0, dy, x, dw0, db0);
       for (int t = 0; t <= 3; t++) {
         MlcPool *pool = t ? mlc_pool_new(t) : NULL;
         float *dw = malloc((size_t)(s->nw + 1) * 4), *db = malloc((size_t)o * 4), *dx = malloc((size_t)(s->nx + 1) * 4);
-        ok &= !mlc_conv2d_grad_pick(pool, g, 0, dyp, pk0, m, w, x, dx, dw, t % 2 ? NULL : db);
+        ok &= !mlc_conv2d_grad_pick(pool, g, 0, dd, pk0, m, w, x, dx, dw, t % 2 ? NULL : db);
         ok &= !memcmp(dx, dx0, (size_t)s->nx * 4) && !memcmp(dw, dw0, (size_t)s->nw * 4) &&
               (t % 2 || !memcmp(db, db0, (size_t)o * 4));
         free(dw), free(db), free(dx);
         if (pool) mlc_pool_free(pool);
       }
     }
-    free(dw0), free(db0), free(dy), free(dx0);
+    free(dw0), free(db0), free(dy), free(dx0), free(dyq);
   }
   char msg[200];
   snprintf(msg, sizeof msg, "conv2d_pool_pick / grad_weight_pick x[%lld,%lld,%lld,%lld] w[%lld,.,%lld,%lld] p%lld%s: bits as conv2d_pool + max_pool2d_pick, grad_weight_pool, 0-3 threads",
@@ -220,6 +232,34 @@ static void check_vector_split(const Shape *convs) {
     if (pool) mlc_pool_free(pool);
   }
   check("grad_weight_pick: the channel-vector split where its rule says (conv1 at 2 threads, Kc < 16 rows per thread, a task per thread)", ok);
+}
+
+// conv2d_grad_pick runs in two regions (dy built once per image) exactly
+// where its rule says, so check_conv's bit checks cover that path: 2+
+// strips of dw's rows per group, an image per thread, f32 operands.
+// Shapes (main's list): 1 conv2 at batch 2, 2 batch 1, 6 and 7 the lane
+// passes' odd shapes, 11 conv2 at batch 6, 12 odd planes with short
+// vectors, 13 two groups (one strip per group at 2 threads).
+static void check_two_regions(const Shape *convs) {
+  const struct { int shape, threads; uint32_t flags; int want; } cases[] = {
+      {1, 1, 0, 0}, {1, 2, 0, 1}, {1, 3, 0, 0},   // batch 2: at 3 threads an image for 2 of them
+      {11, 1, 0, 0}, {11, 2, 0, 1}, {11, 3, 0, 1}, {11, 2, MLC_GEMM_BF16, 0}, {11, 3, MLC_GEMM_F16, 0},
+      {2, 2, 0, 0}, {2, 3, 0, 0},                 // batch 1: the one region's strips share the work
+      {6, 2, 0, 1}, {6, 3, 0, 1}, {7, 2, 0, 1}, {7, 3, 0, 1}, {12, 2, 0, 1}, {12, 3, 0, 1},
+      {13, 2, 0, 0}, {13, 3, 0, 1},               // two groups: 1 strip each at 2 threads, 2 at 3
+      {0, 2, 0, 0}, {3, 2, 0, 0},                 // no lane passes (3 input channels, 5)
+  };
+  int ok = 1, off = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512");
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    MlcPool *pool = cases[i].threads > 1 ? mlc_pool_new(cases[i].threads) : NULL;
+    ok &= conv_grad_pick_by_images(pool, convs[cases[i].shape].g, cases[i].flags) == (lanes && cases[i].want != 0);
+    conv_grad_pick_two_regions_enable(false);
+    off &= !conv_grad_pick_by_images(pool, convs[cases[i].shape].g, cases[i].flags);
+    conv_grad_pick_two_regions_enable(true);
+    if (pool) mlc_pool_free(pool);
+  }
+  check("grad_pick: two regions where its rule says (2+ strips per group, an image per thread, f32)", ok);
+  check("grad_pick: one region everywhere with two regions disabled (the default)", off);
 }
 
 int main(void) {
@@ -249,10 +289,18 @@ int main(void) {
       shape(4, 1, 10, 12, 48, 3, 1),  // Kc 9 (one 9-row tile), 3 vectors
       shape(3, 2, 9, 7, 40, 3, 1),    // Kc 18 (tiles of 12 and 6), a short last vector, odd planes
       shape(2, 1, 6, 6, 20, 2, 0),    // Kc 4, 2 x 2 unpadded, 5 x 5 outputs: an uncovered row and column
+      // grad_pick in two regions (check_two_regions):
+      shape(6, 32, 14, 14, 64, 3, 1),     // conv2 at batch 6: 2 and 3 threads
+      shape(5, 20, 13, 11, 24, 3, 1),     // odd planes (6 x 5 windows), short vectors of C and O, Kc 180
+      shape_g(3, 32, 10, 10, 32, 3, 1, 2), // two groups of 16 channels
   };
+  // grad_pick's two regions are off by default: on here, so the bit
+  // checks run them (check_two_regions says where)
+  conv_grad_pick_two_regions_enable(true);
   for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++)
     for (int special = 0; special < 2; special++) check_conv(&convs[i], special);
   check_vector_split(convs);
+  check_two_regions(convs);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }
