@@ -45,18 +45,30 @@ static __m256 better(__m256 v, __m256 best) {
                       _mm256_and_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q), _mm256_cmp_ps(best, best, _CMP_ORD_Q)));
 }
 
+// The maxima of the n (<= 8) windows whose upper rows start at r0 and
+// lower rows at r1, in the scalar code's select chain; with tap, each
+// lane's tap too (the last k whose `better` fired).
+static inline __m256 window_max(const float *r0, const float *r1, int64_t n, __m256i *tap) {
+  __m256 t[4];
+  taps(r0, 2 * n, &t[0], &t[1]);
+  taps(r1, 2 * n, &t[2], &t[3]);
+  __m256 best = t[0];
+  if (tap) *tap = _mm256_setzero_si256();
+  for (int k = 1; k < 4; k++) {
+    __m256 b = better(t[k], best);
+    best = _mm256_blendv_ps(best, t[k], b);
+    if (tap) *tap = _mm256_blendv_epi8(*tap, _mm256_set1_epi32(k), _mm256_castps_si256(b));
+  }
+  return best;
+}
+
 void pool_max2x2_avx2(int64_t h, int64_t w, const float *x, float *y) {
   int64_t ho = h / 2, wo = w / 2;
   for (int64_t i = 0; i < ho; i++) {
     const float *r0 = x + 2 * i * w, *r1 = r0 + w;
     for (int64_t j0 = 0; j0 < wo; j0 += 8) {
       int64_t n = wo - j0 < 8 ? wo - j0 : 8;
-      __m256 t[4];
-      taps(r0 + 2 * j0, 2 * n, &t[0], &t[1]);
-      taps(r1 + 2 * j0, 2 * n, &t[2], &t[3]);
-      __m256 best = t[0];
-      for (int k = 1; k < 4; k++) best = _mm256_blendv_ps(best, t[k], better(t[k], best));
-      store(y + i * wo + j0, n, best);
+      store(y + i * wo + j0, n, window_max(r0 + 2 * j0, r1 + 2 * j0, n, NULL));
     }
   }
 }
@@ -113,9 +125,8 @@ static uint64_t bytes_of(__m256i v) {
   return (uint64_t)_mm_cvtsi128_si64(_mm_unpacklo_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
 }
 
-// pool_max2x2_avx2 that also writes each window's pick byte: the tap (the
-// last k whose `better` fired, as the blend chain keeps it) and
-// MLC_PICK_POS where the picked value is > 0.
+// pool_max2x2_avx2 that also writes each window's pick byte: the tap
+// (window_max's) and MLC_PICK_POS where the picked value is > 0.
 void pool_max2x2_pick_avx2(int64_t h, int64_t w, const float *x, float *y, uint8_t *pick) {
   int64_t ho = h / 2, wo = w / 2;
   const __m256 zero = _mm256_setzero_ps();
@@ -123,16 +134,8 @@ void pool_max2x2_pick_avx2(int64_t h, int64_t w, const float *x, float *y, uint8
     const float *r0 = x + 2 * i * w, *r1 = r0 + w;
     for (int64_t j0 = 0; j0 < wo; j0 += 8) {
       int64_t n = wo - j0 < 8 ? wo - j0 : 8;
-      __m256 t[4];
-      taps(r0 + 2 * j0, 2 * n, &t[0], &t[1]);
-      taps(r1 + 2 * j0, 2 * n, &t[2], &t[3]);
-      __m256 best = t[0];
-      __m256i tap = _mm256_setzero_si256();
-      for (int k = 1; k < 4; k++) {
-        __m256 b = better(t[k], best);
-        best = _mm256_blendv_ps(best, t[k], b);
-        tap = _mm256_blendv_epi8(tap, _mm256_set1_epi32(k), _mm256_castps_si256(b));
-      }
+      __m256i tap;
+      __m256 best = window_max(r0 + 2 * j0, r1 + 2 * j0, n, &tap);
       __m256i pos = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(best, zero, _CMP_GT_OQ)),
                                      _mm256_set1_epi32(MLC_PICK_POS));
       uint64_t pk = bytes_of(_mm256_or_si256(tap, pos));
