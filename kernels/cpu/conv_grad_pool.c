@@ -154,8 +154,8 @@ static void gp2_strip_task(void *vj, int64_t b, int64_t e) {
 // leaves threads idle while the one region's strips share the work), the
 // operands are not rounded (bf16 / f16: dy_transpose rounds, db sums the
 // unrounded dy), and the call's dy^T stays within CONV_DYT_MAX_BYTES.
-// Off unless conv_grad_pick_two_regions_enable(true): its speed is not
-// measured yet (docs/design/kernels.md, "conv2's backward in two regions").
+// Off unless conv_grad_pick_two_regions_enable(true): slower than the one
+// region at 2 threads (docs/design/kernels.md, "conv2's backward in two regions").
 enum { CONV_DYT_MAX_BYTES = 32 << 20 };
 static atomic_bool two_regions_on;
 void conv_grad_pick_two_regions_enable(bool on) { atomic_store(&two_regions_on, on); }

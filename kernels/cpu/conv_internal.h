@@ -108,7 +108,8 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
 int conv_grad_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
                          bool mask, const float *wt, const float *x, float *dx, float *dw, float *db);
 // The rule takes two regions only after conv_grad_pick_two_regions_enable(true)
-// (process-wide; off by default: not yet measured faster).
+// (process-wide; off by default: 6-9 % slower than one region at 2
+// threads, docs/design/kernels.md "conv2's backward in two regions").
 bool conv_grad_pick_two_regions(const struct MlcPool *pool, const Conv *k, uint32_t flags);
 void conv_grad_pick_two_regions_enable(bool on);
 // Whether mlc_conv2d_grad_pick runs the lane tasks in two regions for this
