@@ -281,7 +281,7 @@ CUresult cuStreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream s) {
-  (void)s;
+  log_line("wait stream %d", (int)((int *)s - stream_token));
   return CUDA_SUCCESS;
 }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
@@ -302,7 +302,11 @@ CUresult cuEventRecord(CUevent e, CUstream s) {
   (void)s;
   return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
-CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuEventSynchronize(CUevent e) {
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  log_line("wait event %d", (int)((int *)e - event_token));
+  return CUDA_SUCCESS;
+}
 
 // NVRTC itself opens libcuda.so.1 when it is on the path and asks for the
 // driver's private tables; the fake has none.
