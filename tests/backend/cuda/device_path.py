@@ -530,6 +530,20 @@ def case_queue(ctx):
         return report("a run stopped mid-queue resumes", "status %d: %s" % (rc, err))
     report("a run stopped mid-queue resumes to the uninterrupted run's bytes",
            compare_ckpt_exact(os.path.join(ctx.work, "mq.st"), os.path.join(ctx.work, "gpu.st")))
+    # a diverging run whose first non-finite step has later steps in flight
+    # stops naming that step, as on the CPU (with --check-finite the op named
+    # may differ: case_checked)
+    for extra in ([], ["--check-finite"]):
+        res = {}
+        for dev in ("cpu", "cuda"):
+            rc, _, err = ctx.run("dev", ["train", "--device", dev, "--lr", "1e30", "--epochs", "1", "--batch", "8"]
+                                 + extra, ctx.env())
+            lines = [l for l in err.splitlines() if not re.match(r"^\w+: device ", l)]
+            res[dev] = (rc, lines if not extra else [re.sub(r" at .*", "", l) for l in lines])
+        step = re.match(r"dev: step (\d+): loss became", (res["cpu"][1] or [""])[0])
+        ok = res["cpu"][0] == 1 and res["cpu"] == res["cuda"] and step and int(step.group(1)) > 1
+        report("a diverging run %sstops at the step the CPU names, later steps in flight" % " ".join(extra + [""]),
+               None if ok else "cpu %r, cuda %r" % (res["cpu"], res["cuda"]))
     # checkpoints every 2 steps read the queue first and change nothing
     rc, _, err = train(ctx, "dev", "ce", "cuda", ["--checkpoint-every", "2"])
     if rc:
