@@ -1,6 +1,9 @@
 // train.c — the generated program's `train`: the loop from data to
 // checkpoints (loader -> train_step -> log; after each epoch the state's
 // finiteness, the evaluation, the schedule's epoch_end, then a checkpoint).
+// On a device the loop queues up to MLC_CUDA_QUEUE_DEPTH steps ahead of
+// reading their results (Pending); the log is written in step order all
+// the same.
 //
 // A run's state is the model's state tensors plus MlcRunState (loader cursor,
 // step, RNG, seed, lr). Resuming restores both, so `train --epochs 2` and
