@@ -31,6 +31,12 @@ results and checkpoints. Checked:
     of the program's CUDA C with the block size it was printed for, the
     train steps launch every kernel of train_step, and the next batch is
     uploaded between a step's launches and its results' download;
+  - queued steps: the host waits for a train step's results only after the
+    next step was issued (at most 3 ahead), from the fake's log of event
+    records and waits; a run stopped by --max-steps mid-queue logs every
+    step and resumes byte for byte; --checkpoint-every between queued steps
+    changes nothing; a diverging run stops at the CPU's step with later
+    steps in flight;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
     --device cpu, and fails with "no CUDA device" where there is none;
   - the library (--emit lib --target cpu,cuda): options.device 0, 1 and 2,
@@ -493,8 +499,12 @@ def case_queue(ctx):
     MLC_CUDA_QUEUE_DEPTH = 3 steps ahead); the log is the CPU's (case_train
     compares it at --log-every 1); a run stopped by --max-steps mid-queue
     logs every step it ran and resumes to the uninterrupted run's bytes."""
-    if ctx.real:
-        return
+    if not ctx.real:  # the fake's log
+        queue_log(ctx)
+    stopped_mid_queue(ctx)
+
+
+def queue_log(ctx):
     log = os.path.join(ctx.work, "queue.log")
     if os.path.exists(log):
         os.remove(log)
@@ -513,6 +523,9 @@ def case_queue(ctx):
         why = "(step, steps issued) at each wait: %r" % waits
     report("steps queued ahead of their results: steps 1-11 of 12 waited for after the next step was issued, "
            "at most 3 ahead", why)
+
+
+def stopped_mid_queue(ctx):
     # stopped after step 2 of 3 (both in flight), then resumed
     for f in ("mq.st", "mq.jsonl"):
         if os.path.exists(os.path.join(ctx.work, f)):
