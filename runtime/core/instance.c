@@ -287,20 +287,49 @@ const char *mlc_instance_error(const MlcInstance *in) { return in ? in->err : la
 
 // ---- steps -----------------------------------------------------------------------------
 
-int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
-                     float *logits) {
+int rt_instance_step_into(MlcInstance *in, int64_t b, const void *const *inputs, float out[3], float *logits,
+                          float *aux, float *scaler, bool queued) {
   MlcCtx *c = &in->ctx;
   mlc_gemm_cache_clear(in->gcache); // the step updates the parameters
   c->step_seed = mlc_rng_step_seed(&c->rng);
   c->nonfinite_site = -1;
   void *outs[4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS] = {&out[0], &out[1], &out[2], logits};
   int naux = in->m->naux < MLC_MAX_AUX ? in->m->naux : MLC_MAX_AUX;
-  for (int i = 0; i < naux; i++) outs[4 + i] = &in->aux[i];
-  for (int j = 0; in->m->loss_scale && j < MLC_SCALER_OUTPUTS; j++) outs[4 + naux + j] = &in->scaler[j];
+  for (int i = 0; i < naux; i++) outs[4 + i] = &aux[i];
+  for (int j = 0; in->m->loss_scale && j < MLC_SCALER_OUTPUTS; j++) outs[4 + naux + j] = &scaler[j];
+  const MlcDeviceOps *ops = queued ? in->m->device->ops : NULL;
+  if (ops && ops->queue(in->dev, 1)) {
+    snprintf(c->err, sizeof c->err, "%s", ops->error(in->dev));
+    return MLC_ERROR;
+  }
   int rc = in->m->train_step(c, b, inputs, outs);
+  if (ops) ops->queue(in->dev, 0);
   if (rc == MLC_ERROR) return rc;
-  c->step++, in->last_lr = out[2], in->last_gnorm = out[1], in->stepped = true;
+  c->step++;
+  if (!queued) in->last_lr = out[2], in->last_gnorm = out[1], in->stepped = true;
   return rc;
+}
+
+int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
+                     float *logits) {
+  return rt_instance_step_into(in, b, inputs, out, logits, in->aux, in->scaler, false);
+}
+
+int rt_instance_collect(MlcInstance *in, const float out[3]) {
+  MlcCtx *c = &in->ctx;
+  int rc = in->m->device->ops->collect(in->dev);
+  if (rc) {
+    const char *msg = in->m->device->ops->error(in->dev);
+    snprintf(c->err, sizeof c->err, "%s", msg);
+    if (rc != 1 || strncmp(msg, "nonfinite ", 10)) return MLC_ERROR;
+    // "nonfinite SITE KIND at ..." (the glue's reading of a failed finite check)
+    char *end;
+    c->nonfinite_site = (int)strtol(msg + 10, &end, 10);
+    c->nonfinite_value = !strncmp(end, " -inf", 5) ? -INFINITY : !strncmp(end, " inf", 4) ? INFINITY : NAN;
+    return MLC_NONFINITE;
+  }
+  in->last_lr = out[2], in->last_gnorm = out[1], in->stepped = true;
+  return MLC_OK;
 }
 
 int rt_instance_finite(const MlcInstance *in, char *err, size_t errlen) {

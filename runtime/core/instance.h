@@ -46,6 +46,18 @@ int rt_instance_reserve(MlcInstance *in, int64_t b);
 // unless MLC_ERROR.
 int rt_instance_step(MlcInstance *in, int64_t b, const void *const *inputs, float out[3],
                      float *logits);
+// The same with the auxiliary values and the scaler's into aux and scaler;
+// queued (on a device only): the step's launches and downloads are queued
+// and its results (out, logits, aux, scaler, its checks) arrive at
+// rt_instance_collect, the oldest step first; they must stay valid until
+// then. At most MLC_CUDA_QUEUE_DEPTH steps are pending (the device's
+// ops->pending).
+int rt_instance_step_into(MlcInstance *in, int64_t b, const void *const *inputs, float out[3], float *logits,
+                          float *aux, float *scaler, bool queued);
+// The oldest queued step's results (out: its loss, gradient norm, lr, for
+// the last lr / gradient norm): MLC_OK, MLC_NONFINITE (a failed finite
+// check: ctx's site and value) or MLC_ERROR (ctx.err).
+int rt_instance_collect(MlcInstance *in, const float out[3]);
 // On a device, the state lives there: after the host copy was written
 // (initialised, loaded) rt_instance_to_device uploads it; before it is read
 // (checkpoints, weights files, finite checks) rt_instance_from_device

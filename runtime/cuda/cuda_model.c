@@ -17,7 +17,14 @@
 // the next batch (set_next: the training loader's next batch) is packed into
 // the other slot and uploaded while the GPU computes, and the next call that
 // names those buffers (and batch size) uses it. finish downloads the results and the check
-// flag into pinned memory and waits once per call.
+// flag into pinned memory and waits once per call, except inside a queued
+// step (queue): then its copies go to the next of QUEUE_DEPTH pinned result
+// slots, an event is recorded behind them and nothing waits; collect later
+// waits for the oldest slot's event, checks its flags and copies its results
+// to where the step named them, so the host queues step N + 1 while the GPU
+// still runs step N. The device's flag and output slots are reused by every
+// step: each step's zeroing, launches and downloads follow the last step's
+// on the one compute stream.
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +34,21 @@
 // small outputs: loss, grad norm, lr, the loss's auxiliary values, the loss
 // scaler's values, a small forward output
 enum { ALIGN = 256, NOUT = 4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS, SMALL_IN = 1024 };
+// a queued step's finish calls (predict before the step, the step)
+enum { QUEUE_CALLS = 2, QUEUE_COPIES = QUEUE_CALLS * (NOUT + 1) };
+
+// One queued step's results: the downloads into res (pinned), the flags'
+// offsets there, and where each result goes when collected.
+typedef struct Queued {
+  unsigned char *res;   // pinned, QUEUE_CALLS * res_bytes
+  size_t bytes;
+  CUevent done;         // recorded on the compute stream after the downloads
+  size_t used;
+  int nflags, ncopies;
+  size_t flag[QUEUE_CALLS];
+  void *dst[QUEUE_COPIES];
+  size_t off[QUEUE_COPIES], n[QUEUE_COPIES];
+} Queued;
 
 struct MlcDevice {
   MlcLauncher launcher; // first: the launcher callbacks get the device
@@ -55,6 +77,9 @@ struct MlcDevice {
   void *next_user;
   unsigned char *res;   // pinned: the flag and the results of a call
   size_t res_bytes;
+  Queued q[MLC_CUDA_QUEUE_DEPTH]; // a ring: q[qhead] the oldest of qcount
+  int qhead, qcount;
+  bool qopen;           // finish queues into q[(qhead + qcount) % depth]
   char name[320];
   char err[1024];
 };
@@ -167,6 +192,11 @@ static int reserve(MlcDevice *d, int64_t b, const int64_t *syms, char *err, size
 // ---- opening -------------------------------------------------------------------------------
 static void dev_close(MlcDevice *d) {
   if (!d) return;
+  char ignore[256];
+  for (int i = 0; i < MLC_CUDA_QUEUE_DEPTH; i++) {
+    if (d->q[i].done) MLC_CU(d->c, cuEventDestroy, (d->q[i].done), ignore, sizeof ignore);
+    if (d->q[i].res) mlc_cuda_host_free(d->c, d->q[i].res);
+  }
   if (d->staged) mlc_cuda_stage_free(&d->stage);
   if (d->res) mlc_cuda_host_free(d->c, d->res);
   free(d->fn);
@@ -308,9 +338,39 @@ static int run(MlcDevice *d, MlcDeviceProgram fn, const int64_t *dims, const uin
   return writes ? prefetch(d) : 0;
 }
 
+// A check flag's message (flag: its number + 1).
+static int flag_error(MlcDevice *d, uint32_t flag) {
+  const char *msg = flag <= (uint32_t)d->nmessages ? d->dm->messages[flag - 1] : "a run-time check failed";
+  snprintf(d->err, sizeof d->err, "%s", msg);
+  return 1;
+}
+
+// finish inside a queued step: the flag and the results into the open
+// slot, its event recorded behind them; no wait.
+static int finish_queued(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k) {
+  Queued *q = &d->q[(d->qhead + d->qcount) % MLC_CUDA_QUEUE_DEPTH];
+  if (q->nflags == QUEUE_CALLS) return dev_err(d, "finish: too many calls in a queued step");
+  if (q->used + ALIGN > q->bytes) return dev_err(d, "finish: results larger than their buffer");
+  q->flag[q->nflags++] = q->used;
+  if (mlc_cuda_download(d->c, q->res + q->used, d->base, 4, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
+  q->used += ALIGN;
+  for (int i = 0; i < k; i++) {
+    if (!out[i] || !n[i] || !dev[i]) continue;
+    if (q->used + n[i] > q->bytes || q->ncopies == QUEUE_COPIES)
+      return dev_err(d, "finish: results larger than their buffer");
+    if (mlc_cuda_download(d->c, q->res + q->used, dev[i], n[i], MLC_CUDA_COMPUTE, d->err, sizeof d->err))
+      return -1;
+    q->dst[q->ncopies] = out[i], q->off[q->ncopies] = q->used, q->n[q->ncopies++] = n[i];
+    q->used += up(n[i]);
+  }
+  d->small_used = 0;
+  return MLC_CU(d->c, cuEventRecord, (q->done, d->c->stream[MLC_CUDA_COMPUTE]), d->err, sizeof d->err);
+}
+
 static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k) {
   size_t off[NOUT + 1] = {0}, at = ALIGN;
   if (k > NOUT) return dev_err(d, "finish: too many outputs");
+  if (d->qopen) return finish_queued(d, out, dev, n, k);
   if (mlc_cuda_download(d->c, d->res, d->base, 4, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
   for (int i = 0; i < k; i++) {
     if (!out[i] || !n[i] || !dev[i]) continue;
@@ -323,13 +383,52 @@ static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const siz
   if (mlc_cuda_sync(d->c, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
   uint32_t flag;
   memcpy(&flag, d->res, 4);
-  if (flag) {
-    const char *msg = flag <= (uint32_t)d->nmessages ? d->dm->messages[flag - 1] : "a run-time check failed";
-    snprintf(d->err, sizeof d->err, "%s", msg);
-    return 1;
-  }
+  if (flag) return flag_error(d, flag);
   for (int i = 0; i < k; i++)
     if (out[i] && n[i] && dev[i]) memcpy(out[i], d->res + off[i], n[i]);
+  return 0;
+}
+
+// ---- queued steps ------------------------------------------------------------------------------
+// on: the calls until queue(d, 0) are one step whose results collect hands
+// out later (-1 when QUEUE_DEPTH steps are pending: collect one first).
+static int queue(MlcDevice *d, int on) {
+  if (!on) {
+    if (d->qopen) d->qopen = false, d->qcount++;
+    return 0;
+  }
+  if (d->qopen) return dev_err(d, "queue: a queued step is already open");
+  if (d->qcount == MLC_CUDA_QUEUE_DEPTH) return dev_err(d, "queue: every result slot is pending");
+  Queued *q = &d->q[(d->qhead + d->qcount) % MLC_CUDA_QUEUE_DEPTH];
+  size_t want = QUEUE_CALLS * d->res_bytes;
+  if (q->bytes < want) {
+    mlc_cuda_host_free(d->c, q->res);
+    q->bytes = 0;
+    if (!(q->res = mlc_cuda_host_alloc(d->c, want, d->err, sizeof d->err))) return -1;
+    q->bytes = want;
+  }
+  if (!q->done && MLC_CU(d->c, cuEventCreate, (&q->done, CU_EVENT_DISABLE_TIMING), d->err, sizeof d->err))
+    return -1;
+  q->used = 0, q->nflags = 0, q->ncopies = 0;
+  d->qopen = true;
+  return 0;
+}
+
+static int pending(const MlcDevice *d) { return d->qcount; }
+
+// The oldest queued step: waits for its event, then its first set flag (1,
+// error(d) its message) or its results copied out (0); -1 when none.
+static int collect(MlcDevice *d) {
+  if (!d->qcount) return dev_err(d, "collect: no queued step");
+  Queued *q = &d->q[d->qhead];
+  d->qhead = (d->qhead + 1) % MLC_CUDA_QUEUE_DEPTH, d->qcount--;
+  if (MLC_CU(d->c, cuEventSynchronize, (q->done), d->err, sizeof d->err)) return -1;
+  for (int i = 0; i < q->nflags; i++) {
+    uint32_t flag;
+    memcpy(&flag, q->res + q->flag[i], 4);
+    if (flag) return flag_error(d, flag);
+  }
+  for (int i = 0; i < q->ncopies; i++) memcpy(q->dst[i], q->res + q->off[i], q->n[i]);
   return 0;
 }
 
@@ -338,4 +437,5 @@ const MlcDeviceOps mlc_cuda_device_ops = {
     .push_state = push_state, .pull_state = pull_state, .set_next = set_next,
     .inputs = inputs, .state = state_addr, .set_state = set_state, .output = output,
     .scalar = scalar, .run = run, .finish = finish, .error = dev_error,
+    .queue = queue, .pending = pending, .collect = collect,
 };

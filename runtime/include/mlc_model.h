@@ -243,7 +243,18 @@ typedef struct MlcDeviceOps {
   // a check failed (error(d) is its message), else 0 or -1
   int (*finish)(MlcDevice *d, void *const *out, const uint64_t *dev, const size_t *n, int k);
   const char *(*error)(const MlcDevice *d);
+  // ---- queued steps (the training loop's): with queue(d, 1) open, finish
+  // queues its downloads and returns 0 without waiting; queue(d, 0) closes
+  // the step. At most MLC_CUDA_QUEUE_DEPTH are pending; collect waits for
+  // the oldest and copies its results where its finish calls said (1 when
+  // one of its checks failed, error(d) its message).
+  int (*queue)(MlcDevice *d, int on);
+  int (*pending)(const MlcDevice *d);
+  int (*collect)(MlcDevice *d);
 } MlcDeviceOps;
+
+// Train steps the host queues ahead of their results on a device.
+#define MLC_CUDA_QUEUE_DEPTH 3
 
 // The device side of a model built with --target cuda.
 typedef struct MlcDeviceModel {

@@ -1,6 +1,9 @@
 // train.c — the generated program's `train`: the loop from data to
 // checkpoints (loader -> train_step -> log; after each epoch the state's
 // finiteness, the evaluation, the schedule's epoch_end, then a checkpoint).
+// On a device the loop queues up to MLC_CUDA_QUEUE_DEPTH steps ahead of
+// reading their results (Pending); the log is written in step order all
+// the same.
 //
 // A run's state is the model's state tensors plus MlcRunState (loader cursor,
 // step, RNG, seed, lr). Resuming restores both, so `train --epochs 2` and
@@ -30,6 +33,29 @@
 #include "log.h"
 #include "program.h"
 
+// A train step whose results the loop has not read yet: on the CPU the one
+// just run; on a device up to MLC_CUDA_QUEUE_DEPTH queued steps, read in
+// order when the loop needs them (the ring full, a checkpoint, --max-steps,
+// the end of the epoch), so the host queues the next step while the GPU
+// runs this one.
+typedef struct Pending {
+  int64_t size, k, step;   // the batch's size, its number in the epoch, the step count after it
+  int rc;                  // the step's status on the CPU
+  float out[3], aux[MLC_MAX_AUX], scaler[MLC_SCALER_OUTPUTS];
+  float *logits;           // the forward output for accuracy (in->logits on the CPU)
+  const void *labels;      // the batch's labels (on a device, a copy: the loader reuses its buffers)
+  void *label_copy;        // on a device, with accuracy: the copy and the output, owned
+  float *logits_own;
+} Pending;
+
+enum { QUEUE = MLC_CUDA_QUEUE_DEPTH };
+
+// An epoch's sums over the steps read so far.
+typedef struct Sums {
+  double lsum, good, scored, asum[MLC_MAX_AUX], t0;
+  int64_t n, steps;
+} Sums;
+
 typedef struct Train {
   const char *prog;
   const Opts *o;
@@ -47,6 +73,8 @@ typedef struct Train {
   int nstats;
   double t0, images;
   bool stopped;            // --max-steps reached
+  Pending q[QUEUE];        // a ring: q[qhead] the oldest of qcount
+  int qhead, qcount, depth; // depth: 1 on the CPU, QUEUE on a device
   char data_desc[2][1024]; // the files read, for the run record
 } Train;
 
@@ -156,34 +184,78 @@ static int start_state(Train *t, char *err, size_t errlen) {
 
 // ---- steps and epochs --------------------------------------------------------------------
 
-// Stops the run at a non-finite loss (or the model's first non-finite value).
-static int nonfinite(Train *t, double loss, char *err, size_t errlen) {
+// Stops the run at a non-finite loss of step `at` (or the model's first
+// non-finite value).
+static int nonfinite(Train *t, int64_t at, double loss, char *err, size_t errlen) {
   const MlcCtx *c = &t->in->ctx;
   const MlcModel *m = t->m;
   double v = c->nonfinite_site >= 0 ? c->nonfinite_value : loss;
   const char *what = isnan(v) ? "NaN" : "infinite";
   char k[600];
   if (c->nonfinite_site >= 0 && c->nonfinite_site < m->nsites)
-    return rt_err(err, errlen, "step %" PRId64 ": loss became %s at %s (%s)", c->step, what,
+    return rt_err(err, errlen, "step %" PRId64 ": loss became %s at %s (%s)", at, what,
                   m->sites[c->nonfinite_site].loc, m->sites[c->nonfinite_site].op);
-  return rt_err(err, errlen, "step %" PRId64 ": loss became %s; the run stops%s%s", c->step, what,
+  return rt_err(err, errlen, "step %" PRId64 ": loss became %s; the run stops%s%s", at, what,
                 kept(t, k, sizeof k), t->o->check_finite ? "" : "; --check-finite says where the "
                 "first non-finite value came from");
 }
 
-// One train_step on batch b; adds to the epoch's sums (the loss's auxiliary
-// values in asum).
-static int step(Train *t, const MlcBatch *b, double *lsum, double *asum, double *good,
-                double *scored, float out[3], char *err, size_t errlen) {
+// Starts one train_step on batch b, number k of the epoch: run on the CPU,
+// queued on a device; its results wait in the ring for read_step.
+static int start_step(Train *t, const MlcBatch *b, int64_t k, char *err, size_t errlen) {
   MlcInstance *in = t->in;
+  Pending *p = &t->q[(t->qhead + t->qcount) % QUEUE];
   in->ctx.check_finite = t->o->check_finite;
-  int rc = rt_instance_step(in, b->size, b->inputs, out, t->acc.label >= 0 ? in->logits : NULL);
-  if (rc == MLC_ERROR)
+  bool queued = t->depth > 1, acc = t->acc.label >= 0;
+  p->size = b->size, p->k = k, p->labels = acc ? b->inputs[t->acc.label] : NULL;
+  if (acc && queued) {
+    const MlcInputDesc *lab = &t->m->inputs[t->acc.label];
+    size_t len = (size_t)b->size * mlc_dtype_size(lab->dtype) * (size_t)mlc_input_numel(lab, in->ctx.syms);
+    memcpy(p->label_copy, p->labels, len);
+    p->labels = p->label_copy;
+  }
+  p->logits = !acc ? NULL : queued ? p->logits_own : in->logits;
+  memcpy(p->aux, in->aux, sizeof p->aux), memcpy(p->scaler, in->scaler, sizeof p->scaler);
+  p->rc = rt_instance_step_into(in, b->size, b->inputs, p->out, p->logits, p->aux, p->scaler, queued);
+  if (p->rc == MLC_ERROR)
     return rt_err(err, errlen, "step %" PRId64 ": %s", in->ctx.step + 1, in->ctx.err);
-  if (rc == MLC_NONFINITE || !isfinite(out[0])) return nonfinite(t, out[0], err, errlen);
-  *lsum += (double)out[0] * (double)b->size;
-  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) asum[i] += (double)in->aux[i] * (double)b->size;
-  *good += count_correct(in, &t->acc, b, scored);
+  p->step = in->ctx.step;
+  t->qcount++;
+  return 0;
+}
+
+// The oldest started step's results: the finite check, the epoch's sums,
+// the log line.
+static int read_step(Train *t, Sums *e, char *err, size_t errlen) {
+  MlcInstance *in = t->in;
+  Pending *p = &t->q[t->qhead];
+  t->qhead = (t->qhead + 1) % QUEUE, t->qcount--;
+  int rc = t->depth > 1 ? rt_instance_collect(in, p->out) : p->rc;
+  if (rc == MLC_ERROR) return rt_err(err, errlen, "step %" PRId64 ": %s", p->step, in->ctx.err);
+  if (rc == MLC_NONFINITE || !isfinite(p->out[0])) return nonfinite(t, p->step, p->out[0], err, errlen);
+  memcpy(in->aux, p->aux, sizeof in->aux), memcpy(in->scaler, p->scaler, sizeof in->scaler);
+  e->lsum += (double)p->out[0] * (double)p->size;
+  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) e->asum[i] += (double)in->aux[i] * (double)p->size;
+  if (t->acc.label >= 0) {
+    MlcBatch b = {.size = p->size};
+    b.inputs[t->acc.label] = p->labels;
+    float *keep = in->logits;
+    in->logits = p->logits;
+    e->good += count_correct(in, &t->acc, &b, &e->scored);
+    in->logits = keep;
+  }
+  e->n += p->size;
+  double dt = now() - e->t0;
+  mlc_log_step(t->log, in->ctx.epoch + 1, t->o->epochs, p->k, e->steps, p->step, p->out[0],
+               e->scored > 0 ? e->good / e->scored : NAN, p->out[2], p->out[1], dt > 0 ? (double)e->n / dt : 0,
+               in->aux, t->m->loss_scale ? in->scaler : NULL);
+  return mlc_log_check(t->log, err, errlen);
+}
+
+// Reads every started step (before a checkpoint, the epoch's end, a stop).
+static int drain(Train *t, Sums *e, char *err, size_t errlen) {
+  while (t->qcount)
+    if (read_step(t, e, err, errlen)) return -1;
   return 0;
 }
 
@@ -225,36 +297,34 @@ static int finish_epoch(Train *t, MlcEpochStats *s, char *err, size_t errlen) {
 static int train_epoch(Train *t, int64_t epoch, char *err, size_t errlen) {
   const Opts *o = t->o;
   MlcCtx *c = &t->in->ctx;
-  int64_t steps = mlc_loader_batches(t->loader), k = mlc_loader_pos(t->loader) / o->batch;
-  double lsum = 0, t0 = now(), good = 0, scored = 0, asum[MLC_MAX_AUX] = {0};
-  int64_t n = 0;
+  int64_t k = mlc_loader_pos(t->loader) / o->batch;
+  Sums e = {.t0 = now(), .steps = mlc_loader_batches(t->loader)};
   MlcBatch b;
   c->epoch = epoch;
   while (mlc_loader_next(t->loader, &b)) {
-    float out[3] = {0};
-    if (step(t, &b, &lsum, asum, &good, &scored, out, err, errlen)) return -1;
-    n += b.size, k++;
+    if (t->qcount == t->depth && read_step(t, &e, err, errlen)) return -1;
+    if (start_step(t, &b, ++k, err, errlen)) return -1;
     t->images += (double)b.size;
-    double dt = now() - t0;
-    mlc_log_step(t->log, epoch + 1, o->epochs, k, steps, c->step, out[0],
-                 scored > 0 ? good / scored : NAN, out[2], out[1], dt > 0 ? (double)n / dt : 0,
-                 t->in->aux, t->m->loss_scale ? t->in->scaler : NULL);
-    if (mlc_log_check(t->log, err, errlen)) return -1;
+    if (t->qcount == t->depth && read_step(t, &e, err, errlen)) return -1; // the CPU's step at once
     bool last = mlc_loader_pos(t->loader) >= t->train.n; // the epoch's checkpoint follows
     if (o->max_steps && c->step >= o->max_steps) {
       t->stopped = true;
+      if (drain(t, &e, err, errlen)) return -1;
       if (!last) return save_ckpt(t, err, errlen);
       mlc_loader_next(t->loader, &b); // the end of the epoch: evaluate it as usual
       break;
     }
-    if (o->ckpt_every && c->step % o->ckpt_every == 0 && !last && save_ckpt(t, err, errlen))
+    if (o->ckpt_every && c->step % o->ckpt_every == 0 && !last &&
+        (drain(t, &e, err, errlen) || save_ckpt(t, err, errlen)))
       return -1;
   }
-  MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? lsum / (double)n : NAN,
-                     .train_accuracy = scored > 0 && t->acc.label >= 0 ? good / scored : NAN,
+  if (drain(t, &e, err, errlen)) return -1;
+  int64_t n = e.n;
+  MlcEpochStats s = {.epoch = epoch + 1, .train_loss = n ? e.lsum / (double)n : NAN,
+                     .train_accuracy = e.scored > 0 && t->acc.label >= 0 ? e.good / e.scored : NAN,
                      .test_loss = NAN, .test_accuracy = NAN};
-  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? asum[i] / (double)n : NAN;
-  s.seconds = now() - t0;
+  for (int i = 0; i < t->m->naux && i < MLC_MAX_AUX; i++) s.train_aux[i] = n ? e.asum[i] / (double)n : NAN;
+  s.seconds = now() - e.t0;
   s.scaled = t->m->loss_scale && n > 0;
   s.loss_scale = t->in->scaler[0], s.skipped = (int64_t)t->in->scaler[2];
   s.images_per_second = s.seconds > 0 ? (double)n / s.seconds : 0;
@@ -299,6 +369,15 @@ static int start_loop(Train *t, char *err, size_t errlen) {
   mlc_loader_seek(t->loader, t->rs.epoch, t->rs.pos);
   if (!t->in->dev) mlc_loader_set_pool(t->loader, c->pool);
   if (t->in->dev) t->m->device->ops->set_next(t->in->dev, next_batch, t->loader);
+  t->depth = t->in->dev ? QUEUE : 1;
+  for (int i = 0; t->depth > 1 && t->acc.label >= 0 && i < QUEUE; i++) {
+    const MlcInputDesc *lab = &t->m->inputs[t->acc.label];
+    int64_t b = o->batch < t->train.n ? o->batch : t->train.n;
+    size_t len = (size_t)b * mlc_dtype_size(lab->dtype) * (size_t)mlc_input_numel(lab, c->syms);
+    size_t out = (size_t)t->in->capacity * (size_t)(t->in->out_numel ? t->in->out_numel : 1) * sizeof(float);
+    if (!(t->q[i].label_copy = malloc(len ? len : 1)) || !(t->q[i].logits_own = malloc(out)))
+      return rt_err(err, errlen, "out of memory");
+  }
   c->steps_per_epoch = mlc_loader_batches(t->loader);
   int64_t total = c->steps_per_epoch;
   if (!rt_mul(&total, o->epochs > 0 ? o->epochs : 1) || total > MLC_CKPT_MAX_STEP)
@@ -365,6 +444,7 @@ int cmd_train(const char *prog, const Opts *o, const MlcModel *m) {
   mlc_loader_free(t.loader);
   if (mlc_log_free(t.log, err, sizeof err) && !rc) rc = -1, fprintf(stderr, "%s: %s\n", prog, err);
   free(t.stats);
+  for (int i = 0; i < QUEUE; i++) free(t.q[i].label_copy), free(t.q[i].logits_own);
   mlc_instance_free(t.in);
   mlc_dataset_free(&t.train);
   if (t.have_test) mlc_dataset_free(&t.test);

@@ -31,6 +31,12 @@ results and checkpoints. Checked:
     of the program's CUDA C with the block size it was printed for, the
     train steps launch every kernel of train_step, and the next batch is
     uploaded between a step's launches and its results' download;
+  - queued steps: the host waits for a train step's results only after the
+    next step was issued (at most 3 ahead), from the fake's log of event
+    records and waits; a run stopped by --max-steps mid-queue logs every
+    step and resumes byte for byte; --checkpoint-every between queued steps
+    changes nothing; a diverging run stops at the CPU's step with later
+    steps in flight;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
     --device cpu, and fails with "no CUDA device" where there is none;
   - the library (--emit lib --target cpu,cuda): options.device 0, 1 and 2,
@@ -215,6 +221,19 @@ def compare_ckpt(pa, pb):
             if not close(x, y):
                 return "%s[%d]: %r vs %r" % (k, j, x, y)
     return None
+
+
+def compare_ckpt_exact(pa, pb):
+    ma, ta = safetensors(pa)
+    mb, tb = safetensors(pb)
+    ma.pop("mlc.checksum", None), mb.pop("mlc.checksum", None)
+    if ma != mb:
+        diff = [k for k in set(ma) | set(mb) if ma.get(k) != mb.get(k)]
+        return "metadata differs: %s" % ", ".join(sorted(diff))
+    if sorted(ta) != sorted(tb):
+        return "tensors %s vs %s" % (sorted(ta), sorted(tb))
+    bad = [k for k in ta if ta[k] != tb[k]]
+    return "tensors differ in their bytes: %s" % ", ".join(sorted(bad)[:5]) if bad else None
 
 
 def device_line(err):
@@ -443,6 +462,110 @@ def case_launches(ctx):
            "; ".join(why[:5]) if why else None)
 
 
+def queue_order(lines):
+    """The train steps' results waited for on the host, from the fake's log:
+    [(step, steps issued before the wait)]. A step's results event is the one
+    recorded on the compute stream right after its downloads (with predict
+    before the step, twice: a run of records of one event is one step); a
+    step is issued once its last record is in the log."""
+    recs, last = [], None  # (line, event) of the results records
+    for i, l in enumerate(lines):
+        if l.startswith("dtoh"):
+            last = i
+        m = re.match(r"record event (\d+) stream \d+$", l)
+        if m and last == i - 1:
+            recs.append((i, m.group(1)))
+    steps = []  # [event, first line, last line]
+    for i, e in recs:
+        if steps and steps[-1][0] == e and not any(
+                re.match(r"wait event %s$" % e, l) for l in lines[steps[-1][2]:i]):
+            steps[-1][2] = i
+        else:
+            steps.append([e, i, i])
+    waits = []
+    for i, l in enumerate(lines):
+        m = re.match(r"wait event (\d+)$", l)
+        if not m:
+            continue
+        mine = [k for k, (e, first, _) in enumerate(steps) if e == m.group(1) and first < i]
+        if mine and (not waits or mine[-1] + 1 not in [s for s, _ in waits]):
+            waits.append((mine[-1] + 1, sum(1 for _, _, end in steps if end < i)))
+    return waits
+
+
+def case_queue(ctx):
+    """Train steps are queued ahead of their results: the host waits for a
+    step's results only after the next step's launches are issued (at most
+    MLC_CUDA_QUEUE_DEPTH = 3 steps ahead); the log is the CPU's (case_train
+    compares it at --log-every 1); a run stopped by --max-steps mid-queue
+    logs every step it ran and resumes to the uninterrupted run's bytes."""
+    if not ctx.real:  # the fake's log
+        queue_log(ctx)
+    stopped_mid_queue(ctx)
+
+
+def queue_log(ctx):
+    log = os.path.join(ctx.work, "queue.log")
+    if os.path.exists(log):
+        os.remove(log)
+    rc, _, err = ctx.run("dev", ["train", "--device", "cuda", "--epochs", "1", "--batch", "8", "--log-every", "1"],
+                         ctx.env(MLC_FAKE_CUDA_LOG=log))
+    if rc:
+        return report("steps queued ahead of their results", "status %d: %s" % (rc, err))
+    with open(log) as f:
+        waits = queue_order(f.read().splitlines())
+    steps = [s for s, _ in waits]
+    ahead = [s for s, n in waits if n > s]
+    why = None
+    if steps != list(range(1, 13)):
+        why = "results waited for, by step: %r (want 1..12)" % steps
+    elif ahead != list(range(1, 12)) or any(n - s > 3 for s, n in waits):
+        why = "(step, steps issued) at each wait: %r" % waits
+    report("steps queued ahead of their results: steps 1-11 of 12 waited for after the next step was issued, "
+           "at most 3 ahead", why)
+
+
+def stopped_mid_queue(ctx):
+    # stopped after step 2 of 3 (both in flight), then resumed
+    for f in ("mq.st", "mq.jsonl"):
+        if os.path.exists(os.path.join(ctx.work, f)):
+            os.remove(os.path.join(ctx.work, f))
+    rc, _, err = train(ctx, "dev", "mq", "cuda", ["--max-steps", "2"])
+    if rc:
+        return report("a run stopped mid-queue", "status %d: %s" % (rc, err))
+    got = [m for m in metrics(os.path.join(ctx.work, "mq.jsonl")) if m["type"] == "step"]
+    full = [m for m in metrics(os.path.join(ctx.work, "gpu.jsonl")) if m["type"] == "step"][:2]
+    report("a run stopped mid-queue logs each of its 2 steps as the whole run does",
+           compare_metrics(got, full) if len(got) == 2 else "%d step lines" % len(got))
+    rc, _, err = ctx.run("dev", ["train", "--device", "cuda", "--checkpoint", "mq.st", "--resume", "--epochs", "2"],
+                         ctx.env())
+    if rc:
+        return report("a run stopped mid-queue resumes", "status %d: %s" % (rc, err))
+    report("a run stopped mid-queue resumes to the uninterrupted run's bytes",
+           compare_ckpt_exact(os.path.join(ctx.work, "mq.st"), os.path.join(ctx.work, "gpu.st")))
+    # a diverging run whose first non-finite step has later steps in flight
+    # stops naming that step, as on the CPU (with --check-finite the op named
+    # may differ: case_checked)
+    for extra in ([], ["--check-finite"]):
+        res = {}
+        for dev in ("cpu", "cuda"):
+            rc, _, err = ctx.run("dev", ["train", "--device", dev, "--lr", "1e30", "--epochs", "1", "--batch", "8"]
+                                 + extra, ctx.env())
+            lines = [l for l in err.splitlines() if not re.match(r"^\w+: device ", l)]
+            res[dev] = (rc, lines if not extra else [re.sub(r" at .*", "", l) for l in lines])
+        step = re.match(r"dev: step (\d+): loss became", (res["cpu"][1] or [""])[0])
+        ok = res["cpu"][0] == 1 and res["cpu"] == res["cuda"] and step and int(step.group(1)) > 1
+        report("a diverging run %sstops at the step the CPU names, later steps in flight" % " ".join(extra + [""]),
+               None if ok else "cpu %r, cuda %r" % (res["cpu"], res["cuda"]))
+    # checkpoints every 2 steps read the queue first and change nothing
+    rc, _, err = train(ctx, "dev", "ce", "cuda", ["--checkpoint-every", "2"])
+    if rc:
+        return report("--checkpoint-every with queued steps", "status %d: %s" % (rc, err))
+    why = compare_metrics(metrics(os.path.join(ctx.work, "ce.jsonl")), metrics(os.path.join(ctx.work, "gpu.jsonl")))
+    report("--checkpoint-every 2 with queued steps: the same log and the uninterrupted run's bytes",
+           why or compare_ckpt_exact(os.path.join(ctx.work, "ce.st"), os.path.join(ctx.work, "gpu.st")))
+
+
 def case_cuda_only(ctx):
     rc, _, err = ctx.run("cuda_only", ["eval", "--weights", "cpu.st", "--device", "cpu"], ctx.env())
     report("--target cuda alone refuses --device cpu", None if rc == 2 and "--target cuda alone" in err
@@ -577,6 +700,7 @@ def main():
     case_selection(ctx)
     case_checked(ctx)
     case_launches(ctx)
+    case_queue(ctx)
     case_cuda_only(ctx)
     case_library(ctx)
     print("%d passed, %d failed, %d skipped" % (results["pass"], results["fail"], results["skip"]))

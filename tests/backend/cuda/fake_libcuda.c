@@ -17,8 +17,10 @@
 // function is its NAME_entry, launched by the object's own mlc_emu_launch
 // (the emulation's thread state is the object's). MLC_FAKE_CUDA_LOG=FILE
 // appends one line per module load ("load cubin|ptx"), launch ("launch
-// NAME grid G block B shared S") and copy ("htod N", "dtoh N" bytes), for
-// tests of the launch sequence.
+// NAME grid G block B shared S"), copy ("htod N", "dtoh N" bytes), event
+// record ("record event E stream S") and host wait ("wait event E", "wait
+// stream S"), for tests of the launch sequence and of the steps queued
+// ahead of their results.
 //
 // Environment, for the tests' cases:
 //   MLC_FAKE_CUDA_INIT=N      cuInit returns N (100: CUDA_ERROR_NO_DEVICE)
@@ -281,7 +283,7 @@ CUresult cuStreamDestroy(CUstream s) {
   return CUDA_SUCCESS;
 }
 CUresult cuStreamSynchronize(CUstream s) {
-  (void)s;
+  log_line("wait stream %d", (int)((int *)s - stream_token));
   return CUDA_SUCCESS;
 }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
@@ -299,10 +301,15 @@ CUresult cuEventDestroy(CUevent e) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventRecord(CUevent e, CUstream s) {
-  (void)s;
-  return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  log_line("record event %d stream %d", (int)((int *)e - event_token), (int)((int *)s - stream_token));
+  return CUDA_SUCCESS;
 }
-CUresult cuEventSynchronize(CUevent e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+CUresult cuEventSynchronize(CUevent e) {
+  if (!e) return CUDA_ERROR_INVALID_VALUE;
+  log_line("wait event %d", (int)((int *)e - event_token));
+  return CUDA_SUCCESS;
+}
 
 // NVRTC itself opens libcuda.so.1 when it is on the path and asks for the
 // driver's private tables; the fake has none.
