@@ -42,9 +42,37 @@ static const GemmVariant *const variants[] = {&gemm_generic};
 enum { NVARIANTS = sizeof variants / sizeof variants[0] };
 static _Atomic(const GemmVariant *) chosen;
 
+// The ISA cap (MLC_CPU_ISA, read once): the widest vector ISA the library
+// may use, whatever the CPU has. "avx2" makes gemm_have_avx512() false,
+// "scalar" gemm_have_avx2() too, so every kernel that asks them (GEMM
+// variant, strip kernels, conv, pool and bias rows) runs the rows of a
+// CPU without those instructions; any other value, or none, caps nothing.
+// Only kernels/cpu obeys it: LLVM-generated code keeps the host's features.
+enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 };
+
+static int isa_cap(void) {
+  static _Atomic int known; // 0 unknown, else cap + 1
+  int v = known;
+  if (!v) {
+    const char *env = getenv("MLC_CPU_ISA");
+    int cap = !env ? ISA_AVX512 : !strcmp(env, "scalar") ? ISA_SCALAR : !strcmp(env, "avx2") ? ISA_AVX2 : ISA_AVX512;
+    known = v = cap + 1;
+  }
+  return v - 1;
+}
+
+// Whether variant v runs on this CPU under the cap.
+static bool allowed(const GemmVariant *v) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (v == &gemm_avx512 && isa_cap() < ISA_AVX512) return false;
+  if (v == &gemm_avx2 && isa_cap() < ISA_AVX2) return false;
+#endif
+  return v->supported();
+}
+
 static const GemmVariant *variant_named(const char *name) {
   for (int i = 0; i < NVARIANTS; i++)
-    if (!strcmp(variants[i]->name, name) && variants[i]->supported()) return variants[i];
+    if (!strcmp(variants[i]->name, name) && allowed(variants[i])) return variants[i];
   return NULL;
 }
 
@@ -54,7 +82,7 @@ const GemmVariant *gemm_current(void) {
   const char *env = getenv("MLC_GEMM_VARIANT");
   v = env ? variant_named(env) : NULL;
   for (int i = 0; !v && i < NVARIANTS; i++)
-    if (variants[i]->supported()) v = variants[i];
+    if (allowed(variants[i])) v = variants[i];
   atomic_store_explicit(&chosen, v, memory_order_release);
   return v;
 }
@@ -183,13 +211,13 @@ __attribute__((target("avx2"))) static void round_bf16_avx2(int64_t kc, int w, f
 }
 #endif
 
-// Whether the CPU runs the vector roundings above (asked once).
+// Whether the CPU runs the vector roundings above, under the ISA cap (asked once).
 static bool vector_rounding(void) {
 #ifdef HAVE_F16C_PATH
   static atomic_int have = -1; // every thread that asks first stores the same answer
   int h = atomic_load_explicit(&have, memory_order_relaxed);
   if (h < 0) {
-    h = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    h = gemm_have_avx2() && __builtin_cpu_supports("f16c"); // MLC_CPU_ISA=scalar: none
     atomic_store_explicit(&have, h, memory_order_relaxed);
   }
   return h;
@@ -445,7 +473,7 @@ bool gemm_have_avx512(void) {
 #if defined(__x86_64__) || defined(__i386__)
   static _Atomic int known; // 0 unknown, 1 no, 2 yes
   int v = known;
-  if (!v) known = v = gemm_avx512.supported() ? 2 : 1;
+  if (!v) known = v = allowed(&gemm_avx512) ? 2 : 1;
   return v == 2;
 #else
   return false;
@@ -456,7 +484,7 @@ bool gemm_have_avx2(void) {
 #if defined(__x86_64__) || defined(__i386__)
   static _Atomic int known; // 0 unknown, 1 no, 2 yes
   int v = known;
-  if (!v) known = v = gemm_avx2.supported() ? 2 : 1;
+  if (!v) known = v = allowed(&gemm_avx2) ? 2 : 1;
   return v == 2;
 #else
   return false;

@@ -102,6 +102,8 @@ MlcGemmCache *mlc_gemm_cache_use(MlcGemmCache *cache);
 // call picks the best the CPU supports (__builtin_cpu_supports), unless
 // MLC_GEMM_VARIANT names one. mlc_gemm_select forces one (tests): 0, or -1
 // when the name is unknown or the CPU lacks it (the choice is unchanged).
+// MLC_CPU_ISA=avx2 (or scalar) caps every kernel's ISA: a CPU with
+// AVX-512 (or AVX2) is then treated as one without, here too.
 const char *mlc_gemm_variant(void);
 int mlc_gemm_select(const char *name);
 
