@@ -212,47 +212,47 @@ static inline void mlc_emu_mma(int f16, float *d, const uint32_t *a, const uint3
 #define MLC_DEVICE_INLINE static inline
 #define __syncthreads() MLC_BARRIER()
 
-#define MLC_EMU_ENTRY_FN(name, call)                                           \
+// NAME_entry unpacks the launch's parameter array; NAME_argbytes lists the
+// parameters' sizes (0-terminated), so a driver that runs launches later
+// than they are issued (tests/backend/cuda/fake_libcuda.c) can copy the
+// values at the launch, as the CUDA driver does.
+#define MLC_EMU_ENTRY_FN(name, call, ...)                                      \
+  extern const unsigned char name##_argbytes[];                                \
+  const unsigned char name##_argbytes[] = {__VA_ARGS__ 0};                     \
   void name##_entry(void **a);                                                 \
   void name##_entry(void **a) { call; }
-#define MLC_ENTRY0(name) MLC_EMU_ENTRY_FN(name, ((void)a, name()))
-#define MLC_ENTRY1(name, T1) MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0]))
-#define MLC_ENTRY2(name, T1, T2)                                               \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1]))
-#define MLC_ENTRY3(name, T1, T2, T3)                                           \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2]))
-#define MLC_ENTRY4(name, T1, T2, T3, T4)                                       \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
-                              *(T4 *)a[3]))
-#define MLC_ENTRY5(name, T1, T2, T3, T4, T5)                                   \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
-                              *(T4 *)a[3], *(T5 *)a[4]))
-#define MLC_ENTRY6(name, T1, T2, T3, T4, T5, T6)                               \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
-                              *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5]))
-#define MLC_ENTRY7(name, T1, T2, T3, T4, T5, T6, T7)                           \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
-                              *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5],           \
-                              *(T7 *)a[6]))
-#define MLC_ENTRY8(name, T1, T2, T3, T4, T5, T6, T7, T8)                       \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2],           \
-                              *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5],           \
-                              *(T7 *)a[6], *(T8 *)a[7]))
+#define MLC_ENTRY0(name) MLC_EMU_ENTRY_FN(name, ((void)a, name()), )
+#define MLC_ENTRY1(name, T1) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0]), sizeof(T1),)
+#define MLC_ENTRY2(name, T1, T2) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1]), sizeof(T1), sizeof(T2),)
+#define MLC_ENTRY3(name, T1, T2, T3) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2]), sizeof(T1), sizeof(T2), sizeof(T3),)
+#define MLC_ENTRY4(name, T1, T2, T3, T4) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4),)
+#define MLC_ENTRY5(name, T1, T2, T3, T4, T5) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5),)
+#define MLC_ENTRY6(name, T1, T2, T3, T4, T5, T6) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6),)
+#define MLC_ENTRY7(name, T1, T2, T3, T4, T5, T6, T7) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7),)
+#define MLC_ENTRY8(name, T1, T2, T3, T4, T5, T6, T7, T8) \
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8),)
 #define MLC_ENTRY9(name, T1, T2, T3, T4, T5, T6, T7, T8, T9) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9),)
 #define MLC_ENTRY10(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10),)
 #define MLC_ENTRY11(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11),)
 #define MLC_ENTRY12(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11), sizeof(T12),)
 #define MLC_ENTRY13(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11), sizeof(T12), sizeof(T13),)
 #define MLC_ENTRY14(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11), sizeof(T12), sizeof(T13), sizeof(T14),)
 #define MLC_ENTRY15(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11), sizeof(T12), sizeof(T13), sizeof(T14), sizeof(T15),)
 #define MLC_ENTRY16(name, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16) \
-  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14], *(T16 *)a[15]))
+  MLC_EMU_ENTRY_FN(name, name(*(T1 *)a[0], *(T2 *)a[1], *(T3 *)a[2], *(T4 *)a[3], *(T5 *)a[4], *(T6 *)a[5], *(T7 *)a[6], *(T8 *)a[7], *(T9 *)a[8], *(T10 *)a[9], *(T11 *)a[10], *(T12 *)a[11], *(T13 *)a[12], *(T14 *)a[13], *(T15 *)a[14], *(T16 *)a[15]), sizeof(T1), sizeof(T2), sizeof(T3), sizeof(T4), sizeof(T5), sizeof(T6), sizeof(T7), sizeof(T8), sizeof(T9), sizeof(T10), sizeof(T11), sizeof(T12), sizeof(T13), sizeof(T14), sizeof(T15), sizeof(T16),)
 
 #endif

@@ -25,6 +25,15 @@
 // still runs step N. The device's flag and output slots are reused by every
 // step: each step's zeroing, launches and downloads follow the last step's
 // on the one compute stream.
+//
+// Small uploads (the schedule's step slots, set_state; scalar inputs,
+// scalar) are copied into pinned host memory first (stage_small): an
+// asynchronous copy from pageable memory may make the driver wait for the
+// stream (which would undo the queue) and reads a caller's stack variable
+// at an unspecified time. A call's bytes go to its own region of SMALL_IN
+// bytes: per queued slot one per call of the step, one more for the calls
+// outside the queue (those wait in finish before the region is reused), so
+// a region is rewritten only after the copies from it have run.
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +45,9 @@
 enum { ALIGN = 256, NOUT = 4 + MLC_MAX_AUX + MLC_SCALER_OUTPUTS, SMALL_IN = 1024 };
 // a queued step's finish calls (predict before the step, the step)
 enum { QUEUE_CALLS = 2, QUEUE_COPIES = QUEUE_CALLS * (NOUT + 1) };
+// the pinned regions of the small uploads: a call of a queued step each,
+// and one for the calls outside the queue
+enum { SMALL_REGIONS = MLC_CUDA_QUEUE_DEPTH * QUEUE_CALLS + 1 };
 
 // One queued step's results: the downloads into res (pinned), the flags'
 // offsets there, and where each result goes when collected.
@@ -77,6 +89,8 @@ struct MlcDevice {
   void *next_user;
   unsigned char *res;   // pinned: the flag and the results of a call
   size_t res_bytes;
+  unsigned char *hsmall; // pinned: the small uploads' regions (stage_small)
+  size_t hsmall_used;   // bytes of the current call's region handed out
   Queued q[MLC_CUDA_QUEUE_DEPTH]; // a ring: q[qhead] the oldest of qcount
   int qhead, qcount;
   bool qopen;           // finish queues into q[(qhead + qcount) % depth]
@@ -186,6 +200,8 @@ static int reserve(MlcDevice *d, int64_t b, const int64_t *syms, char *err, size
   mlc_cuda_host_free(d->c, d->res);
   d->res_bytes = ALIGN + NOUT * ALIGN + up(d->big_bytes);
   if (!(d->res = mlc_cuda_host_alloc(d->c, d->res_bytes, err, errlen))) return -1;
+  if (!d->hsmall && !(d->hsmall = mlc_cuda_host_alloc(d->c, SMALL_REGIONS * SMALL_IN, err, errlen))) return -1;
+  d->hsmall_used = 0;
   return 0;
 }
 
@@ -199,6 +215,7 @@ static void dev_close(MlcDevice *d) {
   }
   if (d->staged) mlc_cuda_stage_free(&d->stage);
   if (d->res) mlc_cuda_host_free(d->c, d->res);
+  if (d->hsmall) mlc_cuda_host_free(d->c, d->hsmall);
   free(d->fn);
   mlc_cuda_module_unload(d->mod);
   mlc_cuda_close(d->c);
@@ -293,10 +310,35 @@ static int inputs(MlcDevice *d, const void *const *in, int n, int64_t b, uint64_
 
 static uint64_t state_addr(MlcDevice *d, int i) { return d->base + d->state_off[i]; }
 
+// The pinned region of the current call: in a queued step its slot's
+// region for the step's next finish, else the last one.
+static unsigned char *small_region(MlcDevice *d) {
+  int r = SMALL_REGIONS - 1;
+  if (d->qopen) {
+    const Queued *q = &d->q[(d->qhead + d->qcount) % MLC_CUDA_QUEUE_DEPTH];
+    if (q->nflags >= QUEUE_CALLS) return NULL;
+    r = (d->qhead + d->qcount) % MLC_CUDA_QUEUE_DEPTH * QUEUE_CALLS + q->nflags;
+  }
+  return d->hsmall + (size_t)r * SMALL_IN;
+}
+
+// Uploads n bytes of v to dst from a pinned copy (see the top of the file);
+// what does not fit the call's region is uploaded from v and waited for.
+static int stage_small(MlcDevice *d, MlcDevPtr dst, const void *v, size_t n) {
+  size_t at = (d->hsmall_used + 15) & ~(size_t)15;
+  unsigned char *h = d->hsmall ? small_region(d) : NULL;
+  if (!h || at + n > SMALL_IN)
+    return mlc_cuda_upload(d->c, dst, v, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err) ||
+           mlc_cuda_sync(d->c, MLC_CUDA_COMPUTE, d->err, sizeof d->err);
+  memcpy(h + at, v, n);
+  d->hsmall_used = at + n;
+  return mlc_cuda_upload(d->c, dst, h + at, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err);
+}
+
 static int set_state(MlcDevice *d, int i, const void *v, size_t n) {
   if (i < 0 || i >= d->m->nstates || n > d->state_bytes[i])
     return rt_err(d->err, sizeof d->err, "set_state: state %d, %zu bytes", i, n);
-  return mlc_cuda_upload(d->c, d->base + d->state_off[i], v, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err);
+  return stage_small(d, d->base + d->state_off[i], v, n);
 }
 
 static uint64_t output(MlcDevice *d, int k, size_t bytes) {
@@ -308,7 +350,7 @@ static uint64_t output(MlcDevice *d, int k, size_t bytes) {
 static uint64_t scalar(MlcDevice *d, const void *v, size_t n) {
   size_t at = up(d->small_used);
   if (at + n > SMALL_IN) return 0;
-  if (mlc_cuda_upload(d->c, d->base + d->small_in + at, v, n, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return 0;
+  if (stage_small(d, d->base + d->small_in + at, v, n)) return 0;
   d->small_used = at + n;
   return d->base + d->small_in + at;
 }
@@ -363,7 +405,7 @@ static int finish_queued(MlcDevice *d, void *const *out, const uint64_t *dev, co
     q->dst[q->ncopies] = out[i], q->off[q->ncopies] = q->used, q->n[q->ncopies++] = n[i];
     q->used += up(n[i]);
   }
-  d->small_used = 0;
+  d->small_used = 0, d->hsmall_used = 0;
   return MLC_CU(d->c, cuEventRecord, (q->done, d->c->stream[MLC_CUDA_COMPUTE]), d->err, sizeof d->err);
 }
 
@@ -379,7 +421,7 @@ static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const siz
     if (mlc_cuda_download(d->c, d->res + at, dev[i], n[i], MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
     at += up(n[i]);
   }
-  d->small_used = 0;
+  d->small_used = 0, d->hsmall_used = 0;
   if (mlc_cuda_sync(d->c, MLC_CUDA_COMPUTE, d->err, sizeof d->err)) return -1;
   uint32_t flag;
   memcpy(&flag, d->res, 4);
@@ -410,7 +452,7 @@ static int queue(MlcDevice *d, int on) {
   if (!q->done && MLC_CU(d->c, cuEventCreate, (&q->done, CU_EVENT_DISABLE_TIMING), d->err, sizeof d->err))
     return -1;
   q->used = 0, q->nflags = 0, q->ncopies = 0;
-  d->qopen = true;
+  d->qopen = true, d->hsmall_used = 0;
   return 0;
 }
 

@@ -33,8 +33,9 @@ results and checkpoints. Checked:
     uploaded between a step's launches and its results' download;
   - queued steps: the host waits for a train step's results only after the
     next step was issued (at most 3 ahead), from the fake's log of event
-    records and waits; a run stopped by --max-steps mid-queue logs every
-    step and resumes byte for byte; --checkpoint-every between queued steps
+    records and waits, and every copy of the train steps is pinned; a run
+    stopped by --max-steps mid-queue logs every step and resumes byte for
+    byte; --checkpoint-every between queued steps
     changes nothing; a diverging run stops at the CPU's step with later
     steps in flight;
   - --target cuda alone: runs on the device like the cpu,cuda build, refuses
@@ -513,7 +514,9 @@ def queue_log(ctx):
     if rc:
         return report("steps queued ahead of their results", "status %d: %s" % (rc, err))
     with open(log) as f:
-        waits = queue_order(f.read().splitlines())
+        lines = f.read().splitlines()
+    waits = queue_order(lines)
+    pinned_steps(lines)
     steps = [s for s, _ in waits]
     ahead = [s for s, n in waits if n > s]
     why = None
@@ -523,6 +526,24 @@ def queue_log(ctx):
         why = "(step, steps issued) at each wait: %r" % waits
     report("steps queued ahead of their results: steps 1-11 of 12 waited for after the next step was issued, "
            "at most 3 ahead", why)
+
+
+def pinned_steps(lines):
+    """Every copy from the first train step's launch to the last queued
+    step's results event (the batches, the step slots, the results; eval
+    and the state's download at the epoch's end come after it) is from or
+    to pinned memory: from pageable memory a real driver may wait for the
+    stream, which would undo the queue (the fake marks such a copy
+    " pageable")."""
+    first = next((i for i, l in enumerate(lines) if l.startswith("launch train_step_k")), None)
+    # a queued step's results event is recorded right after its downloads
+    last = max((i for i, l in enumerate(lines) if l.startswith("record event ") and i
+                and lines[i - 1].startswith("dtoh")), default=None)
+    copies = [l for l in lines[first:last] if re.match(r"(htod|dtoh) ", l)] if first is not None and last else []
+    paged = [l for l in copies if l.endswith(" pageable")]
+    report("the train steps' %d copies are all from or to pinned memory" % len(copies),
+           None if copies and not paged else "no train steps" if not copies else
+           "%d pageable: %r" % (len(paged), sorted(set(paged))[:4]))
 
 
 def stopped_mid_queue(ctx):

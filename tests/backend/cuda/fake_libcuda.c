@@ -5,7 +5,7 @@
 //
 // It is cuda.h's prototypes, so the exported names are the versioned ones
 // the real driver has (cuMemAlloc_v2, ...). Device memory is host memory
-// (a CUdeviceptr is a pointer), streams and events complete at once, and a
+// (a CUdeviceptr is a pointer), streams run late (below), and a
 // module is the hand-written test kernels compiled as C (fake_kernels.c):
 // cuModuleLoadDataEx checks that it got a cubin (an ELF) or PTX (text with
 // ".target sm_"), remembers which, and cuLaunchKernel runs the kernel under
@@ -17,10 +17,26 @@
 // function is its NAME_entry, launched by the object's own mlc_emu_launch
 // (the emulation's thread state is the object's). MLC_FAKE_CUDA_LOG=FILE
 // appends one line per module load ("load cubin|ptx"), launch ("launch
-// NAME grid G block B shared S"), copy ("htod N", "dtoh N" bytes), event
+// NAME grid G block B shared S"), copy ("htod N", "dtoh N" bytes, with
+// " pageable" after N when the host side is not memory from
+// cuMemAllocHost: a real driver may wait for the stream there), event
 // record ("record event E stream S") and host wait ("wait event E", "wait
 // stream S"), for tests of the launch sequence and of the steps queued
 // ahead of their results.
+//
+// Streams run late, as a GPU behind its host does: every launch, copy,
+// memset and event record is queued in issue order and runs only when the
+// host must see its effect: a wait (cuStreamSynchronize, cuEventSynchronize:
+// the queue up to that stream's last operation or that event's last record),
+// a copy to pageable memory (synchronous, like the driver's), a free or a
+// module unload. A launch's parameter values, and a copy's source in
+// pageable memory, are read at the call (as the driver stages them); a
+// pinned source or destination is read or written when the copy runs. So
+// a host buffer rewritten before its upload ran, or a result read before
+// its wait, gives wrong numbers here, not only on a GPU. A launch of a
+// function without NAME_argbytes (the hand-written test kernels) runs the
+// queue first and then itself. MLC_FAKE_CUDA_EAGER=1 runs everything at the
+// call instead. The log is written at the calls, in the host's order.
 //
 // Environment, for the tests' cases:
 //   MLC_FAKE_CUDA_INIT=N      cuInit returns N (100: CUDA_ERROR_NO_DEVICE)
@@ -51,6 +67,7 @@ typedef struct FakeFunc {
   char name[256];
   MlcEmuEntry entry;
   EmuLaunchFn launch;
+  const unsigned char *argbytes; // NAME_argbytes (0-terminated), NULL: run at the call
 } FakeFunc;
 
 enum { MAX_FUNCS = 512 };
@@ -161,6 +178,82 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice d) {
 }
 CUresult cuCtxSetCurrent(CUcontext c) { return c == (CUcontext)&ctx_token ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
 
+// ---- the late streams ---------------------------------------------------------------------------
+enum { OP_LAUNCH, OP_HTOD, OP_DTOH, OP_MEMSET, OP_RECORD, MAX_ARGS = 16 };
+
+typedef struct Op {
+  int kind;
+  const void *stream, *event;
+  const struct FakeFunc *fn;
+  unsigned grid[3], block[3], shared;
+  unsigned char args[MAX_ARGS][8]; // a launch's parameter values
+  void *dst;
+  const void *src;
+  unsigned char *staged; // a pageable source, copied at the call
+  size_t n;
+  unsigned char value;
+} Op;
+
+static Op *ops;
+static size_t nops, capops;
+static CUresult late_error = CUDA_SUCCESS; // a queued launch's failure, for the next wait
+
+static bool eager(void) { return env_int("MLC_FAKE_CUDA_EAGER", 0) != 0; }
+
+static CUresult run_launch(const struct FakeFunc *k, unsigned *g, unsigned *b, unsigned shared, void **params);
+
+static void run_op(Op *o) {
+  switch (o->kind) {
+  case OP_LAUNCH: {
+    void *params[MAX_ARGS];
+    for (int i = 0; i < MAX_ARGS; i++) params[i] = o->args[i];
+    CUresult rc = run_launch(o->fn, o->grid, o->block, o->shared, params);
+    if (rc != CUDA_SUCCESS && late_error == CUDA_SUCCESS) late_error = rc;
+    break;
+  }
+  case OP_HTOD: memcpy(o->dst, o->staged ? o->staged : o->src, o->n); break;
+  case OP_DTOH: memcpy(o->dst, o->src, o->n); break;
+  case OP_MEMSET: memset(o->dst, o->value, o->n); break;
+  default: break;
+  }
+  free(o->staged);
+}
+
+// Runs the queue's first `upto` operations; the rest move to the front.
+static CUresult run_queue(size_t upto) {
+  for (size_t i = 0; i < upto; i++) run_op(&ops[i]);
+  memmove(ops, ops + upto, (nops - upto) * sizeof *ops);
+  nops -= upto;
+  CUresult rc = late_error;
+  late_error = CUDA_SUCCESS;
+  return rc;
+}
+
+static CUresult run_all(void) { return run_queue(nops); }
+
+// The queue up to and including its last operation on stream s (or
+// recording event e).
+static CUresult run_through(const void *s, const void *e) {
+  size_t upto = 0;
+  for (size_t i = 0; i < nops; i++)
+    if ((s && ops[i].stream == s) || (e && ops[i].kind == OP_RECORD && ops[i].event == e)) upto = i + 1;
+  return run_queue(upto);
+}
+
+// A new operation at the queue's end (NULL: out of memory).
+static Op *push_op(int kind, const void *stream) {
+  if (nops == capops) {
+    size_t cap = capops ? 2 * capops : 256;
+    Op *p = realloc(ops, cap * sizeof *p);
+    if (!p) return NULL;
+    ops = p, capops = cap;
+  }
+  Op *o = &ops[nops++];
+  memset(o, 0, sizeof *o);
+  o->kind = kind, o->stream = stream;
+  return o;
+}
+
 // ---- modules and launches ----------------------------------------------------------------------
 CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_option *opt, void **val) {
   (void)n, (void)opt, (void)val;
@@ -182,6 +275,7 @@ CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned n, CUjit_op
 
 CUresult cuModuleUnload(CUmodule m) {
   if (!m) return CUDA_ERROR_INVALID_VALUE;
+  run_all();
   for (int i = 0; i < m->nfuncs; i++) free(m->funcs[i]);
   if (m->so) {
     void (*release)(void) = (void (*)(void))(uintptr_t)dlsym(m->so, "mlc_emu_release");
@@ -201,6 +295,8 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name) {
     snprintf(sym, sizeof sym, "%s_entry", name);
     fn.entry = (MlcEmuEntry)(uintptr_t)dlsym(m->so, sym);
     fn.launch = (EmuLaunchFn)(uintptr_t)dlsym(m->so, "mlc_emu_launch");
+    snprintf(sym, sizeof sym, "%s_argbytes", name);
+    fn.argbytes = dlsym(m->so, sym);
   } else {
     for (const FakeKernel *k = fake_kernels; k->name && !fn.entry; k++)
       if (!strcmp(k->name, name)) fn.entry = k->entry;
@@ -219,17 +315,34 @@ CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
   return v <= MLC_EMU_MAX_SHARED ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
-CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
-  (void)s;
-  if (extra) return CUDA_ERROR_INVALID_VALUE;
-  const FakeFunc *k = (const FakeFunc *)(void *)f;
-  log_line("launch %s grid %u block %u shared %u", k->name, gx * gy * gz, bx * by * bz, shared);
+static CUresult run_launch(const FakeFunc *k, unsigned *g, unsigned *b, unsigned shared, void **params) {
   char err[512];
-  if (k->launch(k->entry, params, mlc_dim3(gx, gy, gz), mlc_dim3(bx, by, bz), shared, err, sizeof err) == 0)
+  if (k->launch(k->entry, params, mlc_dim3(g[0], g[1], g[2]), mlc_dim3(b[0], b[1], b[2]), shared, err,
+                sizeof err) == 0)
     return CUDA_SUCCESS;
   fprintf(stderr, "fake libcuda: %s: %s\n", k->name, err);
   return CUDA_ERROR_LAUNCH_FAILED;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned shared, CUstream s, void **params, void **extra) {
+  if (extra) return CUDA_ERROR_INVALID_VALUE;
+  const FakeFunc *k = (const FakeFunc *)(void *)f;
+  log_line("launch %s grid %u block %u shared %u", k->name, gx * gy * gz, bx * by * bz, shared);
+  unsigned g[3] = {gx, gy, gz}, b[3] = {bx, by, bz};
+  if (eager() || !k->argbytes) {
+    CUresult rc = run_all();
+    return rc != CUDA_SUCCESS ? rc : run_launch(k, g, b, shared, params);
+  }
+  Op *o = push_op(OP_LAUNCH, s);
+  if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+  o->fn = k, o->shared = shared;
+  memcpy(o->grid, g, sizeof g), memcpy(o->block, b, sizeof b);
+  for (int i = 0; k->argbytes[i]; i++) {
+    if (i == MAX_ARGS || k->argbytes[i] > sizeof o->args[i]) return CUDA_ERROR_INVALID_VALUE;
+    memcpy(o->args[i], params[i], k->argbytes[i]);
+  }
+  return CUDA_SUCCESS;
 }
 
 // ---- memory, streams, events -------------------------------------------------------------------
@@ -241,32 +354,80 @@ CUresult cuMemAlloc(CUdeviceptr *p, size_t n) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree(CUdeviceptr p) {
+  run_all();
   free((void *)(uintptr_t)p);
   return CUDA_SUCCESS;
 }
+// The live cuMemAllocHost blocks, for the log's "pageable" mark.
+enum { MAX_PINNED = 256 };
+static struct {
+  const unsigned char *p;
+  size_t n;
+} pinned[MAX_PINNED];
+
 CUresult cuMemAllocHost(void **p, size_t n) {
   *p = malloc(n);
-  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+  if (!*p) return CUDA_ERROR_OUT_OF_MEMORY;
+  for (int i = 0; i < MAX_PINNED; i++)
+    if (!pinned[i].p) {
+      pinned[i].p = *p, pinned[i].n = n;
+      break;
+    }
+  return CUDA_SUCCESS;
 }
 CUresult cuMemFreeHost(void *p) {
+  run_all();
+  for (int i = 0; i < MAX_PINNED; i++)
+    if (pinned[i].p == p) pinned[i].p = NULL;
   free(p);
   return CUDA_SUCCESS;
 }
+// " pageable" when [h, h + n) is not inside one pinned block
+static const char *host_kind(const void *h, size_t n) {
+  const unsigned char *c = h;
+  for (int i = 0; i < MAX_PINNED; i++)
+    if (pinned[i].p && c >= pinned[i].p && c + n <= pinned[i].p + pinned[i].n) return "";
+  return " pageable";
+}
 CUresult cuMemcpyHtoDAsync(CUdeviceptr d, const void *h, size_t n, CUstream s) {
   (void)s;
-  log_line("htod %zu", n);
-  memcpy((void *)(uintptr_t)d, h, n);
+  const char *kind = host_kind(h, n);
+  log_line("htod %zu%s", n, kind);
+  if (eager()) {
+    memcpy((void *)(uintptr_t)d, h, n);
+    return CUDA_SUCCESS;
+  }
+  Op *o = push_op(OP_HTOD, s);
+  if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+  o->dst = (void *)(uintptr_t)d, o->src = h, o->n = n;
+  if (*kind) { // pageable: staged at the call
+    if (!(o->staged = malloc(n ? n : 1))) return CUDA_ERROR_OUT_OF_MEMORY;
+    memcpy(o->staged, h, n);
+  }
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoHAsync(void *h, CUdeviceptr d, size_t n, CUstream s) {
   (void)s;
-  log_line("dtoh %zu", n);
-  memcpy(h, (const void *)(uintptr_t)d, n);
+  const char *kind = host_kind(h, n);
+  log_line("dtoh %zu%s", n, kind);
+  if (eager() || *kind) { // to pageable memory: synchronous
+    CUresult rc = run_all();
+    memcpy(h, (const void *)(uintptr_t)d, n);
+    return rc;
+  }
+  Op *o = push_op(OP_DTOH, s);
+  if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+  o->dst = h, o->src = (const void *)(uintptr_t)d, o->n = n;
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s) {
-  (void)s;
-  memset((void *)(uintptr_t)d, v, n);
+  if (eager()) {
+    memset((void *)(uintptr_t)d, v, n);
+    return CUDA_SUCCESS;
+  }
+  Op *o = push_op(OP_MEMSET, s);
+  if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+  o->dst = (void *)(uintptr_t)d, o->value = v, o->n = n;
   return CUDA_SUCCESS;
 }
 
@@ -280,11 +441,11 @@ CUresult cuStreamCreate(CUstream *s, unsigned flags) {
 }
 CUresult cuStreamDestroy(CUstream s) {
   (void)s;
-  return CUDA_SUCCESS;
+  return run_all();
 }
 CUresult cuStreamSynchronize(CUstream s) {
   log_line("wait stream %d", (int)((int *)s - stream_token));
-  return CUDA_SUCCESS;
+  return run_through(s, NULL);
 }
 CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned flags) {
   (void)s, (void)flags;
@@ -303,12 +464,16 @@ CUresult cuEventDestroy(CUevent e) {
 CUresult cuEventRecord(CUevent e, CUstream s) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   log_line("record event %d stream %d", (int)((int *)e - event_token), (int)((int *)s - stream_token));
+  if (eager()) return CUDA_SUCCESS;
+  Op *o = push_op(OP_RECORD, s);
+  if (!o) return CUDA_ERROR_OUT_OF_MEMORY;
+  o->event = e;
   return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent e) {
   if (!e) return CUDA_ERROR_INVALID_VALUE;
   log_line("wait event %d", (int)((int *)e - event_token));
-  return CUDA_SUCCESS;
+  return run_through(NULL, e);
 }
 
 // NVRTC itself opens libcuda.so.1 when it is on the path and asks for the
