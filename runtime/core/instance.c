@@ -58,8 +58,11 @@ static int64_t state_bytes(const MlcStateDesc *d) {
   return rt_bytes(n, mlc_dtype_size(d->dtype));
 }
 
+static int drain(MlcInstance *in, const char *fn);
+
 void mlc_instance_free(MlcInstance *in) {
   if (!in) return;
+  drain(in, "destroy"); // the results' destinations are the caller's until then
   MlcOptions o = in->opt;
   if (in->dev) in->m->device->ops->close(in->dev);
   mlc_team_free(in->team); // before its pool
@@ -146,6 +149,9 @@ static int check_options(const MlcOptions *o, char *err, size_t errlen) {
   if (o->device != MLC_DEVICE_CPU && o->device != MLC_DEVICE_CUDA && o->device != MLC_DEVICE_AUTO)
     return rt_err(err, errlen, "options: device = %d is not MLC_DEVICE_CPU, MLC_DEVICE_CUDA or MLC_DEVICE_AUTO",
                   o->device);
+  if (o->queue_steps < 0 || o->queue_steps > MLC_CUDA_QUEUE_DEPTH)
+    return rt_err(err, errlen, "options: queue_steps = %d is out of range 0..%d", o->queue_steps,
+                  MLC_CUDA_QUEUE_DEPTH);
   return 0;
 }
 
@@ -466,6 +472,7 @@ static int entry(MlcInstance *in, const char *fn, MlcEntry e, int64_t b, const v
 
 int mlc_instance_predict(MlcInstance *in, int64_t batch, const void *const *inputs, float *out) {
   if (!in) return null_instance("predict");
+  if (drain(in, "predict")) return -1;
   if (!out) return rt_err(in->err, sizeof in->err, "predict: out is NULL");
   if (check_call(in, "predict", batch, inputs, in->m->n_forward_inputs)) return -1;
   void *outs[1] = {out};
@@ -475,6 +482,7 @@ int mlc_instance_predict(MlcInstance *in, int64_t batch, const void *const *inpu
 int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss,
                       float *out) {
   if (!in) return null_instance("eval");
+  if (drain(in, "eval")) return -1;
   if (check_call(in, "eval", batch, inputs, in->m->ninputs)) return -1;
   float l = 0;
   void *outs[2] = {&l, out ? out : in->logits};
@@ -483,23 +491,72 @@ int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs,
   return 0;
 }
 
+// A step's loss: -1 with the message when it is not finite.
+static int loss_check(MlcInstance *in, const char *fn, int64_t step, float loss) {
+  if (isfinite(loss)) return 0;
+  return rt_err(in->err, sizeof in->err, "%s: step %lld: the loss is %s; the update has made the state "
+                "non-finite (load weights saved before)", fn, (long long)step, isnan(loss) ? "NaN" : "infinite");
+}
+
+// The oldest queued step of the API's ring: its results to the caller's
+// loss, the last lr / gradient norm / scaler values; -1 when it failed.
+static int collect_one(MlcInstance *in, const char *fn) {
+  int k = in->qhead;
+  in->qhead = (in->qhead + 1) % MLC_CUDA_QUEUE_DEPTH, in->qcount--;
+  int rc = rt_instance_collect(in, in->q[k].out);
+  if (rc != MLC_OK)
+    return rt_err(in->err, sizeof in->err, "%s: step %lld: %s", fn, (long long)in->q[k].step, in->ctx.err);
+  memcpy(in->aux, in->q[k].aux, sizeof in->aux);
+  memcpy(in->scaler, in->q[k].scaler, sizeof in->scaler);
+  if (in->q[k].loss) *in->q[k].loss = in->q[k].out[0];
+  return loss_check(in, fn, in->q[k].step, in->q[k].out[0]);
+}
+
+// Collects every step in flight, the first failure reported (the later
+// steps ran on its state; they are collected all the same).
+static int drain(MlcInstance *in, const char *fn) {
+  int rc = 0;
+  char first[sizeof in->err];
+  while (in->qcount)
+    if (collect_one(in, fn) && !rc) rc = -1, snprintf(first, sizeof first, "%s", in->err);
+  if (rc) snprintf(in->err, sizeof in->err, "%s", first);
+  return rc;
+}
+
+int mlc_instance_sync(MlcInstance *in) {
+  if (!in) return null_instance("sync");
+  return drain(in, "sync");
+}
+
+// On a device with queue_steps: the step issued into the ring, collected later.
+static int train_step_queued(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss) {
+  if (in->qcount == in->opt.queue_steps && collect_one(in, "train_step")) return -1;
+  int k = (in->qhead + in->qcount) % MLC_CUDA_QUEUE_DEPTH;
+  in->q[k].loss = loss, in->q[k].step = in->ctx.step + 1;
+  if (rt_instance_step_into(in, batch, inputs, in->q[k].out, NULL, in->q[k].aux, in->q[k].scaler, true) ==
+      MLC_ERROR)
+    return rt_err(in->err, sizeof in->err, "train_step: %s", in->ctx.err);
+  in->qcount++;
+  return 0;
+}
+
 int mlc_instance_train_step(MlcInstance *in, int64_t batch, const void *const *inputs, float *loss) {
   if (!in) return null_instance("train_step");
+  // a larger batch re-lays the device's buffers: nothing may be in flight then
+  if (batch > in->capacity && drain(in, "train_step")) return -1;
   if (check_call(in, "train_step", batch, inputs, in->m->ninputs)) return -1;
-  float out[3] = {0};
   in->ctx.epoch = in->ctx.step / in->ctx.steps_per_epoch;
+  if (in->dev && in->opt.queue_steps > 0) return train_step_queued(in, batch, inputs, loss);
+  float out[3] = {0};
   if (rt_instance_step(in, batch, inputs, out, NULL) == MLC_ERROR)
     return rt_err(in->err, sizeof in->err, "train_step: %s", in->ctx.err);
   if (loss) *loss = out[0];
-  if (!isfinite(out[0]))
-    return rt_err(in->err, sizeof in->err, "train_step: step %lld: the loss is %s; the update "
-                  "has made the state non-finite (load weights saved before)",
-                  (long long)in->ctx.step, isnan(out[0]) ? "NaN" : "infinite");
-  return 0;
+  return loss_check(in, "train_step", in->ctx.step, out[0]);
 }
 
 int mlc_instance_epoch_end(MlcInstance *in, double metric) {
   if (!in) return null_instance("epoch_end");
+  if (drain(in, "epoch_end")) return -1;
   if (!in->m->epoch_end)
     return rt_err(in->err, sizeof in->err, "epoch_end: model %s has no per-epoch schedule update",
                   in->m->name);
@@ -514,6 +571,7 @@ int mlc_instance_epoch_end(MlcInstance *in, double metric) {
 
 int mlc_instance_load(MlcInstance *in, const char *path) {
   if (!in) return null_instance("load_weights");
+  if (drain(in, "load_weights")) return -1;
   if (!path) return rt_err(in->err, sizeof in->err, "load_weights: path is NULL");
   if (rt_instance_from_device(in)) return -1; // a refused file leaves the state as it was
   if (mlc_load_weights(path, in->m, in->state, in->err, sizeof in->err)) return -1;
@@ -522,6 +580,7 @@ int mlc_instance_load(MlcInstance *in, const char *path) {
 
 int mlc_instance_save(MlcInstance *in, const char *path) {
   if (!in) return null_instance("save_weights");
+  if (drain(in, "save_weights")) return -1;
   if (!path) return rt_err(in->err, sizeof in->err, "save_weights: path is NULL");
   MlcRunState rs = {.epoch = in->ctx.epoch, .step = in->ctx.step, .rng = in->ctx.rng,
                     .seed = in->opt.seed, .lr = in->ctx.lr};
@@ -544,6 +603,7 @@ int64_t mlc_instance_skipped_steps(const MlcInstance *in) {
 
 void *mlc_instance_state(MlcInstance *in, const char *path, int64_t *numel) {
   if (!in) return null_instance("state"), NULL;
+  if (drain(in, "state")) return NULL;
   if (!path) return rt_err(in->err, sizeof in->err, "state: path is NULL"), NULL;
   for (int i = 0; i < in->m->nstates; i++) {
     const MlcStateDesc *d = &in->m->states[i];

@@ -27,6 +27,13 @@ struct MlcInstance {
   float scaler[MLC_SCALER_OUTPUTS]; // with m->loss_scale, the last train_step's: scale,
                                     // overflowed (0/1), skipped steps so far
   bool stepped;          // a train_step has run (scaler holds its values)
+  // the API's train steps in flight (opt.queue_steps): a ring, the oldest at qhead
+  struct {
+    float out[3], aux[MLC_MAX_AUX], scaler[MLC_SCALER_OUTPUTS];
+    float *loss;         // the caller's, written when collected
+    int64_t step;        // its number (1-based)
+  } q[MLC_CUDA_QUEUE_DEPTH];
+  int qhead, qcount;
 };
 
 // An instance whose symbols have the values syms (m->nsyms of them; NULL

@@ -91,6 +91,13 @@ typedef struct MlcOptions {
   // driver or device fails mlc_instance_new), or MLC_DEVICE_AUTO: the GPU
   // when the model has a device side and one opens, else the CPU.
   int device;
+  // On a GPU: train steps mlc_instance_train_step may leave in flight,
+  // 0..MLC_CUDA_QUEUE_DEPTH (0: each call waits for its step). With N > 0
+  // a call returns once its step is issued; the step's *loss is written and
+  // its failure returned when it is collected: by a train_step that finds N
+  // in flight, by mlc_instance_sync, or first thing in any other call. No
+  // effect on the CPU.
+  int queue_steps;
 } MlcOptions;
 
 enum { MLC_DEVICE_CPU = 0, MLC_DEVICE_CUDA = 1, MLC_DEVICE_AUTO = 2 };
@@ -128,6 +135,9 @@ int mlc_instance_eval(MlcInstance *in, int64_t batch, const void *const *inputs,
 // The plateau schedule's per-epoch update; metric must be finite. -1 for a
 // model without one.
 int mlc_instance_epoch_end(MlcInstance *in, double metric);
+// Collects every train step still in flight (queue_steps): 0, or -1 with
+// the first failed step's reason.
+int mlc_instance_sync(MlcInstance *in);
 int64_t mlc_instance_steps(const MlcInstance *in);       // 0 for NULL
 float mlc_instance_last_lr(const MlcInstance *in);       // NAN for NULL
 float mlc_instance_last_grad_norm(const MlcInstance *in); // NAN for NULL

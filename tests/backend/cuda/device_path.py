@@ -628,6 +628,43 @@ static mlc_dev *make(int device) {
 
 static int close_to(double a, double b) { return fabs(a - b) <= 1e-5 * fmax(1, fmax(fabs(a), fabs(b))); }
 
+// queue_steps 2 on the device: train_step returns before its step's results
+// (written when collected: the third call collects the first step, sync the
+// rest, predict first collects), the same bits as waiting each step; on the
+// CPU the option changes nothing; 4 is refused.
+static void queued(void) {
+  enum { N = 5, UNSET = -7 };
+  mlc_dev_options o = mlc_dev_default_options();
+  o.device = 1, o.threads = 1, o.queue_steps = 2;
+  mlc_dev *q = mlc_dev_create(&o), *s = make(1);
+  o.device = 0;
+  mlc_dev *cpu = mlc_dev_create(&o);
+  CHECK(q && s && cpu, "create with queue_steps 2: %s", mlc_dev_error(NULL));
+  if (!q || !s || !cpu) return;
+  float lq[N], ls[N], lc = UNSET;
+  for (int i = 0; i < N; i++) lq[i] = UNSET;
+  for (int step = 0; step < N; step++) {
+    CHECK(!mlc_dev_train_step(q, B, x, y, &lq[step]), "queued train_step: %s", mlc_dev_error(q));
+    CHECK(!mlc_dev_train_step(s, B, x, y, &ls[step]), "train_step: %s", mlc_dev_error(s));
+    if (step == 1) CHECK(lq[0] == UNSET && lq[1] == UNSET, "steps 1 and 2 collected before a third was issued");
+    if (step == 2) CHECK(lq[0] != UNSET && lq[1] == UNSET && lq[2] == UNSET, "the third call collected %s",
+                         lq[1] != UNSET ? "more than step 1" : "nothing");
+  }
+  CHECK(mlc_dev_steps(q) == N, "steps %lld issued, want %d", (long long)mlc_dev_steps(q), N);
+  CHECK(!mlc_dev_sync(q), "sync: %s", mlc_dev_error(q));
+  for (int i = 0; i < N; i++) CHECK(lq[i] == ls[i], "step %d: queued loss %.9g, waited %.9g", i + 1, lq[i], ls[i]);
+  CHECK(mlc_dev_last_lr(q) == mlc_dev_last_lr(s) && mlc_dev_last_grad_norm(q) == mlc_dev_last_grad_norm(s),
+        "last lr / grad norm after sync differ");
+  lq[0] = UNSET;
+  CHECK(!mlc_dev_train_step(q, B, x, y, &lq[0]) && lq[0] == UNSET, "a sixth queued step");
+  CHECK(!mlc_dev_predict(q, B, x, out[0]) && lq[0] != UNSET, "predict did not collect the step in flight");
+  CHECK(!mlc_dev_train_step(cpu, B, x, y, &lc) && lc != UNSET, "on the CPU queue_steps changed train_step");
+  o.queue_steps = 4;
+  CHECK(!mlc_dev_create(&o) && strstr(mlc_dev_error(NULL), "queue_steps = 4 is out of range 0..3"),
+        "queue_steps 4: %s", mlc_dev_error(NULL));
+  mlc_dev_destroy(q), mlc_dev_destroy(s), mlc_dev_destroy(cpu);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) { // create with this device where there is none: the reason
     mlc_dev *m = make(atoi(argv[1]));
@@ -662,6 +699,7 @@ int main(int argc, char **argv) {
   mlc_dev_destroy(c);
   mlc_dev_destroy(m[0]);
   mlc_dev_destroy(m[1]);
+  queued();
   if (!bad) printf("ok\n");
   return bad;
 }
@@ -678,7 +716,7 @@ def case_library(ctx):
     if p.returncode:
         return report("the library on the device", "cc: %s" % p.stderr[-800:])
     rc, out, err = ctx.run("lib_main", [], ctx.env())
-    report("the library: device 0 and 1 train alike, weights cross over",
+    report("the library: device 0 and 1 train alike, weights cross over, queue_steps 2 leaves steps in flight",
            None if rc == 0 and out.strip().endswith("ok") else "status %d: %s%s" % (rc, out, err))
     if ctx.real:
         return
