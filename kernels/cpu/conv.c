@@ -386,7 +386,8 @@ static void fwd_pieces(ConvJob *j, int64_t threads) {
 // read it.
 #if defined(__x86_64__) || defined(__i386__)
 static bool lanes_wins(const Conv *k, bool rounds) {
-  bool same = k->sh == 1 && k->sw == 1 && k->wo == k->w && !rounds; // the pixel-lane forward's cases
+  // the pixel-lane forward's cases (AVX-512 only)
+  bool same = k->sh == 1 && k->sw == 1 && k->wo == k->w && !rounds && gemm_have_avx512();
   return same ? k->og >= 32 && k->kc >= 64 : k->og >= 16 || k->kc >= 32;
 }
 
@@ -440,7 +441,7 @@ static void lanes_pack_make(const void *ctx, const float *w, float *wp) {
 static void fwd_lanes(ConvJob *j) {
 #if defined(__x86_64__) || defined(__i386__)
   const Conv *k = &j->k;
-  if (pointwise(k) || !conv_lanes_ok(k) || !lanes_wins(k, round_bits(j) != 0)) return;
+  if (pointwise(k) || !conv_lanes_fwd_ok(k) || !lanes_wins(k, round_bits(j) != 0)) return;
   LanesPack l = {k, round_bits(j)};
   const float *kept = gemm_cache_derived_ctx(j->w, k->o, k->kc, k->g, k->o * k->kc, GEMM_CACHE_LANES | l.flags,
                                              conv_lanes_wfloats(k), lanes_pack_make, &l);

@@ -47,6 +47,17 @@ int64_t conv_lanes_wfloats(const Conv *k);
 void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp);
 bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
                     float *y, int64_t q0, int64_t nq);
+// The forward alone also runs on AVX2 + FMA (conv_lanes_avx2.c: the same
+// packed weights, padded copy and chains, so the same bits):
+// conv_lanes_fwd_ok is conv_lanes_ok's geometry on either ISA, and
+// conv_lanes_pack_w / conv_lanes_fwd take the AVX2 rows where the CPU (or
+// MLC_CPU_ISA) has no AVX-512.
+bool conv_lanes_fwd_ok(const Conv *k);
+bool conv_lanes_fwd_avx2_ok(void);
+void conv_lanes_fwd_avx2_enable(bool on); // on by default; off for measurements
+void conv_lanes_pack_w_scalar(const Conv *k, const float *w, uint32_t flags, float *wp);
+bool conv_lanes_fwd_avx2(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                         float *y, int64_t q0, int64_t nq);
 
 // dw[g] [O/G, Kc] columns (rows of dw^T) [r0, r1) of group g over the
 // whole batch (x [N, C, H, W], dy [N, O, HO, WO]) with dw's channels in

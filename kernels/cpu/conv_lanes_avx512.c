@@ -29,34 +29,21 @@
 #include "../gemm_ref.h"
 #include "../round16.h"
 #include "conv_internal.h"
+#include "conv_lanes.h"
 #include "gemm_epi_avx512.h"
 #include "gemm_internal.h"
 
-static int64_t lanes_op(const Conv *k) { return (k->og + 15) / 16 * 16; }
+bool conv_lanes_ok(const Conv *k) { return gemm_have_avx512() && lanes_geometry_ok(k); }
 
-static float round_op(uint32_t flags, float v) {
-  if (flags & MLC_GEMM_BF16) return mlc_round_bf16(v);
-  if (flags & MLC_GEMM_F16) return mlc_round_f16(v);
-  return v;
-}
-
-// The padded copy's rows: output rows [i0, i1] read input rows
-// i*sh - ph + a*dh, i.e. padded rows [i0*sh, i1*sh + (KH-1)*dh].
-static int64_t pad_w(const Conv *k) { return (k->wo - 1) * k->sw + (k->kw - 1) * k->dw + 1; }
-static int64_t pad_rows(const Conv *k, int64_t i0, int64_t i1) { return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1; }
-
-bool conv_lanes_ok(const Conv *k) {
-  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1 || !gemm_have_avx512()) return false;
-  int64_t rows = pad_rows(k, 0, k->ho - 1), plane = rows * pad_w(k);
-  // Every offset must fit int32 and the copy stay a few MiB.
-  return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
+bool conv_lanes_fwd_ok(const Conv *k) {
+  return lanes_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_fwd_avx2_ok());
 }
 
 int64_t conv_lanes_wfloats(const Conv *k) { return k->g * k->kc * lanes_op(k); }
 
 // xp [C/G, rows, WP] = x rows r0 - ph .. , columns -pw .., zero outside x.
 static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, uint32_t flags, float *xp) {
-  int64_t wp = pad_w(k);
+  int64_t wp = lanes_pad_w(k);
   for (int64_t c = 0; c < k->cg; c++)
     for (int64_t r = 0; r < rows; r++) {
       float *d = xp + (c * rows + r) * wp;
@@ -68,7 +55,7 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
       const float *s = xg + (c * k->h + h) * k->w - k->pw; // s[j]: padded column j
       int64_t lo = k->pw < wp ? k->pw : wp, hi = k->pw + k->w < wp ? k->pw + k->w : wp;
       if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) {
-        for (int64_t j = 0; j < wp; j++) d[j] = j >= lo && j < hi ? round_op(flags, s[j]) : 0;
+        for (int64_t j = 0; j < wp; j++) d[j] = j >= lo && j < hi ? lanes_round(flags, s[j]) : 0;
         continue;
       }
       // 16 columns at a time: lanes outside [lo, hi) load zero (and never fault)
@@ -125,24 +112,13 @@ static inline __attribute__((always_inline)) void tile(const int nv, const int n
     }
 }
 
-// Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
-// padded copy (rows from r0); a short tile repeats its last pixel.
-static void pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,
-                       const float **at) {
-  int64_t i = q / k->wo, j = q % k->wo;
-  for (int t = 0; t < np; t++) {
-    at[t] = xp + (i * k->sh - r0) * wp + j * k->sw;
-    if (t + 1 < n && ++j == k->wo) j = 0, i++;
-  }
-}
-
 #define TILE_CASE(NV, NP)                                                                      \
   case NV:                                                                                     \
     for (int64_t p0 = 0; p0 < k->kc; p0 += kb)                                                 \
       for (int64_t q = 0; q < nq; q += NP) {                                                   \
         int n = (int)(nq - q < NP ? nq - q : NP);                                              \
         const float *at[NP];                                                                   \
-        pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
+        lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
         tile(NV, NP, (k->kc - p0 < kb ? k->kc - p0 : kb), off + p0, wpg + p0 * op + 16 * v0, op, at, \
              n, yt + q * op + 16 * v0, op, p0 > 0 ? RESUME : START);                                            \
       }                                                                                        \
@@ -206,6 +182,10 @@ static inline __attribute__((always_inline)) void transpose16(__m512 r[16]) {
 // 1 it is a tenth of conv2's work done one element at a time), the
 // blocks at the edges and the rounding scalar.
 void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp) {
+  if (!gemm_have_avx512()) {
+    conv_lanes_pack_w_scalar(k, w, flags, wp);
+    return;
+  }
   int64_t op = lanes_op(k);
   bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   for (int64_t g = 0; g < k->g; g++) {
@@ -220,8 +200,7 @@ void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp)
           for (int j = 0; j < 16; j++) _mm512_store_ps(dg + (p0 + j) * op + o0, r[j]);
           continue;
         }
-        for (int64_t p = p0; p < p0 + 16 && p < k->kc; p++)
-          for (int64_t o = o0; o < o0 + 16; o++) dg[p * op + o] = o < k->og ? round_op(flags, wg[o * k->kc + p]) : 0;
+        lanes_pack_block(k, wg, p0, o0, flags, dg);
       }
   }
 }
@@ -247,18 +226,16 @@ static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq,
 bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
                     float *y, int64_t q0, int64_t nq) {
   if (nq <= 0) return true;
-  int64_t op = lanes_op(k), wpw = pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
-  int64_t r0 = i0 * k->sh, rows = pad_rows(k, i0, i1), ntap = k->kh * k->kw;
+  if (!gemm_have_avx512()) return conv_lanes_fwd_avx2(k, xg, wpg, bias, flags, y, q0, nq);
+  int64_t op = lanes_op(k), wpw = lanes_pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
+  int64_t r0 = i0 * k->sh, rows = lanes_pad_rows(k, i0, i1);
   int64_t ytq = (nq + 15) / 16 * 16;
   float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
   float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
   if (!xp || !yt) return false;
   pad_plane(k, xg, r0, rows, flags, xp);
   int32_t off[MLC_GEMM_KC_MAX];
-  for (int64_t p = 0; p < k->kc; p++) {
-    int64_t c = p / ntap, a = p / k->kw % k->kh, b = p % k->kw;
-    off[p] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
-  }
+  lanes_tap_offsets(k, rows, wpw, off);
   lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
@@ -298,7 +275,7 @@ static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq
         float *d = dyt + (q + j) * op + o0;
         _mm512_store_ps(d, r[j]);
         if (rnd)
-          for (int i = 0; i < 16; i++) d[i] = round_op(flags, d[i]);
+          for (int i = 0; i < 16; i++) d[i] = lanes_round(flags, d[i]);
       }
     }
 }
@@ -337,9 +314,9 @@ static void gw_chunk(const Conv *k, const float *xp, const int32_t *roff, const 
 // The padded copy's channels are those rows [r0, r1) read; roff[r] is row
 // r's tap offset in it.
 bool conv_lanes_gw_begin(ConvLanesGw *s, const Conv *k, int64_t g, int64_t r0, int64_t r1, uint32_t flags) {
-  int64_t op = lanes_op(k), wpw = pad_w(k), ntap = k->kh * k->kw;
+  int64_t op = lanes_op(k), wpw = lanes_pad_w(k), ntap = k->kh * k->kw;
   *s = (ConvLanesGw){.k = k, .kc = *k, .g = g, .r0 = r0, .r1 = r1, .flags = flags, .first = true,
-                     .rows = pad_rows(k, 0, k->ho - 1), .c0 = r0 / ntap, .v0 = 0, .v1 = op / 16};
+                     .rows = lanes_pad_rows(k, 0, k->ho - 1), .c0 = r0 / ntap, .v0 = 0, .v1 = op / 16};
   s->kc.cg = (r1 - 1) / ntap + 1 - s->c0;
   if (!gemm_scratch(GEMM_SCRATCH_PACK, (r1 - r0) * op)) return false;
   for (int64_t r = r0; r < r1; r++) {
@@ -363,7 +340,7 @@ void conv_lanes_dy_t(const Conv *k, const float *dyg, uint32_t flags, float *dyt
 // and OUT between images (the fused pool gradient's grad_input does).
 static bool gw_image(ConvLanesGw *s, const float *xn, const float *dyg, const float *dyt_all) {
   const Conv *k = s->k;
-  int64_t op = lanes_op(k), wpw = pad_w(k), ytq = (k->qchunk + 15) / 16 * 16;
+  int64_t op = lanes_op(k), wpw = lanes_pad_w(k), ytq = (k->qchunk + 15) / 16 * 16;
   float *xp = gemm_scratch(GEMM_SCRATCH_COL, s->kc.cg * s->rows * wpw);
   float *dyt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op + ytq); // then qoff, ytq int32
   float *dwt = gemm_scratch(GEMM_SCRATCH_PACK, (s->r1 - s->r0) * op);
@@ -446,7 +423,7 @@ bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt
       for (int64_t o = 0; o < k->og; o++) {
         float *d = wt + ((g * ntap + t) * k->og + o) * cp;
         const float *s = w + (g * k->og + o) * k->kc + t;
-        for (int64_t c = 0; c < cp; c++) d[c] = c < k->cg ? round_op(flags, s[c * ntap]) : 0;
+        for (int64_t c = 0; c < cp; c++) d[c] = c < k->cg ? lanes_round(flags, s[c * ntap]) : 0;
         __m512 inf = _mm512_set1_ps(__builtin_inff());
         for (int64_t c = 0; c < cp; c += 16)
           bad |= _mm512_cmp_ps_mask(_mm512_and_ps(_mm512_load_ps(d + c), inf), inf, _CMP_EQ_OQ);
@@ -487,7 +464,7 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
         _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
       }
       if (rnd)
-        for (int64_t jj = 0; jj < wq; jj++) d[jj] = round_op(flags, d[jj]);
+        for (int64_t jj = 0; jj < wq; jj++) d[jj] = lanes_round(flags, d[jj]);
     }
   }
   memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));

@@ -1,0 +1,68 @@
+// conv_lanes.h — the ISA-independent parts of the channel-lane
+// convolutions (conv_lanes_avx512.c, and the AVX2 forward in
+// conv_lanes_avx2.c): the packed weights' row length, the zero-padded
+// copy's geometry, a tile's pixel pointers and the K steps' tap offsets.
+// Both forwards read the same packed weights [Kc, OP] and the same padded
+// copy, and sum each output's chain over p in the same order.
+#ifndef MLC_CONV_LANES_H
+#define MLC_CONV_LANES_H
+
+#include "../round16.h"
+#include "conv_internal.h"
+#include "gemm_internal.h"
+
+// Packed weight rows: O/G rounded up to a 16-channel vector.
+static inline int64_t lanes_op(const Conv *k) { return (k->og + 15) / 16 * 16; }
+
+static inline float lanes_round(uint32_t flags, float v) {
+  if (flags & MLC_GEMM_BF16) return mlc_round_bf16(v);
+  if (flags & MLC_GEMM_F16) return mlc_round_f16(v);
+  return v;
+}
+
+// The padded copy's rows: output rows [i0, i1] read input rows
+// i*sh - ph + a*dh, i.e. padded rows [i0*sh, i1*sh + (KH-1)*dh].
+static inline int64_t lanes_pad_w(const Conv *k) { return (k->wo - 1) * k->sw + (k->kw - 1) * k->dw + 1; }
+static inline int64_t lanes_pad_rows(const Conv *k, int64_t i0, int64_t i1) {
+  return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1;
+}
+
+// Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
+// padded copy (rows from r0); a short tile repeats its last pixel.
+static inline void lanes_pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,
+                                    const float **at) {
+  int64_t i = q / k->wo, j = q % k->wo;
+  for (int t = 0; t < np; t++) {
+    at[t] = xp + (i * k->sh - r0) * wp + j * k->sw;
+    if (t + 1 < n && ++j == k->wo) j = 0, i++;
+  }
+}
+
+// off[p]: step p = (c, a, b)'s offset in a padded copy of `rows` rows.
+static inline void lanes_tap_offsets(const Conv *k, int64_t rows, int64_t wpw, int32_t *off) {
+  int64_t ntap = k->kh * k->kw;
+  for (int64_t p = 0; p < k->kc; p++) {
+    int64_t c = p / ntap, a = p / k->kw % k->kh, b = p % k->kw;
+    off[p] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
+  }
+}
+
+// One 16 x 16 block of wp [Kc, OP] (steps p0.., channels o0..) from w [O/G,
+// Kc] of one group, element by element (rounded by the precision bits,
+// zero past O/G).
+static inline void lanes_pack_block(const Conv *k, const float *wg, int64_t p0, int64_t o0, uint32_t flags,
+                                    float *dg) {
+  int64_t op = lanes_op(k);
+  for (int64_t p = p0; p < p0 + 16 && p < k->kc; p++)
+    for (int64_t o = o0; o < o0 + 16; o++) dg[p * op + o] = o < k->og ? lanes_round(flags, wg[o * k->kc + p]) : 0;
+}
+
+// Whether conv_lanes_* may run this geometry at all (ISA aside): Kc in one
+// K block, every offset within int32 and the copy a few MiB.
+static inline bool lanes_geometry_ok(const Conv *k) {
+  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1) return false;
+  int64_t rows = lanes_pad_rows(k, 0, k->ho - 1), plane = rows * lanes_pad_w(k);
+  return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
+}
+
+#endif

@@ -1,0 +1,170 @@
+// conv_lanes_avx2.c — the channel-lane forward (conv_lanes_avx512.c) on
+// AVX2 + FMA: y[o, q] for 8 channels o of one pixel q in one ymm register,
+// each step p = (c, a, b) of the K sum one load of 8 packed weights w[o, p]
+// and one broadcast of x(p, q). It reads the same packed weights ([Kc, OP],
+// OP = O/G rounded up to 16, zeros past O/G: a 16-channel vector is two
+// ymm halves here) and the same zero-padded copy of the plane, so a tile
+// is any set of pixels and no step needs a mask.
+//
+// Tiles: 16 registers hold 6 pixels x 2 halves (12 accumulators), the two
+// weight halves and one broadcast: per step 2 weight loads and 6
+// broadcasts per 12 FMAs. The tile writes yt [pixel, channel]; an 8 x 8
+// transpose per block then applies gemm_epi_avx2.h's epilogue and stores y
+// [channel, pixel].
+//
+// Bits: each output is one fmaf chain over p in order from +0, its K
+// slices resumed from yt (a stored float reloaded), then the epilogue:
+// what conv_lanes_avx512.c computes, gemm_region's result over col for one
+// K block and kernels/gemm_ref.h's (tests/kernels/test_conv.c compares
+// them under MLC_CPU_ISA=avx2).
+#include <immintrin.h>
+#include <string.h>
+
+#include "conv_internal.h"
+#include "conv_lanes.h"
+#include "gemm_epi_avx2.h"
+#include "gemm_internal.h"
+
+// On unless conv_lanes_fwd_avx2_enable(false): the measurements of
+// docs/design/kernels.md compare it with col + GEMM in one process.
+static _Atomic bool avx2_off;
+void conv_lanes_fwd_avx2_enable(bool on) { avx2_off = !on; }
+bool conv_lanes_fwd_avx2_ok(void) { return !avx2_off && gemm_have_avx2(); }
+
+void conv_lanes_pack_w_scalar(const Conv *k, const float *w, uint32_t flags, float *wp) {
+  int64_t op = lanes_op(k);
+  for (int64_t g = 0; g < k->g; g++)
+    for (int64_t p0 = 0; p0 < k->kc; p0 += 16)
+      for (int64_t o0 = 0; o0 < op; o0 += 16) lanes_pack_block(k, w + g * k->og * k->kc, p0, o0, flags, wp + g * k->kc * op);
+}
+
+// xp [C/G, rows, WP] = x rows r0 - ph .., columns -pw .., zero outside x
+// (rounded by the precision bits, as the GEMM's packing rounds col).
+static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, uint32_t flags, float *xp) {
+  int64_t wp = lanes_pad_w(k);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      float *d = xp + (c * rows + r) * wp;
+      int64_t h = r0 + r - k->ph;
+      memset(d, 0, (size_t)wp * sizeof *d);
+      if (h < 0 || h >= k->h) continue;
+      const float *s = xg + (c * k->h + h) * k->w - k->pw; // s[j]: padded column j
+      int64_t lo = k->pw < wp ? k->pw : wp, hi = k->pw + k->w < wp ? k->pw + k->w : wp;
+      if (rnd)
+        for (int64_t j = lo; j < hi; j++) d[j] = lanes_round(flags, s[j]);
+      else if (hi > lo)
+        memcpy(d + lo, s + lo, (size_t)(hi - lo) * sizeof *d);
+    }
+}
+
+enum { NP = 6 };
+
+// One tile: NP pixels (input pointers at[t], tap offsets off[p]) x one
+// 16-channel vector (packed weights wp, row stride ldw) over kc steps;
+// yt[t*ldt] gets the sums of the first nreal pixels, started at +0 or
+// resumed from yt.
+static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, const float *const *at, int nreal,
+                 float *yt, int64_t ldt, bool resume) {
+  __m256 acc[2 * NP];
+  const float *a[NP];
+  _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) a[t] = at[t];
+  if (resume) {
+    _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) {
+      acc[2 * t] = _mm256_load_ps(yt + t * ldt);
+      acc[2 * t + 1] = _mm256_load_ps(yt + t * ldt + 8);
+    }
+  } else {
+    _Pragma("GCC unroll 12") for (int i = 0; i < 2 * NP; i++) acc[i] = _mm256_setzero_ps();
+  }
+  for (int64_t p = 0; p < kc; p++, wp += ldw) {
+    __m256 w0 = _mm256_load_ps(wp), w1 = _mm256_load_ps(wp + 8);
+    int64_t o = off[p];
+    _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) {
+      __m256 xb = _mm256_broadcast_ss(a[t] + o);
+      acc[2 * t] = _mm256_fmadd_ps(w0, xb, acc[2 * t]);
+      acc[2 * t + 1] = _mm256_fmadd_ps(w1, xb, acc[2 * t + 1]);
+    }
+  }
+  __m256 out[2 * NP];
+  _Pragma("GCC unroll 12") for (int i = 0; i < 2 * NP; i++) out[i] = acc[i];
+  if (nreal > NP) nreal = NP; // never; says so to the compiler
+  for (int t = 0; t < nreal; t++) {
+    _mm256_store_ps(yt + t * ldt, out[2 * t]);
+    _mm256_store_ps(yt + t * ldt + 8, out[2 * t + 1]);
+  }
+}
+
+// yt [nq, OP] for pixels [q0, q0+nq): per 16-channel vector, K in slices
+// whose weights stay in L1 across the pixel tiles (LANES_KB_BYTES, as the
+// AVX-512 rows), each tile of NP pixels.
+enum { LANES_KB_BYTES = 24576 };
+static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, const int32_t *off, const float *wpg,
+                       int64_t q0, int64_t nq, float *yt) {
+  int64_t op = lanes_op(k), kb = LANES_KB_BYTES / 64;
+  for (int64_t v = 0; v < op / 16; v++)
+    for (int64_t p0 = 0; p0 < k->kc; p0 += kb)
+      for (int64_t q = 0; q < nq; q += NP) {
+        int n = (int)(nq - q < NP ? nq - q : NP);
+        const float *at[NP];
+        lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);
+        tile(k->kc - p0 < kb ? k->kc - p0 : kb, off + p0, wpg + p0 * op + 16 * v, op, at, n, yt + q * op + 16 * v, op,
+             p0 > 0);
+      }
+}
+
+// 8 x 8 transpose: r[i] (row i) -> r[j] = column j.
+static inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; i++)
+    for (int h = 0; h < 2; h++) {
+      __m256 a = t[4 * i + h], b = t[4 * i + 2 + h];
+      u[4 * i + 2 * h] = _mm256_shuffle_ps(a, b, 0x44);
+      u[4 * i + 2 * h + 1] = _mm256_shuffle_ps(a, b, 0xee);
+    }
+  // u[4i + m] holds, in each 128-bit half l, column 4l + m of rows 4i..4i+3
+  for (int m = 0; m < 4; m++) {
+    r[m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x20);
+    r[4 + m] = _mm256_permute2f128_ps(u[m], u[4 + m], 0x31);
+  }
+}
+
+// y [rows, ldy] (at pixel 0) = epilogue(yt^T) for rows < nrows (channels),
+// pixels < nq; yt [>= nq rounded to 8, ldt].
+static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq, const GemmEpi *e, float *y,
+                        int64_t ldy) {
+  for (int64_t c0 = 0; c0 < nrows; c0 += 8)
+    for (int64_t q = 0; q < nq; q += 8) {
+      __m256 r[8];
+      for (int i = 0; i < 8; i++) r[i] = _mm256_load_ps(yt + (q + i) * ldt + c0);
+      transpose8(r);
+      __m256i m = lanes((int)(nq - q < 8 ? nq - q : 8));
+      int rows = (int)(nrows - c0 < 8 ? nrows - c0 : 8);
+      for (int i = 0; i < rows; i++) {
+        float *yr = y + (c0 + i) * ldy + q;
+        _mm256_maskstore_ps(yr, m, epi8(e, r[i], yr, m, (int)c0 + i, 0));
+      }
+    }
+}
+
+bool conv_lanes_fwd_avx2(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
+                         float *y, int64_t q0, int64_t nq) {
+  if (nq <= 0) return true;
+  int64_t op = lanes_op(k), wpw = lanes_pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
+  int64_t r0 = i0 * k->sh, rows = lanes_pad_rows(k, i0, i1), ytq = (nq + 7) / 8 * 8;
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
+  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
+  if (!xp || !yt) return false;
+  pad_plane(k, xg, r0, rows, flags, xp);
+  int32_t off[MLC_GEMM_KC_MAX];
+  lanes_tap_offsets(k, rows, wpw, off);
+  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
+  memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
+  GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
+  lanes_store(yt, op, k->og, nq, &e, y, k->p);
+  return true;
+}
