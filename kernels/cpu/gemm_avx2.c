@@ -10,9 +10,13 @@
 
 enum { MR = 6, NR = 16 };
 
-#define KLOOP(AROW)                                                                           \
+// LOAD(ptr, mask): vmaskmovps for a tail tile's B; whole tiles load plainly
+// (a masked load costs more than a plain one on AVX2 CPUs).
+#define MASKED(ptr, m) _mm256_maskload_ps(ptr, m)
+#define PLAIN(ptr, m) _mm256_loadu_ps(ptr)
+#define KLOOP(AROW, LOAD)                                                                     \
   for (int64_t p = 0; p < kc; p++) {                                                         \
-    __m256 b0 = _mm256_maskload_ps(b, m0), b1 = _mm256_maskload_ps(b + 8, m1);               \
+    __m256 b0 = LOAD(b, m0), b1 = LOAD(b + 8, m1);                                           \
     _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) {                                   \
       __m256 av = _mm256_broadcast_ss(&(AROW));                                              \
       acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);                                        \
@@ -31,14 +35,20 @@ static void kernel(int64_t kc, const float *a, int64_t rsa, int64_t csa, const f
   _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   if (rsa == 1 && mr == MR) {
 #define ADVANCE a += csa
-    KLOOP(a[r])
+    if (nr == NR)
+      KLOOP(a[r], PLAIN)
+    else
+      KLOOP(a[r], MASKED)
 #undef ADVANCE
   } else {
     const float *ar[MR];
     for (int r = 0; r < MR; r++) ar[r] = a + (r < mr ? r : mr - 1) * rsa;
     int64_t o = 0;
 #define ADVANCE o += csa
-    KLOOP(ar[r][o])
+    if (nr == NR)
+      KLOOP(ar[r][o], PLAIN)
+    else
+      KLOOP(ar[r][o], MASKED)
 #undef ADVANCE
   }
   _Pragma("GCC unroll 6") for (int r = 0; r < MR; r++) out[r][0] = acc[r][0], out[r][1] = acc[r][1];
