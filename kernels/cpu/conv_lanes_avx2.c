@@ -70,9 +70,11 @@ static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, c
   const float *a[NP];
   _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) a[t] = at[t];
   if (resume) {
+    // only the nreal rows yt holds: a short last tile's other rows may lie
+    // past the end of yt [round8(nq), ldt]
     _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) {
-      acc[2 * t] = _mm256_load_ps(yt + t * ldt);
-      acc[2 * t + 1] = _mm256_load_ps(yt + t * ldt + 8);
+      acc[2 * t] = t < nreal ? _mm256_load_ps(yt + t * ldt) : _mm256_setzero_ps();
+      acc[2 * t + 1] = t < nreal ? _mm256_load_ps(yt + t * ldt + 8) : _mm256_setzero_ps();
     }
   } else {
     _Pragma("GCC unroll 12") for (int i = 0; i < 2 * NP; i++) acc[i] = _mm256_setzero_ps();
