@@ -3,7 +3,7 @@
 one run, one measurement right after the other, with ratios.
 
     bench/side_by_side.py [--mlc build/mlc] [--parts gemm,train,sweep,infer,build]
-                          [--quick]
+                          [--quick] [--torch2 PYTHON]
 
 Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
   gemm   sgemm GFLOP/s, build/bench_kernels (mlc_sgemm) vs numpy.matmul
@@ -19,6 +19,12 @@ Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
          library's predict (bench/infer_bench.c) vs PyTorch eager and
          TorchScript (frozen, optimize_for_inference)
   build  `mlc build` wall time and peak RSS per example
+  torch2 (not in the default parts) PyTorch 2.x from PyPI, eager and
+         torch.compile: the training epoch of both examples at 1 and 2
+         threads, and batch-1 / batch-256 inference, against mlc in the
+         same run; PYTHON is --torch2, default bench/.venv-torch2/bin/python
+         (bench/setup_torch2.sh makes it). Its wheels bring MKL and
+         OpenMP, one pool: T threads means OMP_NUM_THREADS = T.
 --quick trains the CNN for 150 steps instead of an epoch and shortens the
 sweep (a check that the harness runs, not figures to publish).
 
@@ -60,8 +66,8 @@ def run(cmd, env=None, check=True):
     return p
 
 
-def torch_run(threads, blas, *args):
-    p = run([PY, TORCH, str(threads), str(blas)] + [str(a) for a in args])
+def torch_run(threads, blas, *args, py=PY):
+    p = run([py, TORCH, str(threads), str(blas)] + [str(a) for a in args])
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
@@ -251,6 +257,46 @@ def part_infer(args):
     raw["infer"] = res
 
 
+# ---- torch2 -----------------------------------------------------------------------------------
+def part_torch2(args):
+    py = args.torch2
+    if not os.path.exists(py):
+        sys.exit("side_by_side: %s is missing (bench/setup_torch2.sh makes the virtualenv)" % py)
+    ver = run([py, "-c", "import torch; print(torch.__version__)"]).stdout.strip()
+    say("\n## PyTorch %s (PyPI): eager and torch.compile, one training epoch (batch 64, SGD 0.05 m0.9)" % ver)
+    say("| model | threads | mlc | PyTorch %s eager | torch.compile (compile + 5 steps) | eager / mlc | "
+        "compile / mlc |" % ver)
+    say("|---|---|---|---|---|---|---|")
+    res = {"version": ver, "train": [], "infer": []}
+    for kind in ("mlp", "cnn"):
+        exe, _, _ = build_model(args, "examples/fashion_%s.model" % kind, "fashion_" + kind)
+        steps = 150 if args.quick and kind == "cnn" else 0
+        for t in (1, 2):
+            ours = mlc_train(exe, t, steps)
+            eager = torch_run(t, t, "train", kind, "--steps", steps, py=py)
+            comp = torch_run(t, t, "train", kind, "--steps", steps, "--compile", 1, py=py)
+            o, e, c = (60000 / r["img_s"] if steps else r["seconds"] for r in (ours, eager, comp))
+            say("| fashion_%s%s | %d | %.2f s | %.2f s | %.2f s (%.1f s) | %.2f | %.2f |" % (
+                kind, " (%d steps, s/epoch extrapolated)" % steps if steps else "", t, o, e, c,
+                comp["compile_s"], e / o, c / o))
+            res["train"].append({"kind": kind, "threads": t, "mlc": ours, "eager": eager, "compiled": comp})
+    say("\n| model | threads | mlc B1 us | eager B1 us | compiled B1 us | mlc B256 img/s | eager B256 | "
+        "compiled B256 | B1 ratio (compiled/mlc) | B256 ratio (mlc/compiled) |")
+    say("|---|---|---|---|---|---|---|---|---|---|")
+    for kind in ("mlp", "cnn"):
+        exe = infer_bench(args, kind)
+        for t in (1, 2):
+            out = run([exe, str(t)]).stdout
+            b1 = float(re.search(r"latency_us B1 ([\d.]+)", out).group(1))
+            b256 = float(re.search(r"throughput_img_s B256 ([\d.]+)", out).group(1))
+            th = torch_run(t, t, "infer", kind, "--compile", 1, py=py)
+            say("| fashion_%s | %d | %.1f | %.1f | %.1f | %.0f | %.0f | %.0f | %.2f | %.2f |" % (
+                kind, t, b1, th["eager_b1_us"], th["compiled_b1_us"], b256, th["eager_b256_img_s"],
+                th["compiled_b256_img_s"], th["compiled_b1_us"] / b1, b256 / th["compiled_b256_img_s"]))
+            res["infer"].append({"kind": kind, "threads": t, "mlc_b1_us": b1, "mlc_b256_img_s": b256, "torch": th})
+    raw["torch2"] = res
+
+
 # ---- build ------------------------------------------------------------------------------------
 def part_build(args):
     say("\n## `mlc build` per example (executable, default -O3)")
@@ -271,6 +317,8 @@ def main():
     ap.add_argument("--mlc", default=os.path.join(ROOT, "build", "mlc"))
     ap.add_argument("--parts", default="gemm,train,sweep,infer,build")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--torch2", default=os.path.join(ROOT, "bench", ".venv-torch2", "bin", "python"),
+                    help="the PyTorch 2.x interpreter of the torch2 part")
     args = ap.parse_args()
     for need in (args.mlc, os.path.join(ROOT, "build", "bench_kernels"), "/usr/bin/time", FASHION):
         if not os.path.exists(need):
@@ -282,7 +330,7 @@ def main():
     openblas_coretype()
     machine()
     parts = {"gemm": part_gemm, "train": part_train, "sweep": part_sweep, "infer": part_infer,
-             "build": part_build}
+             "build": part_build, "torch2": part_torch2}
     for p in args.parts.split(","):
         parts[p](args)
     open(os.path.join(ROOT, "bench", "out", "side_by_side.txt"), "w").write("\n".join(report_lines) + "\n")

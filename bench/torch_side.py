@@ -3,8 +3,14 @@
 
 Usage (each prints one JSON line):
   torch_side.py TORCH BLAS gemm M,N,K,TA,TB [M,N,K,TA,TB ...]
-  torch_side.py TORCH BLAS train mlp|cnn [--steps S] [--batch B] [--width W]
-  torch_side.py TORCH BLAS infer mlp|cnn
+  torch_side.py TORCH BLAS train mlp|cnn [--steps S] [--batch B] [--width W] [--compile 1]
+  torch_side.py TORCH BLAS infer mlp|cnn [--compile 1]
+
+--compile 1 (PyTorch 2.x, e.g. the virtualenv of bench/setup_torch2.sh):
+train runs the model through torch.compile, with 5 untimed steps first
+(compile_s: their time, the compilation included); infer adds compiled_b1_us
+and compiled_b256_img_s (torch.compile of the eval model, warmed up at
+both batch sizes first).
 
 TORCH is the intra-op (OpenMP) thread count, BLAS OpenBLAS's own pool; both
 are set explicitly, through the environment before torch is imported and
@@ -96,7 +102,7 @@ def model(kind, width=256):
         nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
 
 
-def train(kind, steps, batch, width):
+def train(kind, steps, batch, width, compiled=False):
     torch.manual_seed(0)
     shape = (-1, 784) if kind == "mlp" else (-1, 1, 28, 28)
     x = torch.tensor(idx("train-images-idx3-ubyte.gz"), dtype=torch.float32).reshape(shape) / 255
@@ -106,27 +112,45 @@ def train(kind, steps, batch, width):
     lossf = nn.CrossEntropyLoss()
     perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(0))
     nsteps = len(x) // batch if steps <= 0 else steps
-    t0 = time.perf_counter()
-    for s in range(nsteps):
+    fwd = torch.compile(net) if compiled else net
+
+    def step(s):
         i = perm[(s * batch) % (len(x) - batch + 1):][:batch]
         opt.zero_grad(set_to_none=True)
-        loss = lossf(net(x[i]), y[i])
+        loss = lossf(fwd(x[i]), y[i])
         loss.backward()
         opt.step()
+        return loss
+
+    res = {"kind": kind, "steps": nsteps, "batch": batch, "width": width, "torch": torch.__version__}
+    if compiled:  # the compilation, and its first steps, outside the timed loop
+        t0 = time.perf_counter()
+        for s in range(5):
+            step(s)
+        res["compile_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for s in range(nsteps):
+        loss = step(s)
     sec = time.perf_counter() - t0
-    return {"kind": kind, "steps": nsteps, "batch": batch, "width": width, "seconds": sec,
-            "img_s": nsteps * batch / sec, "loss": float(loss),
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    res.update({"seconds": sec, "img_s": nsteps * batch / sec, "loss": float(loss.detach()),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    return res
 
 
-def infer(kind):
+def infer(kind, compiled=False):
     torch.manual_seed(0)
     net = model(kind).eval()
     shape = (784,) if kind == "mlp" else (1, 28, 28)
-    res = {"kind": kind}
+    res = {"kind": kind, "torch": torch.__version__}
     with torch.no_grad():
         frozen = torch.jit.optimize_for_inference(torch.jit.freeze(torch.jit.script(net)))
-        for name, f in (("eager", net), ("torchscript", frozen)):
+        forms = [("eager", net), ("torchscript", frozen)]
+        if compiled:
+            comp = torch.compile(net)
+            for b in (1, 256, 1, 256):  # compile (and any recompile for the second size) untimed
+                comp(torch.rand((b,) + shape))
+            forms.append(("compiled", comp))
+        for name, f in forms:
             x1, x256 = torch.rand((1,) + shape), torch.rand((256,) + shape)
             res[name + "_b1_us"] = median_time(lambda: f(x1)) * 1e6
             res[name + "_b256_img_s"] = 256 / median_time(lambda: f(x256))
@@ -142,11 +166,12 @@ def main():
     elif what in ("train", "infer"):
         kind = args[0]
         opts = dict(zip(args[1::2], args[2::2]))
+        compiled = opts.get("--compile", "0") == "1"
         if what == "train":
             info.update(train(kind, int(opts.get("--steps", 0)), int(opts.get("--batch", 64)),
-                              int(opts.get("--width", 256))))
+                              int(opts.get("--width", 256)), compiled))
         else:
-            info.update(infer(kind))
+            info.update(infer(kind, compiled))
     else:
         sys.exit("torch_side.py: unknown part " + what)
     print(json.dumps(info))
