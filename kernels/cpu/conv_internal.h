@@ -53,11 +53,15 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
 // conv_lanes_pack_w / conv_lanes_fwd take the AVX2 rows where the CPU (or
 // MLC_CPU_ISA) has no AVX-512.
 bool conv_lanes_fwd_ok(const Conv *k);
-bool conv_lanes_fwd_avx2_ok(void);
-void conv_lanes_fwd_avx2_enable(bool on); // on by default; off for measurements
+bool conv_lanes_avx2_ok(void);
+void conv_lanes_avx2_enable(bool on); // on by default; off for measurements
 void conv_lanes_pack_w_scalar(const Conv *k, const float *w, uint32_t flags, float *wp);
 bool conv_lanes_fwd_avx2(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,
                          float *y, int64_t q0, int64_t nq);
+// grad_input too (conv_lanes_pack_wt / conv_lanes_grad_input take these
+// without AVX-512): the same packed wt, the same chains and tap order.
+bool conv_lanes_pack_wt_scalar(const Conv *k, const float *w, uint32_t flags, float *wt);
+bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg);
 
 // dw[g] [O/G, Kc] columns (rows of dw^T) [r0, r1) of group g over the
 // whole batch (x [N, C, H, W], dy [N, O, HO, WO]) with dw's channels in

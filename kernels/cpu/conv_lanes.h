@@ -65,4 +65,17 @@ static inline bool lanes_geometry_ok(const Conv *k) {
   return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
 }
 
+// grad_input in lanes: dx's channels C/G rounded to 16, and the plane of dy
+// padded by the flipped filter's reach.
+static inline int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
+static inline int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
+static inline int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
+
+// Whether conv_lanes_grad_input may run this geometry (ISA aside): stride
+// 1, one pixel chunk, O/G in one K block, the copies a few MiB.
+static inline bool lanes_gin_geometry_ok(const Conv *k) {
+  return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
+         k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22);
+}
+
 #endif

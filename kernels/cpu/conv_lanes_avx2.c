@@ -1,4 +1,4 @@
-// conv_lanes_avx2.c — the channel-lane forward (conv_lanes_avx512.c) on
+// conv_lanes_avx2.c — the channel-lane forward and grad_input (conv_lanes_avx512.c) on
 // AVX2 + FMA: y[o, q] for 8 channels o of one pixel q in one ymm register,
 // each step p = (c, a, b) of the K sum one load of 8 packed weights w[o, p]
 // and one broadcast of x(p, q). It reads the same packed weights ([Kc, OP],
@@ -18,6 +18,7 @@
 // K block and kernels/gemm_ref.h's (tests/kernels/test_conv.c compares
 // them under MLC_CPU_ISA=avx2).
 #include <immintrin.h>
+#include <math.h>
 #include <string.h>
 
 #include "conv_internal.h"
@@ -25,11 +26,11 @@
 #include "gemm_epi_avx2.h"
 #include "gemm_internal.h"
 
-// On unless conv_lanes_fwd_avx2_enable(false): the measurements of
+// On unless conv_lanes_avx2_enable(false): the measurements of
 // docs/design/kernels.md compare it with col + GEMM in one process.
 static _Atomic bool avx2_off;
-void conv_lanes_fwd_avx2_enable(bool on) { avx2_off = !on; }
-bool conv_lanes_fwd_avx2_ok(void) { return !avx2_off && gemm_have_avx2(); }
+void conv_lanes_avx2_enable(bool on) { avx2_off = !on; }
+bool conv_lanes_avx2_ok(void) { return !avx2_off && gemm_have_avx2(); }
 
 void conv_lanes_pack_w_scalar(const Conv *k, const float *w, uint32_t flags, float *wp) {
   int64_t op = lanes_op(k);
@@ -60,12 +61,17 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
 
 enum { NP = 6 };
 
+// What a tile does with yt, as conv_lanes_avx512.c's: its chains start at
+// +0 and are stored (START), continue from yt (RESUME), or start at +0 and
+// are added to yt as yt + acc (ACCUM: grad_input's next tap).
+enum { START, RESUME, ACCUM };
+
 // One tile: NP pixels (input pointers at[t], tap offsets off[p]) x one
 // 16-channel vector (packed weights wp, row stride ldw) over kc steps;
-// yt[t*ldt] gets the sums of the first nreal pixels, started at +0 or
-// resumed from yt.
+// yt[t*ldt] gets the sums of the first nreal pixels.
 static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, const float *const *at, int nreal,
-                 float *yt, int64_t ldt, bool resume) {
+                 float *yt, int64_t ldt, int mode) {
+  bool resume = mode == RESUME;
   __m256 acc[2 * NP];
   const float *a[NP];
   _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) a[t] = at[t];
@@ -92,8 +98,11 @@ static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, c
   _Pragma("GCC unroll 12") for (int i = 0; i < 2 * NP; i++) out[i] = acc[i];
   if (nreal > NP) nreal = NP; // never; says so to the compiler
   for (int t = 0; t < nreal; t++) {
-    _mm256_store_ps(yt + t * ldt, out[2 * t]);
-    _mm256_store_ps(yt + t * ldt + 8, out[2 * t + 1]);
+    float *d = yt + t * ldt;
+    __m256 y0 = out[2 * t], y1 = out[2 * t + 1];
+    if (mode == ACCUM) y0 = _mm256_add_ps(_mm256_load_ps(d), y0), y1 = _mm256_add_ps(_mm256_load_ps(d + 8), y1);
+    _mm256_store_ps(d, y0);
+    _mm256_store_ps(d + 8, y1);
   }
 }
 
@@ -111,7 +120,7 @@ static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, 
         const float *at[NP];
         lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);
         tile(k->kc - p0 < kb ? k->kc - p0 : kb, off + p0, wpg + p0 * op + 16 * v, op, at, n, yt + q * op + 16 * v, op,
-             p0 > 0);
+             p0 > 0 ? RESUME : START);
       }
 }
 
@@ -136,7 +145,7 @@ static inline __attribute__((always_inline)) void transpose8(__m256 r[8]) {
 }
 
 // y [rows, ldy] (at pixel 0) = epilogue(yt^T) for rows < nrows (channels),
-// pixels < nq; yt [>= nq rounded to 8, ldt].
+// pixels < nq; yt [>= nq rounded to 8, ldt]; e NULL: stored as it is.
 static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq, const GemmEpi *e, float *y,
                         int64_t ldy) {
   for (int64_t c0 = 0; c0 < nrows; c0 += 8)
@@ -148,7 +157,7 @@ static void lanes_store(const float *yt, int64_t ldt, int64_t nrows, int64_t nq,
       int rows = (int)(nrows - c0 < 8 ? nrows - c0 : 8);
       for (int i = 0; i < rows; i++) {
         float *yr = y + (c0 + i) * ldy + q;
-        _mm256_maskstore_ps(yr, m, epi8(e, r[i], yr, m, (int)c0 + i, 0));
+        _mm256_maskstore_ps(yr, m, e ? epi8(e, r[i], yr, m, (int)c0 + i, 0) : r[i]);
       }
     }
 }
@@ -168,5 +177,69 @@ bool conv_lanes_fwd_avx2(const Conv *k, const float *xg, const float *wpg, const
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
   lanes_store(yt, op, k->og, nq, &e, y, k->p);
+  return true;
+}
+
+// ---- grad_input ------------------------------------------------------------------------------
+// conv_lanes_avx512.c's grad_input on these tiles: dx [C/G, H, W] of one
+// image and group = the stride-1 convolution of dy, padded by the flipped
+// filter's reach (dyp [O/G, HQ, WQ]), with wt [KH*KW, O/G, CP] (w flipped
+// and transposed, conv_lanes_pack_wt); per 16-channel vector of dx, per tap
+// (a, b) in order, every pixel's chain over o from +0 added to dxt (dxt +
+// chain), as the AVX-512 rows and col2im add them.
+
+bool conv_lanes_pack_wt_scalar(const Conv *k, const float *w, uint32_t flags, float *wt) {
+  int64_t cp = lanes_cp(k), ntap = k->kh * k->kw;
+  bool finite = true; // an inf or a NaN in w: the caller keeps the GEMM path (see conv_lanes_avx512.c)
+  for (int64_t g = 0; g < k->g; g++)
+    for (int64_t t = 0; t < ntap; t++)
+      for (int64_t o = 0; o < k->og; o++) {
+        float *d = wt + ((g * ntap + t) * k->og + o) * cp;
+        const float *s = w + (g * k->og + o) * k->kc + t;
+        for (int64_t c = 0; c < cp; c++) {
+          d[c] = c < k->cg ? lanes_round(flags, s[c * ntap]) : 0;
+          finite &= isfinite(d[c]) != 0;
+        }
+      }
+  return finite;
+}
+
+bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
+  int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
+  int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
+  int64_t xtq = (nx + 7) / 8 * 8;
+  float *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
+  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + nx);
+  if (!dyp || !dxt) return false;
+  int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og; // o -> its plane, dx pixel -> its dyp offset
+  for (int64_t h = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++) xoff[h * k->w + w] = (int32_t)(h * wq + w);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  int64_t lo = ew > 0 ? ew : 0, hi = ew + k->wo < wq ? ew + k->wo : wq; // dyp columns that hold dy
+  for (int64_t o = 0; o < k->og; o++) {
+    ooff[o] = (int32_t)(o * hq * wq);
+    for (int64_t ii = 0; ii < hq; ii++) {
+      float *d = dyp + (o * hq + ii) * wq;
+      int64_t i = ii - eh;
+      memset(d, 0, (size_t)wq * sizeof *d);
+      if (i < 0 || i >= k->ho || hi <= lo) continue;
+      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
+      for (int64_t jj = lo; jj < hi; jj++) d[jj] = rnd ? lanes_round(flags, s[jj]) : s[jj];
+    }
+  }
+  memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
+  for (int64_t v = 0; v < cp / 16; v++)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++) {
+        int64_t toff = (k->kh - 1 - a) * k->dh * wq + (k->kw - 1 - b) * k->dw;
+        const float *wtt = wtg + (a * k->kw + b) * k->og * cp + 16 * v;
+        for (int64_t q = 0; q < nx; q += NP) {
+          int n = (int)(nx - q < NP ? nx - q : NP);
+          const float *at[NP];
+          for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)] + toff;
+          tile(k->og, ooff, wtt, cp, at, n, dxt + q * cp + 16 * v, cp, ACCUM);
+        }
+      }
+  lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);
   return true;
 }

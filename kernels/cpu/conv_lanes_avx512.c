@@ -36,7 +36,7 @@
 bool conv_lanes_ok(const Conv *k) { return gemm_have_avx512() && lanes_geometry_ok(k); }
 
 bool conv_lanes_fwd_ok(const Conv *k) {
-  return lanes_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_fwd_avx2_ok());
+  return lanes_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_avx2_ok());
 }
 
 int64_t conv_lanes_wfloats(const Conv *k) { return k->g * k->kc * lanes_op(k); }
@@ -403,19 +403,14 @@ bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int6
 // reference skips those taps, which is the same bits as long as every w
 // is finite (conv_lanes_pack_wt checks; an inf * 0 would be a NaN).
 
-static int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
-static int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
-static int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
-
 bool conv_lanes_gin_ok(const Conv *k) {
-  return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
-         k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22) &&
-         gemm_have_avx512();
+  return lanes_gin_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_avx2_ok());
 }
 
 int64_t conv_lanes_wtfloats(const Conv *k) { return k->g * k->kh * k->kw * k->og * lanes_cp(k); }
 
 bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt) {
+  if (!gemm_have_avx512()) return conv_lanes_pack_wt_scalar(k, w, flags, wt);
   int64_t cp = lanes_cp(k), ntap = k->kh * k->kw;
   __mmask16 bad = 0; // lanes that held an inf or a NaN: the exponent all ones
   for (int64_t g = 0; g < k->g; g++)
@@ -442,6 +437,7 @@ bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt
     break;
 
 bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
+  if (!gemm_have_avx512()) return conv_lanes_grad_input_avx2(k, dyg, wtg, flags, dxg);
   int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
   int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
   int64_t xtq = (nx + 15) / 16 * 16;
