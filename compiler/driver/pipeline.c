@@ -222,13 +222,15 @@ static KirProgram *lower_program(Pipeline *P, IrFunc *f, KirLowerOptions *ko) {
 }
 
 // train_step, its checked copy, eval, predict and plateau_update into out[5].
-static bool lower_set(Pipeline *P, KirProgram **out) {
+// cpu: the CPU's programs (KirLowerOptions.reduce_cols), else the GPU's.
+static bool lower_set(Pipeline *P, KirProgram **out, bool cpu) {
   BuildUnit *u = &P->u;
-  KirLowerOptions fo = {.fuse = !P->opt.no_fuse};
+  KirLowerOptions fo = {.fuse = !P->opt.no_fuse, .reduce_cols = cpu};
   if (!(out[0] = lower_program(P, u->train_step, &fo))) return false;
   // under loss scaling the scaled gradients may overflow: a skipped step, not an error
-  u->checked = (KirLowerOptions){
-      .check_finite = true, .overflow_ok = u->recipe.opt.loss_scale != LSCALE_NONE ? "opt.scaler.scale" : NULL};
+  u->checked = (KirLowerOptions){.check_finite = true,
+                                 .overflow_ok = u->recipe.opt.loss_scale != LSCALE_NONE ? "opt.scaler.scale" : NULL,
+                                 .reduce_cols = cpu};
   if (!(out[1] = lower_program(P, u->train_step, &u->checked))) return false;
   out[1]->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
   if (!(out[2] = lower_program(P, u->eval, &fo))) return false;
@@ -246,7 +248,7 @@ static bool run_kir(Pipeline *P) {
   u->cpu = t & PIPE_CPU, u->cuda = t & PIPE_CUDA;
   pipeline_module_hash(u->lr.module, u->hash);
   KirProgram *k[5] = {0}, *g[5] = {0};
-  if (!lower_set(P, k) || (u->cuda && !lower_set(P, g))) return false;
+  if (!lower_set(P, k, true) || (u->cuda && !lower_set(P, g, false))) return false;
   u->k_train = k[0], u->k_train_checked = k[1], u->k_eval = k[2], u->k_predict = k[3], u->k_plateau = k[4];
   u->g_train = g[0], u->g_train_checked = g[1], u->g_eval = g[2], u->g_predict = g[3], u->g_plateau = g[4];
   return true;

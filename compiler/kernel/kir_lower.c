@@ -717,22 +717,72 @@ static bool lower_reduce(KLower *c, IrNode *n) {
   return true;
 }
 
+// A float reduce_to whose reduced dims are a prefix of x's, x [R.., C..] ->
+// [C..] with C (the kept dims' product) a constant multiple of KL_COLS
+// (a bias's gradient over the batch): each task sums KL_COLS adjacent
+// outputs over the same positions together (KL_COLS sums of kl_sum_*), so
+// every position reads KL_COLS adjacent floats of a row instead of one
+// float per row KL_COLS apart, and the CPU's vectoriser can pack the
+// columns' lanes. Each output's sum is still kir.h's order (its own lanes,
+// chunks and fold): the bits of one output per task.
+enum { KL_COLS = 8 };
+
+typedef struct ColTerms {
+  const IrNode *x;
+  KExpr *j0; // the task's first output (and column of x)
+  int64_t C;
+  DType od;
+} ColTerms;
+
+static void col_terms(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  ColTerms *r = ctx;
+  for (int i = 0; i < KL_COLS; i++) {
+    KExpr *off = kl_add(c, kl_mul(c, p, kl_i(c, r->C)), kl_add(c, r->j0, kl_i(c, i)));
+    t[i] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
+  }
+}
+
+static bool reduce_to_cols(KLower *c, KirKernel *k, IrNode *n, const bool *red) {
+  const Type *xt = n->in[0]->type;
+  int f = 0;
+  int64_t C = 1, d;
+  while (f < xt->rank && red[f]) f++;
+  for (int j = f; j < xt->rank; j++) {
+    if (red[j] || !dim_is_const(xt->dims[j], &d)) return false;
+    C *= d;
+  }
+  if (f < 1 || C % KL_COLS || C < 2 * KL_COLS) return false;
+  int v = kl_var(c, k, "i", DT_I64, true);
+  Vec *blk = &kir_for(c->p, &k->body, v, kl_i(c, C / KL_COLS), true)->body;
+  KExpr *j0 = kl_mul(c, kl_v(c, k, v), kl_i(c, KL_COLS));
+  KlSum s;
+  Vec *in = kl_sum_begin(c, k, blk, &s, KL_COLS, kl_prod(c, xt, 0, f));
+  ColTerms ct = {n->in[0], j0, C, n->type->dtype};
+  kl_sum_add(c, k, in, &s, col_terms, &ct);
+  for (int i = 0; i < KL_COLS; i++) kl_st(c, blk, n, kl_add(c, j0, kl_i(c, i)), kl_sum_value(c, k, blk, &s, i));
+  return true;
+}
+
 // reduce_to: x[..] -> the type's shape, summing the leading dims the type
 // lacks and the dims where it has 1 (statically: not where both have 1).
-// Floats: float_sum; integers: inner loops in input order.
+// Floats: float_sum (by columns where reduce_to_cols applies); integers:
+// inner loops in input order.
 static bool lower_reduce_to(KLower *c, IrNode *n) {
   KirKernel *k = kl_kernel(c, n, "reduce_to");
   const Type *xt = n->in[0]->type, *t = n->type;
   KExpr *ov[KL_MAX_RANK], *iv[KL_MAX_RANK];
-  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, ov, true);
   int lead = xt->rank - t->rank;
   bool red[KL_MAX_RANK] = {0};
   for (int j = 0; j < xt->rank; j++) {
     int64_t one;
     red[j] = j < lead || (dim_is_const(t->dims[j - lead], &one) && one == 1 &&
                           !(dim_is_const(xt->dims[j], &one) && one == 1));
-    if (!red[j]) iv[j] = ov[j - lead];
   }
+  if (c->reduce_cols && dtype_is_float(xt->dtype) && dtype_is_float(t->dtype) && reduce_to_cols(c, k, n, red))
+    return true;
+  Vec *blk = kl_loops(c, k, &k->body, t, 0, t->rank, ov, true);
+  for (int j = 0; j < xt->rank; j++)
+    if (!red[j]) iv[j] = ov[j - lead];
   if (dtype_is_float(xt->dtype) && dtype_is_float(t->dtype)) {
     float_sum(c, k, blk, n, n->in[0], red, iv, kl_flat(c, t, ov));
     // A conv bias's gradient (dy [N, O, H, W] summed over n, h, w): the cpu
@@ -1490,7 +1540,8 @@ KirProgram *kir_lower_func(Arena *a, IrModule *m, IrFunc *f, char *err, size_t e
 KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOptions *o, char *err,
                                 size_t errlen) {
   ir_number(f);
-  KLower c = {.m = m, .f = f, .err = err, .errlen = errlen, .nparams = f->params.len};
+  KLower c = {.m = m, .f = f, .err = err, .errlen = errlen, .nparams = f->params.len,
+              .reduce_cols = o && o->reduce_cols};
   if (errlen) err[0] = 0;
   c.p = kir_program_new(a, f->name);
   c.buf = arena_alloc(a, sizeof(int) * (size_t)(f->params.len + f->nodes.len + 1));

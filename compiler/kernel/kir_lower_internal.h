@@ -28,6 +28,7 @@ typedef struct KLower {
   IrNode **epi_end;  // a matmul: the last op of its epilogue, whose buffer it writes
   IrNode **epi_of;   // an op folded into a matmul's epilogue: that matmul (no kernel)
   struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
+  bool reduce_cols;   // KirLowerOptions.reduce_cols
   const int *pro;     // the reduction being lowered: its prologue's members
   int npro;           // (node orders), computed per term (kir_fuse.c)
 } KLower;
@@ -128,7 +129,7 @@ KExpr *kl_isnan(KLower *c, KExpr *x);
 // stores its value into a planned f64 temporary, which a combine reads:
 // parallel tasks on the CPU, threads on the GPU); elsewhere the chunk loop
 // is serial and combines in registers as it goes.
-enum { KL_SUM_LANES = 8, KL_SUM_MAX = 2, KL_SUM_CHUNK = KIR_SUM_CHUNK };
+enum { KL_SUM_LANES = 8, KL_SUM_MAX = 8, KL_SUM_CHUNK = KIR_SUM_CHUNK };
 typedef struct KlSum {
   int nsums, nlanes;  // nlanes < 8 only for a constant P < 8
   KExpr *P;           // positions in the innermost group (i64)
