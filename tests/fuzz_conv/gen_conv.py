@@ -299,7 +299,10 @@ def attempt(r, seed):
             e = pool[0].format(e)
             h, w = pool[1], pool[2]
         crelu = perm = False
-        if r3 and r3.random() < 0.1 and 2 * c <= 400:  # concat([h, relu(-h)]) over the channels
+        # concat([h, relu(-h)]) over the channels, where h has negative
+        # values (after relu or sigmoid the second half is all zeros: a
+        # constant plane, batch norm's 0 / sqrt(eps) and a relu's kink)
+        if r3 and r3.random() < 0.1 and 2 * c <= 400 and act not in ("relu", "sigmoid"):
             body.append("u%d = %s" % (i, e))
             e, c, crelu = "concat([u%d, relu(neg(u%d))], dim = 1)" % (i, i), 2 * c, True
         if r3 and r3.random() < 0.15:  # the plane transposed: [B, c, w, h]
