@@ -27,7 +27,8 @@ docs/design/parity.md, "Differential fuzzing of dense and sequence models"):
 * from seed EXT (100000) on, also (from a second generator, so the rest
   of the model stays the seed's): an EXT_OPS op after some hidden layers
   (softmax, norms and reductions, slices and concats, params of their
-  own, batch_norm, noise) and ext_recipe's options (freeze, a group of one
+  own, batch_norm, noise), a SEQ_EXT_OPS op after some sequence blocks,
+  and ext_recipe's options (freeze, a group of one
   weight, the step schedule, loss scales of their own).
 
 --big lifts the size budget (the long mode's rare 4097-wide layers).
@@ -68,6 +69,16 @@ EXT_OPS = {
     "batch_norm": ["h = batch_norm(h, bn{i}_w, bn{i}_b, bn{i}_rm, bn{i}_rv)"],
     "noise": ["h = h + 0.1 * randn([{lead}, {w}])"],
     "mask": ["h = h * cast(rand([{lead}, {w}]) >= 0.25, f32)"],
+}
+# the sequence models' (seeds from EXT on, after a block): ops over h:
+# f32[B, T, d] along T (a token shift by slices, zero rows of them at T = 1;
+# the mean, max and softmax over T) and a permuted relu
+SEQ_EXT_OPS = {
+    "shift": "h = concat([slice(h, 1, 0, 1), slice(h, 1, 0, -1)], dim = 1)",
+    "tmean": "h = h - mean(h, dim = 1, keepdim = true)",
+    "tmax": "h = h + max(h, dim = 1, keepdim = true)",
+    "tsoft": "h = h * softmax(h, dim = 1)",
+    "perm": "h = permute(relu(permute(h, [2, 0, 1])), [1, 2, 0])",
 }
 EXT_MEMBERS = {
     "scale": ["  param s{i}: f32 init constant(0.5)"],
@@ -362,6 +373,8 @@ def seq(r, big, r2=None):
     for i in range(nl):
         lines += ["    h = h + attn%d(ln%da(h))" % (i, i),
                   "    h = h + pr%d(%s(fc%d(ln%db(h))))" % (i, r.choice(["gelu", "relu"]), i, i)]
+        if r2 and r2.random() < 0.5:
+            lines.append("    " + SEQ_EXT_OPS[r2.choice(sorted(SEQ_EXT_OPS))])
     lines += ["    h = ln_f(h)", "    return %s" % ("h @ tok.w.T" if tied else "head(h)"), "  }", ""]
     opts = []
     if r.random() < 0.3 and vocab >= 7 and batch * t >= 7:
