@@ -71,8 +71,8 @@ EXT_OPS = {
     "mask": ["h = h * cast(rand([{lead}, {w}]) >= 0.25, f32)"],
 }
 # the sequence models' (seeds from EXT on, after a block): ops over h:
-# f32[B, T, d] along T (a token shift by slices, zero rows of them at T = 1;
-# the mean, max and softmax over T) and a permuted relu
+# f32[B, T, d] along T (a token shift by slices, for T >= 2; the mean, max
+# and softmax over T) and a permuted relu
 SEQ_EXT_OPS = {
     "shift": "h = concat([slice(h, 1, 0, 1), slice(h, 1, 0, -1)], dim = 1)",
     "tmean": "h = h - mean(h, dim = 1, keepdim = true)",
@@ -374,7 +374,9 @@ def seq(r, big, r2=None):
         lines += ["    h = h + attn%d(ln%da(h))" % (i, i),
                   "    h = h + pr%d(%s(fc%d(ln%db(h))))" % (i, r.choice(["gelu", "relu"]), i, i)]
         if r2 and r2.random() < 0.5:
-            lines.append("    " + SEQ_EXT_OPS[r2.choice(sorted(SEQ_EXT_OPS))])
+            # a shift at T = 1 slices no rows: sema refuses an empty slice
+            # (and a built program data that makes one)
+            lines.append("    " + SEQ_EXT_OPS[r2.choice([o for o in sorted(SEQ_EXT_OPS) if o != "shift" or t >= 2])])
     lines += ["    h = ln_f(h)", "    return %s" % ("h @ tok.w.T" if tied else "head(h)"), "  }", ""]
     opts = []
     if r.random() < 0.3 and vocab >= 7 and batch * t >= 7:
