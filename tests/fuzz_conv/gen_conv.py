@@ -185,7 +185,8 @@ def ext_recipe(r3, name, batch, seed, layers):
     if f16:
         lines.append("  precision f16")
         if r3.random() < 0.5:
-            lines.append("  loss_scale %s" % r3.choice(["128", "dynamic(init_scale = 2 ** 20, growth_interval = 1)"]))
+            lines.append("  loss_scale %s" % r3.choice(["128", "dynamic(init_scale = 2 ** 20, growth_interval = 1)",
+                                                         "dynamic(init_scale = 3e38, backoff_factor = 0.25)"]))
     lines.append("}")
     return lines, f16, frozen
 

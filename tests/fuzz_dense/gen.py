@@ -63,6 +63,8 @@ EXT_OPS = {
     "detach": ["h = h * stop_gradient(sigmoid(h))"],
     "scale": ["h = h * s{i}"],
     "matmul": ["h = h @ m{i}"],
+    "matmul_t": ["h = h @ m{i}.T"],
+    "reuse": ["h = fc{i}(tanh(h))"],  # the layer's Linear (square) called twice
     "rotate": ["h = concat([slice(h, -1, {a}, {w}), slice(h, -1, 0, {a})], dim = -1)"],
     "evenodd": ["h = concat([slice(h, -1, 0, {w}, 2), slice(h, -1, 1, {w}, 2)], dim = -1)"],
     "rowmix": ["h = h + mean(h, dim = 1, keepdim = true)"],
@@ -83,19 +85,24 @@ SEQ_EXT_OPS = {
 EXT_MEMBERS = {
     "scale": ["  param s{i}: f32 init constant(0.5)"],
     "matmul": ["  param m{i}: f32[{w}, {w}] init normal(0, {std})"],
+    "matmul_t": ["  param m{i}: f32[{w}, {w}] init normal(0, {std})"],
     "batch_norm": ["  param bn{i}_w: f32[{w}] init ones", "  param bn{i}_b: f32[{w}] init zeros",
                    "  buffer bn{i}_rm: f32[{w}] init zeros", "  buffer bn{i}_rv: f32[{w}] init ones"],
 }
 
 
-def ext_op(r2, w, rows, batch):
+def ext_op(r2, w, rows, batch, square=False, const=False):
     """An EXT_OPS name that fits a hidden layer of width w, or None."""
     if r2.random() < 0.5:
         return None
     names = [n for n in EXT_OPS
              if not (n in ("rotate", "evenodd") and w < 2)
              and not (n == "rowmix" and rows == 1)
-             and not (n == "matmul" and w > 257)
+             and not (n in ("matmul", "matmul_t") and w > 257)
+             and not (n == "reuse" and not square)
+             # LayerNorm(1)'s output is its bias exactly (0 at first), where
+             # PyTorch's rounding leaves noise: no kink at 0 there
+             and not (const and n in ("where", "abs", "pow", "maxnorm", "minshift"))
              # batch norm: [N, C] only, and one value per channel makes the
              # running variance's unbiased update 0 / 0
              and not (n == "batch_norm" and (rows != 1 or batch < 2))]
@@ -226,7 +233,7 @@ def ext_layers(r2, spec, members, body, ext_at):
     lead = "B" if rows == 1 else "B, %d" % rows
     for i, rec in enumerate(spec["layers"][:-1]):
         w = ws[i + 1]
-        rec["ext"] = ext_op(r2, w, rows, batch)
+        rec["ext"] = ext_op(r2, w, rows, batch, ws[i] == w, rec["ln"] and w == 1)
         if rec["ext"]:
             rec["fmt"] = dict(i=i, w=w, a=r2.randint(1, w - 1) if w >= 2 else 0, lead=lead,
                               std="%.4g" % (1 / w ** 0.5))

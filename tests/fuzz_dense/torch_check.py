@@ -68,6 +68,8 @@ def ext(rec, p, h):
         "detach": lambda: h * torch.sigmoid(h).detach(),
         "scale": lambda: h * p["s%d" % i],
         "matmul": lambda: h @ p["m%d" % i],
+        "matmul_t": lambda: h @ p["m%d" % i].T,
+        "reuse": lambda: torch.tanh(h) @ p["fc%d.w" % i].T + p["fc%d.b" % i],
         "rotate": lambda: torch.cat([h[..., a:w], h[..., 0:a]], dim=-1),
         "evenodd": lambda: torch.cat([h[..., 0:w:2], h[..., 1:w:2]], dim=-1),
         "rowmix": lambda: h + h.mean(dim=1, keepdim=True),
