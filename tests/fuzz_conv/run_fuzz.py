@@ -6,7 +6,8 @@ checks it: train_step, eval and predict compiled as `mlc build` compiles
 them against the graph interpreter, fused and --no-fuse, at the model's
 batch size, and one train step, eval and predict on pools of 1, 2 and 3
 threads, which must give the same bytes, and for the seeds the generator
-marks, with --conv winograd and at --precision bf16. A model the compiler
+marks, with --conv winograd and at --precision bf16 (a seed from
+gen_conv.EXT on over two steps, its recipe's own). A model the compiler
 rejects, a crash, a timeout or any [FAIL] line fails the seed.
 
 With --parity build/tests/test_parity, every --parity-every'th seed (and
