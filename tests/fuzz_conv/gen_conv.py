@@ -25,6 +25,10 @@ other state). The space (docs/design/testing.md "Convolution fuzzing"):
     giving H and W their drawn sizes) and a mean over the plane before the
     Linear.
 
+Seeds from EXT (100000) on also draw, from a third generator, the
+activations, pools, concat and transpose of EXT_ACTS / draw_ext_pool and
+a recipe of their own (ext_recipe; cfg "f16", "frozen", "steps" 2).
+
 A work budget (multiply-adds per sample times the batch) keeps each model
 to seconds in the reference interpreter; a draw over it shrinks the batch,
 then is drawn again.
@@ -37,6 +41,14 @@ import random
 import sys
 
 CHANNELS = [1, 2, 3, 7, 16, 17, 31, 32, 64, 96, 129, 200]
+# seeds from EXT on also draw, from a third generator (the first two's
+# draws stay the seed's): more activations, pools with pair kernels and
+# padding, a transpose of the plane, a concat of h and relu(-h) over the
+# channels, and a recipe of their own (ext_recipe: optimizers, accumulate,
+# clipping, freeze, groups, schedules, f16), checked over 2 steps
+EXT = 100000
+EXT_ACTS = {"silu": "silu({0})", "sigmoid": "sigmoid({0})", "tanh": "tanh({0})", "elu": "elu({0})",
+            "hardtanh": "hardtanh({0}, lo = -0.5, hi = 0.5)"}
 BATCHES = [1, 2, 7, 64, 65]
 BUDGET = 20_000_000  # multiply-adds of one forward, all samples
 
@@ -110,6 +122,75 @@ def draw_pool(r, h, w, act):
     return None
 
 
+def flattens(n, k, s, p, no):
+    """Whether every window of a pool along a dim of n covers all of it."""
+    return all(i * s - p <= 0 and i * s - p + k >= n for i in range(no))
+
+
+def constant_pool(pool, h, w):
+    """Whether pool (draw_pool's triple) on an [h, w] plane makes a plane
+    of more than one position whose every window saw the whole input: an
+    average pool's output is then constant, and a max pool's ties after a
+    convolution of it pick by rounding (PyTorch and mlc apart)."""
+    if not pool or pool[1] * pool[2] < 2:
+        return False
+    t = pool[0].replace(" ", "")
+    nums = [int(v) for v in t.replace("[", ",").replace("]", ",").replace("=", ",").replace(")", ",").split(",")
+            if v.isdigit()]
+    k = nums[0:2] if t.count("[") else [nums[0]] * 2
+    rest = nums[2:] if t.count("[") else nums[1:]
+    if "stride" in t:
+        s, rest = (rest[0:2], rest[2:]) if "stride=[" in t else ([rest[0]] * 2, rest[1:])
+    else:
+        s = k
+    p = (rest[0:2] if "padding=[" in t else [rest[0]] * 2) if "padding" in t else [0, 0]
+    return flattens(h, k[0], s[0], p[0], pool[1]) and flattens(w, k[1], s[1], p[1], pool[2])
+
+
+def draw_ext_pool(r3, h, w):
+    """(text template, ho, wo) of one of the pools draw_pool does not draw
+    (pair kernels and strides, max with padding, stride 1), or None."""
+    kh, kw = r3.choice([2, 3]), r3.choice([1, 2, 3])
+    sh, sw = r3.choice([1, 2]), r3.choice([1, 2])
+    ph, pw = r3.randint(0, kh // 2), r3.randint(0, kw // 2)
+    ho, wo = out_size(h, kh, sh, ph, 1), out_size(w, kw, sw, pw, 1)
+    if ho < 1 or wo < 1:
+        return None
+    fn = r3.choice(["max_pool2d", "avg_pool2d"])
+    return ("%s({0}, [%d, %d], stride = [%d, %d], padding = [%d, %d])" % (fn, kh, kw, sh, sw, ph, pw), ho, wo)
+
+
+def ext_recipe(r3, name, batch, seed, layers):
+    """The train block of a seed from EXT on, whether it is f16, and the
+    frozen path (or None)."""
+    lines = ["train %s {" % name, "  batch %d epochs 1 seed %d" % (batch, seed % 1000)]
+    if r3.random() < 0.3:
+        lines.append("  accumulate %d" % r3.choice([2, 3]))
+    opt = r3.choice(["sgd(lr = 0.01, momentum = 0.9)", "sgd(lr = 0.05, nesterov = true, momentum = 0.5, weight_decay = 0.01)",
+                     "adam(lr = 1e-3)", "adamw(lr = 1e-3, weight_decay = 0.1)", "adam(lr = 1e-2, eps = 0.1, weight_decay = 0.01)"])
+    lines.append("  optimizer " + opt)
+    if r3.random() < 0.3:
+        lines.append('  group nd(match = "*.b", weight_decay = 0, lr_scale = 0.5)')
+    frozen = None
+    if r3.random() < 0.3:
+        frozen = r3.choice(["fc.w", "fc"] + [("w%d" if l["raw"] else "c%d.w") % i for i, l in enumerate(layers)])
+        if frozen == "fc" and "  group" in lines[-1]:
+            frozen = "fc.w"  # a frozen param cannot be in a group
+        lines.append("  freeze %s" % frozen)
+    lines.append("  schedule %s" % r3.choice(["constant", "cosine(warmup = 1 steps)", "step(step_size = 1, gamma = 0.5)",
+                                              "linear(warmup = 0 steps, end_lr = 0)"]))
+    if r3.random() < 0.4:
+        lines.append("  clip grad_norm = %s" % r3.choice(["0.1", "1.0"]))
+    f16 = r3.random() < 0.2
+    if f16:
+        lines.append("  precision f16")
+        if r3.random() < 0.5:
+            lines.append("  loss_scale %s" % r3.choice(["128", "dynamic(init_scale = 2 ** 20, growth_interval = 1)",
+                                                         "dynamic(init_scale = 3e38, backoff_factor = 0.25)"]))
+    lines.append("}")
+    return lines, f16, frozen
+
+
 def pair(v):
     return "[%d, %d]" % v
 
@@ -130,6 +211,7 @@ def attempt(r, seed):
     acts = ["relu", "relu", "relu", "leaky_relu", "leaky_relu" if winograd else "gelu", "none"]
     # draws added later come from r2, so that the seeds of seeds.txt keep their models
     r2 = random.Random(seed ^ 0x5EED)
+    r3 = random.Random(seed ^ 0xC0DE) if seed >= EXT else None
     cin = r.choice([1, 1, 2, 3, 3, 7, 16])
     mode = r.random()
     big = mode < 0.1  # planes past 8192 positions (the bias-gradient fold's bound)
@@ -188,7 +270,12 @@ def attempt(r, seed):
             members.append("bn%d = BatchNorm2d(%d)" % (i, conv["cout"]))
             e = "bn%d(%s)" % (i, e)
         act = "relu" if wide and i == 0 else r.choice(acts)
-        if act == "relu":
+        # kir_run's transcendental functions are libm's double ones rounded
+        # once (a Winograd seed's predict is compared bit for bit): none there
+        if r3 and not winograd and not (wide and i == 0) and r3.random() < 0.3:
+            act = r3.choice(sorted(EXT_ACTS))
+            e = EXT_ACTS[act].format(e)
+        elif act == "relu":
             e = "relu(%s)" % e
         elif act == "leaky_relu":
             e = "leaky_relu(%s, slope = 0.1)" % e
@@ -201,6 +288,10 @@ def attempt(r, seed):
         pool = draw_pool(r, h, w, act) if not residual or r.random() < 0.5 else None
         if wide and i == 0:
             pool = ("max_pool2d({0}, 2)", h // 2, w // 2)
+        elif r3 and r3.random() < 0.3:
+            pool = draw_ext_pool(r3, h, w) or pool
+        if r3 and constant_pool(pool, h, w):
+            pool = None
         if pool and pool[0].count("{0}") > 1:
             body.append("t%d = %s" % (i, e))
             e = pool[0].format("t%d" % i)
@@ -208,8 +299,18 @@ def attempt(r, seed):
         elif pool:
             e = pool[0].format(e)
             h, w = pool[1], pool[2]
+        crelu = perm = False
+        # concat([h, relu(-h)]) over the channels, where h has negative
+        # values (after relu or sigmoid the second half is all zeros: a
+        # constant plane, batch norm's 0 / sqrt(eps) and a relu's kink)
+        if r3 and r3.random() < 0.1 and 2 * c <= 400 and act not in ("relu", "sigmoid"):
+            body.append("u%d = %s" % (i, e))
+            e, c, crelu = "concat([u%d, relu(neg(u%d))], dim = 1)" % (i, i), 2 * c, True
+        if r3 and r3.random() < 0.15:  # the plane transposed: [B, c, w, h]
+            e, h, w, perm = "permute(%s, [0, 1, 3, 2])" % e, w, h, True
         body.append("h = %s    # [B, %d, %d, %d]" % (e, c, h, w))
-        layers.append(dict(conv, bn=bn, act=act, residual=residual, pool=pool[0] if pool else None))
+        layers.append(dict(conv, bn=bn, act=act, residual=residual, pool=pool[0] if pool else None,
+                           crelu=crelu, perm=perm))
     if not layers:
         return None, None
     classes = r.choice([2, 5, 10])
@@ -239,11 +340,17 @@ def attempt(r, seed):
     lines.append("    return cross_entropy(forward(x), y)")
     lines.append("  }")
     lines.append("}")
-    lines.append("train %s {" % name)
-    lines.append("  batch %d epochs 1 seed %d" % (batch, seed % 1000))
-    lines.append("  optimizer sgd(lr = 0.01, momentum = 0.9)")
-    lines.append("}")
-    cfg = dict(seed=seed, batch=batch, macs=macs, input=[c0, h0, w0], classes=classes, feat=feat, layers=layers, dims={"H": h0, "W": w0} if sym else {},
+    f16, frozen = False, None
+    if r3:
+        rec, f16, frozen = ext_recipe(r3, name, batch, seed, layers)
+        lines += rec
+        bf16 = bf16 and not f16
+    else:
+        lines.append("train %s {" % name)
+        lines.append("  batch %d epochs 1 seed %d" % (batch, seed % 1000))
+        lines.append("  optimizer sgd(lr = 0.01, momentum = 0.9)")
+        lines.append("}")
+    cfg = dict(f16=f16, steps=2 if r3 else 1, frozen=frozen, seed=seed, batch=batch, macs=macs, input=[c0, h0, w0], classes=classes, feat=feat, layers=layers, dims={"H": h0, "W": w0} if sym else {},
                winograd=winograd, bf16=bf16)
     return "\n".join(lines) + "\n", cfg
 

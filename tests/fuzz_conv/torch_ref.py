@@ -8,8 +8,9 @@ metadata model, source, inputs), which test_parity reads when given the
 file's path. The twin is built from the generator's layer list: conv
 (torch.nn.functional.conv2d with the same stride, padding, dilation,
 groups), batch norm in training mode, the activation (leaky slope 0.1,
-exact gelu), the residual add, the pool (avg_pool2d counts the padding, as
-mlc's does), then flatten, Linear and cross entropy. The batch is at most
+exact gelu, silu, sigmoid, tanh, elu, hardtanh to [-0.5, 0.5]), the
+residual add, the pool (avg_pool2d counts the padding, as mlc's does),
+the concat of h and relu(-h), the plane's transpose, then flatten, Linear and cross entropy. The batch is at most
 7 samples (the parity run is the reference interpreter in f64 and f32).
 
 Run with OPENBLAS_CORETYPE=Cooperlake /usr/bin/python3.
@@ -49,6 +50,10 @@ class Twin(torch.nn.Module):
             if l["bn"]:
                 setattr(self, "bn%d" % i, models.BatchNorm2d(l["cout"]))
         self.fc = models.Linear(cfg["feat"], cfg["classes"])
+        f = cfg.get("frozen")  # the recipe's freeze: mlc computes no gradient there
+        for name, v in self.named_parameters():
+            if f and (name == f or name.startswith(f + ".")):
+                v.requires_grad_(False)
 
     def forward(self, x):
         h = x
@@ -59,12 +64,17 @@ class Twin(torch.nn.Module):
             if l["bn"]:
                 e = getattr(self, "bn%d" % i)(e)
             e = {"relu": F.relu, "leaky_relu": lambda t: F.leaky_relu(t, 0.1), "gelu": F.gelu,
-                 "none": lambda t: t}[l["act"]](e)
+                 "silu": F.silu, "sigmoid": torch.sigmoid, "tanh": torch.tanh, "elu": F.elu,
+                 "hardtanh": lambda t: F.hardtanh(t, -0.5, 0.5), "none": lambda t: t}[l["act"]](e)
             if l["residual"]:
                 e = e + h
             if l["pool"]:
                 text = l["pool"].replace(" = ", "=").replace("max_pool2d", "F.max_pool2d")
                 e = eval(text.replace("avg_pool2d", "F.avg_pool2d").format("e"), {"F": F, "e": e})
+            if l.get("crelu"):
+                e = torch.cat([e, F.relu(-e)], dim=1)
+            if l.get("perm"):
+                e = e.permute(0, 1, 3, 2)
             h = e
         return self.fc(h.mean(dim=(2, 3)) if self.cfg["dims"] else h.flatten(1))
 
@@ -95,7 +105,8 @@ def write(seed, out_dir):
         loss.backward()
         out[tag + "/loss"] = loss.detach().numpy().copy()
         for p, v in m.named_parameters():
-            out[tag + "/grad/" + p] = v.grad.numpy().copy()
+            if v.requires_grad:
+                out[tag + "/grad/" + p] = v.grad.numpy().copy()
         out[tag + "/grad_input/x"] = xa.grad.numpy().copy()
     meta = {"example": "fuzz_conv_%d" % seed, "model": "FuzzConv%d" % seed, "source": model_path,
             "inputs": "x,y", "seed": str(seed), "batch": str(n), "torch": torch.__version__}

@@ -24,6 +24,13 @@ docs/design/parity.md, "Differential fuzzing of dense and sequence models"):
   warmup; clip grad_norm; accumulate 1-3; a no-decay parameter group;
   precision f32/bf16/f16 (f16 with its dynamic loss scale, or a static one).
 
+* from seed EXT (100000) on, also (from a second generator, so the rest
+  of the model stays the seed's): an EXT_OPS op after some hidden layers
+  (softmax, norms and reductions, slices and concats, params of their
+  own, batch_norm, noise), a SEQ_EXT_OPS op after some sequence blocks,
+  and ext_recipe's options (freeze, a group of one
+  weight, the step schedule, loss scales of their own).
+
 --big lifts the size budget (the long mode's rare 4097-wide layers).
 """
 import random
@@ -35,6 +42,71 @@ ACTS = ["relu", "gelu", "tanh", "sigmoid", "leaky_relu", "none"]
 # seeds from WIDE on also draw these (earlier seeds keep their models)
 WIDE = 1000
 WIDE_ACTS = ACTS + ["silu", "elu", "softplus", "hardtanh"]
+# seeds from EXT on also draw, from a second generator (so that the draws
+# above stay those of the seed), an extra width-keeping op after a hidden
+# layer's activation (EXT_OPS) and more recipe options (ext_recipe)
+EXT = 100000
+# name: the lines that map h (f32[.., w]) to h, {w} the width, {i} the layer,
+# {lead} the leading dims; "members" the params and buffers it needs
+EXT_OPS = {
+    "softmax": ["h = softmax(h, dim = -1)"],
+    "log_sigmoid": ["h = log_sigmoid(h)"],
+    "clamp": ["h = clamp(h, -0.5, 0.5)"],
+    "abs": ["h = abs(h)"],
+    "center": ["h = h - mean(h, dim = -1, keepdim = true)"],
+    "maxnorm": ["h = h / (max(abs(h), dim = -1, keepdim = true) + 1.0)"],
+    "minshift": ["h = h - min(h, dim = -1, keepdim = true)"],
+    "where": ["h = where(h > 0, h, 0.5 * h)"],
+    "rms": ["h = h * rsqrt(mean(h * h, dim = -1, keepdim = true) + 1e-5)"],
+    "smooth": ["h = sqrt(h * h + 1.0) - exp(clamp(h, -3, 3)) * 0.1"],
+    "pow": ["h = (abs(h) + 0.5) ** 1.5"],
+    "detach": ["h = h * stop_gradient(sigmoid(h))"],
+    "scale": ["h = h * s{i}"],
+    "matmul": ["h = h @ m{i}"],
+    "matmul_t": ["h = h @ m{i}.T"],
+    "reuse": ["h = fc{i}(tanh(h))"],  # the layer's Linear (square) called twice
+    "rotate": ["h = concat([slice(h, -1, {a}, {w}), slice(h, -1, 0, {a})], dim = -1)"],
+    "evenodd": ["h = concat([slice(h, -1, 0, {w}, 2), slice(h, -1, 1, {w}, 2)], dim = -1)"],
+    "rowmix": ["h = h + mean(h, dim = 1, keepdim = true)"],
+    "batch_norm": ["h = batch_norm(h, bn{i}_w, bn{i}_b, bn{i}_rm, bn{i}_rv)"],
+    "noise": ["h = h + 0.1 * randn([{lead}, {w}])"],
+    "mask": ["h = h * cast(rand([{lead}, {w}]) >= 0.25, f32)"],
+}
+# the sequence models' (seeds from EXT on, after a block): ops over h:
+# f32[B, T, d] along T (a token shift by slices, for T >= 2; the mean, max
+# and softmax over T) and a permuted relu
+SEQ_EXT_OPS = {
+    "shift": "h = concat([slice(h, 1, 0, 1), slice(h, 1, 0, -1)], dim = 1)",
+    "tmean": "h = h - mean(h, dim = 1, keepdim = true)",
+    "tmax": "h = h + max(h, dim = 1, keepdim = true)",
+    "tsoft": "h = h * softmax(h, dim = 1)",
+    "perm": "h = permute(relu(permute(h, [2, 0, 1])), [1, 2, 0])",
+}
+EXT_MEMBERS = {
+    "scale": ["  param s{i}: f32 init constant(0.5)"],
+    "matmul": ["  param m{i}: f32[{w}, {w}] init normal(0, {std})"],
+    "matmul_t": ["  param m{i}: f32[{w}, {w}] init normal(0, {std})"],
+    "batch_norm": ["  param bn{i}_w: f32[{w}] init ones", "  param bn{i}_b: f32[{w}] init zeros",
+                   "  buffer bn{i}_rm: f32[{w}] init zeros", "  buffer bn{i}_rv: f32[{w}] init ones"],
+}
+
+
+def ext_op(r2, w, rows, batch, square=False, const=False):
+    """An EXT_OPS name that fits a hidden layer of width w, or None."""
+    if r2.random() < 0.5:
+        return None
+    names = [n for n in EXT_OPS
+             if not (n in ("rotate", "evenodd") and w < 2)
+             and not (n == "rowmix" and rows == 1)
+             and not (n in ("matmul", "matmul_t") and w > 257)
+             and not (n == "reuse" and not square)
+             # LayerNorm(1)'s output is its bias exactly (0 at first), where
+             # PyTorch's rounding leaves noise: no kink at 0 there
+             and not (const and n in ("where", "abs", "pow", "maxnorm", "minshift"))
+             # batch norm: [N, C] only, and one value per channel makes the
+             # running variance's unbiased update 0 / 0
+             and not (n == "batch_norm" and (rows != 1 or batch < 2))]
+    return r2.choice(names)
 
 
 def width(r, big):
@@ -54,7 +126,11 @@ def act(r, name, e, rec):
     return "%s(%s)" % (name, e)
 
 
-def recipe(r, name, batch, params_b):
+def recipe(r, name, batch, params_b, ext=None):
+    """The train block's lines. ext (seeds from EXT on): {"r2": the second
+    generator, "freeze": {instance path that may be frozen: what to freeze
+    instead where a group matches "*.b"}, "last": a weight that may get a
+    group of its own}, for ext_recipe's options."""
     lines = ["train %s {" % name, "  batch %d   epochs 2   seed %d" % (batch, r.randrange(100))]
     acc = r.choice([1, 1, 1, 2, 3])
     if acc > 1:
@@ -77,6 +153,8 @@ def recipe(r, name, batch, params_b):
             args.append("weight_decay = %s" % r.choice(["0", "0.01", "0.1"]))
         if r.random() < 0.3:
             args.append("beta2 = 0.95")
+        if ext and ext["r2"].random() < 0.3:
+            args.append("eps = %s" % ext["r2"].choice(["1e-6", "0.1"]))
     lines.append("  optimizer %s(%s)" % (opt, ", ".join(args)))
     if params_b and r.random() < 0.25:
         if opt == "sgd":
@@ -103,12 +181,70 @@ def recipe(r, name, batch, params_b):
         lines.append("  precision f16")
         if r.random() < 0.3:
             lines.append("  loss_scale 128")
+    if ext:
+        ext_recipe(ext, lines, opt, args)
     lines.append("  metric loss")
     lines.append("}")
     return lines
 
 
-def mlp(r, big, wide):
+def ext_recipe(ext, lines, opt, args):
+    """Seeds from EXT on: freeze an instance (or, where a group matches its
+    bias, its weight), a group of its own for the last layer's weight
+    (sgd: momentum, nesterov; adam: beta2, eps; or lr), the step schedule
+    where none was drawn, a dynamic loss scale's own arguments or a static
+    scale at any precision."""
+    r2 = ext["r2"]
+    grouped = any(l.startswith("  group") for l in lines)
+    frozen = None
+    if ext["freeze"] and r2.random() < 0.3:
+        frozen = r2.choice(sorted(ext["freeze"]))
+        frozen = ext["freeze"][frozen] if grouped else frozen
+        lines.append("  freeze %s" % frozen)
+    if ext.get("last") and not (frozen and (ext["last"] + ".").startswith(frozen + ".")) and r2.random() < 0.3:
+        if opt == "sgd":  # nesterov needs momentum and no dampening, in the group as merged
+            kw = ["lr = 0.05", "weight_decay = 0.1"]
+            if "nesterov = true" in args:
+                kw += ["momentum = 0.5", "nesterov = false, dampening = 0.5"]
+            elif "dampening = 0.1" in args:
+                kw += ["momentum = 0", "dampening = 0, nesterov = true"]
+            elif "momentum = 0.9" in args:
+                kw += ["nesterov = true", "dampening = 0.5", "momentum = 0"]
+            else:
+                kw += ["momentum = 0.5, nesterov = true", "momentum = 0.5, dampening = 0.5"]
+            kw = r2.choice(kw)
+        else:
+            kw = r2.choice(["beta2 = 0.9, eps = 1e-4", "lr = 0.002", "weight_decay = 0.5", "beta1 = 0"])
+        lines.append('  group last(match = "%s", %s)' % (ext["last"], kw))
+    if not any(l.startswith("  schedule") for l in lines) and r2.random() < 0.5:
+        lines.append("  schedule step(step_size = 1, gamma = 0.5)")
+    if not any(l.startswith("  loss_scale") for l in lines) and r2.random() < 0.3:
+        f16 = "  precision f16" in lines
+        lines.append("  loss_scale %s" % (r2.choice(["dynamic(init_scale = 1024, growth_interval = 1)",
+                                                     "dynamic(init_scale = 3e38, backoff_factor = 0.25)"])
+                                          if f16 else r2.choice(["64", "dynamic(growth_interval = 2)"])))
+
+
+def ext_layers(r2, spec, members, body, ext_at):
+    """Draw each hidden layer's EXT_OPS op (spec's layers get "ext" and
+    "fmt") and insert its line after the layer's (from the last, so that
+    ext_at's indices stay right)."""
+    ws, rows, batch = spec["ws"], spec["rows"], spec["batch"]
+    lead = "B" if rows == 1 else "B, %d" % rows
+    for i, rec in enumerate(spec["layers"][:-1]):
+        w = ws[i + 1]
+        rec["ext"] = ext_op(r2, w, rows, batch, ws[i] == w, rec["ln"] and w == 1)
+        if rec["ext"]:
+            rec["fmt"] = dict(i=i, w=w, a=r2.randint(1, w - 1) if w >= 2 else 0, lead=lead,
+                              std="%.4g" % (1 / w ** 0.5))
+            members += [m.format(**rec["fmt"]) for m in EXT_MEMBERS.get(rec["ext"], [])]
+    for i in reversed(range(len(spec["layers"]) - 1)):
+        rec = spec["layers"][i]
+        if rec.get("ext"):
+            body[ext_at[i]:ext_at[i]] = ["    " + l.format(**rec["fmt"]) for l in EXT_OPS[rec["ext"]]]
+
+
+def mlp(r, big, wide, r2=None):
     budget = 6e8 if big else 4e7
     while True:
         n = r.randint(1, 5)
@@ -123,6 +259,7 @@ def mlp(r, big, wide):
         members.append("  fc%d = Linear(%d, %d)" % (i, ws[i], ws[i + 1]))
     last = n - 1
     spec = {"kind": "mlp", "ws": ws, "batch": batch, "layers": []}
+    ext_at = []  # where each layer's line ends in body
     for i in range(n):
         e = "fc%d(h)" % i if i else "fc0(x)"
         rec = {"act": "none", "res": False, "ln": False, "drop": None}
@@ -141,10 +278,13 @@ def mlp(r, big, wide):
                 members.append("  drop%d = Dropout(%s)" % (i, rec["drop"]))
                 e = "drop%d(%s)" % (i, e)
         body.append("    h = %s" % e)
+        ext_at.append(len(body))
     out = ws[-1]
     # wide: inputs [B, L, in] (Linear over leading dims), log_softmax heads, bce
     spec["rows"] = r.choice([1, 1, 2, 3]) if wide else 1
     spec["log_softmax"] = wide and classify and r.random() < 0.2
+    if r2:
+        ext_layers(r2, spec, members, body, ext_at)
     body.append("    return %s" % ("log_softmax(h, dim = -1)" if spec["log_softmax"] else "h"))
     lead = "B" if spec["rows"] == 1 else "B, %d" % spec["rows"]
     flat = "B" if spec["rows"] == 1 else "B * %d" % spec["rows"]
@@ -184,7 +324,8 @@ def mlp(r, big, wide):
         tt = "f32[%s, %d]" % (lead, out)
         head += ["  loss(x: f32[%s, %d], t: %s) -> f32 {" % (lead, ws[0], tt), "    return " + e, "  }"]
     head.append("}")
-    spec["recipe"] = recipe(r, "Fuzz", batch, True)
+    ext = r2 and {"r2": r2, "freeze": {"fc%d" % i: "fc%d.w" % i for i in range(n)}, "last": "fc%d.w" % (n - 1)}
+    spec["recipe"] = recipe(r, "Fuzz", batch, True, ext)
     return "--batch %d" % batch, head + [""] + spec["recipe"], spec
 
 
@@ -208,7 +349,7 @@ ATTN = """block Attention(d, heads) {
 """
 
 
-def seq(r, big):
+def seq(r, big, r2=None):
     d = r.choice([2, 8, 16, 17, 64] + ([127] if big else []))
     heads = r.choice([h for h in (1, 2, 4) if d % h == 0])
     vocab = r.choice([7, 17, 65, 257] + ([1000] if big else []))
@@ -239,6 +380,10 @@ def seq(r, big):
     for i in range(nl):
         lines += ["    h = h + attn%d(ln%da(h))" % (i, i),
                   "    h = h + pr%d(%s(fc%d(ln%db(h))))" % (i, r.choice(["gelu", "relu"]), i, i)]
+        if r2 and r2.random() < 0.5:
+            # a shift at T = 1 slices no rows: sema refuses an empty slice
+            # (and a built program data that makes one)
+            lines.append("    " + SEQ_EXT_OPS[r2.choice([o for o in sorted(SEQ_EXT_OPS) if o != "shift" or t >= 2])])
     lines += ["    h = ln_f(h)", "    return %s" % ("h @ tok.w.T" if tied else "head(h)"), "  }", ""]
     opts = []
     if r.random() < 0.3 and vocab >= 7 and batch * t >= 7:
@@ -248,13 +393,15 @@ def seq(r, big):
     lines += ["  loss(idx: i64[B, %s], y: i64[B, %s]) -> f32 {" % (tdim, tdim),
               "    return cross_entropy(reshape(forward(idx), [B * %s, %d]), reshape(y, [B * %s])%s)"
               % (tdim, vocab, tdim, "".join(", " + o for o in opts)), "  }", "}", ""]
-    return "--batch %d%s" % (batch, " --seq %d" % t if sym else ""), lines + recipe(r, "Fuzz", batch, True), None
+    return "--batch %d%s" % (batch, " --seq %d" % t if sym else ""), lines + recipe(r, "Fuzz", batch, True, r2 and {
+        "r2": r2, "freeze": {"pos": "pos", "ln_f": "ln_f", "attn0": "attn0.query.w", "attn0.query": "attn0.query.w"}, "last": "fc0.w"}), None
 
 
 def generate_spec(seed, big=False):
     """The model's text and, for an MLP, its structure (torch_check.py's twin)."""
     r = random.Random(seed)
-    args, lines, spec = seq(r, big) if r.random() < 0.35 else mlp(r, big, seed >= WIDE)
+    r2 = random.Random(seed ^ 0xE47) if seed >= EXT else None
+    args, lines, spec = seq(r, big, r2) if r.random() < 0.35 else mlp(r, big, seed >= WIDE, r2)
     return "# fuzz: %s\n# gen.py %d%s\n" % (args, seed, " --big" if big else "") + "\n".join(lines) + "\n", spec
 
 

@@ -47,6 +47,38 @@ def act(rec, h):
             "elu": F.elu, "softplus": F.softplus, "hardtanh": F.hardtanh}[a](h)
 
 
+def ext(rec, p, h):
+    """gen.py's EXT_OPS op of a hidden layer (rec["ext"]), on h."""
+    e, f = rec.get("ext"), rec.get("fmt")
+    if not e:
+        return h
+    w, i, a = f["w"], f["i"], f["a"]
+    ops = {
+        "softmax": lambda: F.softmax(h, dim=-1),
+        "log_sigmoid": lambda: F.logsigmoid(h),
+        "clamp": lambda: torch.clamp(h, -0.5, 0.5),
+        "abs": lambda: h.abs(),
+        "center": lambda: h - h.mean(dim=-1, keepdim=True),
+        "maxnorm": lambda: h / (h.abs().amax(dim=-1, keepdim=True) + 1.0),
+        "minshift": lambda: h - h.amin(dim=-1, keepdim=True),
+        "where": lambda: torch.where(h > 0, h, 0.5 * h),
+        "rms": lambda: h * torch.rsqrt((h * h).mean(dim=-1, keepdim=True) + 1e-5),
+        "smooth": lambda: torch.sqrt(h * h + 1.0) - torch.exp(torch.clamp(h, -3, 3)) * 0.1,
+        "pow": lambda: (h.abs() + 0.5) ** 1.5,
+        "detach": lambda: h * torch.sigmoid(h).detach(),
+        "scale": lambda: h * p["s%d" % i],
+        "matmul": lambda: h @ p["m%d" % i],
+        "matmul_t": lambda: h @ p["m%d" % i].T,
+        "reuse": lambda: torch.tanh(h) @ p["fc%d.w" % i].T + p["fc%d.b" % i],
+        "rotate": lambda: torch.cat([h[..., a:w], h[..., 0:a]], dim=-1),
+        "evenodd": lambda: torch.cat([h[..., 0:w:2], h[..., 1:w:2]], dim=-1),
+        "rowmix": lambda: h + h.mean(dim=1, keepdim=True),
+        "batch_norm": lambda: F.batch_norm(h, p["bn%d_rm" % i].detach().clone(), p["bn%d_rv" % i].detach().clone(),
+                                           p["bn%d_w" % i], p["bn%d_b" % i], training=True, momentum=0.1, eps=1e-5),
+    }
+    return ops[e]()
+
+
 def forward(spec, p, x):
     h = x
     n = len(spec["layers"])
@@ -58,6 +90,7 @@ def forward(spec, p, x):
                 y = h + y
             if rec["ln"]:
                 y = F.layer_norm(y, (y.shape[-1],), p["ln%d.weight" % i], p["ln%d.bias" % i], 1e-5)
+            y = ext(rec, p, y)
         h = y
     return F.log_softmax(h, dim=-1) if spec.get("log_softmax") else h
 
@@ -84,7 +117,8 @@ def loss(spec, p, x, y):
 
 def check(mlc, seed, tmp):
     text, spec = gen.generate_spec(seed)
-    if spec is None or any(rec["drop"] for rec in spec["layers"]):
+    # dropout's masks and rand / randn's draws are the runtime's own
+    if spec is None or any(rec["drop"] or rec.get("ext") in ("noise", "mask") for rec in spec["layers"]):
         return None
     path = os.path.join(tmp, "m.model")
     with open(path, "w") as f:
@@ -118,7 +152,11 @@ def check(mlc, seed, tmp):
     l = loss(spec, params, torch.tensor(x.astype(np.float64)), yt)
     l.backward()
     want = {"loss_grad.loss": l.detach().numpy()}
-    want.update({"loss_grad." + k: v.grad.numpy() for k, v in params.items()})
+    # buffers (batch norm's running statistics) have no gradient, and the
+    # recipe's frozen params none that loss_grad reports
+    frozen = [l.split()[1] for l in spec["recipe"] if l.startswith("  freeze ")]
+    want.update({"loss_grad." + k: v.grad.numpy() for k, v in params.items() if v.grad is not None
+                 and not any(k == f or k.startswith(f + ".") for f in frozen)})
     for k, t in sorted(want.items()):
         if k not in g:
             return "%s: not in mlc's results (%s)" % (k, ", ".join(sorted(g)))

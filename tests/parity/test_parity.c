@@ -20,7 +20,13 @@
 //   float64 gradient as PyTorch's own float32 one is (a sum that cancels,
 //   bn_cnn's conv1.w: 50,176 terms whose mean batch norm removes, leaves
 //   both float32 results about 1.7e-4 from the exact one, each in its own
-//   accumulation order).
+//   accumulation order). An input's f32 gradient gets the same second chance
+//   (a max pool's near-ties that PyTorch's f32 forward rounds into other
+//   picks: tests/fuzz_conv/seeds.txt's 117009). A gradient that is zero in
+//   exact arithmetic (PyTorch's f64 one under ZERO_GRAD of the largest: a
+//   conv's bias before batch norm) passes at f32 within NOISE_GRAD of the
+//   largest gradient, a few ulps (seeds.txt's 50142: mlc's noise 2.5x
+//   PyTorch's own, past "twice").
 // The norm is max|mlc - torch| / max|torch| over the tensor: the error
 // relative to the tensor's largest magnitude. For gradients the denominator
 // is at least GRAD_FLOOR (1e-3) times the largest gradient magnitude of the
@@ -72,6 +78,9 @@ enum { MAX_STATE = 256 };
 
 static const double TOL_F64 = 1e-9, TOL_F32 = 1e-4, TOL_PREC = 1e-4;
 static const double GRAD_FLOOR = 1e-3;
+// A float64 gradient under ZERO_GRAD times the model's largest is zero in
+// exact arithmetic; its f32 noise may reach NOISE_GRAD times the largest.
+static const double ZERO_GRAD = 1e-9, NOISE_GRAD = 1e-6;
 
 // One model's run: the reference file, the compiled module and the
 // interpreter's arguments.
@@ -303,8 +312,11 @@ static double parity_err(Run *r, const Tensor *a, const MlcStTensor *t, double f
 
 // The error of float32 gradient g (mlc's, or PyTorch's when NULL) against
 // PyTorch's float64 one, with parity_err's norm; -1 when either is missing.
-static double err_vs_f64(Run *r, const Tensor *g, const char *path, double floor) {
-  const MlcStTensor *t64 = ref_tensor(r, "f64/grad/", path), *t32 = ref_tensor(r, "f32/grad/", path);
+// kind: "grad/" (a parameter's) or "grad_input/" (an input's).
+static double err_vs_f64(Run *r, const Tensor *g, const char *kind, const char *path, double floor) {
+  char p64[32], p32[32];
+  snprintf(p64, sizeof p64, "f64/%s", kind), snprintf(p32, sizeof p32, "f32/%s", kind);
+  const MlcStTensor *t64 = ref_tensor(r, p64, path), *t32 = ref_tensor(r, p32, path);
   if (!t64 || !t32 || (g && !same_shape(g, t64))) return -1;
   double *x = malloc((t64->numel ? t64->numel : 1) * sizeof *x), *y = malloc((t64->numel ? t64->numel : 1) * sizeof *y);
   mlc_st_to_f64(t64, x);
@@ -349,10 +361,23 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
     double e = gt ? parity_err(r, outs[i + 1], gt, floor) : -1;
     bool cancels = false; // passes against float64 (above)
     if (e > tol && mode == INTERP_F32 && !strcmp(tag, "f32")) {
-      double mine = err_vs_f64(r, outs[i + 1], r->grad_paths[i], floor), torch = err_vs_f64(r, NULL, r->grad_paths[i], floor);
+      double mine = err_vs_f64(r, outs[i + 1], "grad/", r->grad_paths[i], floor),
+             torch = err_vs_f64(r, NULL, "grad/", r->grad_paths[i], floor);
       printf("    f32 %s: %.3g from PyTorch f32; from PyTorch f64 %.3g, PyTorch f32's own %.3g\n", r->grad_paths[i], e,
              mine, torch);
       cancels = mine >= 0 && torch >= 0 && mine <= 2 * torch;
+      // A gradient that is zero in exact arithmetic (PyTorch's float64 one
+      // under ZERO_GRAD of the model's largest: a conv's bias right before
+      // batch norm) holds rounding noise only, on both sides; its noise
+      // passes within NOISE_GRAD of the model's largest gradient (a few f32
+      // ulps of it), whatever PyTorch's own noise is.
+      const MlcStTensor *t64 = ref_tensor(r, "f64/grad/", r->grad_paths[i]);
+      if (!cancels && mine >= 0 && t64 && max_abs(t64) <= ZERO_GRAD * floor / GRAD_FLOOR &&
+          mine * floor <= NOISE_GRAD * floor / GRAD_FLOOR) {
+        printf("    f32 %s: zero in exact arithmetic (PyTorch f64 max %.3g), noise within %g of the largest gradient\n",
+               r->grad_paths[i], max_abs(t64), NOISE_GRAD);
+        cancels = true;
+      }
     }
     if (!cancels && (e < 0 || !(e <= grad->worst))) {
       grad->worst = e < 0 ? INFINITY : e;
@@ -367,6 +392,19 @@ static bool compare_mode(Run *r, InterpMode mode, const char *tag, double tol, E
   for (int i = 0; i < r->ngrad_in; i++) {
     const MlcStTensor *gt = ref_tensor(r, pre, r->grad_inputs[i]);
     double e = gt ? parity_err(r, outs[1 + r->ngrad + i], gt, 0) : -1;
+    // as for the parameters: an f32 input gradient further off passes when
+    // it is no more than twice as far from PyTorch's float64 one as
+    // PyTorch's own float32 one is (a max pool's near-ties after sigmoid,
+    // which PyTorch's f32 forward rounds into other picks than f64's:
+    // tests/fuzz_conv seed 117009: PyTorch f32 0.127 from f64, mlc 2.1e-7)
+    if (e > tol && mode == INTERP_F32 && !strcmp(tag, "f32")) {
+      const Tensor *g = outs[1 + r->ngrad + i];
+      double mine = err_vs_f64(r, g, "grad_input/", r->grad_inputs[i], 0),
+             torch = err_vs_f64(r, NULL, "grad_input/", r->grad_inputs[i], 0);
+      printf("    f32 input %s: %.3g from PyTorch f32; from PyTorch f64 %.3g, PyTorch f32's own %.3g\n",
+             r->grad_inputs[i], e, mine, torch);
+      if (mine >= 0 && torch >= 0 && mine <= 2 * torch) e = 0;
+    }
     if (e < 0 || !(e <= dx->worst)) {
       dx->worst = e < 0 ? INFINITY : e;
       dx->where = r->grad_inputs[i];
