@@ -83,8 +83,13 @@ static inline __attribute__((always_inline)) void tile(const int nv, const int n
   const float *a[24];
   _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) a[t] = at[t];
   if (mode == RESUME) {
-    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++)
-      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_load_ps(yt + t * ldt + 16 * v);
+    // only the nreal rows yt holds: a short last tile's rows past them lie
+    // past the end of yt [round16(nq), ldt] (a masked-off load never faults)
+    _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) {
+      __mmask16 live = t < nreal ? 0xffff : 0;
+      _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++)
+        acc[t * nv + v] = _mm512_maskz_load_ps(live, yt + t * ldt + 16 * v);
+    }
   } else {
     _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) acc[i] = _mm512_setzero_ps();
   }

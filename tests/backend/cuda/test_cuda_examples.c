@@ -11,6 +11,9 @@
 // elementwise ops, float sums with a lane per thread, mse, sgd).
 // A --batches=N1,N2,.. among the models runs the ones after it at each of
 // these sizes of the symbolic dims (default 3), from one build.
+// A --dim=NAME=V among the models sizes the symbolic dim NAME V for the ones
+// after it, whatever the batch (a convolution's plane H, W; a sequence
+// length T bounded by a position table), up to 8 names.
 // A --data=cancel among the models gives the ones after it float inputs
 // whose every row (last axis) sums to a few units through partial sums of
 // up to 2^42 (cancelling_rows), so with --exact a sum added in another
@@ -90,6 +93,10 @@ static bool exact;
 // sizes of the symbolic dims (one build; default 3)
 static int64_t batches[8] = {3};
 static int nbatches = 1;
+// --dim=NAME=V: the symbolic dim NAME has size V (not the batch)
+static const char *dim_name[8];
+static int64_t dim_value[8];
+static int ndims;
 // --data=cancel: the models after it get float inputs whose sums cancel
 // (cancelling_rows): an f32 sum's bits then depend on its addition order
 static bool cancel;
@@ -212,6 +219,23 @@ static bool agree(const void *got, DType dt, const void *want, bool want_tensor,
     }
   }
   return true;
+}
+
+// make() with every symbolic dim that --dim names at its size, the others b.
+static Tensor *make_arg(const Type *t, int64_t b, int64_t classes) {
+  Type u = *t;
+  Dim *dims[MLC_MAX_RANK];
+  Arena *a = arena_new();
+  for (int i = 0; i < t->rank; i++) {
+    const Sym *y = dim_as_sym(t->dims[i]);
+    int j = 0;
+    while (y && j < ndims && strcmp(y->name, dim_name[j])) j++;
+    dims[i] = y && j < ndims ? dim_const(a, dim_value[j]) : t->dims[i];
+  }
+  u.dims = dims;
+  Tensor *x = make(&u, b, classes, 1.0);
+  arena_free(a);
+  return x;
 }
 
 // ---- emu: the shared object and its launcher ---------------------------------------------------------
@@ -623,7 +647,7 @@ static void emu_model(const char *path, MlcPool *pool) {
       Tensor *args[16] = {0};
       for (int i = 0; i < step->params.len && i < 16; i++) {
         const Type *t = VEC_AT(step->params, IrNode, i)->type;
-        args[i] = make(t, batches[bi], classes, 1.0);
+        args[i] = make_arg(t, batches[bi], classes);
         if (cancel && dtype_is_float(t->dtype)) cancelling_rows(args[i]);
       }
       const char *at = nbatches == 1 ? name : arena_printf(a, "%s at batch %lld", name, (long long)batches[bi]);
@@ -668,9 +692,31 @@ static bool batches_arg(const char *arg) {
   return true;
 }
 
+// --dim=NAME=V: sets NAME's size for the models after it (again: replaces it).
+static bool dim_arg(const char *arg) {
+  if (strncmp(arg, "--dim=", 6)) return false;
+  const char *eq = strchr(arg + 6, '=');
+  char *e = NULL;
+  int64_t v = eq ? strtoll(eq + 1, &e, 10) : 0;
+  if (!eq || eq == arg + 6 || e == eq + 1 || *e || v < 1) {
+    fprintf(stderr, "test_cuda_examples: %s: --dim=NAME=V, V at least 1\n", arg);
+    exit(2);
+  }
+  size_t n = (size_t)(eq - arg - 6);
+  int i = 0;
+  while (i < ndims && (strlen(dim_name[i]) != n || strncmp(dim_name[i], arg + 6, n))) i++;
+  if (i == 8) {
+    fprintf(stderr, "test_cuda_examples: %s: at most 8 --dim names\n", arg);
+    exit(2);
+  }
+  if (i == ndims) dim_name[ndims++] = strndup(arg + 6, n);
+  dim_value[i] = v;
+  return true;
+}
+
 static bool exact_arg(const char *arg) {
   if (!strcmp(arg, "--data=cancel")) return cancel = true;
-  return batches_arg(arg) || (strcmp(arg, "--exact") ? false : (exact = true));
+  return batches_arg(arg) || dim_arg(arg) || (strcmp(arg, "--exact") ? false : (exact = true));
 }
 
 int main(int argc, char **argv) {
