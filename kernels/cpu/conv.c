@@ -527,9 +527,11 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
   // The channel-lane grad_input (conv_lanes_grad_input) where it applies
-  // and wins: 16+ input and output channels per group. Its packed w is
-  // used only when every w is finite (see there).
-  if (!pointwise(&j.k) && j.k.cg >= 16 && j.k.og >= 16 && conv_lanes_gin_ok(&j.k)) {
+  // and wins: 16+ input and output channels per group; on AVX2 (no
+  // AVX-512) batches of 2 or more (one image: 0.87x of col2im + GEMM,
+  // kernels.md). Its packed w is used only when every w is finite (see there).
+  if (!pointwise(&j.k) && j.k.cg >= 16 && j.k.og >= 16 && conv_lanes_gin_ok(&j.k) &&
+      (gemm_have_avx512() || j.k.n >= 2)) {
     float *wt = gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&j.k));
     if (wt && conv_lanes_pack_wt(&j.k, w, round_bits(&j), wt)) j.wlanes = wt;
   }
