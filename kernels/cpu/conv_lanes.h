@@ -71,6 +71,21 @@ static inline int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
 static inline int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
 static inline int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
 
+// grad_input's scratch after dxt's xtq * cp floats: ooff[o], dy plane o's
+// offset in the padded dy [O/G, HQ, WQ], and xoff[pixel], dx pixel (h, w)'s
+// offset in a plane of it; returns dyp's slot and dxt (NULL: no scratch).
+static inline float *lanes_gin_scratch(const Conv *k, int64_t xtq, float **dyp, int32_t **ooff, int32_t **xoff) {
+  int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
+  *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
+  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + nx);
+  if (!*dyp || !dxt) return NULL;
+  *ooff = (int32_t *)(dxt + xtq * cp), *xoff = *ooff + k->og;
+  for (int64_t h = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++) (*xoff)[h * k->w + w] = (int32_t)(h * wq + w);
+  for (int64_t o = 0; o < k->og; o++) (*ooff)[o] = (int32_t)(o * hq * wq);
+  return dxt;
+}
+
 // Whether conv_lanes_grad_input may run this geometry (ISA aside): stride
 // 1, one pixel chunk, O/G in one K block, the copies a few MiB.
 static inline bool lanes_gin_geometry_ok(const Conv *k) {

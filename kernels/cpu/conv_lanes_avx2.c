@@ -208,16 +208,13 @@ bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wt
   int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
   int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
   int64_t xtq = (nx + 7) / 8 * 8;
-  float *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
-  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + nx);
-  if (!dyp || !dxt) return false;
-  int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og; // o -> its plane, dx pixel -> its dyp offset
-  for (int64_t h = 0; h < k->h; h++)
-    for (int64_t w = 0; w < k->w; w++) xoff[h * k->w + w] = (int32_t)(h * wq + w);
+  float *dyp;
+  int32_t *ooff, *xoff; // o -> its plane, dx pixel -> its dyp offset
+  float *dxt = lanes_gin_scratch(k, xtq, &dyp, &ooff, &xoff);
+  if (!dxt) return false;
   bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
   int64_t lo = ew > 0 ? ew : 0, hi = ew + k->wo < wq ? ew + k->wo : wq; // dyp columns that hold dy
   for (int64_t o = 0; o < k->og; o++) {
-    ooff[o] = (int32_t)(o * hq * wq);
     for (int64_t ii = 0; ii < hq; ii++) {
       float *d = dyp + (o * hq + ii) * wq;
       int64_t i = ii - eh;
