@@ -534,8 +534,18 @@ static int train_step_queued(MlcInstance *in, int64_t batch, const void *const *
   int k = (in->qhead + in->qcount) % MLC_CUDA_QUEUE_DEPTH;
   in->q[k].loss = loss, in->q[k].step = in->ctx.step + 1;
   if (rt_instance_step_into(in, batch, inputs, in->q[k].out, NULL, in->q[k].aux, in->q[k].scaler, true) ==
-      MLC_ERROR)
-    return rt_err(in->err, sizeof in->err, "train_step: %s", in->ctx.err);
+      MLC_ERROR) {
+    char why[sizeof in->ctx.err];
+    snprintf(why, sizeof why, "%s", in->ctx.err);
+    // a step that failed after queueing part of its work holds a device
+    // slot of its own: the steps before it are collected, then that slot
+    const MlcDeviceOps *ops = in->m->device->ops;
+    if (ops->pending(in->dev) > in->qcount) {
+      drain(in, "train_step");
+      while (ops->pending(in->dev)) ops->collect(in->dev);
+    }
+    return rt_err(in->err, sizeof in->err, "train_step: %s", why);
+  }
   in->qcount++;
   return 0;
 }

@@ -435,8 +435,8 @@ static int finish(MlcDevice *d, void *const *out, const uint64_t *dev, const siz
 // on: the calls until queue(d, 0) are one step whose results collect hands
 // out later (-1 when QUEUE_DEPTH steps are pending: collect one first).
 static int queue(MlcDevice *d, int on) {
-  if (!on) {
-    if (d->qopen) d->qopen = false, d->qcount++;
+  if (!on) { // a step that failed before its first finish queued nothing: its slot stays free
+    if (d->qopen) d->qopen = false, d->qcount += d->q[(d->qhead + d->qcount) % MLC_CUDA_QUEUE_DEPTH].nflags > 0;
     return 0;
   }
   if (d->qopen) return dev_err(d, "queue: a queued step is already open");

@@ -655,8 +655,16 @@ static void queued(void) {
   for (int i = 0; i < N; i++) CHECK(lq[i] == ls[i], "step %d: queued loss %.9g, waited %.9g", i + 1, lq[i], ls[i]);
   CHECK(mlc_dev_last_lr(q) == mlc_dev_last_lr(s) && mlc_dev_last_grad_norm(q) == mlc_dev_last_grad_norm(s),
         "last lr / grad norm after sync differ");
+  // a failed call (a batch below accumulate 2) queues nothing: the steps
+  // around it keep their results
+  float l1 = UNSET;
+  CHECK(mlc_dev_train_step(q, 1, x, y, &l1) && strstr(mlc_dev_error(q), "smaller than accumulate") && l1 == UNSET,
+        "a batch of 1: %s", mlc_dev_error(q));
+  CHECK(mlc_dev_train_step(s, 1, x, y, &l1), "a batch of 1 on the waiting instance");
+  CHECK(!mlc_dev_train_step(q, B, x, y, &lq[0]) && !mlc_dev_train_step(s, B, x, y, &ls[0]) && !mlc_dev_sync(q) &&
+        lq[0] == ls[0], "the step after a failed one: queued loss %.9g, waited %.9g", lq[0], ls[0]);
   lq[0] = UNSET;
-  CHECK(!mlc_dev_train_step(q, B, x, y, &lq[0]) && lq[0] == UNSET, "a sixth queued step");
+  CHECK(!mlc_dev_train_step(q, B, x, y, &lq[0]) && lq[0] == UNSET, "a seventh queued step");
   CHECK(!mlc_dev_predict(q, B, x, out[0]) && lq[0] != UNSET, "predict did not collect the step in flight");
   CHECK(!mlc_dev_train_step(cpu, B, x, y, &lc) && lc != UNSET, "on the CPU queue_steps changed train_step");
   o.queue_steps = 4;
