@@ -1,0 +1,58 @@
+#!/usr/bin/python3
+# fit_math.py — the polynomial coefficients of the LLVM backend's float
+# math (compiler/backend/llvm/llvm_math.c): exp, erf and tanh of an f32,
+# evaluated in f64. Near-minimax fits (Chebyshev interpolation, mpmath's
+# chebyfit at 40 digits) on each piece's interval, as a polynomial in the
+# variable scaled to [-1, 1] (erf's pieces away from 0, where powers of x
+# itself would be ill conditioned) or expanded in x (the pieces at or
+# around 0); each coefficient is then rounded to the nearest double. Prints the C tables and each fit's error (relative for exp,
+# erf's first piece and tanh's; absolute for erf's others, whose values
+# lie in [0.84, 1)), measured on 20,001 points with the doubles.
+#
+# Usage: /usr/bin/python3 compiler/backend/llvm/fit_math.py   (prints the tables)
+# (needs mpmath: Debian's python3-mpmath).
+import mpmath as mp
+
+mp.mp.dps = 40
+
+
+def fit(name, f, lo, hi, deg, rel, plain=False):
+    """Coefficients c[0..deg] (c[0] the constant) of p(s), s = (x - mid) / half,
+    or of p(x) itself when plain."""
+    lo, hi = mp.mpf(lo), mp.mpf(hi)
+    mid, half = (lo + hi) / 2, (hi - lo) / 2
+    c = list(reversed(mp.chebyfit(lambda s: f(mid + half * s), [-1, 1], deg + 1)))
+    if plain:  # p(s) with s = (x - mid) / half, expanded in powers of x
+        e = [mp.mpf(0)] * (deg + 1)
+        for k, ck in enumerate(c):
+            for j in range(k + 1):
+                e[j] += ck * mp.binomial(k, j) * (-mid) ** (k - j) / half ** k
+        c, mid, half = e, mp.mpf(0), mp.mpf(1)
+    cd = [float(x) for x in c]
+    worst = mp.mpf(0)
+    for i in range(20001):
+        x = lo + (hi - lo) * i / 20000
+        s = float((x - mid) / half)
+        p = 0.0
+        for k in reversed(cd):
+            p = p * s + k
+        w = f(mid + half * mp.mpf(s))
+        e = abs(mp.mpf(p) - w)
+        worst = max(worst, e / abs(w) if rel else e)
+    var = "x" if plain else "s = (x - %s) / %s" % (mp.nstr(mid, 8), mp.nstr(half, 8))
+    print("// %s: x in [%s, %s], a polynomial in %s, degree %d, %s error %.2e" %
+          (name, mp.nstr(lo, 8), mp.nstr(hi, 8), var, deg, "relative" if rel else "absolute", float(worst)))
+    print("static const double %s[%d] = {" % (name, deg + 1))
+    for i in range(0, deg + 1, 3):
+        print("    " + ", ".join(x.hex() for x in cd[i:i + 3]) + ",")
+    print("};")
+
+
+# exp(r), |r| <= ln2 / 2 (a little more: the reduction's rounding).
+fit("EXP_R", mp.exp, -0.35, 0.35, 11, True, plain=True)
+# erf(x) / x as a polynomial in u = x^2, 0 <= u <= 1.
+fit("ERF_SMALL", lambda u: mp.erf(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else 2 / mp.sqrt(mp.pi), 0, 1, 10, True, plain=True)
+fit("ERF_MID", mp.erf, 1, 2, 17, False)
+fit("ERF_TAIL", mp.erf, 2, 4, 17, False)
+# tanh(x) / x as a polynomial in u = x^2, |x| <= 1/4.
+fit("TANH_SMALL", lambda u: mp.tanh(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1), 0, 0.0625, 6, True, plain=True)

@@ -1,0 +1,175 @@
+// llvm_math.c — exp, erf and tanh of an f32 as plain LLVM IR: no libm call,
+// so the loops that use them vectorise (softmax, GELU and its gradient,
+// sigmoid, SiLU, ...).
+//
+// Each is an internal, always-inlined function `float mlc.expf(float)`
+// (mlc.erff, mlc.tanhf), made on first use, computing in f64 from the f32
+// argument and rounding once at the end (fptrunc): range reduction and
+// piecewise polynomials whose f64 error (1e-16 .. 3e-14, fit_math.py) is far
+// below an f32 ulp, so the result is the correctly rounded f32 of the true
+// value except within ~1e-6 relative of a rounding boundary, and never more
+// than an ulp from it (tests/backend/llvm/test_llvm.c sweeps every function
+// against libm's f64 functions). Only fadd/fsub/fmul/fdiv, compares, selects
+// and integer bit operations, with no fast-math flags and no fused
+// multiply-add, so every CPU (AVX-512, AVX2, SSE2) and the scalar and
+// vector forms of a loop give the same bits. f64 operands keep libm.
+//
+//   expf(x)  = 2^k * P(r), k = round(x / ln2), r = x - k ln2 (ln2 as a
+//              32-bit head that k multiplies exactly plus a tail); x is
+//              clamped to [-150, 100] first, whose exp is finite in f64 and
+//              rounds to 0 / inf in f32 as exp of anything beyond does; 2^k
+//              comes from k's bits, read off the rounding sum x/ln2 + 1.5*2^52.
+//   erff(x)  = sign(x) * (|x| P0(x^2) below 1, P1(2|x| - 3) below 2,
+//              P2(|x| - 3) below 4, else 1); P1 and P2 are one Horner chain
+//              whose coefficients each lane selects.
+//   tanhf(x) = sign(x) * (|x| P(x^2) below 1/4, else 1 - 2 / (e^(2|x|) + 1)),
+//              |x| clamped to 20 (tanh rounds to 1 from 9.1 on).
+// NaN propagates through every path (an unordered compare selects the
+// polynomial, which gives NaN).
+#include "llvm_internal.h"
+
+#include <string.h>
+
+// ---- coefficients: compiler/backend/llvm/fit_math.py prints them --------------------------------
+// EXP_R: x in [-0.35, 0.35], a polynomial in x, degree 11, relative error 1.47e-16
+static const double EXP_R[12] = {
+    0x1.0000000000000p+0, 0x1.0000000000000p+0, 0x1.0000000000012p-1,
+    0x1.555555555555bp-3, 0x1.555555554e892p-5, 0x1.111111110ef9cp-7,
+    0x1.6c16c189ae5d5p-10, 0x1.a01a01b24ec34p-13, 0x1.a0198d2d43afbp-16,
+    0x1.71ddf2b060bb0p-19, 0x1.28b82404fa64fp-22, 0x1.af682e715258ap-26,
+};
+// ERF_SMALL: x in [0.0, 1.0], a polynomial in x, degree 10, relative error 6.41e-16
+static const double ERF_SMALL[11] = {
+    0x1.20dd750429b6bp+0, -0x1.812746b037352p-2, 0x1.ce2f21a000d30p-4,
+    -0x1.b82ce3026aae0p-6, 0x1.565bcb082cca2p-8, -0x1.c02d67e37081ep-11,
+    0x1.f99c295886f05p-14, -0x1.f4684782919e8p-17, 0x1.b5d3ea9fd0b5ap-20,
+    -0x1.462a758d4591dp-23, 0x1.43f6d0dee7032p-27,
+};
+// ERF_MID: x in [1.0, 2.0], a polynomial in s = (x - 1.5) / 0.5, degree 17, absolute error 1.10e-16
+static const double ERF_MID[18] = {
+    0x1.eea5557137ae0p-1, 0x1.e723726b824a9p-5, -0x1.6d5a95d0a1b3ap-5,
+    0x1.1c2a02beb6a99p-6, -0x1.6d5a95d0a8e2dp-9, -0x1.e723726b75a2bp-12,
+    0x1.3ca3d72e94d2cp-12, -0x1.36d73a65ecb0ap-15, -0x1.35ae4fb43b234p-17,
+    0x1.c0380d88e655ap-19, -0x1.85b3d151e9cfdp-24, -0x1.0acf353ecb714p-23,
+    0x1.45cc7994de082p-26, 0x1.2d574ba32d17bp-29, -0x1.d70efbc5f9ed6p-31,
+    0x1.32b587a24f780p-36, 0x1.7c67db8e155e0p-36, -0x1.305d37a851c9dp-39,
+};
+// ERF_TAIL: x in [2.0, 4.0], a polynomial in s = (x - 3.0) / 1.0, degree 17, absolute error 3.05e-14
+static const double ERF_TAIL[18] = {
+    0x1.fffd1ac41370ap-1, 0x1.2408e9ba40facp-13, -0x1.b60d5eed854f7p-12,
+    0x1.9db74b1aefdcbp-11, -0x1.11c858ddc3a45p-10, 0x1.0a7b5563428efp-10,
+    -0x1.82f2644226be2p-11, 0x1.998b4359c6be6p-12, -0x1.1aa21a0230455p-13,
+    0x1.d2a5ea972cb4ep-17, 0x1.05a65e58d1964p-16, -0x1.6a3377195e08bp-17,
+    0x1.9b9c376e3fa49p-19, 0x1.0b68e7b943919p-23, -0x1.06ed554d2e5a4p-21,
+    0x1.626ffa3176950p-23, 0x1.a3e707445a897p-27, -0x1.0394c8a85cd3ep-26,
+};
+// TANH_SMALL: x in [0.0, 0.0625], a polynomial in x, degree 6, relative error 7.13e-16
+static const double TANH_SMALL[7] = {
+    0x1.ffffffffffffbp-1, -0x1.5555555551269p-2, 0x1.11111108b0ae3p-3,
+    -0x1.ba1b952108dd5p-5, 0x1.664ac35650ce0p-6, -0x1.219844a5484c1p-7,
+    0x1.af3d94468be9fp-9,
+};
+
+// ---- building blocks ------------------------------------------------------------------------------
+static LLVMValueRef dconst(LlvmGen *g, double v) { return LLVMConstReal(g->tf64, v); }
+static LLVMValueRef fadd(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
+static LLVMValueRef fsub(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
+static LLVMValueRef fmul(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
+static LLVMValueRef flt(LlvmGen *g, LLVMValueRef a, double c) {
+  return LLVMBuildFCmp(g->b, LLVMRealOLT, a, dconst(g, c), "");
+}
+static LLVMValueRef sel(LlvmGen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+  return LLVMBuildSelect(g->b, c, a, b, "");
+}
+
+static LLVMValueRef intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n) {
+  LLVMTypeRef t = LLVMTypeOf(args[0]);
+  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, LLVMLookupIntrinsicID(name, strlen(name)), &t, 1);
+  return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
+}
+
+// c[0] + s (c[1] + s (c[2] + ...)), n coefficients.
+static LLVMValueRef horner(LlvmGen *g, LLVMValueRef s, const double *c, int n) {
+  LLVMValueRef p = dconst(g, c[n - 1]);
+  for (int i = n - 2; i >= 0; i--) p = fadd(g, fmul(g, p, s), dconst(g, c[i]));
+  return p;
+}
+
+// The same with each coefficient pick ? a[i] : b[i].
+static LLVMValueRef horner2(LlvmGen *g, LLVMValueRef s, LLVMValueRef pick, const double *a, const double *b, int n) {
+  LLVMValueRef p = sel(g, pick, dconst(g, a[n - 1]), dconst(g, b[n - 1]));
+  for (int i = n - 2; i >= 0; i--) p = fadd(g, fmul(g, p, s), sel(g, pick, dconst(g, a[i]), dconst(g, b[i])));
+  return p;
+}
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+// e^d for an f64 d in [-150, 150] (or NaN), relative error ~2e-16.
+static LLVMValueRef exp_core(LlvmGen *g, LLVMValueRef d) {
+  LLVMBuilderRef b = g->b;
+  const double LOG2E = 0x1.71547652b82fep+0, LN2_HI = 0x1.62e42fee00000p-1, LN2_LO = 0x1.a39ef35793c76p-33;
+  const double ROUND = 0x1.8p52; // t + ROUND rounds t to an integer, held in the low bits
+  LLVMValueRef big = fadd(g, fmul(g, d, dconst(g, LOG2E)), dconst(g, ROUND));
+  LLVMValueRef k = fsub(g, big, dconst(g, ROUND));
+  LLVMValueRef r = fsub(g, fsub(g, d, fmul(g, k, dconst(g, LN2_HI))), fmul(g, k, dconst(g, LN2_LO)));
+  // 2^k: the low bits of big are k + 2^51; adding the exponent bias and
+  // shifting by 52 drops ROUND's own bits.
+  LLVMValueRef kb = LLVMBuildBitCast(b, big, g->ti64, "");
+  LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, kb, LLVMConstInt(g->ti64, 1023, 0), ""), LLVMConstInt(g->ti64, 52, 0), "");
+  return fmul(g, horner(g, r, EXP_R, COUNT(EXP_R)), LLVMBuildBitCast(b, e, g->tf64, ""));
+}
+
+// f(x) as `float NAME(float)`, internal and always inlined; body builds
+// the f64 result from the argument in f64.
+static LLVMValueRef math_fn(LlvmGen *g, int which, const char *name, LLVMValueRef (*body)(LlvmGen *, LLVMValueRef)) {
+  if (g->mathfn[which]) return g->mathfn[which];
+  LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->tf32, &g->tf32, 1, 0));
+  LLVMSetLinkage(fn, LLVMInternalLinkage);
+  llvm_fn_attrs(g, fn);
+  unsigned kind = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+  LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
+  llvm_fn_begin(g, fn);
+  LLVMValueRef d = LLVMBuildFPExt(g->b, LLVMGetParam(fn, 0), g->tf64, "");
+  LLVMBuildRet(g->b, LLVMBuildFPTrunc(g->b, body(g, d), g->tf32, ""));
+  LLVMPositionBuilderAtEnd(g->b, saved);
+  return g->mathfn[which] = fn;
+}
+
+static LLVMValueRef expf_body(LlvmGen *g, LLVMValueRef d) {
+  d = sel(g, flt(g, d, -150), dconst(g, -150), d);
+  d = sel(g, LLVMBuildFCmp(g->b, LLVMRealOGT, d, dconst(g, 100), ""), dconst(g, 100), d);
+  return exp_core(g, d);
+}
+
+static LLVMValueRef erff_body(LlvmGen *g, LLVMValueRef d) {
+  LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
+  LLVMValueRef small = fmul(g, a, horner(g, fmul(g, a, a), ERF_SMALL, COUNT(ERF_SMALL)));
+  LLVMValueRef mid = flt(g, a, 2);
+  LLVMValueRef s = sel(g, mid, fsub(g, fmul(g, a, dconst(g, 2)), dconst(g, 3)), fsub(g, a, dconst(g, 3)));
+  LLVMValueRef big = horner2(g, s, mid, ERF_MID, ERF_TAIL, COUNT(ERF_MID));
+  LLVMValueRef one = LLVMBuildFCmp(g->b, LLVMRealOGE, a, dconst(g, 4), "");
+  LLVMValueRef r = sel(g, flt(g, a, 1), small, sel(g, one, dconst(g, 1), big));
+  return intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
+}
+
+static LLVMValueRef tanhf_body(LlvmGen *g, LLVMValueRef d) {
+  LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
+  LLVMValueRef small = fmul(g, a, horner(g, fmul(g, a, a), TANH_SMALL, COUNT(TANH_SMALL)));
+  LLVMValueRef c = sel(g, LLVMBuildFCmp(g->b, LLVMRealOGT, a, dconst(g, 20), ""), dconst(g, 20), a);
+  LLVMValueRef e = exp_core(g, fmul(g, c, dconst(g, 2)));
+  LLVMValueRef big = fsub(g, dconst(g, 1), LLVMBuildFDiv(g->b, dconst(g, 2), fadd(g, e, dconst(g, 1)), ""));
+  LLVMValueRef r = sel(g, flt(g, a, 0.25), small, big);
+  return intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
+}
+
+LLVMValueRef llvm_math_f32(LlvmGen *g, KUnOp op, LLVMValueRef x) {
+  LLVMValueRef fn;
+  switch (op) {
+  case KU_EXP: fn = math_fn(g, 0, "mlc.expf", expf_body); break;
+  case KU_ERF: fn = math_fn(g, 1, "mlc.erff", erff_body); break;
+  case KU_TANH: fn = math_fn(g, 2, "mlc.tanhf", tanhf_body); break;
+  default: MLC_UNREACHABLE();
+  }
+  return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, &x, 1, "");
+}
