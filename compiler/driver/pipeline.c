@@ -222,15 +222,15 @@ static KirProgram *lower_program(Pipeline *P, IrFunc *f, KirLowerOptions *ko) {
 }
 
 // train_step, its checked copy, eval, predict and plateau_update into out[5].
-// cpu: the CPU's programs (KirLowerOptions.reduce_cols), else the GPU's.
+// cpu: the CPU's programs (KirLowerOptions.reduce_cols, line_lanes), else the GPU's.
 static bool lower_set(Pipeline *P, KirProgram **out, bool cpu) {
   BuildUnit *u = &P->u;
-  KirLowerOptions fo = {.fuse = !P->opt.no_fuse, .reduce_cols = cpu};
+  KirLowerOptions fo = {.fuse = !P->opt.no_fuse, .reduce_cols = cpu, .line_lanes = cpu};
   if (!(out[0] = lower_program(P, u->train_step, &fo))) return false;
   // under loss scaling the scaled gradients may overflow: a skipped step, not an error
   u->checked = (KirLowerOptions){.check_finite = true,
                                  .overflow_ok = u->recipe.opt.loss_scale != LSCALE_NONE ? "opt.scaler.scale" : NULL,
-                                 .reduce_cols = cpu};
+                                 .reduce_cols = cpu, .line_lanes = cpu};
   if (!(out[1] = lower_program(P, u->train_step, &u->checked))) return false;
   out[1]->name = arena_printf(P->arena, "%s_checked", u->train_step->name);
   if (!(out[2] = lower_program(P, u->eval, &fo))) return false;

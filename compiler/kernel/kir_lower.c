@@ -811,15 +811,49 @@ static bool lower_reduce_to(KLower *c, IrNode *n) {
 typedef struct LineTerm {
   const IrNode *n, *x;
   KExpr *base, *stride, *mx;
+  bool store;  // line_lanes' softmax: each exp also goes to the output
 } LineTerm;
 
 static void line_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
-  (void)k, (void)blk;
   LineTerm *l = ctx;
   KExpr *off = kl_add(c, l->base, kl_mul(c, p, l->stride)), *xv = kl_ld(c, l->x, off);
   if (l->n->op == IR_SOFTMAX_GRAD) t[0] = kl_mul(c, kl_ld(c, l->n->in[0], off), xv);
   else if (l->n->op == IR_LOG_SOFTMAX_GRAD) t[0] = kl_ld(c, l->n->in[0], off);
   else t[0] = kir_un(c->p, KU_EXP, kl_sub(c, xv, l->mx));
+  if (l->store) { // the exp, kept in the output for the last pass
+    t[0] = let_local(c, k, blk, "e", t[0]);
+    kl_st(c, blk, l->n, off, t[0]);
+  }
+}
+
+// m = x when x > m or x is NaN: the interpreter's max, NaN-sticky.
+static KExpr *max_step(KLower *c, KExpr *m, KExpr *x) {
+  return kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, x, m), kl_isnan(c, x)), x, m);
+}
+
+KExpr *kl_line_max(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *base, KExpr *stride, KExpr *P) {
+  DType dt = x->type->dtype;
+  KExpr *lane[KL_SUM_LANES];
+  int nl = c->line_lanes ? KL_SUM_LANES : 1;
+  for (int l = 0; l < nl; l++) lane[l] = let_local(c, k, blk, "mx", kl_f(c, dt, -INFINITY));
+  int v = kl_var(c, k, "k", DT_I64, true);
+  Vec *in = &kir_for(c->p, blk, v, nl == 1 ? P : kl_div(c, P, kl_i(c, nl)), false)->body;
+  for (int l = 0; l < nl; l++) {
+    KExpr *p = nl == 1 ? kl_v(c, k, v) : kl_add(c, kl_mul(c, kl_v(c, k, v), kl_i(c, nl)), kl_i(c, l));
+    kir_assign(c->p, in, lane[l]->var, max_step(c, lane[l], kl_ld(c, x, kl_add(c, base, kl_mul(c, p, stride)))));
+  }
+  if (nl == 1) return lane[0];
+  int64_t pc;
+  bool cst = kir_eval_i64(P, NULL, &pc);
+  KExpr *tail = kl_mul(c, kl_div(c, P, kl_i(c, nl)), kl_i(c, nl));
+  for (int l = 0; l < (cst ? (int)(pc > 0 ? pc % nl : 0) : nl - 1); l++) {
+    KExpr *q = kl_add(c, tail, kl_i(c, l));
+    Vec *tb = cst ? blk : &kir_if(c->p, blk, kir_bin(c->p, KB_LT, q, P))->body;
+    kir_assign(c->p, tb, lane[l]->var, max_step(c, lane[l], kl_ld(c, x, kl_add(c, base, kl_mul(c, q, stride)))));
+  }
+  for (int half = nl / 2; half >= 1; half /= 2)
+    for (int j = 0; j < half; j++) kir_assign(c->p, blk, lane[j]->var, max_step(c, lane[j], lane[j + half]));
+  return lane[0];
 }
 
 static bool lower_normalize(KLower *c, IrNode *n) {
@@ -838,17 +872,10 @@ static bool lower_normalize(KLower *c, IrNode *n) {
   }
   bool grad = n->op == IR_SOFTMAX_GRAD || n->op == IR_LOG_SOFTMAX_GRAD;
   iv[d] = kl_i(c, 0);
-  LineTerm lt = {n, x, kl_flat(c, t, iv), kl_prod(c, t, d + 1, t->rank), NULL};
-  if (!grad) { // the line's max
-    lt.mx = kl_v(c, k, kl_var(c, k, "mx", dt, false));
-    kir_let(c->p, blk, lt.mx->var, kl_f(c, dt, -INFINITY));
-    int v = kl_var(c, k, "k", DT_I64, true);
-    Vec *in = &kir_for(c->p, blk, v, kl_tdim(c, t, d), false)->body;
-    iv[d] = kl_v(c, k, v);
-    KExpr *xv = kl_ld(c, x, kl_flat(c, t, iv));
-    kir_assign(c->p, in, lt.mx->var,
-               kir_select(c->p, kir_bin(c->p, KB_OR, kir_bin(c->p, KB_GT, xv, lt.mx), kl_isnan(c, xv)), xv, lt.mx));
-  }
+  KExpr *base = kl_flat(c, t, iv), *stride = kl_prod(c, t, d + 1, t->rank);
+  KExpr *mx = grad ? NULL : kl_line_max(c, k, blk, x, base, stride, kl_tdim(c, t, d));
+  LineTerm lt = {n, x, base, stride, mx,
+                 c->line_lanes && n->op == IR_SOFTMAX && n->type->dtype == dt && (dt == DT_F32 || dt == DT_F64)};
   KlSum sum;
   kl_sum_add(c, k, kl_sum_begin(c, k, blk, &sum, 1, kl_tdim(c, t, d)), &sum, line_term, &lt);
   int sv = kl_var(c, k, "s", dt, false);
@@ -865,8 +892,9 @@ static bool lower_normalize(KLower *c, IrNode *n) {
                                    : kl_sub(c, dy, kl_mul(c, kir_un(c->p, KU_EXP, xv), S)));
   } else {
     KExpr *z = kl_sub(c, xv, lt.mx);
-    kl_st(c, in, n, off, n->op == IR_SOFTMAX ? kl_div(c, kir_un(c->p, KU_EXP, z), S)
-                                             : kl_sub(c, z, kir_un(c->p, KU_LOG, S)));
+    kl_st(c, in, n, off, lt.store ? kl_div(c, kl_ld(c, n, off), S)
+                         : n->op == IR_SOFTMAX ? kl_div(c, kir_un(c->p, KU_EXP, z), S)
+                                               : kl_sub(c, z, kir_un(c->p, KU_LOG, S)));
   }
   return true;
 }
@@ -1541,7 +1569,7 @@ KirProgram *kir_lower_func_opts(Arena *a, IrModule *m, IrFunc *f, KirLowerOption
                                 size_t errlen) {
   ir_number(f);
   KLower c = {.m = m, .f = f, .err = err, .errlen = errlen, .nparams = f->params.len,
-              .reduce_cols = o && o->reduce_cols};
+              .reduce_cols = o && o->reduce_cols, .line_lanes = o && o->line_lanes};
   if (errlen) err[0] = 0;
   c.p = kir_program_new(a, f->name);
   c.buf = arena_alloc(a, sizeof(int) * (size_t)(f->params.len + f->nodes.len + 1));

@@ -57,6 +57,16 @@ typedef struct KirLowerOptions {
   // reduce_to_cols): the CPU's form, whose vectoriser then reads rows
   // whole; a GPU wants a thread per output, so its lowering leaves it off.
   bool reduce_cols;
+  // softmax / log_softmax (and the cross entropy's log-sum-exp): the line's
+  // max in 8 lanes (position p into lane p mod 8, folded in halves: eight
+  // compare chains, not one), and a softmax's exps stored as the sum reads
+  // them, its last pass then dividing the stored values, so each exp is
+  // computed once (f32 and f64 results: the stored value is the computed
+  // one). Max is exact, so the results are the one-chain form's but for
+  // which of +0 / -0 or which NaN a line's max is, which x - max and its
+  // exp do not show. The CPU's form; the GPU's lowering keeps the plain
+  // passes, which its schedule maps onto threads.
+  bool line_lanes;
   Vec sites;        // out: KirSite*, indexed by the checks' SITE
 } KirLowerOptions;
 

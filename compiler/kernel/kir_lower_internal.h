@@ -29,6 +29,7 @@ typedef struct KLower {
   IrNode **epi_of;   // an op folded into a matmul's epilogue: that matmul (no kernel)
   struct KlFuse *fz;  // the fusion plan (KirLowerOptions.fuse), or NULL
   bool reduce_cols;   // KirLowerOptions.reduce_cols
+  bool line_lanes;    // KirLowerOptions.line_lanes
   const int *pro;     // the reduction being lowered: its prologue's members
   int npro;           // (node orders), computed per term (kir_fuse.c)
 } KLower;
@@ -145,6 +146,11 @@ typedef struct KlSum {
 } KlSum;
 typedef void (*KlTerms)(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **terms);
 Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
+// The max of x[base + p * stride] over p < P (NaN when any is), a local
+// of blk: one compare chain in position order, or with line_lanes position p
+// into lane p mod 8 (blocks of 8, then the tail) and the lanes folded in
+// halves (KirLowerOptions.line_lanes).
+KExpr *kl_line_max(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *base, KExpr *stride, KExpr *P);
 void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx);
 KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i);
 

@@ -531,10 +531,7 @@ static void loss_term(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KE
 static KExpr *row_lse(KLower *c, KirKernel *k, Vec *blk, const IrNode *n, KExpr *base, KExpr *C) {
   const IrNode *X = n->in[n->op == IR_CROSS_ENTROPY_GRAD];
   DType dt = X->type->dtype;
-  KExpr *kv, *mx = let(c, k, blk, "mx", kl_f(c, dt, -INFINITY));
-  Vec *in = &loop(c, k, blk, "k", C, false, &kv)->body;
-  KExpr *xv = kl_ld(c, X, kl_add(c, base, kv));
-  kir_assign(c->p, in, mx->var, kir_select(c->p, or2(c, kir_bin(c->p, KB_GT, xv, mx), kl_isnan(c, xv)), xv, mx));
+  KExpr *mx = kl_line_max(c, k, blk, X, base, kl_i(c, 1), C);
   LossTerm lt = {n, base, mx, -1};
   KlSum s;
   kl_sum_add(c, k, kl_sum_begin(c, k, blk, &s, 1, C), &s, loss_term, &lt);
