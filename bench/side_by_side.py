@@ -19,6 +19,11 @@ Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
          library's predict (bench/infer_bench.c) vs PyTorch eager and
          TorchScript (frozen, optimize_for_inference)
   build  `mlc build` wall time and peak RSS per example
+  transformer (not in the default parts) examples/char_transformer's
+         train step (AdamW, clipping, batch 64 x 64 characters, on 1,280
+         random windows; mlc: `train --epochs 1`, 20 steps, its own
+         training time) vs its PyTorch form (bench/torch_side.py gpt: 20
+         steps after 3) at torch/BLAS 1/1 and the better of 2/1 and 1/2
   torch2 (not in the default parts) PyTorch 2.x from PyPI, eager and
          torch.compile: the training epoch of both examples at 1 and 2
          threads, and batch-1 / batch-256 inference, against mlc in the
@@ -257,6 +262,41 @@ def part_infer(args):
     raw["infer"] = res
 
 
+# ---- transformer ------------------------------------------------------------------------------
+def gpt_data():
+    """1,280 random windows of 64 characters and their shifts, as the
+    recipe's npy files (the recipe's paths are relative to the data)."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    files = []
+    for name, n in (("train", 1280), ("val", 64)):
+        data = rng.integers(0, 65, (n, 65)).astype(np.int64)
+        for part, arr in (("x", data[:, :64]), ("y", data[:, 1:])):
+            path = os.path.join(OUT, "gpt_%s_%s.npy" % (name, part))
+            np.save(path, np.ascontiguousarray(arr))
+            files.append(path)
+    return ",".join(files[:2]), ",".join(files[2:])
+
+
+def part_transformer(args):
+    say("\n## char_transformer train step (batch 64 x 64, AdamW, clip 1.0), ms per step")
+    say("| threads | mlc | PyTorch (torch/BLAS) | PyTorch / mlc |")
+    say("|---|---|---|---|")
+    exe, _, _ = build_model(args, "examples/char_transformer.model", "char_transformer")
+    train, test = gpt_data()
+    res = []
+    for t, splits in ((1, ((1, 1),)), (2, ((2, 1), (1, 2)))):
+        out = run([exe, "train", "--epochs", "1", "--threads", str(t), "--train-data", train,
+                   "--test-data", test, "--log-every", "20", "--checkpoint", os.path.join(OUT, "gpt.st")]).stdout
+        ms = 64 / float(re.search(r"done:.* img/s ([\d.]+)", out).group(1)) * 1e3
+        theirs = [torch_run(a, b, "gpt") for a, b in splits]
+        best = min(theirs, key=lambda r: r["step_ms"])
+        say("| %d | %.1f | %.1f (%d/%d) | %.2f |" % (t, ms, best["step_ms"], best["torch_threads"],
+                                                    best["blas_threads"], best["step_ms"] / ms))
+        res.append({"threads": t, "mlc_step_ms": ms, "torch": theirs})
+    raw["transformer"] = res
+
+
 # ---- torch2 -----------------------------------------------------------------------------------
 def part_torch2(args):
     py = args.torch2
@@ -330,7 +370,7 @@ def main():
     openblas_coretype()
     machine()
     parts = {"gemm": part_gemm, "train": part_train, "sweep": part_sweep, "infer": part_infer,
-             "build": part_build, "torch2": part_torch2}
+             "build": part_build, "torch2": part_torch2, "transformer": part_transformer}
     for p in args.parts.split(","):
         parts[p](args)
     open(os.path.join(ROOT, "bench", "out", "side_by_side.txt"), "w").write("\n".join(report_lines) + "\n")

@@ -5,6 +5,7 @@ Usage (each prints one JSON line):
   torch_side.py TORCH BLAS gemm M,N,K,TA,TB [M,N,K,TA,TB ...]
   torch_side.py TORCH BLAS train mlp|cnn [--steps S] [--batch B] [--width W] [--compile 1]
   torch_side.py TORCH BLAS infer mlp|cnn [--compile 1]
+  torch_side.py TORCH BLAS gpt [--steps S] [--compile 1]
 
 --compile 1 (PyTorch 2.x, e.g. the virtualenv of bench/setup_torch2.sh):
 train runs the model through torch.compile, with 5 untimed steps first
@@ -19,6 +20,14 @@ torch.set_num_threads does not reach OpenBLAS (bench/RESULTS.md, "Fairness").
 The models and the recipe are those of examples/fashion_{mlp,cnn}.model:
 SGD lr 0.05 momentum 0.9, batch 64, seed 0, the data preloaded as tensors,
 only the training loop timed.
+
+gpt is examples/char_transformer.model written as a PyTorch user would
+(nanoGPT's layout: nn.Linear, nn.LayerNorm, nn.Embedding, exact GELU, the
+tied head; F.scaled_dot_product_attention with is_causal where the PyTorch
+has it, 2.0 on, else the masked softmax) and its recipe: AdamW (3e-4, betas
+0.9 / 0.95, weight decay 0.1 but not on biases and LayerNorms), gradient
+clipping at norm 1, batch 64 of 64-character windows drawn from 1,280
+random ones; S steps (default 20) timed after 3 untimed.
 """
 import os
 import sys
@@ -102,6 +111,83 @@ def model(kind, width=256):
         nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
 
 
+class GptBlock(nn.Module):
+    def __init__(self, d, heads):
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.query, self.key, self.value, self.proj = (nn.Linear(d, d) for _ in range(4))
+        self.fc, self.out = nn.Linear(d, 4 * d), nn.Linear(4 * d, d)
+
+    def attn(self, x):
+        B, T, d = x.shape
+        q, k, v = (f(x).view(B, T, self.heads, d // self.heads).transpose(1, 2)
+                   for f in (self.query, self.key, self.value))
+        if hasattr(nn.functional, "scaled_dot_product_attention"):
+            y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (d // self.heads) ** 0.5)
+            mask = torch.ones(T, T, dtype=torch.bool).tril()
+            y = att.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ v
+        return self.proj(y.transpose(1, 2).reshape(B, T, d))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.out(nn.functional.gelu(self.fc(self.ln2(x))))
+
+
+class Gpt(nn.Module):
+    def __init__(self, vocab=65, ctx=64, d=64, heads=4, layers=3):
+        super().__init__()
+        self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(ctx, d)
+        self.blocks = nn.ModuleList(GptBlock(d, heads) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(d)
+
+    def forward(self, idx, y):
+        h = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        for b in self.blocks:
+            h = b(h)
+        logits = self.ln_f(h) @ self.tok.weight.T
+        return nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
+
+
+def train_gpt(steps, compiled=False):
+    torch.manual_seed(0)
+    steps = steps if steps > 0 else 20
+    data = torch.randint(0, 65, (1280, 65))
+    x, y = data[:, :64].contiguous(), data[:, 1:].contiguous()
+    net = Gpt()
+    decay = [p for n, p in net.named_parameters() if not (n.endswith(".bias") or "ln" in n)]
+    rest = [p for n, p in net.named_parameters() if n.endswith(".bias") or "ln" in n]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": rest, "weight_decay": 0.0}],
+                            lr=3e-4, betas=(0.9, 0.95))
+    fwd = torch.compile(net) if compiled else net
+    gen = torch.Generator().manual_seed(0)
+
+    def step():
+        i = torch.randint(0, len(x), (64,), generator=gen)
+        opt.zero_grad(set_to_none=True)
+        loss = fwd(x[i], y[i])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        return loss
+
+    res = {"kind": "gpt", "steps": steps, "batch": 64, "torch": torch.__version__,
+           "sdpa": hasattr(nn.functional, "scaled_dot_product_attention")}
+    t0 = time.perf_counter()
+    for _ in range(3):  # (and the compilation, with --compile 1)
+        step()
+    res["warmup_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    sec = time.perf_counter() - t0
+    res.update({"seconds": sec, "step_ms": sec / steps * 1e3, "loss": float(loss.detach()),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    return res
+
+
 def train(kind, steps, batch, width, compiled=False):
     torch.manual_seed(0)
     shape = (-1, 784) if kind == "mlp" else (-1, 1, 28, 28)
@@ -163,6 +249,9 @@ def main():
     args = sys.argv[4:]
     if what == "gemm":
         info.update(gemm(args))
+    elif what == "gpt":
+        opts = dict(zip(args[0::2], args[1::2]))
+        info.update(train_gpt(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1"))
     elif what in ("train", "infer"):
         kind = args[0]
         opts = dict(zip(args[1::2], args[2::2]))
