@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 # fit_math.py — the polynomial coefficients of the LLVM backend's float
-# math (compiler/backend/llvm/llvm_math.c): exp, erf and tanh of an f32,
-# evaluated in f64. Near-minimax fits (Chebyshev interpolation, mpmath's
-# chebyfit at 40 digits) on each piece's interval, as a polynomial in the
-# variable scaled to [-1, 1] (erf's pieces away from 0, where powers of x
-# itself would be ill conditioned) or expanded in x (the pieces at or
-# around 0); each coefficient is then rounded to the nearest double. Prints the C tables and each fit's error (relative for exp,
-# erf's first piece and tanh's; absolute for erf's tail, whose values
-# lie in [0.96, 1)), measured on 20,001 points with the doubles.
+# math (compiler/backend/llvm/llvm_math.c): exp, erf, tanh, log and log1p
+# of an f32, evaluated in f64. Near-minimax fits (Chebyshev interpolation,
+# mpmath's chebyfit at 40 digits) on each piece's interval, as a polynomial
+# in the variable scaled to [-1, 1] (erf's pieces away from 0, where powers
+# of x itself would be ill conditioned) or expanded in x (the pieces at or
+# around 0); each coefficient is then rounded to the nearest double. Prints
+# the C tables and each fit's error (relative, but absolute for erf's tail,
+# whose values lie in [0.96, 1)), measured on 20,001 points with the
+# doubles.
 #
 # Usage: /usr/bin/python3 compiler/backend/llvm/fit_math.py   (prints the tables)
 # (needs mpmath: Debian's python3-mpmath).
@@ -57,3 +58,6 @@ fit("ERF_SMALL", lambda u: mp.erf(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else 2 / mp.
 fit("ERF_TAIL", mp.erf, 1.5, 4, 19, False)
 # tanh(x) / x as a polynomial in u = x^2, |x| <= 1/4.
 fit("TANH_SMALL", lambda u: mp.tanh(mp.sqrt(u)) / mp.sqrt(u) if u > 0 else mp.mpf(1), 0, 0.0625, 6, True, plain=True)
+# atanh(s) / s as a polynomial in z = s^2, s = (m - 1) / (m + 1) for m in
+# [sqrt(1/2), sqrt(2)): z <= (3 - 2 sqrt(2))^2 = 0.02944 (log(m) = 2 atanh(s)).
+fit("LOG_S", lambda z: mp.atanh(mp.sqrt(z)) / mp.sqrt(z) if z > 0 else mp.mpf(1), 0, 0.0295, 7, True, plain=True)

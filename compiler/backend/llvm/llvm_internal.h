@@ -2,8 +2,8 @@
 // (llvm_backend.c owns the context, module, target machine, program entry
 // points, passes, emission and the JIT) and the kernel printer
 // (llvm_kernel.c: one LLVM function per kernel, statements, expressions,
-// outlined parallel loops, the Philox helper; llvm_math.c: exp, erf and
-// tanh of an f32 without libm).
+// outlined parallel loops, the Philox helper; llvm_math.c: exp, erf,
+// tanh, log and log1p of an f32 without libm).
 #ifndef MLC_LLVM_INTERNAL_H
 #define MLC_LLVM_INTERNAL_H
 
@@ -57,7 +57,7 @@ struct LlvmGen {
   bool optimized;
   LLVMTypeRef tvoid, ti1, ti8, ti16, ti32, ti64, tf16, tbf16, tf32, tf64, tptr;
   LLVMValueRef philox;            // the rand helper, made on first use
-  LLVMValueRef mathfn[3];         // mlc.expf, mlc.erff, mlc.tanhf (llvm_math.c), on first use
+  LLVMValueRef mathfn[5];         // mlc.expf, erff, tanhf, logf, log1pf (llvm_math.c), on first use
   LLVMValueRef parfor;            // mlc_parallel_for, declared on first use
   const KirProgram *p;            // program being printed
   const KirKernel *k;             // kernel being printed
@@ -113,7 +113,7 @@ void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn);
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn);
 LLVMValueRef llvm_alloca(LlvmGen *g, LLVMTypeRef t, const char *name);
 LLVMValueRef llvm_expr(LlvmGen *g, LlvmEnv *e, const KExpr *x);
-// exp, erf or tanh of an f32 register value without libm (llvm_math.c).
+// exp, erf, tanh, log or log1p of an f32 register value without libm (llvm_math.c).
 LLVMValueRef llvm_math_f32(LlvmGen *g, KUnOp op, LLVMValueRef x);
 // A memo of printed i64 expressions (LlvmEnv.memo), for code in one block.
 typedef struct LlvmMemo LlvmMemo;

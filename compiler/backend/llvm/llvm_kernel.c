@@ -214,11 +214,11 @@ static LLVMValueRef unary(LlvmGen *g, KUnOp op, LLVMValueRef a, DType dt) {
     if (fl) return call_intr(g, "llvm.fabs", &a, 1);
     return call_intr(g, "llvm.abs", (LLVMValueRef[]){a, LLVMConstInt(g->ti1, 0, 0)}, 2);
   case KU_EXP: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_intr(g, "llvm.exp", &a, 1);
-  case KU_LOG: return call_intr(g, "llvm.log", &a, 1);
+  case KU_LOG: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_intr(g, "llvm.log", &a, 1);
   case KU_SQRT: return call_intr(g, "llvm.sqrt", &a, 1);
   case KU_COS: return call_intr(g, "llvm.cos", &a, 1);
   case KU_FLOOR: return call_intr(g, "llvm.floor", &a, 1);
-  case KU_LOG1P: return call_libm(g, "log1p", a);
+  case KU_LOG1P: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_libm(g, "log1p", a);
   case KU_TANH:
   case KU_ERF: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_libm(g, op == KU_TANH ? "tanh" : "erf", a);
   case KU_ROUND_BF16: return round_bf16(g, a);

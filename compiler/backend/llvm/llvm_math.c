@@ -1,9 +1,9 @@
-// llvm_math.c — exp, erf and tanh of an f32 as plain LLVM IR: no libm call,
-// so the loops that use them vectorise (softmax, GELU and its gradient,
-// sigmoid, SiLU, ...).
+// llvm_math.c — exp, erf, tanh, log and log1p of an f32 as plain LLVM IR:
+// no libm call, so the loops that use them vectorise (softmax, GELU and its
+// gradient, sigmoid, SiLU, softplus, log_sigmoid, ...).
 //
 // Each is an internal, always-inlined function `float mlc.expf(float)`
-// (mlc.erff, mlc.tanhf), made on first use, computing in f64 from the f32
+// (mlc.erff, mlc.tanhf, mlc.logf, mlc.log1pf), made on first use, computing in f64 from the f32
 // argument and rounding once at the end (fptrunc): range reduction and
 // piecewise polynomials whose f64 error (1e-16 .. 1e-13, fit_math.py) is far
 // below an f32 ulp, so the result is the correctly rounded f32 of the true
@@ -29,10 +29,16 @@
 //              below 4, else 1).
 //   tanhf(x) = sign(x) * (|x| P(x^2) below 1/4, else 1 - 2 / (e^(2|x|) + 1)),
 //              |x| clamped to 20 (tanh rounds to 1 from 9.1 on).
+//   logf(x)  = k ln2 + 2 atanh(s), x = 2^k m with m in [sqrt(1/2), sqrt(2))
+//              (k and m from x's f64 bits), s = (m - 1) / (m + 1), atanh(s) =
+//              s P(s^2); 0 -> -inf, +inf -> +inf, below 0 or NaN -> NaN.
+//   log1pf(x) = logf's recipe on 1 + x (exact in f64 for |x| >= 2^-29),
+//              x - x^2 / 2 below that.
 // NaN propagates through every path (an unordered compare selects the
 // polynomial, which gives NaN).
 #include "llvm_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 // ---- coefficients: compiler/backend/llvm/fit_math.py prints them --------------------------------
@@ -66,12 +72,18 @@ static const double TANH_SMALL[7] = {
     -0x1.ba1b952108dd5p-5, 0x1.664ac35650ce0p-6, -0x1.219844a5484c1p-7,
     0x1.af3d94468be9fp-9,
 };
+// LOG_S: x in [0.0, 0.0295], a polynomial in x, degree 7, relative error 1.13e-16
+static const double LOG_S[8] = {
+    0x1.0000000000000p+0, 0x1.55555555555afp-2, 0x1.999999997a83dp-3,
+    0x1.249249456ee89p-3, 0x1.c71c4fb4795dep-4, 0x1.7466a967b0fc3p-4,
+    0x1.399810c7069eap-4, 0x1.2f5f1b288e713p-4,
+};
 
 // ---- building blocks ------------------------------------------------------------------------------
 static LLVMValueRef dconst(LlvmGen *g, double v) { return LLVMConstReal(g->tf64, v); }
-static LLVMValueRef fadd(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
-static LLVMValueRef fsub(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
-static LLVMValueRef fmul(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
+static LLVMValueRef dadd(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(g->b, a, b, ""); }
+static LLVMValueRef dsub(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(g->b, a, b, ""); }
+static LLVMValueRef dmul(LlvmGen *g, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(g->b, a, b, ""); }
 static LLVMValueRef flt(LlvmGen *g, LLVMValueRef a, double c) {
   return LLVMBuildFCmp(g->b, LLVMRealOLT, a, dconst(g, c), "");
 }
@@ -100,14 +112,14 @@ static LLVMValueRef exp_core(LlvmGen *g, LLVMValueRef d) {
   LLVMBuilderRef b = g->b;
   const double LOG2E = 0x1.71547652b82fep+0, LN2_HI = 0x1.62e42fee00000p-1, LN2_LO = 0x1.a39ef35793c76p-33;
   const double ROUND = 0x1.8p52; // t + ROUND rounds t to an integer, held in the low bits
-  LLVMValueRef big = fadd(g, fmul(g, d, dconst(g, LOG2E)), dconst(g, ROUND));
-  LLVMValueRef k = fsub(g, big, dconst(g, ROUND));
-  LLVMValueRef r = fsub(g, fsub(g, d, fmul(g, k, dconst(g, LN2_HI))), fmul(g, k, dconst(g, LN2_LO)));
+  LLVMValueRef big = dadd(g, dmul(g, d, dconst(g, LOG2E)), dconst(g, ROUND));
+  LLVMValueRef k = dsub(g, big, dconst(g, ROUND));
+  LLVMValueRef r = dsub(g, dsub(g, d, dmul(g, k, dconst(g, LN2_HI))), dmul(g, k, dconst(g, LN2_LO)));
   // 2^k: the low bits of big are k + 2^51; adding the exponent bias and
   // shifting by 52 drops ROUND's own bits.
   LLVMValueRef kb = LLVMBuildBitCast(b, big, g->ti64, "");
   LLVMValueRef e = LLVMBuildShl(b, LLVMBuildAdd(b, kb, LLVMConstInt(g->ti64, 1023, 0), ""), LLVMConstInt(g->ti64, 52, 0), "");
-  return fmul(g, horner(g, r, EXP_R, COUNT(EXP_R)), LLVMBuildBitCast(b, e, g->tf64, ""));
+  return dmul(g, horner(g, r, EXP_R, COUNT(EXP_R)), LLVMBuildBitCast(b, e, g->tf64, ""));
 }
 
 // f(x) as `float NAME(float)`, internal and always inlined; body builds
@@ -135,8 +147,8 @@ static LLVMValueRef expf_body(LlvmGen *g, LLVMValueRef d) {
 
 static LLVMValueRef erff_body(LlvmGen *g, LLVMValueRef d) {
   LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
-  LLVMValueRef small = fmul(g, a, horner(g, fmul(g, a, a), ERF_SMALL, COUNT(ERF_SMALL)));
-  LLVMValueRef s = fmul(g, fsub(g, a, dconst(g, 2.75)), dconst(g, 0.8));
+  LLVMValueRef small = dmul(g, a, horner(g, dmul(g, a, a), ERF_SMALL, COUNT(ERF_SMALL)));
+  LLVMValueRef s = dmul(g, dsub(g, a, dconst(g, 2.75)), dconst(g, 0.8));
   LLVMValueRef tail = horner(g, s, ERF_TAIL, COUNT(ERF_TAIL));
   LLVMValueRef one = LLVMBuildFCmp(g->b, LLVMRealOGE, a, dconst(g, 4), "");
   LLVMValueRef r = sel(g, flt(g, a, 1.5), small, sel(g, one, dconst(g, 1), tail));
@@ -145,12 +157,50 @@ static LLVMValueRef erff_body(LlvmGen *g, LLVMValueRef d) {
 
 static LLVMValueRef tanhf_body(LlvmGen *g, LLVMValueRef d) {
   LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
-  LLVMValueRef small = fmul(g, a, horner(g, fmul(g, a, a), TANH_SMALL, COUNT(TANH_SMALL)));
+  LLVMValueRef small = dmul(g, a, horner(g, dmul(g, a, a), TANH_SMALL, COUNT(TANH_SMALL)));
   LLVMValueRef c = sel(g, LLVMBuildFCmp(g->b, LLVMRealOGT, a, dconst(g, 20), ""), dconst(g, 20), a);
-  LLVMValueRef e = exp_core(g, fmul(g, c, dconst(g, 2)));
-  LLVMValueRef big = fsub(g, dconst(g, 1), LLVMBuildFDiv(g->b, dconst(g, 2), fadd(g, e, dconst(g, 1)), ""));
+  LLVMValueRef e = exp_core(g, dmul(g, c, dconst(g, 2)));
+  LLVMValueRef big = dsub(g, dconst(g, 1), LLVMBuildFDiv(g->b, dconst(g, 2), dadd(g, e, dconst(g, 1)), ""));
   LLVMValueRef r = sel(g, flt(g, a, 0.25), small, big);
   return intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
+}
+
+// log(u) for an f64 u > 0 (finite, normal: u comes from an f32), relative
+// error ~2e-16. k and m from the bits: u's bits minus sqrt(1/2)'s give k in
+// the exponent field (arithmetic shift) and, added back to the mantissa,
+// m in [sqrt(1/2), sqrt(2)).
+static LLVMValueRef log_core(LlvmGen *g, LLVMValueRef u) {
+  LLVMBuilderRef b = g->b;
+  const uint64_t HALF_SQRT2 = 0x3fe6a09e667f3bcdull, MANT = 0x000fffffffffffffull;
+  const double LN2 = 0x1.62e42fefa39efp-1;
+  LLVMValueRef bits = LLVMBuildBitCast(b, u, g->ti64, "");
+  LLVMValueRef ix = LLVMBuildSub(b, bits, LLVMConstInt(g->ti64, HALF_SQRT2, 0), "");
+  LLVMValueRef k = LLVMBuildSIToFP(b, LLVMBuildAShr(b, ix, LLVMConstInt(g->ti64, 52, 0), ""), g->tf64, "");
+  LLVMValueRef mb = LLVMBuildAdd(b, LLVMBuildAnd(b, ix, LLVMConstInt(g->ti64, MANT, 0), ""),
+                                 LLVMConstInt(g->ti64, HALF_SQRT2, 0), "");
+  LLVMValueRef m = LLVMBuildBitCast(b, mb, g->tf64, "");
+  LLVMValueRef f = dsub(g, m, dconst(g, 1));
+  LLVMValueRef s = LLVMBuildFDiv(b, f, dadd(g, f, dconst(g, 2)), "");
+  LLVMValueRef r = dmul(g, dmul(g, s, dconst(g, 2)), horner(g, dmul(g, s, s), LOG_S, COUNT(LOG_S)));
+  return dadd(g, dmul(g, k, dconst(g, LN2)), r);
+}
+
+// The special values of log(u): u == 0 -> -inf, +inf -> +inf, below 0 or
+// NaN -> NaN; otherwise r.
+static LLVMValueRef log_special(LlvmGen *g, LLVMValueRef u, LLVMValueRef r) {
+  LLVMValueRef inf = dconst(g, INFINITY);
+  r = sel(g, LLVMBuildFCmp(g->b, LLVMRealOEQ, u, inf, ""), inf, r);
+  r = sel(g, LLVMBuildFCmp(g->b, LLVMRealOEQ, u, dconst(g, 0), ""), dconst(g, -INFINITY), r);
+  return sel(g, LLVMBuildFCmp(g->b, LLVMRealOGE, u, dconst(g, 0), ""), r, dconst(g, NAN));
+}
+
+static LLVMValueRef logf_body(LlvmGen *g, LLVMValueRef d) { return log_special(g, d, log_core(g, d)); }
+
+static LLVMValueRef log1pf_body(LlvmGen *g, LLVMValueRef d) {
+  LLVMValueRef u = dadd(g, d, dconst(g, 1));
+  LLVMValueRef tiny = flt(g, intr(g, "llvm.fabs", &d, 1), 0x1p-29);
+  LLVMValueRef r = sel(g, tiny, dsub(g, d, dmul(g, dmul(g, d, d), dconst(g, 0.5))), log_core(g, u));
+  return log_special(g, u, r);
 }
 
 LLVMValueRef llvm_math_f32(LlvmGen *g, KUnOp op, LLVMValueRef x) {
@@ -159,6 +209,8 @@ LLVMValueRef llvm_math_f32(LlvmGen *g, KUnOp op, LLVMValueRef x) {
   case KU_EXP: fn = math_fn(g, 0, "mlc.expf", expf_body); break;
   case KU_ERF: fn = math_fn(g, 1, "mlc.erff", erff_body); break;
   case KU_TANH: fn = math_fn(g, 2, "mlc.tanhf", tanhf_body); break;
+  case KU_LOG: fn = math_fn(g, 3, "mlc.logf", logf_body); break;
+  case KU_LOG1P: fn = math_fn(g, 4, "mlc.log1pf", log1pf_body); break;
   default: MLC_UNREACHABLE();
   }
   return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, &x, 1, "");
