@@ -33,14 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int nskip;
 static Arena *A;
 static bool covered[IR_OP_COUNT];
-
-static void skip(const char *name, const char *why) {
-  printf("[SKIP] %s: %s\n", name, why);
-  nskip++;
-}
 
 // ---- random numbers (fixed seed: the test is deterministic) ----------------------------------------
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

@@ -251,7 +251,7 @@ static void test_thread(void) {
   free(x), free(back);
 }
 
-static int skip(const char *why) {
+static int skip_all(const char *why) {
   printf("[SKIP] the GPU tests: %s\n", why);
   printf("%d passed, %d failed\n", npass, nfail);
   return 77;
@@ -259,7 +259,7 @@ static int skip(const char *why) {
 
 int main(void) {
   gpu = mlc_cuda_open(0, err, sizeof err);
-  if (!gpu) return skip(err);
+  if (!gpu) return skip_all(err);
   const MlcCudaInfo *in = mlc_cuda_info(gpu);
   printf("  device: %s, sm_%d, %d SMs, %.1f GiB, driver %d\n", in->name, in->sm, in->multiprocessors,
          in->total_mem / 1073741824.0, in->driver_version);
@@ -267,7 +267,7 @@ int main(void) {
   nv = cuda_nvrtc_open(nerr, sizeof nerr);
   if (!nv) {
     mlc_cuda_close(gpu);
-    return skip(nerr);
+    return skip_all(nerr);
   }
   block_reduce_h = read_text(KDIR "block_reduce.h");
   check("arena: 64 MiB on the device", mlc_cuda_arena(gpu, ARENA_BYTES, &arena, err, sizeof err) == 0);

@@ -18,12 +18,6 @@
 #include "cuda_test.h"
 
 static const char *workdir, *ptxas, *cc;
-static bool skipped;
-
-static void skip(const char *what, const char *why) {
-  printf("[SKIP] %s: %s\n", what, why);
-  skipped = true;
-}
 
 // Runs argv, its output going to ours; the exit status (-1: not run).
 static int run(char *const argv[]) {
@@ -345,5 +339,5 @@ int main(int argc, char **argv) {
   }
   printf("%d passed, %d failed\n", npass, nfail);
   if (nfail) return 1;
-  return skipped ? 77 : 0;
+  return nskip ? 77 : 0;
 }

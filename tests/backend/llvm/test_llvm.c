@@ -43,6 +43,7 @@
 // backend failure) and a last line "N passed, N failed, N skipped"; exits 1
 // on any failure.
 #include "backend/llvm/llvm.h"
+#include "unit.h"
 #include "jit.h"
 #include "kernel/kir_lower.h"
 #include "kernel/memplan.h"
@@ -60,23 +61,9 @@
 #include <string.h>
 #include <unistd.h>
 
-static int npass, nfail, nskip;
 // The backend options the agreement checks compile with (varied at the end).
 static BackendOptions opts;
 static const char *variant = "";
-
-static void check(const char *name, bool ok, const char *why) {
-  if (ok) printf("[PASS] %s\n", name);
-  else printf("[FAIL] %s: %s\n", name, why);
-  ok ? npass++ : nfail++;
-}
-
-// Only for what the backend cannot be blamed for: a graph function the
-// lowering to kernel IR does not support yet (said with the reason).
-static void skip(const char *name, const char *why) {
-  printf("[SKIP] %s: %s\n", name, why);
-  nskip++;
-}
 
 // ---- random numbers (fixed seed: the test is deterministic) ------------------------------------
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -307,16 +294,16 @@ static bool uses_f64(const KirProgram *p) {
 // compiled program without and with a thread pool.
 static void run_case(Case *c, MlcPool *pool, const char *name) {
   KirProgram *p = kir_lower_func(c->a, c->m, c->f, c->why, sizeof c->why);
-  if (!p) {
+  if (!p) { // a skip only for what the backend cannot be blamed for: a lowering gap, said with the reason
     skip(name, c->why);
     return;
   }
   if (!(p = planned(c->a, c->m, c->f, NULL, c->why, sizeof c->why))) {
-    check(name, false, c->why);
+    check_why(name, false, c->why);
     return;
   }
   if (!make_inputs(c)) {
-    check(name, false, "cannot size the inputs");
+    check_why(name, false, "cannot size the inputs");
     free_tensors(c->args, c->nargs), free_tensors(c->state, c->nstate);
     return;
   }
@@ -358,7 +345,7 @@ static void run_case(Case *c, MlcPool *pool, const char *name) {
     }
   }
   release(&cc);
-  check(name, ok, c->why);
+  check_why(name, ok, c->why);
   free_tensors(gst, c->nstate), free_tensors(kst, c->nstate);
   free_tensors(gout, grc == 0 ? nout : 0), free_tensors(kout, krc == 0 ? nout : 0);
   free_tensors(c->args, c->nargs), free_tensors(c->state, c->nstate);
@@ -384,7 +371,7 @@ static void run_text(const char *path, char *text, MlcPool *pool, bool expect_fa
   diag_init(&ds, a);
   IrModule *m = text ? ir_parse(a, src_from_string(a, path, text, strlen(text)), &ds) : NULL;
   if (!m || !ir_verify(m, &ds)) {
-    check(path, false, "does not parse or verify");
+    check_why(path, false, "does not parse or verify");
   } else {
     for (int i = 0; i < m->funcs.len; i++) {
       Case c = {.text = text, .m = m, .f = VEC_AT(m->funcs, IrFunc, i), .a = a, .expect_fail = expect_fail};
@@ -428,7 +415,7 @@ static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *
 static void run_dir(const char *dir, MlcPool *pool) {
   DIR *d = opendir(dir);
   if (!d) {
-    check(dir, false, "cannot open");
+    check_why(dir, false, "cannot open");
     return;
   }
   char *names[512];
@@ -482,7 +469,7 @@ static void test_vectorises(bool threads) {
     if (!ok) snprintf(why, sizeof why, "no <16 x float> / <8 x float> in the optimised IR");
     sb_free(&b);
   }
-  check(name, ok, why);
+  check_why(name, ok, why);
   llvm_gen_free(g);
   arena_free(a);
 }
@@ -521,7 +508,7 @@ static void test_emit(const char *cpu, BackendEmit kind, const char *ext) {
   }
   if (s) llvm_backend.close(s);
   remove(path);
-  check(name, ok, why);
+  check_why(name, ok, why);
   arena_free(a);
 }
 
@@ -535,14 +522,14 @@ static void test_variants(MlcPool *pool) {
     opts = backend_default_options();
     bool ok = true;
     for (int i = 0; i < 3; i++) ok = ok && !backend_set_option(&opts, sets[v][i], why, sizeof why);
-    check("backend_set_option", ok, why);
+    check_why("backend_set_option", ok, why);
     variant = names[v];
     run_file("tests/graph/ir/mlp.ir", pool);
     run_file("tests/graph/ir/conv.ir", pool);
     run_file("tests/passes/autodiff/nn.ir", pool);
   }
   char why[256] = "";
-  check("backend_set_option rejects junk", backend_set_option(&opts, "emit=pdf", why, sizeof why) == -1 &&
+  check_why("backend_set_option rejects junk", backend_set_option(&opts, "emit=pdf", why, sizeof why) == -1 &&
         strstr(why, "emit=pdf"), "accepted emit=pdf");
   opts = backend_default_options();
   variant = "";
@@ -586,7 +573,7 @@ static void test_finite_src(MlcPool *pool, const char *file, const char *src, co
   Compiled cc;
   bool ok = p && compile(p, &cc, why, sizeof why);
   snprintf(why + strlen(why), sizeof why - strlen(why), " (%s)", file);
-  check("checked program compiles", ok, why);
+  check_why("checked program compiles", ok, why);
   if (!ok) {
     arena_free(a);
     return;
@@ -603,7 +590,7 @@ static void test_finite_src(MlcPool *pool, const char *file, const char *src, co
     int32_t rc = cc.run(dims, in, out, NULL, scratch, 0, pool, &err);
     bool good = cases[i].want ? rc == 1 && err && !strcmp(err, cases[i].want) : rc == 0;
     snprintf(why, sizeof why, "rc %d, message %s", rc, err ? err : "(none)");
-    check(cases[i].want ? cases[i].want : "checked program passes finite values", good, why);
+    check_why(cases[i].want ? cases[i].want : "checked program passes finite values", good, why);
   }
   free(scratch), free(x), free(y);
   release(&cc);
@@ -695,10 +682,10 @@ static void test_shared_kernels(void) {
                       count(b.data, "define hidden i32 @mlc_f.k"), count(b.data, "define hidden i32 @mlc_g.k"));
     sb_free(&b);
   }
-  check("identical kernels of two programs are compiled once", ok, why);
+  check_why("identical kernels of two programs are compiled once", ok, why);
   LlvmJit *j = ok ? llvm_jit_new(gen, NULL, 0, why, sizeof why) : NULL;
   ok = j && run_shared(j, "mlc_f", 37, false, why, sizeof why) && run_shared(j, "mlc_g", 23, true, why, sizeof why);
-  check("programs sharing kernels compute their own results", ok, why);
+  check_why("programs sharing kernels compute their own results", ok, why);
   llvm_jit_free(j);
   llvm_gen_free(gen);
   arena_free(a);
@@ -790,11 +777,11 @@ static void test_split(void) {
             split_objects(dir, b2, l2, why, sizeof why) == 4;
   for (int i = 0; ok && i < 4; i++)
     if (l1[i] != l2[i] || memcmp(b1[i], b2[i], l1[i])) ok = false, snprintf(why, sizeof why, "part %d differs", i);
-  check("a split module gives the same objects every time", ok, why);
+  check_why("a split module gives the same objects every time", ok, why);
   // g's own kernel is in the rarely run part only (the entry part refers to it)
   bool rare = ok && has_bytes(b1[2], l1[2], "mlc_g.k") && !has_bytes(b1[0], l1[0], "mlc_g.k") &&
               !has_bytes(b1[1], l1[1], "mlc_g.k");
-  check("the kernel only a rare program calls is in the rarely run part", rare, ok ? "it is not" : why);
+  check_why("the kernel only a rare program calls is in the rarely run part", rare, ok ? "it is not" : why);
   char so[600], cmd[2200];
   snprintf(so, sizeof so, "%s/s.so", dir);
   snprintf(cmd, sizeof cmd, "cc -shared -o %s %s/k0.o %s/k1.o %s/k2.o %s/k3.o", so, dir, dir, dir, dir);
@@ -804,7 +791,7 @@ static void test_split(void) {
   if (ok && !h) snprintf(why, sizeof why, "dlopen: %s", dlerror());
   ok = h && run_entry((KirEntryFn)(uintptr_t)dlsym(h, "mlc_f"), "mlc_f", 37, false, why, sizeof why) &&
        run_entry((KirEntryFn)(uintptr_t)dlsym(h, "mlc_g"), "mlc_g", 23, true, why, sizeof why);
-  check("the objects of a split module link and compute their programs' results", ok, why);
+  check_why("the objects of a split module link and compute their programs' results", ok, why);
   if (h) dlclose(h);
   for (int i = 0; i < 4; i++) {
     free(b1[i]), free(b2[i]);
@@ -834,7 +821,7 @@ static void test_kir_text(MlcPool *pool) {
     if (!ok) snprintf(why, sizeof why, "no vectorize metadata on the vector loop");
     sb_free(&b);
   }
-  check("a vector loop carries llvm.loop vectorize metadata", ok, why);
+  check_why("a vector loop carries llvm.loop vectorize metadata", ok, why);
   LlvmJit *j = ok ? llvm_jit_new(g, jit_runtime, JIT_RUNTIME_N, why, sizeof why) : NULL;
   KirEntryFn run = j ? (KirEntryFn)(uintptr_t)llvm_jit_lookup(j, "mlc_v", why, sizeof why) : NULL;
   enum { B = 5 };
@@ -846,7 +833,7 @@ static void test_kir_text(MlcPool *pool) {
   const char *msg = NULL;
   ok = run && run(dims, in, out, NULL, scratch, 0, pool, &msg) == 0 && total == want && y[B * 32 - 1] == 2 * x[B * 32 - 1];
   if (run && !ok) snprintf(why, sizeof why, "total %g, want %g", total, want);
-  check("a program parsed from kernel-IR text compiles and runs", ok, why);
+  check_why("a program parsed from kernel-IR text compiles and runs", ok, why);
   llvm_jit_free(j);
   llvm_gen_free(g);
   arena_free(a);
@@ -908,7 +895,7 @@ static void test_round16(MlcPool *pool, const char *cpu) {
   }
   char name[128];
   snprintf(name, sizeof name, "round_bf16 and round_f16 are round16.h's, bit for bit (cpu %s)", cpu);
-  check(name, ok, why);
+  check_why(name, ok, why);
   llvm_jit_free(j);
   llvm_gen_free(g);
   arena_free(a);

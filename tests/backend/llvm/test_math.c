@@ -34,6 +34,7 @@
 // Prints "[PASS] name" / "[FAIL] name: why" per check and a last line
 // "N passed, N failed"; exits 1 on any failure.
 #include "backend/llvm/llvm.h"
+#include "unit.h"
 #include "jit.h"
 #include "kernel/kir.h"
 
@@ -42,18 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int npass, nfail, nskip;
-
-static void check(const char *name, bool ok, const char *why) {
-  if (ok) printf("[PASS] %s\n", name);
-  else printf("[FAIL] %s: %s\n", name, why);
-  ok ? npass++ : nfail++;
-}
-
-static void skip(const char *name, const char *why) {
-  printf("[SKIP] %s: %s\n", name, why);
-  nskip++;
-}
 
 static const char *MATH_KIR =
     "program m\n"
@@ -193,11 +182,11 @@ static void check_accuracy(int fn, const char *cpu, const float *x, const float 
   if (at >= 0)
     snprintf(why, sizeof why, "%s(%a) = %a, want %a", FN_NAME[fn], (double)x[at], (double)y[at],
              (double)ref(fn, x[at]));
-  check(name, at < 0, why);
+  check_why(name, at < 0, why);
   snprintf(name, sizeof name, "%s (cpu %s): correctly rounded but for at most 1e-5 of %lld inputs", FN_NAME[fn], cpu,
            (long long)n);
   snprintf(why, sizeof why, "%lld results (%.2e) not the reference's", (long long)off, (double)off / (double)n);
-  check(name, off <= n / 100000, why);
+  check_why(name, off <= n / 100000, why);
   printf("  %s: %lld of %lld results an ulp from the correctly rounded f32\n", FN_NAME[fn], (long long)off,
          (long long)n);
 }
@@ -234,18 +223,18 @@ int main(void) {
       continue;
     }
     ran[c] = run_math(cpus[c], x, n, y[c], c == 0 ? &ir : NULL, why, sizeof why);
-    check(name, ran[c], why);
+    check_why(name, ran[c], why);
     for (int f = 0; ran[c] && f < NFN; f++) check_accuracy(f, cpus[c], x, y[c][f], n);
   }
   char why[512] = "";
   const char *same = "the host CPU's and x86-64-v3's results are the same bits";
   if (!ran[0] || !ran[1]) skip(same, "x86-64-v3 did not run");
   else if (!__builtin_cpu_supports("fma")) skip(same, "the host CPU has no FMA");
-  else check(same, differ(x, n, y[0], y[1], "native", "x86-64-v3", why, sizeof why) == 0, why);
+  else check_why(same, differ(x, n, y[0], y[1], "native", "x86-64-v3", why, sizeof why) == 0, why);
   if (ran[0] && ran[2]) {
     int64_t d = differ(x, n, y[0], y[2], "native", "x86-64", why, sizeof why);
     printf("  x86-64 (no FMA) and the host CPU: %lld of %lld results differ\n", (long long)d, (long long)(NFN * n));
-    check("x86-64's results (no FMA) differ from the host CPU's in at most 1e-5 of them", d <= NFN * n / 100000, why);
+    check_why("x86-64's results (no FMA) differ from the host CPU's in at most 1e-5 of them", d <= NFN * n / 100000, why);
   }
   static const char *const libm[] = {"@expf", "@erff", "@tanhf", "@logf", "@log1pf", "@llvm.exp.", "@llvm.log.",
                                      "@exp(", "@erf(", "@tanh(", "@log(", "@log1p("};
@@ -253,7 +242,7 @@ int main(void) {
   for (size_t i = 0; ir && i < sizeof libm / sizeof libm[0]; i++)
     if (strstr(ir, libm[i])) found = libm[i];
   snprintf(why, sizeof why, "%s", !ir ? "no IR" : found ? found : "no <N x double> operation");
-  check("the optimised IR calls no libm function and computes in f64 vectors", ir && !found && strstr(ir, " x double>"),
+  check_why("the optimised IR calls no libm function and computes in f64 vectors", ir && !found && strstr(ir, " x double>"),
         why);
   free(ir);
   for (int c = 0; c < NCPU; c++)
