@@ -63,8 +63,10 @@ typedef struct KirLowerOptions {
   // them, its last pass then dividing the stored values, so each exp is
   // computed once (f32 and f64 results: the stored value is the computed
   // one). Max is exact, so the results are the one-chain form's but for
-  // which of +0 / -0 or which NaN a line's max is, which x - max and its
-  // exp do not show. The CPU's form; the GPU's lowering keeps the plain
+  // which of +0 / -0 a line's max is, which x - max and its exp do not
+  // show, and which NaN it is when a line holds several (the outputs are
+  // NaN either way; their sign or payload may differ). The CPU's form; the
+  // GPU's lowering keeps the plain
   // passes, which its schedule maps onto threads.
   bool line_lanes;
   Vec sites;        // out: KirSite*, indexed by the checks' SITE
