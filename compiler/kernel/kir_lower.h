@@ -52,8 +52,8 @@ typedef struct KirLowerOptions {
   // depend on it are not checked, up to a `where` whose condition depends
   // on it (the skip's select, which keeps the old, checked value). NULL: none.
   const char *overflow_ok;
-  // A float reduce_to over leading dims (a bias's gradient) sums 8 adjacent
-  // outputs per task, the same sums in the same order (kir_lower.c,
+  // A float reduce_to over leading dims (a bias's gradient) sums 8 or 16
+  // adjacent outputs per task, the same sums in the same order (kir_lower.c,
   // reduce_to_cols): the CPU's form, whose vectoriser then reads rows
   // whole; a GPU wants a thread per output, so its lowering leaves it off.
   bool reduce_cols;

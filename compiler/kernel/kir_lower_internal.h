@@ -130,7 +130,7 @@ KExpr *kl_isnan(KLower *c, KExpr *x);
 // stores its value into a planned f64 temporary, which a combine reads:
 // parallel tasks on the CPU, threads on the GPU); elsewhere the chunk loop
 // is serial and combines in registers as it goes.
-enum { KL_SUM_LANES = 8, KL_SUM_MAX = 8, KL_SUM_CHUNK = KIR_SUM_CHUNK };
+enum { KL_SUM_LANES = 8, KL_SUM_MAX = 16, KL_SUM_CHUNK = KIR_SUM_CHUNK };
 typedef struct KlSum {
   int nsums, nlanes;  // nlanes < 8 only for a constant P < 8
   KExpr *P;           // positions in the innermost group (i64)
