@@ -105,6 +105,11 @@ LLVMTypeRef llvm_regtype(LlvmGen *g, DType dt);
 LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt);
 // nounwind + target-cpu/target-features, so printed IR reproduces under llc.
 void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn);
+// The enum attribute name (nounwind, alwaysinline, ...) on fn.
+void llvm_fn_attr(LlvmGen *g, LLVMValueRef fn, const char *name);
+// A call of an intrinsic overloaded on its first argument's type
+// (llvm.exp.f32, llvm.fmuladd.v8f64, ...).
+LLVMValueRef llvm_call_intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n);
 void llvm_param_attr(LlvmGen *g, LLVMValueRef fn, unsigned idx, const char *name);
 // Starts fn's entry block (allocas go to its top through g->ab).
 // optnone + noinline: no IR passes and the fast instruction selector and

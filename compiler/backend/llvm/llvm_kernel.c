@@ -60,7 +60,7 @@ LLVMTypeRef llvm_memtype(LlvmGen *g, DType dt) {
   }
 }
 
-static void fn_attr(LlvmGen *g, LLVMValueRef fn, const char *name) {
+void llvm_fn_attr(LlvmGen *g, LLVMValueRef fn, const char *name) {
   unsigned kind = LLVMGetEnumAttributeKindForName(name, strlen(name));
   LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
 }
@@ -76,14 +76,14 @@ static void str_attr(LlvmGen *g, LLVMValueRef fn, const char *k, const char *v) 
 }
 
 void llvm_fn_attrs(LlvmGen *g, LLVMValueRef fn) {
-  fn_attr(g, fn, "nounwind");
+  llvm_fn_attr(g, fn, "nounwind");
   str_attr(g, fn, "target-cpu", g->cpu);
   if (g->features[0]) str_attr(g, fn, "target-features", g->features);
 }
 
 void llvm_fn_unoptimized(LlvmGen *g, LLVMValueRef fn) {
-  fn_attr(g, fn, "noinline");
-  fn_attr(g, fn, "optnone");
+  llvm_fn_attr(g, fn, "noinline");
+  llvm_fn_attr(g, fn, "optnone");
 }
 
 void llvm_fn_begin(LlvmGen *g, LLVMValueRef fn) {
@@ -113,7 +113,7 @@ static LLVMValueRef intrinsic(LlvmGen *g, const char *name, LLVMTypeRef t) {
   return LLVMGetIntrinsicDeclaration(g->mod, id, &t, 1);
 }
 
-static LLVMValueRef call_intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n) {
+LLVMValueRef llvm_call_intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n) {
   return call(g, intrinsic(g, name, LLVMTypeOf(args[0])), args, n);
 }
 
@@ -125,7 +125,7 @@ static LLVMValueRef call_libm(LlvmGen *g, const char *base, LLVMValueRef x) {
   LLVMValueRef fn = LLVMGetNamedFunction(g->mod, name);
   if (!fn) {
     fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(t, &t, 1, 0));
-    fn_attr(g, fn, "nounwind");
+    llvm_fn_attr(g, fn, "nounwind");
   }
   return call(g, fn, &x, 1);
 }
@@ -211,13 +211,13 @@ static LLVMValueRef unary(LlvmGen *g, KUnOp op, LLVMValueRef a, DType dt) {
   case KU_NEG: return fl ? LLVMBuildFNeg(b, a, "") : LLVMBuildSub(b, LLVMConstInt(LLVMTypeOf(a), 0, 0), a, "");
   case KU_NOT: return LLVMBuildXor(b, a, LLVMConstInt(LLVMTypeOf(a), 1, 0), "");
   case KU_ABS:
-    if (fl) return call_intr(g, "llvm.fabs", &a, 1);
-    return call_intr(g, "llvm.abs", (LLVMValueRef[]){a, LLVMConstInt(g->ti1, 0, 0)}, 2);
-  case KU_EXP: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_intr(g, "llvm.exp", &a, 1);
-  case KU_LOG: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_intr(g, "llvm.log", &a, 1);
-  case KU_SQRT: return call_intr(g, "llvm.sqrt", &a, 1);
-  case KU_COS: return call_intr(g, "llvm.cos", &a, 1);
-  case KU_FLOOR: return call_intr(g, "llvm.floor", &a, 1);
+    if (fl) return llvm_call_intr(g, "llvm.fabs", &a, 1);
+    return llvm_call_intr(g, "llvm.abs", (LLVMValueRef[]){a, LLVMConstInt(g->ti1, 0, 0)}, 2);
+  case KU_EXP: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : llvm_call_intr(g, "llvm.exp", &a, 1);
+  case KU_LOG: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : llvm_call_intr(g, "llvm.log", &a, 1);
+  case KU_SQRT: return llvm_call_intr(g, "llvm.sqrt", &a, 1);
+  case KU_COS: return llvm_call_intr(g, "llvm.cos", &a, 1);
+  case KU_FLOOR: return llvm_call_intr(g, "llvm.floor", &a, 1);
   case KU_LOG1P: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_libm(g, "log1p", a);
   case KU_TANH:
   case KU_ERF: return LLVMTypeOf(a) == g->tf32 ? llvm_math_f32(g, op, a) : call_libm(g, op == KU_TANH ? "tanh" : "erf", a);
@@ -258,12 +258,12 @@ static LLVMValueRef fbinary(LlvmGen *g, KBinOp op, LLVMValueRef x, LLVMValueRef 
   case KB_DIV: return LLVMBuildFDiv(b, x, y, "");
   case KB_MOD: { // x - floor(x / y) * y (Python's float %)
     LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
-    q = call_intr(g, "llvm.floor", &q, 1);
+    q = llvm_call_intr(g, "llvm.floor", &q, 1);
     return LLVMBuildFSub(b, x, LLVMBuildFMul(b, q, y, ""), "");
   }
-  case KB_POW: return call_intr(g, "llvm.pow", xy, 2);
-  case KB_MAX: return call_intr(g, "llvm.maximum", xy, 2);
-  case KB_MIN: return call_intr(g, "llvm.minimum", xy, 2);
+  case KB_POW: return llvm_call_intr(g, "llvm.pow", xy, 2);
+  case KB_MAX: return llvm_call_intr(g, "llvm.maximum", xy, 2);
+  case KB_MIN: return llvm_call_intr(g, "llvm.minimum", xy, 2);
   case KB_LT: return LLVMBuildFCmp(b, LLVMRealOLT, x, y, "");
   case KB_LE: return LLVMBuildFCmp(b, LLVMRealOLE, x, y, "");
   case KB_GT: return LLVMBuildFCmp(b, LLVMRealOGT, x, y, "");
@@ -284,8 +284,8 @@ static LLVMValueRef ibinary(LlvmGen *g, KBinOp op, LLVMValueRef x, LLVMValueRef 
   case KB_MUL: return nsw(LLVMBuildMul(b, x, y, ""), dt);
   case KB_DIV: return floor_divmod(g, x, y, false);
   case KB_MOD: return floor_divmod(g, x, y, true);
-  case KB_MAX: return call_intr(g, u ? "llvm.umax" : "llvm.smax", xy, 2);
-  case KB_MIN: return call_intr(g, u ? "llvm.umin" : "llvm.smin", xy, 2);
+  case KB_MAX: return llvm_call_intr(g, u ? "llvm.umax" : "llvm.smax", xy, 2);
+  case KB_MIN: return llvm_call_intr(g, u ? "llvm.umin" : "llvm.smin", xy, 2);
   case KB_LT: return LLVMBuildICmp(b, u ? LLVMIntULT : LLVMIntSLT, x, y, "");
   case KB_LE: return LLVMBuildICmp(b, u ? LLVMIntULE : LLVMIntSLE, x, y, "");
   case KB_GT: return LLVMBuildICmp(b, u ? LLVMIntUGT : LLVMIntSGT, x, y, "");
@@ -406,7 +406,7 @@ static LLVMValueRef expr(LlvmGen *g, LlvmEnv *e, const KExpr *x) {
   }
   case KE_FMA: {
     LLVMValueRef args[3] = {llvm_expr(g, e, x->a), llvm_expr(g, e, x->b), llvm_expr(g, e, x->c)};
-    return call_intr(g, "llvm.fma", args, 3);
+    return llvm_call_intr(g, "llvm.fma", args, 3);
   }
   }
   MLC_UNREACHABLE();
@@ -500,7 +500,7 @@ static LLVMValueRef call_decl(LlvmGen *g, const KirCallSpec *sp) {
     ps[i + 1] = k == KCA_I64 ? g->ti64 : k == KCA_F32 ? g->tf32 : k == KCA_GFLAGS || k == KCA_CFLAGS ? g->ti32 : g->tptr;
   }
   fn = LLVMAddFunction(g->mod, sp->cfn, LLVMFunctionType(g->ti32, ps, (unsigned)sp->nparams + 1, 0));
-  fn_attr(g, fn, "nounwind");
+  llvm_fn_attr(g, fn, "nounwind");
   return fn;
 }
 
@@ -623,7 +623,7 @@ static LLVMValueRef loop_fn(LlvmGen *g, const LlvmEnv *outer, const KStmt *s, LL
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, types, (unsigned)nv + 2, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   llvm_fn_attrs(g, fn);
-  fn_attr(g, fn, "alwaysinline");
+  llvm_fn_attr(g, fn, "alwaysinline");
   for (int i = 0; i < k->params.len; i++) llvm_param_attr(g, fn, (unsigned)i, "noalias");
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
   llvm_fn_begin(g, fn);
@@ -674,7 +674,7 @@ static LLVMValueRef parfor_decl(LlvmGen *g) {
   // void mlc_parallel_for(MlcPool *pool, int64_t n, int64_t grain, MlcRangeFn fn, void *arg)
   LLVMTypeRef ps[5] = {g->tptr, g->ti64, g->ti64, g->tptr, g->tptr};
   g->parfor = LLVMAddFunction(g->mod, "mlc_parallel_for", LLVMFunctionType(g->tvoid, ps, 5, 0));
-  fn_attr(g, g->parfor, "nounwind");
+  llvm_fn_attr(g, g->parfor, "nounwind");
   return g->parfor;
 }
 
@@ -771,7 +771,7 @@ static LLVMValueRef print_kernel(LlvmGen *g, const KirKernel *k, const int *used
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->ti32, ps, (unsigned)n, 0));
   LLVMSetVisibility(fn, LLVMHiddenVisibility);
   llvm_fn_attrs(g, fn);
-  fn_attr(g, fn, "noinline");
+  llvm_fn_attr(g, fn, "noinline");
   for (int i = 0; i < np; i++) {
     llvm_param_attr(g, fn, (unsigned)i, "noalias");
     llvm_param_attr(g, fn, (unsigned)i, "nocapture");

@@ -39,7 +39,6 @@
 #include "llvm_internal.h"
 
 #include <math.h>
-#include <string.h>
 
 // ---- coefficients: compiler/backend/llvm/fit_math.py prints them --------------------------------
 // EXP_R: x in [-0.35, 0.35], a polynomial in x, degree 11, relative error 1.47e-16
@@ -91,17 +90,11 @@ static LLVMValueRef sel(LlvmGen *g, LLVMValueRef c, LLVMValueRef a, LLVMValueRef
   return LLVMBuildSelect(g->b, c, a, b, "");
 }
 
-static LLVMValueRef intr(LlvmGen *g, const char *name, LLVMValueRef *args, unsigned n) {
-  LLVMTypeRef t = LLVMTypeOf(args[0]);
-  LLVMValueRef fn = LLVMGetIntrinsicDeclaration(g->mod, LLVMLookupIntrinsicID(name, strlen(name)), &t, 1);
-  return LLVMBuildCall2(g->b, LLVMGlobalGetValueType(fn), fn, args, n, "");
-}
-
 // c[0] + s (c[1] + s (c[2] + ...)), n coefficients; each step one
 // llvm.fmuladd (fused where the target has FMA).
 static LLVMValueRef horner(LlvmGen *g, LLVMValueRef s, const double *c, int n) {
   LLVMValueRef p = dconst(g, c[n - 1]);
-  for (int i = n - 2; i >= 0; i--) p = intr(g, "llvm.fmuladd", (LLVMValueRef[]){p, s, dconst(g, c[i])}, 3);
+  for (int i = n - 2; i >= 0; i--) p = llvm_call_intr(g, "llvm.fmuladd", (LLVMValueRef[]){p, s, dconst(g, c[i])}, 3);
   return p;
 }
 
@@ -129,8 +122,7 @@ static LLVMValueRef math_fn(LlvmGen *g, int which, const char *name, LLVMValueRe
   LLVMValueRef fn = LLVMAddFunction(g->mod, name, LLVMFunctionType(g->tf32, &g->tf32, 1, 0));
   LLVMSetLinkage(fn, LLVMInternalLinkage);
   llvm_fn_attrs(g, fn);
-  unsigned kind = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
-  LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(g->ctx, kind, 0));
+  llvm_fn_attr(g, fn, "alwaysinline");
   LLVMBasicBlockRef saved = LLVMGetInsertBlock(g->b);
   llvm_fn_begin(g, fn);
   LLVMValueRef d = LLVMBuildFPExt(g->b, LLVMGetParam(fn, 0), g->tf64, "");
@@ -146,23 +138,23 @@ static LLVMValueRef expf_body(LlvmGen *g, LLVMValueRef d) {
 }
 
 static LLVMValueRef erff_body(LlvmGen *g, LLVMValueRef d) {
-  LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
+  LLVMValueRef a = llvm_call_intr(g, "llvm.fabs", &d, 1);
   LLVMValueRef small = dmul(g, a, horner(g, dmul(g, a, a), ERF_SMALL, COUNT(ERF_SMALL)));
   LLVMValueRef s = dmul(g, dsub(g, a, dconst(g, 2.75)), dconst(g, 0.8));
   LLVMValueRef tail = horner(g, s, ERF_TAIL, COUNT(ERF_TAIL));
   LLVMValueRef one = LLVMBuildFCmp(g->b, LLVMRealOGE, a, dconst(g, 4), "");
   LLVMValueRef r = sel(g, flt(g, a, 1.5), small, sel(g, one, dconst(g, 1), tail));
-  return intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
+  return llvm_call_intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
 }
 
 static LLVMValueRef tanhf_body(LlvmGen *g, LLVMValueRef d) {
-  LLVMValueRef a = intr(g, "llvm.fabs", &d, 1);
+  LLVMValueRef a = llvm_call_intr(g, "llvm.fabs", &d, 1);
   LLVMValueRef small = dmul(g, a, horner(g, dmul(g, a, a), TANH_SMALL, COUNT(TANH_SMALL)));
   LLVMValueRef c = sel(g, LLVMBuildFCmp(g->b, LLVMRealOGT, a, dconst(g, 20), ""), dconst(g, 20), a);
   LLVMValueRef e = exp_core(g, dmul(g, c, dconst(g, 2)));
   LLVMValueRef big = dsub(g, dconst(g, 1), LLVMBuildFDiv(g->b, dconst(g, 2), dadd(g, e, dconst(g, 1)), ""));
   LLVMValueRef r = sel(g, flt(g, a, 0.25), small, big);
-  return intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
+  return llvm_call_intr(g, "llvm.copysign", (LLVMValueRef[]){r, d}, 2);
 }
 
 // log(u) for an f64 u > 0 (finite, normal: u comes from an f32), relative
@@ -198,7 +190,7 @@ static LLVMValueRef logf_body(LlvmGen *g, LLVMValueRef d) { return log_special(g
 
 static LLVMValueRef log1pf_body(LlvmGen *g, LLVMValueRef d) {
   LLVMValueRef u = dadd(g, d, dconst(g, 1));
-  LLVMValueRef tiny = flt(g, intr(g, "llvm.fabs", &d, 1), 0x1p-29);
+  LLVMValueRef tiny = flt(g, llvm_call_intr(g, "llvm.fabs", &d, 1), 0x1p-29);
   LLVMValueRef r = sel(g, tiny, dsub(g, d, dmul(g, dmul(g, d, d), dconst(g, 0.5))), log_core(g, u));
   return log_special(g, u, r);
 }
