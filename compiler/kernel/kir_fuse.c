@@ -15,10 +15,16 @@
 // result, a state store) reads it. Nothing is recomputed: a value read by
 // two groups is materialised by its own.
 //
-// Prologues. A float sum, mean or reduce_to whose operand is the one value
-// a group hands out computes the group inside its terms: the operand is
-// never stored (sum(x * y), the mean of a squared difference, a gradient's
-// squared norm).
+// Prologues. A float sum, mean or reduce_to whose operand is computed by a
+// group computes it (and the register-only members it depends on) inside
+// its terms: the operand is never stored (sum(x * y), the mean of a squared
+// difference, a gradient's squared norm). Members the group stores for
+// other readers stay in the group's kernel, and the terms load them (batch
+// norm's gradient: the relu mask's output g is stored, sum(g * xhat) reads
+// it and computes xhat). A sum's or mean's group may also read values broadcast
+// along the reduced dims (batch norm's mean(square(x - mean)) and its
+// gradient's sum(g * (x - mean) * rstd): per-channel values in a sum over
+// the batch and the plane).
 //
 // Scalars. Groups of one element and one shape merge even when no edge
 // joins them (the optimizer's step counter, learning rate and flags).
@@ -61,6 +67,21 @@ static bool same_dims(const Type *a, const Type *b) {
   if (a->rank != b->rank) return false;
   for (int i = 0; i < a->rank; i++)
     if (!dim_eq(a->dims[i], b->dims[i])) return false;
+  return true;
+}
+
+// e, an operand a prologue reads, broadcast (right-aligned) to the shape of
+// x, the operand of a sum or mean over dims red[]: constant along every
+// reduced dim (of size 1 there, or absent) and x's size elsewhere (a
+// channel mean or scale [1, C, 1, 1] in a reduction over dims 0, 2, 3).
+// float_sum then knows its index: the kept dims' loop indices.
+static bool kept_broadcast(const Type *e, const Type *x, const bool *red) {
+  if (e->rank > x->rank) return false;
+  for (int j = 0, i = x->rank - e->rank; j < e->rank; j++, i++) {
+    int64_t one;
+    if (dim_is_const(e->dims[j], &one) && one == 1) continue;
+    if (red[i] || !dim_eq(e->dims[j], x->dims[i])) return false;
+  }
   return true;
 }
 
@@ -306,34 +327,67 @@ KlFuse *kl_fuse_plan(KLower *c) {
     for (int u = 0; inner && u < f.nusers[i]; u++) inner = z->group[f.users[i][u]] == g;
     z->reg[i] = inner;
   }
-  // Prologues: a float sum, mean or reduce_to whose operand is the one
-  // value a group hands out takes the group into its kernel, each term
-  // computing the group at the term's offset (so every operand from outside
-  // must be of the operand's shape, or one element).
+  // Prologues: a float sum, mean or reduce_to whose operand x is computed
+  // by a group takes x's cone into its kernel, each term computing it at
+  // the term's offset: x and the register-only members x depends on,
+  // stopping at members the group stores (which the terms then load, as
+  // operands from outside; the rest of the group stays a kernel of its own
+  // and still stores them). Every operand from outside must be of x's
+  // shape, or one element, or, for a sum or mean, constant along the
+  // reduced dims (kept_broadcast); a cone member's users must all be in
+  // the cone.
+  bool *in_cone;
+  ALLOC(in_cone, n);
+  for (int i = 0; i < n; i++) in_cone[i] = false;
   for (int i = 0; i < n; i++) {
     IrNode *r = f.node[i], *x = r->nin ? r->in[0] : NULL;
     bool red = r->op == IR_SUM || r->op == IR_MEAN || r->op == IR_REDUCE_TO;
     if (!red || x->order < 0 || !dtype_is_float(x->type->dtype) || !dtype_is_float(r->type->dtype)) continue;
     int o = x->order, g = z->group[o], gr = z->group[i];
     if (!kl_fuses(c, x) || z->reg[o] || f.output[o] || f.nusers[o] != 1 || z->nmembers[gr] != 1) continue;
+    bool rdims[KL_MAX_RANK] = {0}, bc = r->op != IR_REDUCE_TO && x->type->rank <= KL_MAX_RANK;
+    int nd = 0;
+    const int64_t *dims = bc ? ir_attr_ints(&r->attrs, IRA_DIMS, &nd) : NULL;
+    for (int j = 0; j < nd; j++) rdims[dims[j]] = true;
+    // the cone: members are in ascending order and operands come first, so
+    // one pass from the top (x) down marks it
+    int ncone = 0;
+    in_cone[o] = true;
+    for (int j = z->nmembers[g] - 1; j >= 0; j--) {
+      IrNode *m = f.node[z->members[g][j]];
+      if (!in_cone[m->order]) continue;
+      ncone++;
+      for (int k = 0; k < m->nin; k++) {
+        IrNode *e = m->in[k];
+        if (e->order >= 0 && z->group[e->order] == g && z->reg[e->order]) in_cone[e->order] = true;
+      }
+    }
     bool ok = true;
     for (int j = 0; ok && j < z->nmembers[g]; j++) {
       IrNode *m = f.node[z->members[g][j]];
-      ok = (m == x || z->reg[m->order]) && m->op != IR_CAUSAL_MASK;
+      if (!in_cone[m->order]) continue;
+      ok = m->op != IR_CAUSAL_MASK;
+      for (int u = 0; ok && m != x && u < f.nusers[m->order]; u++) ok = in_cone[f.users[m->order][u]];
       for (int k = 0; ok && k < m->nin; k++) {
         IrNode *e = m->in[k];
-        if (e->order >= 0 && (z->group[e->order] == g || kl_fuse_const(e))) continue;
-        ok = one_element(e->type) || same_dims(e->type, x->type);
+        if (e->order >= 0 && (in_cone[e->order] || kl_fuse_const(e))) continue;
+        ok = one_element(e->type) || same_dims(e->type, x->type) || (bc && kept_broadcast(e->type, x->type, rdims));
       }
     }
-    if (!ok) continue;
-    z->reg[o] = true;
-    int nm = z->nmembers[g], *mem;
-    ALLOC(mem, nm + 1);
-    memcpy(mem, z->members[g], sizeof(int) * (size_t)nm);
-    mem[nm] = i;
-    for (int j = 0; j < nm; j++) z->group[mem[j]] = gr;
-    z->members[gr] = mem, z->nmembers[gr] = nm + 1, z->nmembers[g] = 0;
+    if (ok) {
+      z->reg[o] = true;
+      int nm = z->nmembers[g], *mem, rest = 0;
+      ALLOC(mem, ncone + 1);
+      for (int j = 0, at = 0; j < nm; j++) {
+        int m = z->members[g][j];
+        if (in_cone[m]) mem[at++] = m, z->group[m] = gr;
+        else z->members[g][rest++] = m; // the rest of the group keeps its order
+      }
+      mem[ncone] = i;
+      z->members[gr] = mem, z->nmembers[gr] = ncone + 1, z->nmembers[g] = rest;
+    }
+    for (int j = 0; j < z->nmembers[g]; j++) in_cone[z->members[g][j]] = false;
+    for (int j = 0; j < z->nmembers[gr]; j++) in_cone[z->members[gr][j]] = false;
   }
   // Order.
   for (int g = 0; g < z->ngroups; g++) z->at[g] = -1;

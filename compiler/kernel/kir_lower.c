@@ -390,7 +390,7 @@ static Vec *open_chunks(KLower *c, KirKernel *k, Vec *blk, KlSum *s) {
 Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P) {
   int64_t pc;
   MLC_ASSERT(nsums >= 1 && nsums <= KL_SUM_MAX);
-  *s = (KlSum){.nsums = nsums, .P = P};
+  *s = (KlSum){.nsums = nsums, .P = P, .only = -1};
   bool cst = kir_eval_i64(P, NULL, &pc);
   s->nlanes = cst && pc < KL_SUM_LANES ? (int)(pc > 0 ? pc : 0) : KL_SUM_LANES;
   if (!cst || pc > KL_SUM_CHUNK) blk = open_chunks(c, k, blk, s);
@@ -403,7 +403,8 @@ static void sum_position(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KExpr *p, 
   KExpr *t[KL_SUM_MAX];
   terms(c, k, blk, p, ctx, t);
   for (int i = 0; i < s->nsums; i++)
-    kir_assign(c->p, blk, s->lane[i][l], kl_add(c, kl_v(c, k, s->lane[i][l]), kir_cast(c->p, DT_F64, t[i])));
+    if (s->only < 0 || i == s->only)
+      kir_assign(c->p, blk, s->lane[i][l], kl_add(c, kl_v(c, k, s->lane[i][l]), kir_cast(c->p, DT_F64, t[i])));
 }
 
 // Positions base + q for q < n into the lanes (lane q mod 8: base is 0 or a
@@ -432,6 +433,12 @@ static void sum_run(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KExpr *base, KE
 void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx) {
   if (s->chunked) sum_run(c, k, blk, s, s->c0, s->len, terms, ctx);
   else sum_run(c, k, blk, s, kl_i(c, 0), s->P, terms, ctx);
+}
+
+void kl_sum_add_one(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i, KlTerms terms, void *ctx) {
+  s->only = i;
+  kl_sum_add(c, k, blk, s, terms, ctx);
+  s->only = -1;
 }
 
 // The lanes folded in halves into a new f64 local.
@@ -476,7 +483,7 @@ static void close_chunks(KLower *c, KirKernel *k, Vec *blk, KlSum *s) {
   if (s->split) { // the chunks' values as a short sum of their own
     PartTerms pt = {.n = s->nsums};
     int64_t nc = s->nchunks->i; // a constant: split sums have a constant count
-    KlSum q = {.nsums = s->nsums, .P = s->nchunks, .nlanes = nc < KL_SUM_LANES ? (int)nc : KL_SUM_LANES};
+    KlSum q = {.nsums = s->nsums, .P = s->nchunks, .only = -1, .nlanes = nc < KL_SUM_LANES ? (int)nc : KL_SUM_LANES};
     for (int i = 0; i < s->nsums; i++) {
       pt.part[i] = s->part[i];
       declare_lanes(c, k, blk, q.nlanes, q.lane[i]);
@@ -646,10 +653,87 @@ static void float_sum(KLower *c, KirKernel *k, Vec *blk, IrNode *n, const IrNode
     iv[i] = kl_v(c, k, v);
   }
   ReduceTerm rt = {x, kl_flat(c, xt, iv), g1 < 0 ? kl_i(c, 0) : kl_prod(c, xt, g1 + 1, xt->rank), n->type->dtype};
+  c->pro_iv = iv; // a prologue's broadcast operands: indexed by the kept dims
   kl_sum_add(c, k, in, &s, reduce_term, &rt);
+  c->pro_iv = NULL;
   KExpr *v = kl_sum_value(c, k, blk, &s, 0);
   if (n->op == IR_MEAN) v = kl_div(c, v, kir_cast(c->p, DT_F64, count));
   kl_st(c, blk, n, out, v);
+}
+
+// A float sum or mean over every dim but one middle dim d, x [R.., C,
+// S..] -> C values (a batch norm's statistics and its gradient's sums over
+// NCHW: dims 0, 2, 3): each task sums `chans` adjacent channels together
+// (chans sums of kl_sum_*), each outer index (an image) reading their
+// chans planes side by side, where one channel per task reads one plane
+// per image, a short run (1 KiB for a 16 x 16 plane) 64 KiB from the next
+// one that the hardware prefetchers pick up too late (such a sum ran at
+// ~2.5 GB/s). Per outer index the channels' position loops run one after
+// the other (kl_sum_add_one), so each reads a contiguous plane and
+// vectorises along it, and the task reads chans planes in a row. Each
+// output's sum is still kir.h's order (positions of the S.. group into its
+// own lanes, outer indices in order around them): the bits of one channel
+// per task. chans is 8 for C >= 64 (8 tasks or more), else 4; C a constant
+// multiple of it. CPU programs only (reduce_cols).
+typedef struct ChanTerms {
+  const IrNode *x;
+  KExpr *base, *j0, *S; // x's offset of (outer index, channel 0); the task's first channel; S.. elements
+  int chans;
+  DType od;
+  KExpr **iv;           // per dim: the outer indices, 0 for the S.. group; dim d set per term
+  int d;
+  int only;             // the channel whose term is made
+} ChanTerms;
+
+static void chan_terms(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
+  ChanTerms *r = ctx;
+  for (int i = 0; i < r->chans; i++) {
+    t[i] = NULL;
+    if (i != r->only) continue;
+    KExpr *ch = kl_add(c, r->j0, kl_i(c, i));
+    KExpr *off = kl_add(c, kl_add(c, r->base, kl_mul(c, ch, r->S)), p);
+    r->iv[r->d] = ch;
+    c->pro_iv = r->iv;
+    t[i] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
+    c->pro_iv = NULL;
+  }
+}
+
+static bool reduce_chans(KLower *c, KirKernel *k, IrNode *n, const bool *red) {
+  const IrNode *x = n->in[0];
+  const Type *xt = x->type;
+  int d = -1;
+  for (int i = 0; i < xt->rank; i++)
+    if (!red[i]) {
+      if (d >= 0) return false;
+      d = i;
+    }
+  int64_t C;
+  if (d < 1 || d >= xt->rank - 1 || !dim_is_const(xt->dims[d], &C)) return false;
+  int chans = C >= 64 && C % 8 == 0 ? 8 : 4;
+  if (C % chans || C < 2 * chans) return false;
+  int v = kl_var(c, k, "i", DT_I64, true);
+  Vec *blk = &kir_for(c->p, &k->body, v, kl_i(c, C / chans), true)->body;
+  KExpr *j0 = kl_mul(c, kl_v(c, k, v), kl_i(c, chans)), *S = kl_prod(c, xt, d + 1, xt->rank);
+  KExpr *iv[KL_MAX_RANK], *outer = kl_i(c, 0), *count = S;
+  KlSum s;
+  Vec *in = kl_sum_begin(c, k, blk, &s, chans, S);
+  for (int i = 0; i < d; i++) {
+    int r = kl_var(c, k, "r", DT_I64, true);
+    in = &kir_for(c->p, in, r, kl_tdim(c, xt, i), false)->body;
+    iv[i] = kl_v(c, k, r);
+    outer = kl_add(c, kl_mul(c, outer, kl_tdim(c, xt, i)), iv[i]);
+    count = kl_mul(c, count, kl_tdim(c, xt, i));
+  }
+  for (int i = d + 1; i < xt->rank; i++) iv[i] = kl_i(c, 0);
+  ChanTerms ct = {x, kl_mul(c, kl_mul(c, outer, kl_i(c, C)), S), j0, S, chans, n->type->dtype, iv, d, 0};
+  for (ct.only = 0; ct.only < chans; ct.only++) kl_sum_add_one(c, k, in, &s, ct.only, chan_terms, &ct);
+  for (int i = 0; i < chans; i++) {
+    KExpr *val = kl_sum_value(c, k, blk, &s, i);
+    if (n->op == IR_MEAN) val = kl_div(c, val, kir_cast(c->p, DT_F64, count));
+    kl_st(c, blk, n, kl_add(c, j0, kl_i(c, i)), val);
+  }
+  return true;
 }
 
 // sum/mean/max/min/argmax {dims, keepdim}: one output element per kept
@@ -666,6 +750,9 @@ static bool lower_reduce(KLower *c, IrNode *n) {
   const int64_t *dims = ir_attr_ints(&n->attrs, IRA_DIMS, &nd);
   bool red[KL_MAX_RANK] = {0};
   for (int i = 0; i < nd; i++) red[dims[i]] = true;
+  if (c->reduce_cols && (n->op == IR_SUM || n->op == IR_MEAN) && dtype_is_float(xt->dtype) &&
+      dtype_is_float(n->type->dtype) && reduce_chans(c, k, n, red))
+    return true;
   KExpr *iv[KL_MAX_RANK], *ov[KL_MAX_RANK];
   Vec *blk = &k->body;
   int r = 0;
@@ -1331,8 +1418,9 @@ static bool lower_group(KLower *c, const int *mem, int nm) {
 }
 
 // A reduction's prologue (c->pro) at flat offset off of its operand x:
-// each member a local, operands from outside loaded at off (x's shape) or
-// at 0 (one element); x's local.
+// each member a local, operands from outside loaded at off (x's shape), at
+// 0 (one element), or broadcast (constant along the reduced dims: at the
+// kept dims' indices, c->pro_iv, which float_sum sets); x's local.
 static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *off) {
   KExpr **val = arena_alloc(c->p->arena, sizeof(KExpr *) * (size_t)c->npro), *res = NULL;
   for (int j = 0; j < c->npro; j++) {
@@ -1351,9 +1439,14 @@ static KExpr *prologue_value(KLower *c, KirKernel *k, Vec *blk, const IrNode *x,
         continue;
       }
       kir_kernel_use(c->p, k, kl_buf(c, e));
-      bool same = e->type->rank == x->type->rank;
+      bool same = e->type->rank == x->type->rank, one = true;
       for (int d = 0; same && d < e->type->rank; d++) same = dim_eq(e->type->dims[d], x->type->dims[d]);
-      v[i] = kl_ld(c, e, same ? off : kl_i(c, 0));
+      for (int d = 0; one && d < e->type->rank; d++) {
+        int64_t v1;
+        one = dim_is_const(e->type->dims[d], &v1) && v1 == 1;
+      }
+      MLC_ASSERT(same || one || c->pro_iv);
+      v[i] = kl_ld(c, e, same ? off : one ? kl_i(c, 0) : kl_bcast(c, e->type, x->type->rank, c->pro_iv));
     }
     KExpr *r = member_value(c, blk, n, v, NULL, off);
     if (!r) return kl_f(c, n->type->dtype, 0);

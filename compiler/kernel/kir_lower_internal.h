@@ -32,6 +32,8 @@ typedef struct KLower {
   bool line_lanes;    // KirLowerOptions.line_lanes
   const int *pro;     // the reduction being lowered: its prologue's members
   int npro;           // (node orders), computed per term (kir_fuse.c)
+  KExpr **pro_iv;     // float_sum: its operand's index per kept dim, for a
+                      // prologue's broadcast operands (else NULL)
 } KLower;
 
 // A strided view of a buffer as an op operand sees it: dims and element
@@ -143,6 +145,7 @@ typedef struct KlSum {
   int comb[KL_SUM_MAX][KL_SUM_LANES]; // serial form: the combine lanes
   int part[KL_SUM_MAX];         // split form: the chunks' values, f64 [nchunks]
   int sum[KL_SUM_MAX];          // the values (once closed)
+  int only;                     // kl_sum_add_one's sum (else -1: all)
 } KlSum;
 typedef void (*KlTerms)(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **terms);
 Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr *P);
@@ -152,6 +155,9 @@ Vec *kl_sum_begin(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int nsums, KExpr 
 // halves (KirLowerOptions.line_lanes).
 KExpr *kl_line_max(KLower *c, KirKernel *k, Vec *blk, const IrNode *x, KExpr *base, KExpr *stride, KExpr *P);
 void kl_sum_add(KLower *c, KirKernel *k, Vec *blk, KlSum *s, KlTerms terms, void *ctx);
+// kl_sum_add for sum i alone (the callback's other terms are not used): sums
+// over the same positions whose terms lie apart run one position loop each.
+void kl_sum_add_one(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i, KlTerms terms, void *ctx);
 KExpr *kl_sum_value(KLower *c, KirKernel *k, Vec *blk, KlSum *s, int i);
 
 int64_t kl_attr_i(const IrNode *n, IrAttrKey k);

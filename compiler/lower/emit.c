@@ -147,6 +147,37 @@ IrNode *lw_emit_conv2d(Env *e, const CkExpr *x, IrNode **v) {
   return ir_add(ib, y, ir_reshape(ib, b, c11));
 }
 
+// The elements of dim d of x as a number of dtype dt (counted in the graph
+// when the dim is a symbol).
+static IrNode *dim_count(IrBuilder *b, Dim *d, DType dt) {
+  int64_t k;
+  if (dim_is_const(d, &k)) return ir_scalar(b, (double)k, dt);
+  Type *t = type_new(b->a, dt, 1);
+  t->dims[0] = d;
+  return ir_sum_all(b, ir_const(b, 1, t));
+}
+
+// The elements of t's dims R[0..nr) together as a number of dtype dt: the
+// constant dims' product times each symbolic dim's dim_count (a sum over
+// that dim alone: B elements for a batch, not a sum over the whole tensor).
+// Every factor is an integer, so the product is the count rounded once
+// while it stays below 2^24 (f32).
+static IrNode *dims_count(IrBuilder *b, const Type *t, const int64_t *R, int nr, DType dt) {
+  int64_t k = 1, v;
+  IrNode *cnt = NULL;
+  for (int i = 0; i < nr; i++) {
+    Dim *d = t->dims[R[i]];
+    if (dim_is_const(d, &v)) {
+      k *= v;
+      continue;
+    }
+    IrNode *f = dim_count(b, d, dt);
+    cnt = cnt ? ir_mul(b, cnt, f) : f;
+  }
+  if (!cnt) return ir_scalar(b, (double)k, dt);
+  return k == 1 ? cnt : ir_mul(b, cnt, ir_scalar(b, (double)k, dt));
+}
+
 // torch's running-stat update, as a store of the buffer:
 //   running_mean = (1 - momentum) * running_mean + momentum * mean
 //   running_var  = (1 - momentum) * running_var  + momentum * var * M / (M - 1)
@@ -164,7 +195,7 @@ static void running_update(IrBuilder *b, IrNode *buf, IrNode *stat, double mom, 
     if (dim_is_const(M, &k)) {
       stat = ir_mul(b, stat, ir_scalar(b, k > 1 ? (double)k / (double)(k - 1) : 1, dt));
     } else {
-      IrNode *cnt = ir_reduce(b, IR_SUM, ir_const(b, 1, x->type), R, nr, false);
+      IrNode *cnt = dims_count(b, x->type, R, nr, dt);
       IrNode *cm1 = ir_sub(b, cnt, ir_scalar(b, 1, dt));
       stat = ir_div(b, ir_mul(b, stat, cnt), cm1);
     }
@@ -176,7 +207,7 @@ static void running_update(IrBuilder *b, IrNode *buf, IrNode *stat, double mom, 
 
 // batch_norm(x, w, b, running_mean, running_var, momentum, eps). Training:
 // the biased batch statistics over every dim but 1, in the form autodiff
-// recognises (mean(x) and mean(d * d) with d = x - mean(x, keepdim)), and
+// recognises (mean(x) and mean(d * d) with d = reshape(mean(x)) - x), and
 // the running-stat updates as stores; evaluation: the running buffers.
 IrNode *lw_emit_batch_norm(Env *e, const CkExpr *x, IrNode **v) {
   IrNode *in[5];
@@ -190,7 +221,17 @@ IrNode *lw_emit_batch_norm(Env *e, const CkExpr *x, IrNode **v) {
     for (int i = 0; i < xv->type->rank; i++)
       if (i != 1) R[nr++] = i;
     in[3] = ir_reduce(b, IR_MEAN, xv, R, nr, false);
-    IrNode *d = ir_sub(b, xv, ir_reduce(b, IR_MEAN, xv, R, nr, true));
+    // The variance's d = mean - x: the mean as a [1, C, 1, ..] view of
+    // in[3] (one reduction, not a second keepdim one), and mean - x rather
+    // than x - mean, whose square is the same bit for bit (IEEE negation is
+    // exact) but a node of its own: hash-consing would merge x - mean with
+    // the gradient's (autodiff's rule_batch_norm), and that value would then
+    // be stored from the forward to the backward instead of being computed
+    // inside the variance's sum (a reduction prologue, kir_fuse.c) and again
+    // in the backward's.
+    Type *kt = type_new(b->a, xv->type->dtype, xv->type->rank);
+    for (int i = 0; i < xv->type->rank; i++) kt->dims[i] = i == 1 ? xv->type->dims[1] : dim_const(b->a, 1);
+    IrNode *d = ir_sub(b, ir_reshape(b, in[3], kt), xv);
     in[4] = ir_reduce(b, IR_MEAN, ir_mul(b, d, d), R, nr, false);
     double mom = lw_number(e, x->args[5]);
     running_update(b, v[3], in[3], mom, false, xv, R, nr);
@@ -214,16 +255,6 @@ IrNode *lw_emit_embedding(Env *e, const CkExpr *x, IrNode **v) {
 static int reduction_of(const CkExpr *a) {
   const char *r = a && a->kind == CK_CONST && a->value->kind == V_STR ? a->value->str : "mean";
   return !strcmp(r, "sum") ? 1 : !strcmp(r, "none") ? 2 : 0;
-}
-
-// The elements of dim d of x as a number of dtype dt (counted in the graph
-// when the dim is a symbol).
-static IrNode *dim_count(IrBuilder *b, Dim *d, DType dt) {
-  int64_t k;
-  if (dim_is_const(d, &k)) return ir_scalar(b, (double)k, dt);
-  Type *t = type_new(b->a, dt, 1);
-  t->dims[0] = d;
-  return ir_sum_all(b, ir_const(b, 1, t));
 }
 
 // The per-row cross entropy of logits [N, C] with targets t [N], from the

@@ -363,15 +363,20 @@ static bool is_channel_mean(const IrNode *n, const IrNode *x, int64_t keep) {
 }
 
 // True when batch_norm's mean and var operands are the batch statistics of
-// its x as training lowers them: mean(x) and mean(d * d), d = x - mean(x)
-// (keepdim). Then the fused batch_norm_grad is the whole gradient to x.
+// its x as training lowers them: mean(x) and mean(d * d), d = m - x with m
+// that mean as [1, C, 1, ..] (lw_emit_batch_norm), or d = x - m with m a
+// keepdim mean of x. Then the fused batch_norm_grad is the whole gradient
+// to x.
 static bool has_batch_stats(const IrNode *n) {
   const IrNode *x = n->in[0], *v = n->in[4], *sq, *d;
   if (!is_channel_mean(n->in[3], x, 0) || v->op != IR_MEAN) return false;
   sq = v->in[0];
   if (!is_channel_mean(v, sq, 0) || sq->op != IR_MUL || sq->in[0] != sq->in[1]) return false;
   d = sq->in[0];
-  return d->op == IR_SUB && d->in[0] == x && is_channel_mean(d->in[1], x, 1);
+  if (d->op != IR_SUB) return false;
+  const IrNode *m = d->in[0];
+  if (d->in[1] == x && m->op == IR_RESHAPE && m->in[0] == n->in[3]) return true;
+  return d->in[0] == x && is_channel_mean(d->in[1], x, 1);
 }
 
 // batch_norm(x[N, C, ..], gamma, beta, mean, var) {eps} with
