@@ -194,9 +194,13 @@ static inline bool mlc_ref_conv2d(bool f32, const int64_t *geom, uint32_t flags,
 }
 
 // mlc_conv2d_grad_input: dcol(n, g) = w[g]^T @ dy[n, g] (K = O/G), then
-// col2im: per image and group the plane is zeroed, and for each pixel chunk
-// in order, each col row r in order, each pixel q of the chunk, a dcol
-// element inside x is added into dx. Pointwise: dx[n, g] = dcol itself.
+// col2im: per image and group the plane is zeroed, and for each col row r
+// in order, each pixel q, a dcol element inside x is added into dx; so each
+// element of dx gets its taps (a, b) in order, from +0. Pointwise: dx[n, g]
+// = dcol itself. The library's col2im goes by pixel chunks, last chunk
+// first, which is the same order: a dx element's tap (a, b) reads output
+// pixel q = ((h + ph - a*dh)/sh)*WO + (w + pw - b*dw)/sw, which falls as
+// (a, b) grows, so a later chunk holds earlier taps (conv.c).
 static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, uint32_t flags,
                                              const double *dy, const double *w, double *dx) {
   MlcRefConv k;
@@ -215,17 +219,14 @@ static inline bool mlc_ref_conv2d_grad_input(bool f32, const int64_t *geom, uint
         continue;
       }
       memset(dxg, 0, sizeof(double) * (size_t)(k.cg * plane));
-      for (int64_t q0 = 0; q0 < k.p; q0 += k.qchunk) {
-        int64_t q1 = q0 + k.qchunk < k.p ? q0 + k.qchunk : k.p;
-        for (int64_t r = 0; r < k.kc; r++)
-          for (int64_t q = q0; q < q1; q++) {
-            int64_t pos;
-            mlc_ref_col(&k, NULL, n, g, r, q, &pos);
-            if (pos < 0) continue;
-            double v = mlc_ref_ksum(f32, flags, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
-            dxg[pos] = mlc_ref_rnd(f32, dxg[pos] + v);
-          }
-      }
+      for (int64_t r = 0; r < k.kc; r++)
+        for (int64_t q = 0; q < k.p; q++) {
+          int64_t pos;
+          mlc_ref_col(&k, NULL, n, g, r, q, &pos);
+          if (pos < 0) continue;
+          double v = mlc_ref_ksum(f32, flags, k.og, wg + r, k.kc, dyg + q, k.p, 1, 0, 0);
+          dxg[pos] = mlc_ref_rnd(f32, dxg[pos] + v);
+        }
     }
   return true;
 }

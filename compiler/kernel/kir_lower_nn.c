@@ -56,8 +56,8 @@ static KExpr *window_pos(KLower *c, KExpr *i, KExpr *a, int64_t s, int64_t p, in
 //   conv2d (x, w)             y[n, o, i, j] = the K sum over kk = (ci, a, b)
 //                             of w[o, kk] * col (x at the tap, 0 at padding)
 //   conv2d_grad_input (dy, w) per image and group: dx zeroed, then for each
-//                             pixel chunk, col row r = (ci, a, b), pixel q of
-//                             the chunk: dx[tap] += the K sum over o of
+//                             col row r = (ci, a, b), pixel q: dx[tap] +=
+//                             the K sum over o of
 //                             w[o, r] * dy[n, o, q] (pointwise: dx = that sum)
 //   conv2d_grad_weight (dy, x) dw[o, r] = the K sums over each image's pixel
 //                             chunks of col * dy, added in order
@@ -201,11 +201,9 @@ static void conv_grad_input(KLower *c, KirKernel *k, Conv *q) {
   KExpr *base = kl_mul(c, kl_add(c, kl_mul(c, q->nv, q->C), kl_mul(c, q->gv, q->Cg)), plane);
   Vec *zb = &loop(c, k, blk, "z", kl_mul(c, q->Cg, plane), false, &z)->body;
   kl_st(c, zb, q->n, kl_add(c, base, z), kl_f(c, q->n->type->dtype, 0));
-  KExpr *q0, *len;
-  blk = chunk_loop(c, k, blk, q, &q0, &len);
   blk = &loop(c, k, blk, "r", q->Kc, false, &q->rv)->body;
-  blk = &loop(c, k, blk, "t", len, false, &t)->body;
-  q->qv = let(c, k, blk, "q", kl_add(c, q0, t));
+  blk = &loop(c, k, blk, "t", q->P, false, &t)->body;
+  q->qv = t;
   KExpr *i = kl_div(c, q->qv, q->WO), *j = kir_bin(c->p, KB_MOD, q->qv, q->WO), *ci, *h, *w;
   KExpr *in = tap(c, k, blk, q, q->rv, i, j, &ci, &h, &w);
   Vec *body = &kir_if(c->p, blk, in)->body;

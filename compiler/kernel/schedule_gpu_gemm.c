@@ -769,11 +769,11 @@ static void conv_chunks(Sk *s, const Conv *q, KExpr **QC, KExpr **NQ) {
   *NQ = ceil_div(s, q->P, *QC);
 }
 
-// dx[n, c, h, w] = +0, then + dcol at each tap (pixel chunk, then a, b
-// ascending: col2im's order) whose output pixel (i, j) exists.
+// dx[n, c, h, w] = +0, then + dcol at each tap (a, b ascending: col2im's
+// order, kernels/gemm_ref.h) whose output pixel (i, j) exists.
 static void gin_gather(Sk *s, Conv *q) {
   DType dt = kir_buf(s->p, q->x)->dtype;
-  KExpr *n, *c, *h, *w, *ai, *bi, *t, *QC, *NQ;
+  KExpr *n, *c, *h, *w, *ai, *bi;
   Vec *in = &sk_loop(s, &s->k->body, "n", q->N, true, &n)->body;
   in = &sk_loop(s, in, "c", q->C, true, &c)->body;
   in = &sk_loop(s, in, "h", q->H, true, &h)->body;
@@ -781,21 +781,7 @@ static void gin_gather(Sk *s, Conv *q) {
   KExpr *acc = sk_let(s, in, "acc", sk_f(s, dt, 0));
   KExpr *grp = sk_div(s, c, q->Cg), *ci = sk_mod(s, c, q->Cg);
   KExpr *plane = sk_mul(s, sk_add(s, sk_mul(s, sk_add(s, sk_mul(s, n, sk_i(s, q->g)), grp), q->Kc), sk_mul(s, ci, q->KHW)), q->P);
-  conv_chunks(s, q, &QC, &NQ);
-  int64_t nq;
-  Vec *body = in;
-  KExpr *chunk = NULL;
-  if (!kir_eval_i64(NQ, NULL, &nq) || nq != 1) {
-    // only the chunks between the first and the last pixel a tap can reach
-    KExpr *sh = sk_i(s, q->st[0]), *hp = sk_add(s, h, sk_i(s, q->pd[0]));
-    KExpr *lo = kmax(s, sk_i(s, 0), sk_div(s, sk_add(s, sk_sub(s, hp, sk_mul(s, sk_sub(s, q->KH, sk_i(s, 1)), sk_i(s, q->dl[0]))), sk_sub(s, sh, sk_i(s, 1))), sh));
-    KExpr *hi = kmin(s, sk_sub(s, q->HO, sk_i(s, 1)), sk_div(s, hp, sh));
-    KExpr *c0 = sk_let(s, in, "c0", sk_div(s, sk_mul(s, lo, q->WO), QC));
-    KExpr *c1 = sk_div(s, sk_add(s, sk_mul(s, hi, q->WO), sk_sub(s, q->WO, sk_i(s, 1))), QC);
-    body = &sk_loop(s, in, "qc", kmax(s, sk_i(s, 0), sk_add(s, sk_sub(s, c1, c0), sk_i(s, 1))), false, &t)->body;
-    chunk = sk_add(s, c0, t);
-  }
-  Vec *ab = &sk_loop(s, body, "a", q->KH, false, &ai)->body;
+  Vec *ab = &sk_loop(s, in, "a", q->KH, false, &ai)->body;
   Vec *bb = &sk_loop(s, ab, "b", q->KW, false, &bi)->body;
   KExpr *ih = sk_let(s, bb, "ih", sk_sub(s, sk_add(s, h, sk_i(s, q->pd[0])), sk_mul(s, ai, sk_i(s, q->dl[0]))));
   KExpr *iw = sk_let(s, bb, "iw", sk_sub(s, sk_add(s, w, sk_i(s, q->pd[1])), sk_mul(s, bi, sk_i(s, q->dl[1]))));
@@ -806,7 +792,6 @@ static void gin_gather(Sk *s, Conv *q) {
   KExpr *i = sk_let(s, t1, "i", sk_div(s, ih, sh)), *j = sk_let(s, t1, "j", sk_div(s, iw, sw));
   KExpr *ok = sk_and(s, sk_lt(s, i, q->HO), sk_lt(s, j, q->WO));
   KExpr *pix = sk_add(s, sk_mul(s, i, q->WO), j);
-  if (chunk) ok = sk_and(s, ok, kir_bin(s->p, KB_EQ, sk_div(s, pix, QC), chunk));
   Vec *t2 = &kir_if(s->p, t1, ok)->body;
   KExpr *r = sk_add(s, sk_mul(s, ai, q->KW), bi);
   KExpr *v = sk_ld(s, q->dcol, sk_add(s, plane, sk_add(s, sk_mul(s, r, q->P), pix)));

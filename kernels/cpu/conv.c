@@ -247,7 +247,10 @@ static void fwd_task(void *vj, int64_t b, int64_t e) {
   }
 }
 
-// dx[n, g] = col2im(w[g]^T @ dy[n, g]), chunk by chunk in pixel order.
+// dx[n, g] = col2im(w[g]^T @ dy[n, g]), chunk by chunk, the last chunk
+// first: each dx element then gets its taps in (a, b) order, as the
+// reference's col2im over the whole plane adds them (a later tap reads an
+// earlier output pixel: gemm_ref.h), and the lane path computes them.
 static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
   const Conv *k = &j->k;
   float *dx = j->out + (n * k->c + g * k->cg) * k->h * k->w;
@@ -265,7 +268,7 @@ static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
                : -1;
 #endif
   memset(dx, 0, (size_t)(k->cg * k->h * k->w) * sizeof(float));
-  for (int64_t q0 = 0; q0 < k->p; q0 += k->qchunk) {
+  for (int64_t q0 = (k->p - 1) / k->qchunk * k->qchunk; q0 >= 0; q0 -= k->qchunk) {
     int64_t nq = min64(k->qchunk, k->p - q0);
     float *dcol = gemm_scratch(GEMM_SCRATCH_COL, k->kc * col_ld(nq));
     if (!dcol) return -1;

@@ -105,7 +105,7 @@ void conv_lanes_gw_end(const ConvLanesGw *s, float *dw);
 // conv_lanes_pack_wt ([G, KH*KW, O/G, C/G rounded to 16], rounded by the
 // precision bits; false when some w is not finite, and then the packed
 // copy must not be used): the bits of the GEMM + col2im path for stride
-// 1 and one pixel chunk (conv_lanes_gin_ok); false only when a scratch
+// 1 (conv_lanes_gin_ok); false only when a scratch
 // buffer cannot be had.
 bool conv_lanes_gin_ok(const Conv *k);
 int64_t conv_lanes_wtfloats(const Conv *k);

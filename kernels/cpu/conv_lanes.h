@@ -87,9 +87,11 @@ static inline float *lanes_gin_scratch(const Conv *k, int64_t xtq, float **dyp, 
 }
 
 // Whether conv_lanes_grad_input may run this geometry (ISA aside): stride
-// 1, one pixel chunk, O/G in one K block, the copies a few MiB.
+// 1, O/G in one K block, the copies a few MiB. (Any number of pixel
+// chunks: each dx element's taps in (a, b) order is the reference's order
+// whatever the chunking, gemm_ref.h.)
 static inline bool lanes_gin_geometry_ok(const Conv *k) {
-  return k->sh == 1 && k->sw == 1 && k->qchunk >= k->p && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
+  return k->sh == 1 && k->sw == 1 && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
          k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22);
 }
 

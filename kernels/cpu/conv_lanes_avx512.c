@@ -396,7 +396,7 @@ bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int6
 
 // ---- grad_input ---------------------------------------------------------------------------------
 // dx[c, h, w] of one image and group with the input channels in the
-// lanes, for stride 1 and one pixel chunk: tap by tap (a, b) in order, a
+// lanes, for stride 1 (any number of pixel chunks): tap by tap (a, b) in order, a
 // tile of 8 dx pixels x 2 vectors of channels (fashion_cnn's conv2: 32;
 // 12 pixels spill their pointers, 1.2x slower) runs the chain over o of
 // w[o, c, a, b] * dy[o, h + ph - a*dh, w + pw - b*dw] from +0 (dcol's

@@ -322,12 +322,12 @@ static void shapes(const char *variant) {
       shape(1, 12, 9, 9, 80, 3, 3, 1, 1, 1, 1),    // 80: a 4-vector block, then 1; Kc 108 = 96 + 12; 81 pixels
       shape(2, 20, 9, 11, 50, 3, 3, 2, 2, 2, 1),   // stride 2, padding 2, dilation 2; 50 channels of 64 lanes
       shape(2, 24, 8, 8, 64, 3, 3, 1, 1, 1, 2),    // groups 2: 32 channels, Kc 108 per group
-      shape(1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1),  // 400 pixels: two pixel chunks of one image
+      shape(1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1),  // 400 pixels: two pixel chunks of one image (grad_input in lanes)
       shape(2, 3, 12, 12, 20, 5, 5, 1, 0, 1, 1),   // unpadded 5x5 (WO < W), 20 channels
       shape(2, 1, 16, 16, 24, 3, 3, 2, 1, 1, 1),   // one input channel, stride 2 (Kc 9, 24 channels)
       shape(1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1),    // Kc 576 > one K block: no lane forward (col + GEMM)
       shape(2, 4, 24, 24, 16, 3, 3, 1, 1, 1, 1),   // grad_weight in lanes: 576 pixels, two K blocks of 288
-      // grad_input in lanes (16+ channels in and out, stride 1, one chunk)
+      // grad_input in lanes (16+ channels in and out, stride 1)
       shape(2, 20, 11, 9, 24, 3, 3, 1, 2, 2, 1),   // dilation 2, padding 2; 20 input channels of 32 lanes
       shape(1, 40, 7, 8, 16, 2, 3, 1, 3, 1, 1),    // padding past the window (y larger than x), 3 vectors
       shape(1, 64, 5, 5, 16, 3, 3, 1, 1, 1, 1),    // 4 vectors of input channels (Kc 576: forward by col)
