@@ -24,6 +24,11 @@ Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
          random windows; mlc: `train --epochs 1`, 20 steps, its own
          training time) vs its PyTorch form (bench/torch_side.py gpt: 20
          steps after 3) at torch/BLAS 1/1 and the better of 2/1 and 1/2
+  resnet (not in the default parts) bench/models/resnet_cifar.model, a
+         CIFAR-shaped residual network with batch norm and stride-2
+         convolutions (none of the examples has them), its train step on
+         1,280 random images (20 steps of batch 64, `train --epochs 1`)
+         vs bench/torch_side.py's resnet (20 steps after 3), 1 and 2 threads
   torch2 (not in the default parts) PyTorch 2.x from PyPI, eager and
          torch.compile: the training epoch of both examples at 1 and 2
          threads, and batch-1 / batch-256 inference, against mlc in the
@@ -297,6 +302,40 @@ def part_transformer(args):
     raw["transformer"] = res
 
 
+def resnet_data():
+    """1,280 random 3 x 32 x 32 images and labels (and 64 to test on), as
+    npy files for bench/models/resnet_cifar.model's recipe."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    files = []
+    for name, n in (("train", 1280), ("test", 64)):
+        for part, arr in (("x", rng.standard_normal((n, 3, 32, 32)).astype(np.float32)),
+                          ("y", rng.integers(0, 10, n).astype(np.int32))):
+            path = os.path.join(OUT, "resnet_%s_%s.npy" % (name, part))
+            np.save(path, arr)
+            files.append(path)
+    return ",".join(files[:2]), ",".join(files[2:])
+
+
+def part_resnet(args):
+    say("\n## resnet_cifar train step (batch 64 x 3 x 32 x 32, batch norm, SGD), ms per step")
+    say("| threads | mlc | PyTorch (torch/BLAS) | PyTorch / mlc |")
+    say("|---|---|---|---|")
+    exe, _, _ = build_model(args, "bench/models/resnet_cifar.model", "resnet_cifar")
+    train, test = resnet_data()
+    res = []
+    for t, splits in ((1, ((1, 1),)), (2, ((2, 1),))):
+        out = run([exe, "train", "--epochs", "1", "--threads", str(t), "--train-data", train,
+                   "--test-data", test, "--log-every", "20"]).stdout
+        ms = 64 / float(re.search(r"done:.* img/s ([\d.]+)", out).group(1)) * 1e3
+        theirs = [torch_run(a, b, "resnet") for a, b in splits]
+        best = min(theirs, key=lambda r: r["step_ms"])
+        say("| %d | %.1f | %.1f (%d/%d) | %.2f |" % (t, ms, best["step_ms"], best["torch_threads"],
+                                                    best["blas_threads"], best["step_ms"] / ms))
+        res.append({"threads": t, "mlc_step_ms": ms, "torch": theirs})
+    raw["resnet"] = res
+
+
 # ---- torch2 -----------------------------------------------------------------------------------
 def part_torch2(args):
     py = args.torch2
@@ -370,7 +409,8 @@ def main():
     openblas_coretype()
     machine()
     parts = {"gemm": part_gemm, "train": part_train, "sweep": part_sweep, "infer": part_infer,
-             "build": part_build, "torch2": part_torch2, "transformer": part_transformer}
+             "build": part_build, "torch2": part_torch2, "transformer": part_transformer,
+             "resnet": part_resnet}
     for p in args.parts.split(","):
         parts[p](args)
     open(os.path.join(ROOT, "bench", "out", "side_by_side.txt"), "w").write("\n".join(report_lines) + "\n")

@@ -188,6 +188,69 @@ def train_gpt(steps, compiled=False):
     return res
 
 
+class ConvBn(nn.Module):
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.c = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn = nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        return self.bn(self.c(x))
+
+
+class ResNetCifar(nn.Module):
+    """bench/models/resnet_cifar.model in PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1, self.c2 = ConvBn(3, 32), ConvBn(32, 64, 2)
+        self.r1, self.r2 = ConvBn(64, 64), ConvBn(64, 64)
+        self.c3 = ConvBn(64, 128, 2)
+        self.r3, self.r4 = ConvBn(128, 128), ConvBn(128, 128)
+        self.fc = nn.Linear(128, 10)
+
+    def forward(self, x):
+        relu = nn.functional.relu
+        h = relu(self.c1(x))
+        h = relu(self.c2(h))
+        h = relu(h + self.r2(relu(self.r1(h))))
+        h = relu(self.c3(h))
+        h = relu(h + self.r4(relu(self.r3(h))))
+        return self.fc(h.mean((2, 3)))
+
+
+def train_resnet(steps, compiled=False):
+    torch.manual_seed(0)
+    steps = steps if steps > 0 else 20
+    x = torch.randn(1280, 3, 32, 32)
+    y = torch.randint(0, 10, (1280,))
+    net = ResNetCifar()
+    opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
+    fwd = torch.compile(net) if compiled else net
+    gen = torch.Generator().manual_seed(0)
+
+    def step():
+        i = torch.randint(0, len(x), (64,), generator=gen)
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.cross_entropy(fwd(x[i]), y[i])
+        loss.backward()
+        opt.step()
+        return loss
+
+    res = {"kind": "resnet", "steps": steps, "batch": 64, "torch": torch.__version__}
+    t0 = time.perf_counter()
+    for _ in range(3):
+        step()
+    res["warmup_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    sec = time.perf_counter() - t0
+    res.update({"seconds": sec, "step_ms": sec / steps * 1e3, "loss": float(loss.detach()),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    return res
+
+
 def train(kind, steps, batch, width, compiled=False):
     torch.manual_seed(0)
     shape = (-1, 784) if kind == "mlp" else (-1, 1, 28, 28)
@@ -252,6 +315,9 @@ def main():
     elif what == "gpt":
         opts = dict(zip(args[0::2], args[1::2]))
         info.update(train_gpt(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1"))
+    elif what == "resnet":
+        opts = dict(zip(args[0::2], args[1::2]))
+        info.update(train_resnet(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1"))
     elif what in ("train", "infer"):
         kind = args[0]
         opts = dict(zip(args[1::2], args[2::2]))
