@@ -66,10 +66,18 @@ static inline bool lanes_geometry_ok(const Conv *k) {
 }
 
 // grad_input in lanes: dx's channels C/G rounded to 16, and the plane of dy
-// padded by the flipped filter's reach.
+// padded by the flipped filter's reach. With a stride s > 1 (AVX-512:
+// conv_lanes_avx512.c's gin_strided) dx pixel h reads y rows (h + ph)/s -
+// (a*dh - r)/s for its phase r = (h + ph) mod s, so the copy holds
+// (KH-1)*dh/s rows above y and reaches row (H-1 + ph)/s.
 static inline int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
-static inline int64_t gin_hq(const Conv *k) { return k->h + (k->kh - 1) * k->dh; }
-static inline int64_t gin_wq(const Conv *k) { return k->w + (k->kw - 1) * k->dw; }
+static inline int64_t gin_reach(int64_t n, int64_t no, int64_t kk, int64_t s, int64_t p, int64_t d) {
+  if (s == 1) return n + (kk - 1) * d;
+  int64_t last = (n - 1 + p) / s + 1;
+  return (kk - 1) * d / s + (last > no ? last : no);
+}
+static inline int64_t gin_hq(const Conv *k) { return gin_reach(k->h, k->ho, k->kh, k->sh, k->ph, k->dh); }
+static inline int64_t gin_wq(const Conv *k) { return gin_reach(k->w, k->wo, k->kw, k->sw, k->pw, k->dw); }
 
 // grad_input's scratch after dxt's xtq * cp floats: ooff[o], dy plane o's
 // offset in the padded dy [O/G, HQ, WQ], and xoff[pixel], dx pixel (h, w)'s
@@ -86,12 +94,12 @@ static inline float *lanes_gin_scratch(const Conv *k, int64_t xtq, float **dyp, 
   return dxt;
 }
 
-// Whether conv_lanes_grad_input may run this geometry (ISA aside): stride
-// 1, O/G in one K block, the copies a few MiB. (Any number of pixel
-// chunks: each dx element's taps in (a, b) order is the reference's order
-// whatever the chunking, gemm_ref.h.)
+// Whether conv_lanes_grad_input may run this geometry (ISA aside; the
+// AVX2 form takes stride 1 only): O/G in one K block, the copies a few MiB.
+// (Any number of pixel chunks: each dx element's taps in (a, b) order is
+// the reference's order whatever the chunking, gemm_ref.h.)
 static inline bool lanes_gin_geometry_ok(const Conv *k) {
-  return k->sh == 1 && k->sw == 1 && k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
+  return k->og >= 1 && k->og <= MLC_GEMM_KC_MAX && k->cg >= 1 &&
          k->og * gin_hq(k) * gin_wq(k) <= (INT64_C(1) << 22) && k->h * k->w * lanes_cp(k) <= (INT64_C(1) << 22);
 }
 

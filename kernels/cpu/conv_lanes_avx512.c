@@ -409,7 +409,8 @@ bool conv_lanes_grad_weight(const Conv *k, const float *x, const float *dy, int6
 // is finite (conv_lanes_pack_wt checks; an inf * 0 would be a NaN).
 
 bool conv_lanes_gin_ok(const Conv *k) {
-  return lanes_gin_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_avx2_ok());
+  bool unit = k->sh == 1 && k->sw == 1;
+  return lanes_gin_geometry_ok(k) && (gemm_have_avx512() || (unit && conv_lanes_avx2_ok()));
 }
 
 int64_t conv_lanes_wtfloats(const Conv *k) { return k->g * k->kh * k->kw * k->og * lanes_cp(k); }
@@ -431,18 +432,96 @@ bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt
   return !bad;
 }
 
-#define GIN_CASE(NV, NP)                                                                       \
+// One tap's tiles over NX dx pixels whose dyp offsets are XOFF[], into
+// the rows of DXT (one per pixel).
+#define GIN_CASE(NV, NP, XOFF, NX, DXT)                                                        \
   case NV:                                                                                     \
-    for (int64_t q = 0; q < nx; q += NP) {                                                     \
-      int n = (int)(nx - q < NP ? nx - q : NP);                                                \
+    for (int64_t q = 0; q < (NX); q += NP) {                                                   \
+      int n = (int)((NX) - q < NP ? (NX) - q : NP);                                            \
       const float *at[NP];                                                                     \
-      for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)] + toff;         \
-      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, dxt + q * cp + 16 * v0, cp, ACCUM);  \
+      for (int t = 0; t < NP; t++) at[t] = dyp + (XOFF)[q + (t < n ? t : n - 1)] + toff;       \
+      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, (DXT) + q * cp + 16 * v0, cp, ACCUM); \
     }                                                                                          \
     break;
 
+// A stride above 1: dx pixel (h, w) takes tap (a, b) only when (h + ph -
+// a*dh) and (w + pw - b*dw) are multiples of the strides, i.e. when a*dh
+// mod sh is its row phase rh = (h + ph) mod sh (and likewise b, rw). So
+// the pixels go by phase classes: a class's pixels, listed in pix[] (dx
+// order), form the rows of dxt that its taps' tiles accumulate, each valid
+// tap (a, b) in order reading y row (h + ph)/sh - (a*dh - rh)/sh and
+// column (w + pw)/sw - (b*dw - rw)/sw of the padded copy (row ii of it is
+// y row ii - eh: eh = (KH-1)*dh/sh rows above y, zeros below and right
+// where a tap reaches past y). A dx element thus gets its taps in (a, b)
+// order from +0, the reference's; taps past y add chains of w * 0 = +0.
+// dxt's rows are then stored in dx order (a class's rows are not).
+static bool gin_strided(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
+  int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
+  int64_t eh = (k->kh - 1) * k->dh / k->sh, ew = (k->kw - 1) * k->dw / k->sw;
+  int64_t xtq = (nx + 15) / 16 * 16;
+  float *dyp = gemm_scratch(GEMM_SCRATCH_COL, k->og * hq * wq);
+  float *dxt = gemm_scratch(GEMM_SCRATCH_OUT, xtq * cp + k->og + 2 * nx);
+  if (!dyp || !dxt) return false;
+  int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og, *pix = xoff + nx;
+  for (int64_t o = 0; o < k->og; o++) ooff[o] = (int32_t)(o * hq * wq);
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o = 0; o < k->og; o++)
+    for (int64_t ii = 0; ii < hq; ii++) {
+      float *d = dyp + (o * hq + ii) * wq;
+      int64_t i = ii - eh;
+      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
+      for (int64_t jj = 0; jj < wq; jj += 16) {
+        __mmask16 in = i >= 0 && i < k->ho ? mask_range(ew - jj, ew + k->wo - jj) : 0;
+        _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
+      }
+      if (rnd)
+        for (int64_t jj = 0; jj < wq; jj++) d[jj] = lanes_round(flags, d[jj]);
+    }
+  memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
+  int64_t c0 = 0; // the class's first row of dxt
+  for (int64_t rh = 0; rh < k->sh; rh++)
+    for (int64_t rw = 0; rw < k->sw; rw++) {
+      int64_t nc = 0;
+      for (int64_t h = 0; h < k->h; h++)
+        for (int64_t w = 0; w < k->w; w++)
+          if ((h + k->ph) % k->sh == rh && (w + k->pw) % k->sw == rw) {
+            pix[c0 + nc] = (int32_t)(h * k->w + w);
+            xoff[c0 + nc++] = (int32_t)(((h + k->ph) / k->sh + eh) * wq + (w + k->pw) / k->sw + ew);
+          }
+      for (int64_t v0 = 0; nc && v0 < cp / 16; v0 += 4)
+        for (int64_t a = 0; a < k->kh; a++)
+          for (int64_t b = 0; b < k->kw; b++) {
+            if ((a * k->dh) % k->sh != rh || (b * k->dw) % k->sw != rw) continue;
+            int64_t toff = -(((a * k->dh - rh) / k->sh) * wq + (b * k->dw - rw) / k->sw);
+            const float *wtt = wtg + (a * k->kw + b) * k->og * cp;
+            switch (cp / 16 - v0 < 4 ? cp / 16 - v0 : 4) {
+              GIN_CASE(4, 6, xoff + c0, nc, dxt + c0 * cp)
+              GIN_CASE(3, 8, xoff + c0, nc, dxt + c0 * cp)
+              GIN_CASE(2, 8, xoff + c0, nc, dxt + c0 * cp)
+              GIN_CASE(1, 8, xoff + c0, nc, dxt + c0 * cp)
+            }
+          }
+      c0 += nc;
+    }
+  // dx pixel p's row of dxt, then dxt's rows in dx order through the
+  // 16 x 16 transposes (a scalar scatter through pix[] took half the time)
+  int32_t *row = xoff;
+  for (int64_t q = 0; q < nx; q++) row[pix[q]] = (int32_t)q;
+  for (int64_t c0 = 0; c0 < k->cg; c0 += 16)
+    for (int64_t q = 0; q < nx; q += 16) {
+      __m512 r[16];
+      for (int i = 0; i < 16; i++) r[i] = q + i < nx ? _mm512_load_ps(dxt + row[q + i] * cp + c0) : _mm512_setzero_ps();
+      transpose16(r);
+      __mmask16 m = mask_range(0, nx - q);
+      int rows = (int)(k->cg - c0 < 16 ? k->cg - c0 : 16);
+      for (int i = 0; i < rows; i++) _mm512_mask_storeu_ps(dxg + (c0 + i) * nx + q, m, r[i]);
+    }
+  return true;
+}
+
 bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
   if (!gemm_have_avx512()) return conv_lanes_grad_input_avx2(k, dyg, wtg, flags, dxg);
+  if (k->sh > 1 || k->sw > 1) return gin_strided(k, dyg, wtg, flags, dxg);
   int64_t cp = lanes_cp(k), hq = gin_hq(k), wq = gin_wq(k), nx = k->h * k->w;
   int64_t eh = (k->kh - 1) * k->dh - k->ph, ew = (k->kw - 1) * k->dw - k->pw; // dyp row ii: y row ii - eh
   int64_t xtq = (nx + 15) / 16 * 16;
@@ -472,10 +551,10 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
         int64_t toff = (k->kh - 1 - a) * k->dh * wq + (k->kw - 1 - b) * k->dw;
         const float *wtt = wtg + (a * k->kw + b) * k->og * cp;
         switch (cp / 16 - v0 < 4 ? cp / 16 - v0 : 4) {
-          GIN_CASE(4, 6)
-          GIN_CASE(3, 8)
-          GIN_CASE(2, 8)
-          GIN_CASE(1, 8)
+          GIN_CASE(4, 6, xoff, nx, dxt)
+          GIN_CASE(3, 8, xoff, nx, dxt)
+          GIN_CASE(2, 8, xoff, nx, dxt)
+          GIN_CASE(1, 8, xoff, nx, dxt)
         }
       }
   lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);

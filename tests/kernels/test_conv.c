@@ -331,6 +331,13 @@ static void shapes(const char *variant) {
       shape(2, 20, 11, 9, 24, 3, 3, 1, 2, 2, 1),   // dilation 2, padding 2; 20 input channels of 32 lanes
       shape(1, 40, 7, 8, 16, 2, 3, 1, 3, 1, 1),    // padding past the window (y larger than x), 3 vectors
       shape(1, 64, 5, 5, 16, 3, 3, 1, 1, 1, 1),    // 4 vectors of input channels (Kc 576: forward by col)
+      // strided grad_input in lanes (AVX-512: phase classes of dx pixels)
+      shape(2, 16, 12, 12, 32, 3, 3, 2, 1, 1, 1),  // ResNet's downsampling 3x3 (even plane)
+      shape(1, 24, 11, 9, 20, 3, 3, 2, 1, 1, 1),   // odd planes, 24 input channels of 32 lanes
+      shape(2, 16, 9, 9, 32, 1, 1, 2, 0, 1, 1),    // 1x1 stride 2: three of four classes get no tap
+      shape(1, 17, 10, 10, 16, 2, 2, 3, 1, 1, 1),  // stride 3 > window: some dx pixels get nothing
+      shape(1, 16, 13, 13, 16, 3, 3, 2, 2, 2, 1),  // dilation 2 with stride 2: taps of one phase
+      rows2(shape(1, 16, 9, 13, 18, 3, 3, 1, 1, 1, 1)), // row stride 2, width stride 1
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
