@@ -182,7 +182,7 @@ typedef struct ConvJob {
   const float *dyp, *px, *aux; // grad_weight_pool: dy = max_pool2d_grad(dyp, px, aux), built per image
   const uint8_t *rpick;    // grad_weight_pick: dy = max_pool2d_grad_pick(dyp, rpick, pmask) instead
   bool pmask;
-  int64_t nq;              // forward: pixel chunks per (image, group)
+  int64_t nq, qc;          // forward: pixel chunks per (image, group), pixels per chunk
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
   const float *wlanes;     // forward: w packed for conv_lanes_fwd, or NULL
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
@@ -233,8 +233,8 @@ static void fwd_task(void *vj, int64_t b, int64_t e) {
   const Conv *k = &j->k;
   bool whole = j->pooled && j->nq == 1 && j->nsub == 1;
   for (int64_t t = b; t < e; t++) {
-    int64_t c = t / j->nsub, ng = c / j->nq, q0 = c % j->nq * k->qchunk;
-    int64_t q1 = min64(q0 + k->qchunk, k->p), s0 = q0 + t % j->nsub * j->sub;
+    int64_t c = t / j->nsub, ng = c / j->nq, q0 = c % j->nq * j->qc;
+    int64_t q1 = min64(q0 + j->qc, k->p), s0 = q0 + t % j->nsub * j->sub;
     int64_t plane0 = ng / k->g * k->o + ng % k->g * k->og;
     float *yg = j->skip_out ? gemm_scratch(GEMM_SCRATCH_PLANES, k->og * k->p) : j->out + plane0 * k->p;
     if (!yg || (s0 < q1 && fwd_chunk(j, ng / k->g, ng % k->g, s0, min64(j->sub, q1 - s0), yg))) {
@@ -369,12 +369,12 @@ static void fwd_pieces(ConvJob *j, int64_t threads) {
   const Conv *k = &j->k;
   int64_t chunks = k->n * k->g * j->nq, unit = gemm_current()->nr / 2;
   double flops = 2.0 * (double)k->n * (double)k->o * (double)k->p * (double)k->kc;
-  j->nsub = 1, j->sub = k->qchunk;
+  j->nsub = 1, j->sub = j->qc;
   if (chunks >= threads || flops < FWD_PAR_MIN_FLOPS || unit < 1) return;
-  int64_t want = (threads + chunks - 1) / chunks, units = (k->qchunk + unit - 1) / unit;
+  int64_t want = (threads + chunks - 1) / chunks, units = (j->qc + unit - 1) / unit;
   want = min64(want, units);
   j->sub = (units + want - 1) / want * unit;
-  j->nsub = (k->qchunk + j->sub - 1) / j->sub;
+  j->nsub = (j->qc + j->sub - 1) / j->sub;
 }
 
 // The channel-lane forward (conv_lanes_avx512.c) where it wins. Measured
@@ -387,8 +387,28 @@ static void fwd_pieces(ConvJob *j, int64_t threads) {
 // bound by its output stores, which lanes add a transpose to). w is packed
 // once per call on the calling thread (its scratch slot) before the tasks
 // read it.
+//
+// Kc > 512 (several K blocks; the pixel-lane forward takes none, so against
+// col + GEMM; 1 thread, thread CPU time, best of 5, main's library and
+// this one alternated shape by shape over 4 rounds; docs/design/kernels.md
+// has the table): lanes wins 1.04-1.41x on every plane of more than 64
+// pixels measured but 8 x 16 with 256 channels (0.97x): [64,64,16,16]*
+// [64,64,3,3] 9.72 -> 7.30 ms, [64,256,14,14]*[256,256,3,3] 1.33x,
+// [8,64,56,56]*[64,64,3,3] 1.21x, groups 2 / 4 1.38x / 1.28x, dilation 2
+// 1.31x, 5x5 1.25x. On planes of at most 64 pixels it wins too (4 x 4 to
+// 8 x 8 with 64-128 channels 1.00-1.51x, [64,128,8,8]*[128,128,3,3]
+// 1.03x, stride 2 1.13-1.39x) except with 256+ channels of more than
+// 2 MiB of weights per group (Kc x OP floats, this machine's L2, read from
+// L3 for that few pixels an image: [64,512,7,7]*[512,512,3,3] 0.89x,
+// [64,256,8,8]*[256,256,3,3] 0.89x, 512 channels on 4 x 4 0.64x; AVX2
+// 0.53-0.99x) and with one image (w packed per call: [1,128,8,8]*[128,128,
+// 3,3] 0.88x, 7 x 7 0.99x; AVX2 0.82-0.94x), which keep col + GEMM.
 #if defined(__x86_64__) || defined(__i386__)
 static bool lanes_wins(const Conv *k, bool rounds) {
+  if (k->kc > MLC_GEMM_KC_MAX) {
+    int64_t op = (k->og + 15) / 16 * 16;
+    return k->p > 64 || (k->n >= 2 && !(op >= 256 && k->kc * op > (INT64_C(1) << 19)));
+  }
   // the pixel-lane forward's cases (AVX-512 only)
   bool same = k->sh == 1 && k->sw == 1 && k->wo == k->w && !rounds && gemm_have_avx512();
   return same ? k->og >= 32 && k->kc >= 64 : k->og >= 16 || k->kc >= 32;
@@ -461,6 +481,31 @@ static void fwd_lanes(ConvJob *j) {
 #endif
 }
 
+// The forward's pixel chunks (tasks, before fwd_pieces): col + GEMM and
+// the pixel-lane forward take col's chunk (k->qchunk: col in L2); the
+// channel-lane forward builds no col, so its chunks are P cut into equal
+// chunks of at most max(qchunk, LANES_CHUNK_FLOATS / OP) pixels (yt [chunk,
+// OP], and ys as large, 512 KiB each). A forward chunk holds every K step of
+// its outputs, so the chunking changes no bit. Measured (1 thread, thread
+// CPU time, best of 3-5, before lanes_tap_offsets lost its divisions):
+// col's chunks (86-113 pixels at Kc 576) against these, [64,64,16,16]*
+// [64,64,3,3] 10.4 -> 8.5 ms, [8,64,56,56]*[64,64,3,3] 18.6 -> 12.3 ms,
+// [64,256,14,14]*[256,256,3,3] 143 -> 108 ms, Kc 504 [64,56,16,16]*
+// [64,56,3,3] 8.6 -> 7.6 ms; chunks of 64K floats of yt or the whole plane
+// were at most as fast.
+enum { LANES_CHUNK_FLOATS = 1 << 17 };
+static void fwd_setup(ConvJob *j, int64_t threads) {
+  const Conv *k = &j->k;
+  fwd_lanes(j);
+  j->qc = k->qchunk;
+  if (j->wlanes) {
+    int64_t most = max64(k->qchunk, LANES_CHUNK_FLOATS / ((k->og + 15) / 16 * 16)), nc = (k->p + most - 1) / most;
+    j->qc = (k->p + nc - 1) / nc;
+  }
+  j->nq = (k->p + j->qc - 1) / j->qc;
+  fwd_pieces(j, threads);
+}
+
 // ---- entry points ------------------------------------------------------------------------------
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
                const float *bias, float *y) {
@@ -468,9 +513,7 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.o || !j.k.p) return 0;
   if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, NULL);
-  j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
-  fwd_pieces(&j, mlc_pool_threads(pool));
-  fwd_lanes(&j);
+  fwd_setup(&j, mlc_pool_threads(pool));
   mlc_parallel_for(pool, j.k.n * j.k.g * j.nq * j.nsub, 1, fwd_task, &j);
   return atomic_load(&j.failed) ? -1 : 0;
 }
@@ -499,9 +542,7 @@ int mlc_conv2d_pool_pick(MlcPool *pool, const int64_t *geom, uint32_t flags, con
   if (wino && !pick) return conv_winograd(pool, &j.k, flags, x, w, bias, y, yp);
   bool whole = false;
   if (!wino) {
-    j.nq = (j.k.p + j.k.qchunk - 1) / j.k.qchunk;
-    fwd_pieces(&j, mlc_pool_threads(pool));
-    fwd_lanes(&j);
+    fwd_setup(&j, mlc_pool_threads(pool));
     whole = j.nq == 1 && j.nsub == 1;
   }
   float *tmp = NULL;

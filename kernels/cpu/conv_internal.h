@@ -35,13 +35,15 @@ bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float
                      float *y, int64_t q0, int64_t nq);
 
 // The channel-lane forward (conv_lanes_avx512.c): any geometry but
-// pointwise, Kc <= MLC_GEMM_KC_MAX, on a CPU with AVX-512 (conv_lanes_ok).
-// conv_lanes_pack_w packs w [G, O/G, Kc] into conv_lanes_wfloats(k) floats
-// (64-byte aligned; x and w rounded by the MLC_GEMM_BF16 / F16 bits of
-// flags); conv_lanes_fwd computes pixels [q0, q0+nq) of one image and
-// group from the group's packed weights, as conv_fwd_avx512 (same
-// arguments, the same bits as gemm_region over col); false only when a
-// scratch buffer cannot be had.
+// pointwise, any Kc (its K blocks as gemm_ref.h's), on a CPU with AVX-512
+// or AVX2 (conv_lanes_fwd_ok, below). conv_lanes_pack_w packs w [G, O/G,
+// Kc] into conv_lanes_wfloats(k) floats (64-byte aligned; x and w rounded
+// by the MLC_GEMM_BF16 / F16 bits of flags); conv_lanes_fwd computes pixels
+// [q0, q0+nq) of one image and group from the group's packed weights, as
+// conv_fwd_avx512 (same arguments, the same bits as gemm_region over col);
+// false only when a scratch buffer cannot be had. conv_lanes_ok is the
+// AVX-512 grad_weight's test (below): the lane geometry with Kc <=
+// MLC_GEMM_KC_MAX (its rows' tap offsets, ConvLanesGw.roff).
 bool conv_lanes_ok(const Conv *k);
 int64_t conv_lanes_wfloats(const Conv *k);
 void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp);
@@ -49,7 +51,7 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
                     float *y, int64_t q0, int64_t nq);
 // The forward alone also runs on AVX2 + FMA (conv_lanes_avx2.c: the same
 // packed weights, padded copy and chains, so the same bits):
-// conv_lanes_fwd_ok is conv_lanes_ok's geometry on either ISA, and
+// conv_lanes_fwd_ok is the lane geometry (any Kc) on either ISA, and
 // conv_lanes_pack_w / conv_lanes_fwd take the AVX2 rows where the CPU (or
 // MLC_CPU_ISA) has no AVX-512.
 bool conv_lanes_fwd_ok(const Conv *k);

@@ -38,13 +38,57 @@ static inline void lanes_pixel_ptrs(const Conv *k, const float *xp, int64_t r0, 
   }
 }
 
-// off[p]: step p = (c, a, b)'s offset in a padded copy of `rows` rows.
+// off[p]: step p = (c, a, b)'s offset in a padded copy of `rows` rows
+// (p = (c*KH + a)*KW + b counted up, no division per step: with three
+// 64-bit divisions a step this was 6 % of conv2's forward).
 static inline void lanes_tap_offsets(const Conv *k, int64_t rows, int64_t wpw, int32_t *off) {
-  int64_t ntap = k->kh * k->kw;
-  for (int64_t p = 0; p < k->kc; p++) {
-    int64_t c = p / ntap, a = p / k->kw % k->kh, b = p % k->kw;
-    off[p] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
+  int64_t p = 0;
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++) off[p++] = (int32_t)((c * rows + a * k->dh) * wpw + b * k->dw);
+}
+
+// What a tile does with its chains: start them at +0 and store them
+// (START), continue them from a buffer (RESUME: a stored float reloaded
+// leaves an fmaf chain as it was), start at +0 and add them to yt as acc +
+// yt (ADD: gemm_ref.h's C = s + C for a later K block, the GEMM epilogue's
+// beta = 1 operand order; grad_weight's next image), continue them and add
+// them so (RESUME_ADD: a later K block's last slice), or start at +0 and
+// add as yt + acc (ACCUM: grad_input's next tap, as col2im adds; the operand
+// order keeps a NaN's payload the scalar code's).
+enum { LANES_START, LANES_RESUME, LANES_ADD, LANES_RESUME_ADD, LANES_ACCUM };
+
+// The forward's K walk: the K blocks of gemm_ref.h (mlc_gemm_kblock(Kc)
+// steps), each cut into the fewest slices of at most kb steps, of equal
+// length but the last (lanes_slice_len). Block 0 chains into yt; a later
+// block chains from +0 into a buffer of its own, ys, and its last slice adds
+// the block's sums into yt (C = s + C), so every output gets gemm_ref.h's
+// block sums in block order, whatever the slices. Slice [p0, p1) of block
+// [b0, b1): its mode; *from and *to get where its chains resume from and
+// where they go.
+static inline int64_t lanes_slice_len(int64_t b0, int64_t b1, int64_t kb) {
+  int64_t ns = (b1 - b0 + kb - 1) / kb;
+  return (b1 - b0 + ns - 1) / ns;
+}
+static inline int lanes_slice_mode(int64_t b0, int64_t b1, int64_t p0, int64_t p1, float *yt, float *ys,
+                                   float **from, float **to) {
+  if (b0 == 0) {
+    *from = *to = yt;
+    return p0 == 0 ? LANES_START : LANES_RESUME;
   }
+  *from = ys, *to = p1 == b1 ? yt : ys;
+  if (p1 == b1) return p0 == b0 ? LANES_ADD : LANES_RESUME_ADD;
+  return p0 == b0 ? LANES_START : LANES_RESUME;
+}
+
+// The forward's scratch in slot OUT: yt [ytq, OP], then (more than one K
+// block) ys [ytq, OP], then the Kc tap offsets; NULL: no memory.
+static inline float *lanes_fwd_scratch(const Conv *k, int64_t ytq, float **ys, int32_t **off) {
+  int64_t n = ytq * lanes_op(k), nys = k->kc > mlc_gemm_kblock(k->kc) ? n : 0;
+  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, n + nys + k->kc);
+  if (!yt) return NULL;
+  *ys = nys ? yt + n : NULL, *off = (int32_t *)(yt + n + nys);
+  return yt;
 }
 
 // One 16 x 16 block of wp [Kc, OP] (steps p0.., channels o0..) from w [O/G,
@@ -57,10 +101,12 @@ static inline void lanes_pack_block(const Conv *k, const float *wg, int64_t p0, 
     for (int64_t o = o0; o < o0 + 16; o++) dg[p * op + o] = o < k->og ? lanes_round(flags, wg[o * k->kc + p]) : 0;
 }
 
-// Whether conv_lanes_* may run this geometry at all (ISA aside): Kc in one
-// K block, every offset within int32 and the copy a few MiB.
+// Whether conv_lanes_* may run this geometry at all (ISA aside): every
+// offset within int32 and the copy a few MiB. Any Kc: the forward walks its
+// K blocks (lanes_slice_mode); grad_weight's rows of dw^T (their tap
+// offsets, ConvLanesGw) take Kc <= MLC_GEMM_KC_MAX, conv_lanes_ok's bound.
 static inline bool lanes_geometry_ok(const Conv *k) {
-  if (k->kc < 1 || k->kc > MLC_GEMM_KC_MAX || k->og < 1) return false;
+  if (k->kc < 1 || k->og < 1) return false;
   int64_t rows = lanes_pad_rows(k, 0, k->ho - 1), plane = rows * lanes_pad_w(k);
   return plane <= (INT64_C(1) << 22) / (k->cg > 0 ? k->cg : 1) && k->qchunk * lanes_op(k) <= (INT64_C(1) << 22);
 }

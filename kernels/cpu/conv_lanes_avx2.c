@@ -12,11 +12,12 @@
 // transpose per block then applies gemm_epi_avx2.h's epilogue and stores y
 // [channel, pixel].
 //
-// Bits: each output is one fmaf chain over p in order from +0, its K
-// slices resumed from yt (a stored float reloaded), then the epilogue:
-// what conv_lanes_avx512.c computes, gemm_region's result over col for one
-// K block and kernels/gemm_ref.h's (tests/kernels/test_conv.c compares
-// them under MLC_CPU_ISA=avx2).
+// Bits: each output is, per K block, one fmaf chain over the block's p in
+// order from +0, its K slices resumed from yt or ys (a stored float
+// reloaded), the block sums added in order (conv_lanes.h's
+// lanes_slice_mode), then the epilogue: what conv_lanes_avx512.c computes,
+// gemm_region's result over col and kernels/gemm_ref.h's
+// (tests/kernels/test_conv.c compares them under MLC_CPU_ISA=avx2).
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -61,26 +62,24 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
 
 enum { NP = 6 };
 
-// What a tile does with yt, as conv_lanes_avx512.c's: its chains start at
-// +0 and are stored (START), continue from yt (RESUME), or start at +0 and
-// are added to yt as yt + acc (ACCUM: grad_input's next tap).
-enum { START, RESUME, ACCUM };
-
 // One tile: NP pixels (input pointers at[t], tap offsets off[p]) x one
 // 16-channel vector (packed weights wp, row stride ldw) over kc steps;
-// yt[t*ldt] gets the sums of the first nreal pixels.
+// yt[t*ldt] gets the sums of the first nreal pixels as the mode says
+// (conv_lanes.h), resumed from ys[t*ldt] (RESUME, RESUME_ADD; ys may be
+// yt).
 static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, const float *const *at, int nreal,
-                 float *yt, int64_t ldt, int mode) {
-  bool resume = mode == RESUME;
+                 const float *ys, float *yt, int64_t ldt, int mode) {
+  bool resume = mode == LANES_RESUME || mode == LANES_RESUME_ADD;
+  bool add = mode == LANES_ADD || mode == LANES_RESUME_ADD;
   __m256 acc[2 * NP];
   const float *a[NP];
   _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) a[t] = at[t];
   if (resume) {
-    // only the nreal rows yt holds: a short last tile's other rows may lie
-    // past the end of yt [round8(nq), ldt]
+    // only the nreal rows ys holds: a short last tile's other rows may lie
+    // past the end of ys [round8(nq), ldt]
     _Pragma("GCC unroll 6") for (int t = 0; t < NP; t++) {
-      acc[2 * t] = t < nreal ? _mm256_load_ps(yt + t * ldt) : _mm256_setzero_ps();
-      acc[2 * t + 1] = t < nreal ? _mm256_load_ps(yt + t * ldt + 8) : _mm256_setzero_ps();
+      acc[2 * t] = t < nreal ? _mm256_load_ps(ys + t * ldt) : _mm256_setzero_ps();
+      acc[2 * t + 1] = t < nreal ? _mm256_load_ps(ys + t * ldt + 8) : _mm256_setzero_ps();
     }
   } else {
     _Pragma("GCC unroll 12") for (int i = 0; i < 2 * NP; i++) acc[i] = _mm256_setzero_ps();
@@ -100,7 +99,8 @@ static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, c
   for (int t = 0; t < nreal; t++) {
     float *d = yt + t * ldt;
     __m256 y0 = out[2 * t], y1 = out[2 * t + 1];
-    if (mode == ACCUM) y0 = _mm256_add_ps(_mm256_load_ps(d), y0), y1 = _mm256_add_ps(_mm256_load_ps(d + 8), y1);
+    if (add) y0 = _mm256_add_ps(y0, _mm256_load_ps(d)), y1 = _mm256_add_ps(y1, _mm256_load_ps(d + 8));
+    if (mode == LANES_ACCUM) y0 = _mm256_add_ps(_mm256_load_ps(d), y0), y1 = _mm256_add_ps(_mm256_load_ps(d + 8), y1);
     _mm256_store_ps(d, y0);
     _mm256_store_ps(d + 8, y1);
   }
@@ -108,20 +108,28 @@ static void tile(int64_t kc, const int32_t *off, const float *wp, int64_t ldw, c
 
 // yt [nq, OP] for pixels [q0, q0+nq): per 16-channel vector, K in slices
 // whose weights stay in L1 across the pixel tiles (LANES_KB_BYTES, as the
-// AVX-512 rows), each tile of NP pixels.
+// AVX-512 rows) within K blocks (lanes_slice_mode: a later block's chains
+// in ys, then added to yt), each tile of NP pixels.
 enum { LANES_KB_BYTES = 24576 };
 static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, const int32_t *off, const float *wpg,
-                       int64_t q0, int64_t nq, float *yt) {
-  int64_t op = lanes_op(k), kb = LANES_KB_BYTES / 64;
+                       int64_t q0, int64_t nq, float *yt, float *ys) {
+  int64_t op = lanes_op(k), kb = LANES_KB_BYTES / 64, kbl = mlc_gemm_kblock(k->kc);
   for (int64_t v = 0; v < op / 16; v++)
-    for (int64_t p0 = 0; p0 < k->kc; p0 += kb)
-      for (int64_t q = 0; q < nq; q += NP) {
-        int n = (int)(nq - q < NP ? nq - q : NP);
-        const float *at[NP];
-        lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);
-        tile(k->kc - p0 < kb ? k->kc - p0 : kb, off + p0, wpg + p0 * op + 16 * v, op, at, n, yt + q * op + 16 * v, op,
-             p0 > 0 ? RESUME : START);
+    for (int64_t b0 = 0; b0 < k->kc; b0 += kbl) {
+      int64_t b1 = b0 + kbl < k->kc ? b0 + kbl : k->kc, sl = lanes_slice_len(b0, b1, kb);
+      for (int64_t p0 = b0; p0 < b1; p0 += sl) {
+        int64_t p1 = p0 + sl < b1 ? p0 + sl : b1;
+        float *from, *to;
+        int mode = lanes_slice_mode(b0, b1, p0, p1, yt, ys, &from, &to);
+        for (int64_t q = 0; q < nq; q += NP) {
+          int n = (int)(nq - q < NP ? nq - q : NP);
+          const float *at[NP];
+          lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);
+          tile(p1 - p0, off + p0, wpg + p0 * op + 16 * v, op, at, n, from + q * op + 16 * v, to + q * op + 16 * v, op,
+               mode);
+        }
       }
+    }
 }
 
 // 8 x 8 transpose: r[i] (row i) -> r[j] = column j.
@@ -167,13 +175,13 @@ bool conv_lanes_fwd_avx2(const Conv *k, const float *xg, const float *wpg, const
   if (nq <= 0) return true;
   int64_t op = lanes_op(k), wpw = lanes_pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
   int64_t r0 = i0 * k->sh, rows = lanes_pad_rows(k, i0, i1), ytq = (nq + 7) / 8 * 8;
-  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
-  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw), *ys;
+  int32_t *off;
+  float *yt = lanes_fwd_scratch(k, ytq, &ys, &off);
   if (!xp || !yt) return false;
   pad_plane(k, xg, r0, rows, flags, xp);
-  int32_t off[MLC_GEMM_KC_MAX];
   lanes_tap_offsets(k, rows, wpw, off);
-  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
+  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt, ys);
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
   lanes_store(yt, op, k->og, nq, &e, y, k->p);
@@ -234,7 +242,7 @@ bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wt
           int n = (int)(nx - q < NP ? nx - q : NP);
           const float *at[NP];
           for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)] + toff;
-          tile(k->og, ooff, wtt, cp, at, n, dxt + q * cp + 16 * v, cp, ACCUM);
+          tile(k->og, ooff, wtt, cp, at, n, NULL, dxt + q * cp + 16 * v, cp, LANES_ACCUM);
         }
       }
   lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);

@@ -17,12 +17,13 @@
 // block then applies gemm_epi_avx512.h's epilogue and stores y [channel,
 // pixel].
 //
-// Bits: each output is one fmaf chain over p in order from +0 (a padding
-// tap multiplies a zero of the padded copy, as col's zero in the
-// reference), then the epilogue: gemm_region's result over col for one K
-// block (Kc <= MLC_GEMM_KC_MAX), and kernels/gemm_ref.h's. fmaf(w, x, acc)
-// == fmaf(x, w, acc) exactly. With MLC_GEMM_BF16 / F16 the copy and the
-// packing round x and w (kernels/round16.h), as gemm.c's packing does.
+// Bits: each output is, per K block (mlc_gemm_kblock(Kc) steps), one fmaf
+// chain over the block's p in order from +0 (a padding tap multiplies a
+// zero of the padded copy, as col's zero in the reference), the block sums
+// added in order (C = s + C), then the epilogue: gemm_region's result over
+// col, and kernels/gemm_ref.h's. fmaf(w, x, acc) == fmaf(x, w, acc)
+// exactly. With MLC_GEMM_BF16 / F16 the copy and the packing round x and w
+// (kernels/round16.h), as gemm.c's packing does.
 #include <immintrin.h>
 #include <string.h>
 
@@ -33,7 +34,9 @@
 #include "gemm_epi_avx512.h"
 #include "gemm_internal.h"
 
-bool conv_lanes_ok(const Conv *k) { return gemm_have_avx512() && lanes_geometry_ok(k); }
+bool conv_lanes_ok(const Conv *k) {
+  return gemm_have_avx512() && lanes_geometry_ok(k) && k->kc <= MLC_GEMM_KC_MAX;
+}
 
 bool conv_lanes_fwd_ok(const Conv *k) {
   return lanes_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_avx2_ok());
@@ -64,31 +67,27 @@ static void pad_plane(const Conv *k, const float *xg, int64_t r0, int64_t rows, 
     }
 }
 
-// What a tile does with yt: its chains start at +0 and are stored
-// (START), continue from yt (RESUME), or start at +0 and are added to yt,
-// acc + yt, as the GEMM epilogue's beta = 1 (ADD: grad_weight's next
-// image), or yt + acc, as col2im adds (ACCUM: grad_input's next tap; the
-// operand order keeps a NaN's payload the scalar code's).
-enum { START, RESUME, ADD, ACCUM };
-
 // One tile: NP pixels (input pointers at[t], tap offsets off[p]) x NV
 // vectors of channels (packed weights wp, row stride ldw) over kc steps;
-// yt[t*ldt + 16*v] gets the sums of the first nreal pixels. Called with
-// constant nv and np only, so acc stays in registers. (grad_weight runs
-// it with the roles swapped: rows r of dw^T for pixels, pixels for taps.)
+// yt[t*ldt + 16*v] gets the sums of the first nreal pixels as the mode
+// says (conv_lanes.h), resumed from ys[t*ldt + 16*v] (RESUME, RESUME_ADD;
+// ys may be yt). Called with constant nv and np only, so acc stays in
+// registers. (grad_weight runs it with the roles swapped: rows r of dw^T
+// for pixels, pixels for taps.)
 static inline __attribute__((always_inline)) void tile(const int nv, const int np, int64_t kc, const int32_t *off,
                                                        const float *wp, int64_t ldw, const float *const *at,
-                                                       int nreal, float *yt, int64_t ldt, int mode) {
+                                                       int nreal, const float *ys, float *yt, int64_t ldt,
+                                                       int mode) {
   __m512 acc[24];
   const float *a[24];
   _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) a[t] = at[t];
-  if (mode == RESUME) {
-    // only the nreal rows yt holds: a short last tile's rows past them lie
-    // past the end of yt [round16(nq), ldt] (a masked-off load never faults)
+  if (mode == LANES_RESUME || mode == LANES_RESUME_ADD) {
+    // only the nreal rows ys holds: a short last tile's rows past them lie
+    // past the end of ys [round16(nq), ldt] (a masked-off load never faults)
     _Pragma("GCC unroll 24") for (int t = 0; t < np; t++) {
       __mmask16 live = t < nreal ? 0xffff : 0;
       _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++)
-        acc[t * nv + v] = _mm512_maskz_load_ps(live, yt + t * ldt + 16 * v);
+        acc[t * nv + v] = _mm512_maskz_load_ps(live, ys + t * ldt + 16 * v);
     }
   } else {
     _Pragma("GCC unroll 24") for (int i = 0; i < nv * np; i++) acc[i] = _mm512_setzero_ps();
@@ -111,37 +110,46 @@ static inline __attribute__((always_inline)) void tile(const int nv, const int n
     _Pragma("GCC unroll 4") for (int v = 0; v < nv; v++) {
       float *d = yt + t * ldt + 16 * v;
       __m512 y = out[t * nv + v];
-      if (mode == ADD) y = _mm512_add_ps(y, _mm512_load_ps(d));
-      if (mode == ACCUM) y = _mm512_add_ps(_mm512_load_ps(d), y);
+      if (mode == LANES_ADD || mode == LANES_RESUME_ADD) y = _mm512_add_ps(y, _mm512_load_ps(d));
+      if (mode == LANES_ACCUM) y = _mm512_add_ps(_mm512_load_ps(d), y);
       _mm512_store_ps(d, y);
     }
 }
 
-#define TILE_CASE(NV, NP)                                                                      \
-  case NV:                                                                                     \
-    for (int64_t p0 = 0; p0 < k->kc; p0 += kb)                                                 \
-      for (int64_t q = 0; q < nq; q += NP) {                                                   \
-        int n = (int)(nq - q < NP ? nq - q : NP);                                              \
-        const float *at[NP];                                                                   \
-        lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                         \
-        tile(NV, NP, (k->kc - p0 < kb ? k->kc - p0 : kb), off + p0, wpg + p0 * op + 16 * v0, op, at, \
-             n, yt + q * op + 16 * v0, op, p0 > 0 ? RESUME : START);                                            \
-      }                                                                                        \
+#define TILE_CASE(NV, NP)                                                                           \
+  case NV:                                                                                          \
+    for (int64_t b0 = 0; b0 < k->kc; b0 += kbl) {                                                   \
+      int64_t b1 = b0 + kbl < k->kc ? b0 + kbl : k->kc, sl = lanes_slice_len(b0, b1, kb);          \
+      for (int64_t p0 = b0; p0 < b1; p0 += sl) {                                                    \
+        int64_t p1 = p0 + sl < b1 ? p0 + sl : b1;                                                   \
+        float *from, *to;                                                                           \
+        int mode = lanes_slice_mode(b0, b1, p0, p1, yt, ys, &from, &to);                            \
+        for (int64_t q = 0; q < nq; q += NP) {                                                      \
+          int n = (int)(nq - q < NP ? nq - q : NP);                                                 \
+          const float *at[NP];                                                                      \
+          lanes_pixel_ptrs(k, xp, r0, wpw, q0 + q, n, NP, at);                                      \
+          tile(NV, NP, p1 - p0, off + p0, wpg + p0 * op + 16 * v0, op, at, n, from + q * op + 16 * v0, \
+               to + q * op + 16 * v0, op, mode);                                                    \
+        }                                                                                           \
+      }                                                                                             \
+    }                                                                                               \
     break;
 
 // yt [nq, OP] (rows 64-byte aligned) for pixels [q0, q0+nq): channel
 // blocks of 4 vectors, the last block 1-3 (each with as many pixels as
 // keep 24 accumulators or fewer; 2 vectors take 8 pixels, as 12 would
 // spill their pointers). K is walked in slices whose weights
-// (LANES_KB_BYTES) stay in L1 across all the pixel tiles; a tile resumes
-// its chains from yt (a stored float reloaded: the chain is unchanged).
+// (LANES_KB_BYTES) stay in L1 across all the pixel tiles, within K blocks
+// (lanes_slice_mode: a later block's chains in ys, then added to yt); a
+// tile resumes its chains from the buffer (a stored float reloaded: the
+// chain is unchanged).
 // conv2 at batch 64, 1 thread: the tile loop alone from ~90 % of an FMA
 // loop's rate with the whole K (73 KiB of weights from L2 per tile) to
 // ~98 % with slices of 96 steps.
 enum { LANES_KB_BYTES = 24576 };
 static void lanes_sums(const Conv *k, const float *xp, int64_t r0, int64_t wpw, const int32_t *off, const float *wpg,
-                       int64_t q0, int64_t nq, float *yt) {
-  int64_t op = lanes_op(k);
+                       int64_t q0, int64_t nq, float *yt, float *ys) {
+  int64_t op = lanes_op(k), kbl = mlc_gemm_kblock(k->kc);
   for (int64_t v0 = 0; v0 < op / 16; v0 += 4) {
     int64_t nvb = op / 16 - v0 < 4 ? op / 16 - v0 : 4, kb = LANES_KB_BYTES / (nvb * 64);
     switch (op / 16 - v0 < 4 ? op / 16 - v0 : 4) {
@@ -235,13 +243,13 @@ bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const floa
   int64_t op = lanes_op(k), wpw = lanes_pad_w(k), i0 = q0 / k->wo, i1 = (q0 + nq - 1) / k->wo;
   int64_t r0 = i0 * k->sh, rows = lanes_pad_rows(k, i0, i1);
   int64_t ytq = (nq + 15) / 16 * 16;
-  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw);
-  float *yt = gemm_scratch(GEMM_SCRATCH_OUT, ytq * op);
+  float *xp = gemm_scratch(GEMM_SCRATCH_COL, k->cg * rows * wpw), *ys;
+  int32_t *off;
+  float *yt = lanes_fwd_scratch(k, ytq, &ys, &off);
   if (!xp || !yt) return false;
   pad_plane(k, xg, r0, rows, flags, xp);
-  int32_t off[MLC_GEMM_KC_MAX];
   lanes_tap_offsets(k, rows, wpw, off);
-  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt);
+  lanes_sums(k, xp, r0, wpw, off, wpg, q0, nq, yt, ys);
   memset(yt + nq * op, 0, (size_t)((ytq - nq) * op) * sizeof(float)); // rows the transpose reads, never stores
   GemmEpi e = {.flags = flags & ~(uint32_t)(MLC_GEMM_BF16 | MLC_GEMM_F16), .alpha = 1, .beta = 0, .bias_row = bias};
   lanes_store(yt, op, k->og, nq, &e, y, k->p);
@@ -290,7 +298,7 @@ static void dy_transpose(const Conv *k, const float *dyg, int64_t q0, int64_t nq
     int n = (int)(r1 - r < NP ? r1 - r : NP);                                                  \
     const float *at[NP];                                                                       \
     for (int t = 0; t < NP; t++) at[t] = xp + roff[(t < n ? r + t : r + n - 1) - r0];          \
-    tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, dwt + (r - r0) * op + 16 * v0, op, mode); \
+    tile(NV, NP, nq, qoff, dyt + 16 * v0, op, at, n, NULL, dwt + (r - r0) * op + 16 * v0, op, mode); \
   }
 #define GW_CASE(NV, NP) \
   case NV:              \
@@ -365,7 +373,7 @@ static bool gw_image(ConvLanesGw *s, const float *xn, const float *dyg, const fl
     int64_t kb = mlc_gemm_kblock(nq); // the chunk's K blocks, each its own chain (gemm_ref.h)
     for (int64_t b0 = 0; b0 < nq; b0 += kb, s->first = false)
       gw_chunk(k, xp, s->roff, qoff + b0, dt + b0 * op, nq - b0 < kb ? nq - b0 : kb, s->r0, s->r1,
-               s->v0, s->v1, s->first ? START : ADD, dwt);
+               s->v0, s->v1, s->first ? LANES_START : LANES_ADD, dwt);
   }
   return true;
 }
@@ -440,7 +448,7 @@ bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt
       int n = (int)((NX) - q < NP ? (NX) - q : NP);                                            \
       const float *at[NP];                                                                     \
       for (int t = 0; t < NP; t++) at[t] = dyp + (XOFF)[q + (t < n ? t : n - 1)] + toff;       \
-      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, (DXT) + q * cp + 16 * v0, cp, ACCUM); \
+      tile(NV, NP, k->og, ooff, wtt + 16 * v0, cp, at, n, NULL, (DXT) + q * cp + 16 * v0, cp, LANES_ACCUM); \
     }                                                                                          \
     break;
 

@@ -322,10 +322,24 @@ static void shapes(const char *variant) {
       shape(1, 12, 9, 9, 80, 3, 3, 1, 1, 1, 1),    // 80: a 4-vector block, then 1; Kc 108 = 96 + 12; 81 pixels
       shape(2, 20, 9, 11, 50, 3, 3, 2, 2, 2, 1),   // stride 2, padding 2, dilation 2; 50 channels of 64 lanes
       shape(2, 24, 8, 8, 64, 3, 3, 1, 1, 1, 2),    // groups 2: 32 channels, Kc 108 per group
-      shape(1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1),  // 400 pixels: two pixel chunks of one image (grad_input in lanes)
+      shape(1, 32, 20, 20, 32, 3, 3, 1, 1, 1, 1),  // 400 pixels: two col chunks of one image (grad_input in lanes; one forward lane chunk)
+      shape(1, 4, 72, 72, 32, 3, 3, 1, 0, 1, 1),   // 4900 pixels: two lane chunks of 2450 (yt of 2^17 floats)
       shape(2, 3, 12, 12, 20, 5, 5, 1, 0, 1, 1),   // unpadded 5x5 (WO < W), 20 channels
       shape(2, 1, 16, 16, 24, 3, 3, 2, 1, 1, 1),   // one input channel, stride 2 (Kc 9, 24 channels)
-      shape(1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1),    // Kc 576 > one K block: no lane forward (col + GEMM)
+      shape(1, 64, 6, 6, 64, 3, 3, 1, 1, 1, 1),    // Kc 576, one image of 36 pixels: col + GEMM (conv.c's rule)
+      // the lane forward over several K blocks (Kc > 512: block 0 chained
+      // in yt, each later one in ys and then added, C = s + C): two blocks
+      // of 288 in slices, a short last pixel tile, O not a multiple of 16
+      shape(2, 64, 9, 9, 24, 3, 3, 1, 1, 1, 1),    // 2-vector tiles of 8 pixels (81 = 10 x 8 + 1), slices of 144
+      shape(2, 65, 8, 9, 40, 3, 3, 1, 1, 1, 1),    // Kc 585: blocks of 293 and 292, 3-vector tiles
+      shape(1, 64, 9, 8, 48, 3, 3, 1, 1, 1, 1),    // one image of 72 pixels: pieces of a chunk per thread
+      shape(2, 129, 6, 7, 20, 2, 2, 1, 0, 1, 1),   // 2x2 unpadded (WO < W), Kc 516: blocks of 258
+      shape(2, 128, 5, 5, 34, 3, 3, 1, 1, 1, 2),   // groups 2: Kc 576 per group, 17 channels each
+      shape(2, 64, 9, 9, 16, 3, 3, 2, 1, 1, 1),    // stride 2, 1-vector tiles of 12 pixels
+      shape(2, 64, 9, 9, 32, 3, 3, 1, 2, 2, 1),    // dilation 2, padding 2
+      shape(2, 70, 1, 1, 20, 3, 3, 1, 1, 1, 1),    // 1-pixel planes, Kc 630
+      shape(2, 200, 3, 3, 16, 3, 3, 1, 1, 1, 1),   // Kc 1800: four blocks of 450, two slices each
+      shape(2, 150, 4, 5, 64, 3, 3, 1, 1, 1, 1),   // Kc 1350: three blocks of 450 in slices of 90, 4 vectors
       shape(2, 4, 24, 24, 16, 3, 3, 1, 1, 1, 1),   // grad_weight in lanes: 576 pixels, two K blocks of 288
       // grad_input in lanes (16+ channels in and out, stride 1)
       shape(2, 20, 11, 9, 24, 3, 3, 1, 2, 2, 1),   // dilation 2, padding 2; 20 input channels of 32 lanes

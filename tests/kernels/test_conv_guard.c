@@ -96,6 +96,7 @@ int main(void) {
   check_geometry(1, 1, 28, 28, 32, 3, 1);   // fashion_cnn's conv1 at batch 1
   check_geometry(1, 32, 14, 14, 64, 3, 1);  // its conv2
   check_geometry(3, 7, 13, 11, 70, 5, 2);   // odd sizes, a few images, K = 175
+  check_geometry(2, 70, 7, 9, 40, 3, 1);    // K = 630: two K blocks, the second's chains in their own buffer
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }

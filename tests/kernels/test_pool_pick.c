@@ -220,10 +220,11 @@ static void check_conv(const Shape *s, int special) {
 // The shapes above whose grad_weight_pick splits by channel vectors do
 // take that path (so their bit checks cover it): conv1 at 2 threads (2
 // vectors, not 3: fewer tasks than threads keeps the GEMM), the 3-vector
-// shapes at 2 and 3, none at 1 thread; conv2 (Kc 288) never.
+// shapes at 2 and 3, none at 1 thread; conv2 (Kc 288) and Kc 576 never.
 static void check_vector_split(const Shape *convs) {
   const struct { int shape, threads, want; } cases[] = {
       {0, 1, 0}, {0, 2, 1}, {0, 3, 0}, {1, 2, 0}, {8, 2, 1}, {8, 3, 1}, {9, 2, 1}, {9, 3, 1}, {10, 2, 1}, {4, 2, 1},
+      {14, 2, 0}, {14, 3, 0}, // Kc 576: the lane grad_weight takes one K block of rows
   };
   int ok = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512"); // the lane passes need AVX-512
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -239,7 +240,7 @@ static void check_vector_split(const Shape *convs) {
 // strips of dw's rows per group, an image per thread, f32 operands.
 // Shapes (main's list): 1 conv2 at batch 2, 2 batch 1, 6 and 7 the lane
 // passes' odd shapes, 11 conv2 at batch 6, 12 odd planes with short
-// vectors, 13 two groups (one strip per group at 2 threads).
+// vectors, 13 two groups (one strip per group at 2 threads), 14 Kc 576.
 static void check_two_regions(const Shape *convs) {
   const struct { int shape, threads; uint32_t flags; int want; } cases[] = {
       {1, 1, 0, 0}, {1, 2, 0, 1}, {1, 3, 0, 0},   // batch 2: at 3 threads an image for 2 of them
@@ -248,6 +249,7 @@ static void check_two_regions(const Shape *convs) {
       {6, 2, 0, 1}, {6, 3, 0, 1}, {7, 2, 0, 1}, {7, 3, 0, 1}, {12, 2, 0, 1}, {12, 3, 0, 1},
       {13, 2, 0, 0}, {13, 3, 0, 1},               // two groups: 1 strip each at 2 threads, 2 at 3
       {0, 2, 0, 0}, {3, 2, 0, 0},                 // no lane passes (3 input channels, 5)
+      {14, 2, 0, 0}, {14, 3, 0, 0},               // Kc 576: no lane grad_weight
   };
   int ok = 1, off = 1, lanes = !strcmp(mlc_gemm_variant(), "avx512");
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -293,6 +295,9 @@ int main(void) {
       shape(6, 32, 14, 14, 64, 3, 1),     // conv2 at batch 6: 2 and 3 threads
       shape(5, 20, 13, 11, 24, 3, 1),     // odd planes (6 x 5 windows), short vectors of C and O, Kc 180
       shape_g(3, 32, 10, 10, 32, 3, 1, 2), // two groups of 16 channels
+      // Kc 576 (two K blocks): the lane forward, the gradients by the GEMM
+      shape(2, 64, 10, 10, 24, 3, 1),     // 100 pixels, 5 x 5 windows
+      shape(1, 64, 10, 10, 32, 3, 1),     // batch 1: pieces, pooled after the whole y
   };
   // grad_pick's two regions are off by default: on here, so the bit
   // checks run them (check_two_regions says where)
