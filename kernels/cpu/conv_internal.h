@@ -45,6 +45,9 @@ bool conv_fwd_avx512(const Conv *k, const float *xg, const float *w, const float
 // AVX-512 grad_weight's test (below): the lane geometry with Kc <=
 // MLC_GEMM_KC_MAX (its rows' tap offsets, ConvLanesGw.roff).
 bool conv_lanes_ok(const Conv *k);
+// conv_lanes_grad_weight over row ranges of at most MLC_GEMM_KC_MAX rows
+// (any Kc): the lane geometry on AVX-512.
+bool conv_lanes_gw_rows_ok(const Conv *k);
 int64_t conv_lanes_wfloats(const Conv *k);
 void conv_lanes_pack_w(const Conv *k, const float *w, uint32_t flags, float *wp);
 bool conv_lanes_fwd(const Conv *k, const float *xg, const float *wpg, const float *bias, uint32_t flags,

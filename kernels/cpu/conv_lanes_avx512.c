@@ -38,6 +38,8 @@ bool conv_lanes_ok(const Conv *k) {
   return gemm_have_avx512() && lanes_geometry_ok(k) && k->kc <= MLC_GEMM_KC_MAX;
 }
 
+bool conv_lanes_gw_rows_ok(const Conv *k) { return gemm_have_avx512() && lanes_geometry_ok(k); }
+
 bool conv_lanes_fwd_ok(const Conv *k) {
   return lanes_geometry_ok(k) && (gemm_have_avx512() || conv_lanes_avx2_ok());
 }
