@@ -283,23 +283,32 @@ def gpt_data():
     return ",".join(files[:2]), ",".join(files[2:])
 
 
-def part_transformer(args):
-    say("\n## char_transformer train step (batch 64 x 64, AdamW, clip 1.0), ms per step")
+def step_part(args, key, title, model, name, data, kind, splits):
+    """A train step of `model` (`train --epochs 1` on data's files, ms per
+    step from its img/s) against bench/torch_side.py's `kind` at each
+    thread count's torch/BLAS splits, the best of them reported."""
+    say("\n## %s, ms per step" % title)
     say("| threads | mlc | PyTorch (torch/BLAS) | PyTorch / mlc |")
     say("|---|---|---|---|")
-    exe, _, _ = build_model(args, "examples/char_transformer.model", "char_transformer")
-    train, test = gpt_data()
+    exe, _, _ = build_model(args, model, name)
+    train, test = data()
     res = []
-    for t, splits in ((1, ((1, 1),)), (2, ((2, 1), (1, 2)))):
+    for t, sp in splits:
         out = run([exe, "train", "--epochs", "1", "--threads", str(t), "--train-data", train,
-                   "--test-data", test, "--log-every", "20", "--checkpoint", os.path.join(OUT, "gpt.st")]).stdout
+                   "--test-data", test, "--log-every", "20", "--checkpoint", os.path.join(OUT, name + ".st")]).stdout
         ms = 64 / float(re.search(r"done:.* img/s ([\d.]+)", out).group(1)) * 1e3
-        theirs = [torch_run(a, b, "gpt") for a, b in splits]
+        theirs = [torch_run(a, b, kind) for a, b in sp]
         best = min(theirs, key=lambda r: r["step_ms"])
         say("| %d | %.1f | %.1f (%d/%d) | %.2f |" % (t, ms, best["step_ms"], best["torch_threads"],
                                                     best["blas_threads"], best["step_ms"] / ms))
         res.append({"threads": t, "mlc_step_ms": ms, "torch": theirs})
-    raw["transformer"] = res
+    raw[key] = res
+
+
+def part_transformer(args):
+    step_part(args, "transformer", "char_transformer train step (batch 64 x 64, AdamW, clip 1.0)",
+              "examples/char_transformer.model", "char_transformer", gpt_data, "gpt",
+              ((1, ((1, 1),)), (2, ((2, 1), (1, 2)))))
 
 
 def resnet_data():
@@ -318,22 +327,9 @@ def resnet_data():
 
 
 def part_resnet(args):
-    say("\n## resnet_cifar train step (batch 64 x 3 x 32 x 32, batch norm, SGD), ms per step")
-    say("| threads | mlc | PyTorch (torch/BLAS) | PyTorch / mlc |")
-    say("|---|---|---|---|")
-    exe, _, _ = build_model(args, "bench/models/resnet_cifar.model", "resnet_cifar")
-    train, test = resnet_data()
-    res = []
-    for t, splits in ((1, ((1, 1),)), (2, ((2, 1),))):
-        out = run([exe, "train", "--epochs", "1", "--threads", str(t), "--train-data", train,
-                   "--test-data", test, "--log-every", "20"]).stdout
-        ms = 64 / float(re.search(r"done:.* img/s ([\d.]+)", out).group(1)) * 1e3
-        theirs = [torch_run(a, b, "resnet") for a, b in splits]
-        best = min(theirs, key=lambda r: r["step_ms"])
-        say("| %d | %.1f | %.1f (%d/%d) | %.2f |" % (t, ms, best["step_ms"], best["torch_threads"],
-                                                    best["blas_threads"], best["step_ms"] / ms))
-        res.append({"threads": t, "mlc_step_ms": ms, "torch": theirs})
-    raw["resnet"] = res
+    step_part(args, "resnet", "resnet_cifar train step (batch 64 x 3 x 32 x 32, batch norm, SGD)",
+              "bench/models/resnet_cifar.model", "resnet_cifar", resnet_data, "resnet",
+              ((1, ((1, 1),)), (2, ((2, 1),))))
 
 
 # ---- torch2 -----------------------------------------------------------------------------------

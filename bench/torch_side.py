@@ -151,6 +151,22 @@ class Gpt(nn.Module):
         return nn.functional.cross_entropy(logits.view(-1, logits.shape[-1]), y.view(-1))
 
 
+def timed_steps(step, steps, res):
+    """res with the time of `steps` calls of step() after 3 (the warm-up,
+    and the compilation with --compile 1), the last loss and peak RSS."""
+    t0 = time.perf_counter()
+    for _ in range(3):
+        step()
+    res["warmup_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        loss = step()
+    sec = time.perf_counter() - t0
+    res.update({"seconds": sec, "step_ms": sec / steps * 1e3, "loss": float(loss.detach()),
+                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
+    return res
+
+
 def train_gpt(steps, compiled=False):
     torch.manual_seed(0)
     steps = steps if steps > 0 else 20
@@ -175,17 +191,7 @@ def train_gpt(steps, compiled=False):
 
     res = {"kind": "gpt", "steps": steps, "batch": 64, "torch": torch.__version__,
            "sdpa": hasattr(nn.functional, "scaled_dot_product_attention")}
-    t0 = time.perf_counter()
-    for _ in range(3):  # (and the compilation, with --compile 1)
-        step()
-    res["warmup_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        loss = step()
-    sec = time.perf_counter() - t0
-    res.update({"seconds": sec, "step_ms": sec / steps * 1e3, "loss": float(loss.detach()),
-                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
-    return res
+    return timed_steps(step, steps, res)
 
 
 class ConvBn(nn.Module):
@@ -238,17 +244,7 @@ def train_resnet(steps, compiled=False):
         return loss
 
     res = {"kind": "resnet", "steps": steps, "batch": 64, "torch": torch.__version__}
-    t0 = time.perf_counter()
-    for _ in range(3):
-        step()
-    res["warmup_s"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        loss = step()
-    sec = time.perf_counter() - t0
-    res.update({"seconds": sec, "step_ms": sec / steps * 1e3, "loss": float(loss.detach()),
-                "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024})
-    return res
+    return timed_steps(step, steps, res)
 
 
 def train(kind, steps, batch, width, compiled=False):
