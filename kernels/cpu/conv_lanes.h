@@ -117,13 +117,17 @@ static inline bool lanes_geometry_ok(const Conv *k) {
 // (a*dh - r)/s for its phase r = (h + ph) mod s, so the copy holds
 // (KH-1)*dh/s rows above y and reaches row (H-1 + ph)/s.
 static inline int64_t lanes_cp(const Conv *k) { return (k->cg + 15) / 16 * 16; }
-static inline int64_t gin_reach(int64_t n, int64_t no, int64_t kk, int64_t s, int64_t p, int64_t d) {
-  if (s == 1) return n + (kk - 1) * d;
+// The phase layout (either stride above 1) holds both dims that way, a
+// stride-1 one too (then (KH-1)*dh rows above y, and H + ph rows from
+// there: the stride-1 layout's H + (KH-1)*dh would be ph short).
+static inline int64_t gin_reach(bool unit, int64_t n, int64_t no, int64_t kk, int64_t s, int64_t p, int64_t d) {
+  if (unit) return n + (kk - 1) * d;
   int64_t last = (n - 1 + p) / s + 1;
   return (kk - 1) * d / s + (last > no ? last : no);
 }
-static inline int64_t gin_hq(const Conv *k) { return gin_reach(k->h, k->ho, k->kh, k->sh, k->ph, k->dh); }
-static inline int64_t gin_wq(const Conv *k) { return gin_reach(k->w, k->wo, k->kw, k->sw, k->pw, k->dw); }
+static inline bool gin_unit(const Conv *k) { return k->sh == 1 && k->sw == 1; }
+static inline int64_t gin_hq(const Conv *k) { return gin_reach(gin_unit(k), k->h, k->ho, k->kh, k->sh, k->ph, k->dh); }
+static inline int64_t gin_wq(const Conv *k) { return gin_reach(gin_unit(k), k->w, k->wo, k->kw, k->sw, k->pw, k->dw); }
 
 // grad_input's scratch after dxt's xtq * cp floats: ooff[o], dy plane o's
 // offset in the padded dy [O/G, HQ, WQ], and xoff[pixel], dx pixel (h, w)'s

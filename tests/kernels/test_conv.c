@@ -42,6 +42,14 @@ static Shape rows2(Shape s) {
   return s;
 }
 
+// The same geometry with the width stride 2 (the row stride stays).
+static Shape cols2(Shape s) {
+  s.g[MLC_CONV_SW] = 2;
+  s.wo = mlc_conv_out_w(s.g);
+  s.ny = s.g[MLC_CONV_N] * s.g[MLC_CONV_O] * s.ho * s.wo;
+  return s;
+}
+
 // The interpreter's index walk, in double: op 0 forward (into y), 1 grad
 // input (into dx), 2 grad weight (into dw); mag gets the sum of |terms|.
 // The operands are rounded by the precision bits of flags.
@@ -352,6 +360,10 @@ static void shapes(const char *variant) {
       shape(1, 17, 10, 10, 16, 2, 2, 3, 1, 1, 1),  // stride 3 > window: some dx pixels get nothing
       shape(1, 16, 13, 13, 16, 3, 3, 2, 2, 2, 1),  // dilation 2 with stride 2: taps of one phase
       rows2(shape(1, 16, 9, 13, 18, 3, 3, 1, 1, 1, 1)), // row stride 2, width stride 1
+      // width stride 2, row stride 1 with padding past the window: the
+      // padded dy's rows reach H + ph + (KH-1)*dh in the phase layout
+      // (a copy ph rows short read the next channel's plane)
+      cols2(shape(1, 16, 5, 9, 16, 2, 3, 1, 3, 1, 1)),
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
