@@ -22,7 +22,7 @@
 // other readers stay in the group's kernel, and the terms load them (batch
 // norm's gradient: the relu mask's output g is stored, sum(g * xhat) reads
 // it and computes xhat). A sum's or mean's group may also read values broadcast
-// along the reduced dims (batch norm's mean(square(x - mean)) and its
+// along the reduced dims (batch norm's mean(square(mean - x)) and its
 // gradient's sum(g * (x - mean) * rstd): per-channel values in a sum over
 // the batch and the plane).
 //

@@ -685,18 +685,16 @@ typedef struct ChanTerms {
   int only;             // the channel whose term is made
 } ChanTerms;
 
+// The term of channel j0 + only alone (kl_sum_add_one reads no other).
 static void chan_terms(KLower *c, KirKernel *k, Vec *blk, KExpr *p, void *ctx, KExpr **t) {
   ChanTerms *r = ctx;
-  for (int i = 0; i < r->chans; i++) {
-    t[i] = NULL;
-    if (i != r->only) continue;
-    KExpr *ch = kl_add(c, r->j0, kl_i(c, i));
-    KExpr *off = kl_add(c, kl_add(c, r->base, kl_mul(c, ch, r->S)), p);
-    r->iv[r->d] = ch;
-    c->pro_iv = r->iv;
-    t[i] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
-    c->pro_iv = NULL;
-  }
+  for (int i = 0; i < r->chans; i++) t[i] = NULL;
+  KExpr *ch = kl_add(c, r->j0, kl_i(c, r->only));
+  KExpr *off = kl_add(c, kl_add(c, r->base, kl_mul(c, ch, r->S)), p);
+  r->iv[r->d] = ch;
+  c->pro_iv = r->iv;
+  t[r->only] = kir_cast(c->p, r->od, c->npro ? prologue_value(c, k, blk, r->x, off) : kl_ld(c, r->x, off));
+  c->pro_iv = NULL;
 }
 
 static bool reduce_chans(KLower *c, KirKernel *k, IrNode *n, const bool *red) {

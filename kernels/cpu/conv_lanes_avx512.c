@@ -454,6 +454,25 @@ bool conv_lanes_pack_wt(const Conv *k, const float *w, uint32_t flags, float *wt
     }                                                                                          \
     break;
 
+// dyp [O/G, hq, wq]: row ii, column jj = dy[o] row ii - eh, column jj - ew
+// (zero outside dy), rounded by the precision bits.
+static void pad_dy(const Conv *k, const float *dyg, int64_t eh, int64_t ew, int64_t hq, int64_t wq,
+                   uint32_t flags, float *dyp) {
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t o = 0; o < k->og; o++)
+    for (int64_t ii = 0; ii < hq; ii++) {
+      float *d = dyp + (o * hq + ii) * wq;
+      int64_t i = ii - eh;
+      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
+      for (int64_t jj = 0; jj < wq; jj += 16) {
+        __mmask16 in = i >= 0 && i < k->ho ? mask_range(ew - jj, ew + k->wo - jj) : 0;
+        _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
+      }
+      if (rnd)
+        for (int64_t jj = 0; jj < wq; jj++) d[jj] = lanes_round(flags, d[jj]);
+    }
+}
+
 // A stride above 1: dx pixel (h, w) takes tap (a, b) only when (h + ph -
 // a*dh) and (w + pw - b*dw) are multiples of the strides, i.e. when a*dh
 // mod sh is its row phase rh = (h + ph) mod sh (and likewise b, rw). So
@@ -474,19 +493,7 @@ static bool gin_strided(const Conv *k, const float *dyg, const float *wtg, uint3
   if (!dyp || !dxt) return false;
   int32_t *ooff = (int32_t *)(dxt + xtq * cp), *xoff = ooff + k->og, *pix = xoff + nx;
   for (int64_t o = 0; o < k->og; o++) ooff[o] = (int32_t)(o * hq * wq);
-  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
-  for (int64_t o = 0; o < k->og; o++)
-    for (int64_t ii = 0; ii < hq; ii++) {
-      float *d = dyp + (o * hq + ii) * wq;
-      int64_t i = ii - eh;
-      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
-      for (int64_t jj = 0; jj < wq; jj += 16) {
-        __mmask16 in = i >= 0 && i < k->ho ? mask_range(ew - jj, ew + k->wo - jj) : 0;
-        _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
-      }
-      if (rnd)
-        for (int64_t jj = 0; jj < wq; jj++) d[jj] = lanes_round(flags, d[jj]);
-    }
+  pad_dy(k, dyg, eh, ew, hq, wq, flags, dyp);
   memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
   int64_t c0 = 0; // the class's first row of dxt
   for (int64_t rh = 0; rh < k->sh; rh++)
@@ -539,21 +546,7 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
   int32_t *ooff, *xoff; // o -> its plane, dx pixel -> its dyp offset
   float *dxt = lanes_gin_scratch(k, xtq, &dyp, &ooff, &xoff);
   if (!dxt) return false;
-  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
-  for (int64_t o = 0; o < k->og; o++) {
-    for (int64_t ii = 0; ii < hq; ii++) {
-      float *d = dyp + (o * hq + ii) * wq;
-      int64_t i = ii - eh;
-      const float *s = dyg + (o * k->ho + i) * k->wo - ew; // s[jj]: y column jj - ew
-      __mmask16 none = 0;
-      for (int64_t jj = 0; jj < wq; jj += 16) {
-        __mmask16 in = i >= 0 && i < k->ho ? mask_range(ew - jj, ew + k->wo - jj) : none;
-        _mm512_mask_storeu_ps(d + jj, mask_range(0, wq - jj), _mm512_maskz_loadu_ps(in, s + jj));
-      }
-      if (rnd)
-        for (int64_t jj = 0; jj < wq; jj++) d[jj] = lanes_round(flags, d[jj]);
-    }
-  }
+  pad_dy(k, dyg, eh, ew, hq, wq, flags, dyp);
   memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
   for (int64_t v0 = 0; v0 < cp / 16; v0 += 4)
     for (int64_t a = 0; a < k->kh; a++)
