@@ -29,6 +29,9 @@ Parts (docs/design/kernels.md and bench/RESULTS.md explain the figures):
          convolutions (none of the examples has them), its train step on
          1,280 random images (20 steps of batch 64, `train --epochs 1`)
          vs bench/torch_side.py's resnet (20 steps after 3), 1 and 2 threads
+  mobilenet (not in the default parts) bench/models/mobilenet_cifar.model,
+         depthwise-separable convolutions (groups = channels) under batch
+         norm, on the resnet part's data, vs bench/torch_side.py's mobilenet
   torch2 (not in the default parts) PyTorch 2.x from PyPI, eager and
          torch.compile: the training epoch of both examples at 1 and 2
          threads, and batch-1 / batch-256 inference, against mlc in the
@@ -332,6 +335,12 @@ def part_resnet(args):
               ((1, ((1, 1),)), (2, ((2, 1),))))
 
 
+def part_mobilenet(args):
+    step_part(args, "mobilenet", "mobilenet_cifar train step (batch 64 x 3 x 32 x 32, depthwise-separable, SGD)",
+              "bench/models/mobilenet_cifar.model", "mobilenet_cifar", resnet_data, "mobilenet",
+              ((1, ((1, 1),)), (2, ((2, 1),))))
+
+
 # ---- torch2 -----------------------------------------------------------------------------------
 def part_torch2(args):
     py = args.torch2
@@ -406,7 +415,7 @@ def main():
     machine()
     parts = {"gemm": part_gemm, "train": part_train, "sweep": part_sweep, "infer": part_infer,
              "build": part_build, "torch2": part_torch2, "transformer": part_transformer,
-             "resnet": part_resnet}
+             "resnet": part_resnet, "mobilenet": part_mobilenet}
     for p in args.parts.split(","):
         parts[p](args)
     open(os.path.join(ROOT, "bench", "out", "side_by_side.txt"), "w").write("\n".join(report_lines) + "\n")

@@ -225,12 +225,39 @@ class ResNetCifar(nn.Module):
         return self.fc(h.mean((2, 3)))
 
 
-def train_resnet(steps, compiled=False):
+class SeparableBn(nn.Module):
+    def __init__(self, cin, cout, stride=1):
+        super().__init__()
+        self.dw = nn.Conv2d(cin, cin, 3, stride, 1, groups=cin, bias=False)
+        self.pw = nn.Conv2d(cin, cout, 1, bias=False)
+        self.bn1, self.bn2 = nn.BatchNorm2d(cin), nn.BatchNorm2d(cout)
+
+    def forward(self, x):
+        relu = nn.functional.relu
+        return relu(self.bn2(self.pw(relu(self.bn1(self.dw(x))))))
+
+
+class MobileNetCifar(nn.Module):
+    """bench/models/mobilenet_cifar.model in PyTorch."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = ConvBn(3, 32)
+        self.body = nn.Sequential(SeparableBn(32, 64), SeparableBn(64, 128, 2), SeparableBn(128, 128),
+                                  SeparableBn(128, 256, 2), SeparableBn(256, 256))
+        self.fc = nn.Linear(256, 10)
+
+    def forward(self, x):
+        h = self.body(nn.functional.relu(self.stem(x)))
+        return self.fc(h.mean((2, 3)))
+
+
+def train_resnet(steps, compiled=False, net_class=None):
     torch.manual_seed(0)
     steps = steps if steps > 0 else 20
     x = torch.randn(1280, 3, 32, 32)
     y = torch.randint(0, 10, (1280,))
-    net = ResNetCifar()
+    net = (net_class or ResNetCifar)()
     opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9, weight_decay=5e-4)
     fwd = torch.compile(net) if compiled else net
     gen = torch.Generator().manual_seed(0)
@@ -243,7 +270,8 @@ def train_resnet(steps, compiled=False):
         opt.step()
         return loss
 
-    res = {"kind": "resnet", "steps": steps, "batch": 64, "torch": torch.__version__}
+    res = {"kind": "mobilenet" if net_class is MobileNetCifar else "resnet", "steps": steps, "batch": 64,
+           "torch": torch.__version__}
     return timed_steps(step, steps, res)
 
 
@@ -311,9 +339,10 @@ def main():
     elif what == "gpt":
         opts = dict(zip(args[0::2], args[1::2]))
         info.update(train_gpt(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1"))
-    elif what == "resnet":
+    elif what in ("resnet", "mobilenet"):
         opts = dict(zip(args[0::2], args[1::2]))
-        info.update(train_resnet(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1"))
+        info.update(train_resnet(int(opts.get("--steps", 0)), opts.get("--compile", "0") == "1",
+                                 MobileNetCifar if what == "mobilenet" else ResNetCifar))
     elif what in ("train", "infer"):
         kind = args[0]
         opts = dict(zip(args[1::2], args[2::2]))

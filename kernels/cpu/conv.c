@@ -66,6 +66,28 @@ static bool pointwise(const Conv *k) {
   return k->kh == 1 && k->kw == 1 && k->sh == 1 && k->sw == 1 && k->ph == 0 && k->pw == 0;
 }
 
+// The narrow-group passes (conv_narrow_avx512.c) where they win, by the
+// product of channels per group in and out (batch 64, 1 thread, thread
+// CPU time, against the paths they replace; docs/design/kernels.md):
+// depthwise 3x3 on 32 x 32 forward 3.5 -> 1.5 ms, grad_input 5.6 -> 2.9,
+// grad_weight 26.1 -> 1.5; 2 x 2 channels per group win all three passes,
+// 4 x 4 grad_input and grad_weight (forward 0.94x), 8 x 8 and 4 x 8 none
+// (forward 0.43-0.58x). MLC_CONV_NARROW=0 turns them off (measurements).
+enum { NARROW_FWD, NARROW_GRAD };
+static bool narrow_wins(const Conv *k, int pass) {
+#if defined(__x86_64__) || defined(__i386__)
+  static _Atomic int on = -1; // read once; every thread reads the same value
+  if (on < 0) {
+    const char *e = getenv("MLC_CONV_NARROW");
+    on = !(e && !strcmp(e, "0"));
+  }
+  return on && conv_narrow_ok(k) && k->cg * k->og <= (pass == NARROW_FWD ? 8 : 16);
+#else
+  (void)k, (void)pass;
+  return false;
+#endif
+}
+
 // ---- im2col / col2im -----------------------------------------------------------------------------
 // Tap (a, b) reads input column j*sw + off of output column j, off =
 // b*dw - pw; [*vlo, *vhi) are the output columns where that is inside x
@@ -187,6 +209,7 @@ typedef struct ConvJob {
   const float *wlanes;     // forward: w packed for conv_lanes_fwd, or NULL
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
   bool lanes;              // grad_weight: conv_lanes_grad_weight (rows)
+  bool narrow;             // conv_narrow_avx512.c's pass (narrow_wins)
   int64_t step, per_group; // grad_weight: rows (or columns) per task, tasks per group
   atomic_int failed;
 } ConvJob;
@@ -212,6 +235,7 @@ static int fwd_chunk(const ConvJob *j, int64_t n, int64_t g, int64_t q0, int64_t
     gm.b = xplane(j, n, g) + q0, gm.rsb = k->p;
   } else {
 #if defined(__x86_64__) || defined(__i386__)
+    if (j->narrow) return conv_narrow_fwd(k, xplane(j, n, g), gm.a, gm.bias, j->flags, gm.c, q0, nq) ? 0 : -1;
     if (j->wlanes)
       return conv_lanes_fwd(k, xplane(j, n, g), j->wlanes + g * k->kc * ((k->og + 15) / 16 * 16), gm.bias, gm.flags,
                             gm.c, q0, nq) ? 0 : -1;
@@ -261,6 +285,10 @@ static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
     return gemm_region(&gm, 0, gm.m, 0, gm.n);
   }
 #if defined(__x86_64__) || defined(__i386__)
+  if (j->narrow)
+    return conv_narrow_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p, j->w + g * k->og * k->kc, j->flags, dx)
+               ? 0
+               : -1;
   if (j->wlanes)
     return conv_lanes_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p,
                                  j->wlanes + g * k->kh * k->kw * k->og * ((k->cg + 15) / 16 * 16), round_bits(j), dx)
@@ -341,6 +369,13 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
 static void grad_weight_task(void *vj, int64_t b, int64_t e) {
   ConvJob *j = vj;
   for (int64_t t = b; t < e; t++) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (j->narrow) { // task t: dw's channels 16t..
+      if (!conv_narrow_grad_weight(&j->k, j->x, j->dy, 16 * t, round_bits(j), j->out, j->db))
+        atomic_store(&j->failed, 1);
+      continue;
+    }
+#endif
     int64_t g = t / j->per_group, lo = t % j->per_group * j->step;
     int64_t rows = j->k.kc, cols = j->k.og, rc;
 #if defined(__x86_64__) || defined(__i386__)
@@ -496,8 +531,9 @@ static void fwd_lanes(ConvJob *j) {
 enum { LANES_CHUNK_FLOATS = 1 << 17 };
 static void fwd_setup(ConvJob *j, int64_t threads) {
   const Conv *k = &j->k;
-  fwd_lanes(j);
-  j->qc = k->qchunk;
+  j->narrow = narrow_wins(k, NARROW_FWD);
+  if (!j->narrow) fwd_lanes(j);
+  j->qc = j->narrow ? k->p : k->qchunk; // the narrow forward copies whole planes
   if (j->wlanes) {
     int64_t most = max64(k->qchunk, LANES_CHUNK_FLOATS / ((k->og + 15) / 16 * 16)), nc = (k->p + most - 1) / most;
     j->qc = (k->p + nc - 1) / nc;
@@ -570,11 +606,12 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (!j.k.n || !j.k.c) return 0;
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
+  j.narrow = narrow_wins(&j.k, NARROW_GRAD);
   // The channel-lane grad_input (conv_lanes_grad_input) where it applies
   // and wins: 16+ input and output channels per group; on AVX2 (no
   // AVX-512) batches of 2 or more (one image: 0.87x of col2im + GEMM,
   // kernels.md). Its packed w is used only when every w is finite (see there).
-  if (!pointwise(&j.k) && j.k.cg >= 16 && j.k.og >= 16 && conv_lanes_gin_ok(&j.k) &&
+  if (!j.narrow && !pointwise(&j.k) && j.k.cg >= 16 && j.k.og >= 16 && conv_lanes_gin_ok(&j.k) &&
       (gemm_have_avx512() || j.k.n >= 2)) {
     float *wt = gemm_scratch(GEMM_SCRATCH_WPACK, conv_lanes_wtfloats(&j.k));
     if (wt && conv_lanes_pack_wt(&j.k, w, round_bits(&j), wt)) j.wlanes = wt;
@@ -703,6 +740,11 @@ static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
   // runs in tasks of at most 510 rows (ConvLanesGw's tap offsets): 64
   // channels at 16 x 16, batch 64, 1 thread: 9.6 -> 7.6 ms against col +
   // GEMM (docs/design/kernels.md).
+  if (!j.dyp && narrow_wins(&j.k, NARROW_GRAD)) {
+    j.narrow = true;
+    mlc_parallel_for(pool, (j.k.o + 15) / 16, 1, grad_weight_task, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+  }
   if (!pointwise(&j.k) && !j.dyp && conv_lanes_gw_rows_ok(&j.k) && gw_lanes_wins(&j.k)) {
     j.lanes = true;
     j.step = ((j.k.kc + want - 1) / want + 5) / 6 * 6;

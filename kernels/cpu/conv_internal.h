@@ -149,6 +149,21 @@ bool conv_gw_pick_by_vectors(const struct MlcPool *pool, const int64_t *geom);
 int conv_gw_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, const float *dyp, const uint8_t *pick,
                        bool mask, const float *x, float *dw, float *db);
 
+// Few channels per group (conv_narrow_avx512.c; depthwise: C/G = 1):
+// conv_narrow_ok is its geometry (C/G and O/G at most 8, Kc <= 512, not
+// pointwise, x^T of 16 channels within 4 MiB) on a CPU with AVX-512. The
+// forward of one image and group over pixels [q0, q0+nq) (as
+// conv_fwd_avx512, from the group's w [O/G, Kc] as it is); grad_input of
+// one image and group (dx[n, g] all written); grad_weight of dw's 16
+// channels o0.. (all the images; db too when not NULL). The bits of the
+// GEMM paths (gemm_ref.h); false only when a scratch buffer cannot be had.
+bool conv_narrow_ok(const Conv *k);
+bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
+                     float *y, int64_t q0, int64_t nq);
+bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *wg, uint32_t flags, float *dxg);
+bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int64_t o0, uint32_t flags,
+                             float *dw, float *db);
+
 // The bias gradient of mlc_conv2d_grad_weight_bias (conv_bias.c): db[o] =
 // the sum of dy over images and pixels in kir.h's float-sum order (f64
 // lane q mod 8 for pixel q, images in order, lanes folded in halves,

@@ -364,6 +364,22 @@ static void shapes(const char *variant) {
       // padded dy's rows reach H + ph + (KH-1)*dh in the phase layout
       // (a copy ph rows short read the next channel's plane)
       cols2(shape(1, 16, 5, 9, 16, 2, 3, 1, 3, 1, 1)),
+      // few channels per group (conv_narrow_avx512.c): depthwise, channel
+      // multipliers, 2-4 channels per group; rows of 1-3 vectors and
+      // units across rows, strides (permuted dy for grad_input), dilation,
+      // padding past the window, dw's channels in a short last block,
+      // grad_weight over pixel chunks and K blocks
+      shape(2, 8, 9, 11, 8, 3, 3, 1, 1, 1, 8),     // depthwise 3x3
+      shape(2, 6, 12, 12, 12, 3, 3, 2, 1, 1, 6),   // multiplier 2, stride 2
+      shape(1, 8, 13, 35, 8, 5, 5, 1, 2, 1, 8),    // 5x5, rows of 3 vectors
+      shape(2, 12, 10, 10, 6, 3, 3, 1, 2, 2, 3),   // 4 channels in, 2 out per group, dilation 2
+      cols2(shape(1, 20, 7, 19, 20, 3, 3, 1, 1, 1, 20)), // width stride 2 only; 20 = 16 + 4 lanes of dw
+      rows2(shape(1, 4, 9, 9, 4, 3, 2, 1, 0, 1, 4)),     // row stride 2 only, unpadded
+      shape(1, 4, 10, 10, 4, 2, 2, 3, 1, 1, 4),    // stride 3 > window: dx pixels with no tap
+      shape(1, 2, 5, 9, 2, 2, 3, 1, 3, 1, 2),      // padding past the window
+      shape(1, 2, 100, 100, 2, 3, 3, 1, 1, 1, 2),  // 10000 pixels: two chunks of ten K blocks
+      shape(3, 17, 6, 6, 34, 3, 3, 1, 1, 1, 17),   // 34 channels of dw: three blocks of lanes
+      shape(2, 16, 7, 9, 16, 3, 3, 1, 1, 1, 4),    // 4 x 4 per group: narrow gradients, col + GEMM forward
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
@@ -381,10 +397,9 @@ static void shapes(const char *variant) {
 // and no others (the lane path's padding taps would multiply inf by 0, so
 // it must not run), the same bits elsewhere; the forward and grad_weight
 // likewise.
-static void check_nonfinite_w(void) {
-  Shape s = shape(2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1);
+static void check_nonfinite_w(Shape s, int64_t inf_at, int64_t nan_at) {
   float *x = rand_buf(s.nx), *w = rand_buf(s.nw), *dy = rand_buf(s.ny);
-  w[5 * 288 + 4] = INFINITY, w[40 * 288 + 100] = NAN;
+  w[inf_at] = INFINITY, w[nan_at] = NAN;
   Outs got;
   int rc = run_all(NULL, &s, 0, x, w, NULL, dy, &got);
   double *dw_ = to_double(w, s.nw), *ddy = to_double(dy, s.ny), *gx = calloc((size_t)s.nx + 1, sizeof(double));
@@ -395,8 +410,8 @@ static void check_nonfinite_w(void) {
     bad += isnan(want) != isnan(got.dx[i]) || (!isnan(want) && memcmp(&want, &got.dx[i], 4));
   }
   char msg[160];
-  snprintf(msg, sizeof msg, "grad_input with an inf and a NaN in w: %lld elements unlike gemm_ref.h (%lld NaNs)",
-           (long long)bad, (long long)nans);
+  snprintf(msg, sizeof msg, "grad_input with an inf and a NaN in w (groups %lld): %lld elements unlike gemm_ref.h (%lld NaNs)",
+           (long long)s.g[MLC_CONV_G], (long long)bad, (long long)nans);
   check(msg, !rc && bad == 0 && nans > 0 && nans < s.nx);
   outs_free(&got);
   free(x), free(w), free(dy), free(dw_), free(ddy), free(gx);
@@ -411,7 +426,8 @@ int main(void) {
     }
     shapes(variants[v]);
   }
-  check_nonfinite_w();
+  check_nonfinite_w(shape(2, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1), 5 * 288 + 4, 40 * 288 + 100);
+  check_nonfinite_w(shape(2, 8, 9, 9, 8, 3, 3, 1, 1, 1, 8), 2 * 9 + 4, 6 * 9); // depthwise: masked taps
   int64_t none[MLC_CONV_GEOM] = {0, 3, 4, 4, 2, 3, 3, 1, 1, 1, 1, 1, 1, 1}; // no image: dw and db 0
   float dw[2 * 3 * 9], db[2] = {1, 1};
   check("conv2d_grad_weight_bias of no image: db 0",

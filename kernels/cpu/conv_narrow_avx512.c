@@ -1,0 +1,392 @@
+// conv_narrow_avx512.c — convolutions with few channels per group
+// (depthwise: C/G = 1, MobileNet's and EfficientNet's 3x3 and 5x5 layers;
+// conv_narrow_ok says which), AVX-512. There the GEMM paths have nothing
+// to block: per image and group the forward is an [O/G, Kc] @ [Kc, P]
+// product of one to a few rows (Kc = 9 for a 3x3 depthwise), grad_input
+// a K = O/G product, grad_weight Kc x O/G sums of P-long chains, and the
+// channel-lane kernels (conv_lanes_avx512.c) need 16 channels per group.
+// So each pass puts what it has many of in the lanes:
+//
+//   forward      16 output pixels of one output channel: acc = fma(w[o, r],
+//                x at tap r, acc) over r = (c, a, b) from a zero-padded
+//                copy of the group's input planes (column phases apart for
+//                a stride > 1, so a tap's 16 pixels are one load), tiles
+//                of up to 4 vectors sharing each broadcast weight
+//   grad_input   16 dx pixels of one row: per tap (a, b) in order, the
+//                chain over o of w[o, c, a, b] * dy[o, i, j] from +0 (dcol's
+//                element), added to the pixel's sum; a stride > 1 takes
+//                its dy values with one permute per tap from a table
+//   grad_weight  16 output channels (consecutive, of any groups): per
+//                image in order, from dy^T [P, 16] and x^T [C/G, rows,
+//                cols, 16] (16 x 16 transposes, zero-padded), each dw[o, r]
+//                a chain over the pixels of each K block
+//
+// Bits: kernels/gemm_ref.h's, as every conv path (tests/kernels/test_conv.c
+// compares them): the forward's chain over one K block (Kc <= 512) from +0
+// with padding taps multiplying the copy's zeros, then + bias, relu;
+// grad_input's dcol chains over o (O/G <= 512: one block) and each dx
+// element's taps in (a, b) order from +0, a tap outside y adding an exact
+// +0 (masked; dx is never -0, so dx + 0 == dx: the reference skips it); and
+// grad_weight's blocks, C = s for the first, C = s + C after. The
+// precision bits round x, dy and w as they are copied or broadcast
+// (kernels/round16.h), where the GEMM's packing rounds them.
+#include <immintrin.h>
+#include <string.h>
+
+#include "../gemm_ref.h"
+#include "../round16.h"
+#include "conv_internal.h"
+#include "conv_lanes.h"
+#include "gemm_epi_avx512.h"
+#include "gemm_internal.h"
+#include "transpose_avx512.h"
+
+enum {
+  NARROW_MAX_ACC = 16,       // grad_weight's rows per pass (registers: 16 sums, dy, x)
+  NARROW_XT_FLOATS = 1 << 20 // grad_weight's x^T of one image and 16 channels: 4 MiB
+};
+
+// Phase rows of the forward's padded copy: output column j of tap b
+// reads padded column j*sw + b*dw, stored at phase (b*dw) % sw, index j +
+// (b*dw) / sw; a row holds WO + (KW-1)*dw/sw indices, rounded up to whole
+// vectors and one more (a tile's last vector may run past WO).
+static int64_t fwd_row_len(const Conv *k) { return (k->wo + (k->kw - 1) * k->dw / k->sw + 15) / 16 * 16 + 16; }
+static int64_t fwd_rows(const Conv *k) { return lanes_pad_rows(k, 0, k->ho - 1); }
+static int64_t fwd_copy_floats(const Conv *k) { return k->cg * fwd_rows(k) * k->sw * fwd_row_len(k); }
+
+// grad_weight's x^T: padded rows and columns, 16 lanes each.
+static int64_t gw_xt_floats(const Conv *k) { return k->cg * fwd_rows(k) * lanes_pad_w(k) * 16; }
+
+bool conv_narrow_ok(const Conv *k) {
+  bool pointwise = k->kh == 1 && k->kw == 1 && k->sh == 1 && k->sw == 1 && k->ph == 0 && k->pw == 0;
+  return gemm_have_avx512() && !pointwise && k->cg <= 8 && k->og <= 8 && k->kc <= MLC_GEMM_KC_MAX &&
+         k->ho > 0 && k->wo > 0 && gw_xt_floats(k) <= NARROW_XT_FLOATS;
+}
+
+// ---- forward -------------------------------------------------------------------------------------
+// xs [C/G, rows, sw, len]: padded row r of channel c (input row r - ph),
+// its padded columns u at [u % sw][u / sw]; zeros outside x and past the
+// row. Rounded by the precision bits.
+static void fwd_copy(const Conv *k, const float *xg, uint32_t flags, float *xs) {
+  int64_t rows = fwd_rows(k), len = fwd_row_len(k), wp = lanes_pad_w(k);
+  memset(xs, 0, (size_t)fwd_copy_floats(k) * sizeof(float));
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t h = r - k->ph;
+      if (h < 0 || h >= k->h) continue;
+      const float *src = xg + (c * k->h + h) * k->w;
+      float *dst = xs + (c * rows + r) * k->sw * len;
+      int64_t u0 = k->pw, u1 = k->pw + k->w < wp ? k->pw + k->w : wp; // padded columns inside x
+      if (k->sw == 1 && !(flags & (MLC_GEMM_BF16 | MLC_GEMM_F16))) {
+        if (u1 > u0) memcpy(dst + u0, src, (size_t)(u1 - u0) * sizeof(float));
+        continue;
+      }
+      for (int64_t ph = 0; ph < k->sw; ph++) // padded columns u = t*sw + ph in [u0, u1)
+        for (int64_t t = (u0 - ph + k->sw - 1) / k->sw, u = t * k->sw + ph; u < u1; t++, u += k->sw)
+          dst[ph * len + t] = lanes_round(flags, src[u - k->pw]);
+    }
+}
+
+// One tile: NU vectors of 16 output pixels (at[t]: the padded copy at the
+// vector's tap (0, 0, 0)), one output channel; off[r] is tap r's offset
+// from there, wr[r] its weight. y gets the epilogue's result under m[t].
+static inline __attribute__((always_inline)) void fwd_tile(const int NU, int64_t kc, const int32_t *off,
+                                                           const float *wr, const float *const *at,
+                                                           const GemmEpi *e, float *const *yt,
+                                                           const __mmask16 *m) {
+  __m512 acc[4];
+  _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) acc[t] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kc; r++) {
+    __m512 wv = _mm512_set1_ps(wr[r]);
+    _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) acc[t] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(at[t] + off[r]), acc[t]);
+  }
+  _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) _mm512_mask_storeu_ps(yt[t], m[t], epi16(e, acc[t], yt[t], m[t], 0, 0));
+}
+
+// y (row 0, pixel q0 of the group's output; row stride P) for pixels [q0,
+// q0+nq) of one image and group: output row by output row, the row's
+// vectors in tiles of up to 4.
+bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
+                     float *y, int64_t q0, int64_t nq) {
+  int64_t rows = fwd_rows(k), len = fwd_row_len(k);
+  float *xs = gemm_scratch(GEMM_SCRATCH_COL, fwd_copy_floats(k) + 2 * MLC_GEMM_KC_MAX);
+  if (!xs) return false;
+  int32_t *off = (int32_t *)(xs + fwd_copy_floats(k));
+  float *wr = (float *)(off + MLC_GEMM_KC_MAX);
+  fwd_copy(k, xg, flags, xs);
+  int64_t p = 0;
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++, p++) {
+        int64_t u = b * k->dw;
+        off[p] = (int32_t)(((c * rows + a * k->dh) * k->sw + u % k->sw) * len + u / k->sw);
+      }
+  GemmEpi e = {.flags = (bias ? MLC_GEMM_BIAS_ROW : 0) | (flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0), .alpha = 1,
+               .beta = 0};
+  for (int64_t o = 0; o < k->og; o++) {
+    for (int64_t r = 0; r < k->kc; r++) wr[r] = lanes_round(flags, wg[o * k->kc + r]);
+    e.bias_row = bias ? bias + o : NULL;
+    const float *at[4];
+    float *yt[4];
+    __mmask16 m[4];
+    int nu = 0;
+    for (int64_t q = q0; q < q0 + nq;) { // runs of one output row
+      int64_t i = q / k->wo, j = q % k->wo, j1 = k->wo < j + q0 + nq - q ? k->wo : j + q0 + nq - q;
+      for (int64_t jv = j; jv < j1; jv += 16) {
+        at[nu] = xs + i * k->sh * k->sw * len + jv;
+        yt[nu] = y + o * k->p + i * k->wo + jv - q0;
+        m[nu] = mask_range(0, j1 - jv);
+        if (++nu == 4) fwd_tile(4, k->kc, off, wr, at, &e, yt, m), nu = 0;
+      }
+      q += j1 - j;
+    }
+    switch (nu) {
+    case 3: fwd_tile(3, k->kc, off, wr, at, &e, yt, m); break;
+    case 2: fwd_tile(2, k->kc, off, wr, at, &e, yt, m); break;
+    case 1: fwd_tile(1, k->kc, off, wr, at, &e, yt, m); break;
+    }
+  }
+  return true;
+}
+
+// ---- grad_input ------------------------------------------------------------------------------------
+// Per vector v of a dx row (columns 16v..) and tap column b: the dy column
+// j0 the lanes' values start at, the lanes that get a tap (w + pw - b*dw
+// a multiple of sw, its column inside y, w inside x) and, for a stride >
+// 1, which of the 16 dy values from j0 each lane takes.
+typedef struct GinCol {
+  int32_t j0;
+  __mmask16 m, lm; // the lanes that take a tap; the dy columns inside y
+  _Alignas(64) int32_t idx[16];
+} GinCol;
+
+static int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// No division per lane or row (a call is one image and group: a few
+// thousand FMAs, which 64-bit divisions per lane outweighed): the taps
+// are enumerated from the output side, dx column w = j*sw - pw + b*dw.
+static void gin_cols(const Conv *k, int64_t nv, GinCol *t) {
+  for (int64_t v = 0; v < nv; v++)
+    for (int64_t b = 0; b < k->kw; b++) {
+      GinCol *g = &t[v * k->kw + b];
+      g->j0 = (int32_t)floor_div(16 * v + k->pw - b * k->dw, k->sw), g->m = 0;
+      g->lm = mask_range(-g->j0, k->wo - g->j0);
+      memset(g->idx, 0, sizeof g->idx);
+    }
+  for (int64_t b = 0; b < k->kw; b++)
+    for (int64_t j = 0, w = b * k->dw - k->pw; j < k->wo; j++, w += k->sw) {
+      if (w < 0 || w >= k->w) continue;
+      GinCol *g = &t[w / 16 * k->kw + b];
+      g->m |= (__mmask16)(1u << (w % 16)), g->idx[w % 16] = (int32_t)(j - g->j0);
+    }
+}
+
+// tab[h * KH + a]: the dy row i of dx row h's tap row a (h = i*sh - ph +
+// a*dh), or -1 where that falls outside y or between strides.
+static void gin_rows(const Conv *k, int32_t *tab) {
+  for (int64_t e = 0; e < k->h * k->kh; e++) tab[e] = -1;
+  for (int64_t a = 0; a < k->kh; a++)
+    for (int64_t i = 0, h = a * k->dh - k->ph; i < k->ho; i++, h += k->sh)
+      if (h >= 0 && h < k->h) tab[h * k->kh + a] = (int32_t)i;
+}
+
+// 16 dy values of channel row dyr from column j0 (zero outside the row),
+// as the lanes of a tap take them.
+static inline __attribute__((always_inline)) __m512 gin_load(const bool STRIDED, const float *dyr, const GinCol *g) {
+  __m512 v = _mm512_maskz_loadu_ps(g->lm, dyr + g->j0);
+  return STRIDED ? _mm512_permutexvar_ps(_mm512_load_si512(g->idx), v) : v;
+}
+
+// NU vectors of dx channel c (unit u: row hs[u], columns 16*vs[u]..),
+// each one's sum over its taps in (a, b) order in a register (several
+// units: independent sums, where one row's nine adds would be a chain of
+// latencies); wt [O/G, Kc] the group's weights (rounded), tab gin_rows'.
+// A tap's lanes that fall outside y (or x) add nothing: an exact + 0.
+static inline __attribute__((always_inline)) void gin_units(const bool STRIDED, const int NU, const Conv *k,
+                                                            const float *dyg, const float *wt, const GinCol *cols,
+                                                            const int32_t *tab, int64_t c, const int64_t *hs,
+                                                            const int64_t *vs, float *dxc) {
+  const int64_t og = k->og, kc = k->kc, kw = k->kw, kh = k->kh, p = k->p, wo = k->wo;
+  __m512 acc[4];
+  _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++) acc[u] = _mm512_setzero_ps();
+  for (int64_t a = 0; a < kh; a++) {
+    const float *wrow = wt + (c * kh + a) * kw, *dyr[4];
+    __mmask16 rm[4];
+    _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++) {
+      int32_t i = tab[hs[u] * kh + a];
+      rm[u] = i >= 0 ? 0xffff : 0, dyr[u] = dyg + (i >= 0 ? i : 0) * wo;
+    }
+    for (int64_t b = 0; b < kw; b++) {
+      __m512 s[4];
+      _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++) s[u] = _mm512_setzero_ps();
+      for (int64_t o = 0; o < og; o++) {
+        __m512 wv = _mm512_set1_ps(wrow[o * kc + b]);
+        _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++)
+          s[u] = _mm512_fmadd_ps(wv, gin_load(STRIDED, dyr[u] + o * p, cols + vs[u] * kw + b), s[u]);
+      }
+      _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++)
+        acc[u] = _mm512_mask_add_ps(acc[u], cols[vs[u] * kw + b].m & rm[u], acc[u], s[u]);
+    }
+  }
+  _Pragma("GCC unroll 4") for (int u = 0; u < NU; u++)
+    _mm512_mask_storeu_ps(dxc + hs[u] * k->w + 16 * vs[u], mask_range(0, k->w - 16 * vs[u]), acc[u]);
+}
+
+// Channel c of dx: its rows' vectors in units of 4.
+static inline __attribute__((always_inline)) void gin_channel(const bool STRIDED, const Conv *k, const float *dyg,
+                                                              const float *wt, const GinCol *cols,
+                                                              const int32_t *tab, int64_t c, float *dxc) {
+  int64_t nv = (k->w + 15) / 16, hs[4], vs[4];
+  int nu = 0;
+  for (int64_t h = 0; h < k->h; h++)
+    for (int64_t v = 0; v < nv; v++) {
+      hs[nu] = h, vs[nu] = v;
+      if (++nu == 4) gin_units(STRIDED, 4, k, dyg, wt, cols, tab, c, hs, vs, dxc), nu = 0;
+    }
+  switch (nu) {
+  case 3: gin_units(STRIDED, 3, k, dyg, wt, cols, tab, c, hs, vs, dxc); break;
+  case 2: gin_units(STRIDED, 2, k, dyg, wt, cols, tab, c, hs, vs, dxc); break;
+  case 1: gin_units(STRIDED, 1, k, dyg, wt, cols, tab, c, hs, vs, dxc); break;
+  }
+}
+
+// dx[n, g] [C/G, H, W], all of it, from dyg = dy[n, g] [O/G, P] and the
+// group's w [O/G, Kc]. With the precision bits dy is read from a rounded
+// copy (slot DY).
+bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *wg, uint32_t flags, float *dxg) {
+  int64_t nv = (k->w + 15) / 16, ncols = nv * k->kw;
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  float *buf = gemm_scratch(GEMM_SCRATCH_COL, ncols * (int64_t)(sizeof(GinCol) / sizeof(float)) + 16 +
+                                                  k->h * k->kh + k->og * k->kc + (rnd ? k->og * k->p : 0));
+  if (!buf) return false;
+  GinCol *cols = (GinCol *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+  int32_t *tab = (int32_t *)(cols + ncols);
+  float *wt = (float *)(tab + k->h * k->kh);
+  gin_cols(k, nv, cols);
+  gin_rows(k, tab);
+  for (int64_t i = 0; i < k->og * k->kc; i++) wt[i] = lanes_round(flags, wg[i]);
+  if (rnd) {
+    float *d = wt + k->og * k->kc;
+    for (int64_t i = 0; i < k->og * k->p; i++) d[i] = lanes_round(flags, dyg[i]);
+    dyg = d;
+  }
+  bool strided = k->sw > 1;
+  for (int64_t c = 0; c < k->cg; c++) {
+    float *dxc = dxg + c * k->h * k->w;
+    if (strided) gin_channel(true, k, dyg, wt, cols, tab, c, dxc);
+    else gin_channel(false, k, dyg, wt, cols, tab, c, dxc);
+  }
+  return true;
+}
+
+// ---- grad_weight ------------------------------------------------------------------------------------
+// out [n, 16]: element t of rows src[l] (l < 16; NULL: a zero row) in lane
+// l, for t < n, rounded by the precision bits.
+static void transpose_rows(const float *const *src, int64_t n, uint32_t flags, float *out) {
+  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
+  for (int64_t t = 0; t < n; t += 16) {
+    __mmask16 m = mask_range(0, n - t);
+    __m512 r[16];
+    for (int l = 0; l < 16; l++) r[l] = src[l] ? _mm512_maskz_loadu_ps(m, src[l] + t) : _mm512_setzero_ps();
+    transpose16(r);
+    for (int j = 0; j < 16 && t + j < n; j++) {
+      float *d = out + (t + j) * 16;
+      _mm512_storeu_ps(d, r[j]);
+      if (rnd)
+        for (int l = 0; l < 16; l++) d[l] = lanes_round(flags, d[l]);
+    }
+  }
+}
+
+// x^T of image xn for the lanes' channels: [C/G, rows, WP, 16], lane l
+// reading channel (o0 + l) / (O/G) * C/G + c of x, zero outside x and for
+// lanes past O.
+static void gw_x_t(const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt) {
+  int64_t rows = fwd_rows(k), wp = lanes_pad_w(k);
+  memset(xt, 0, (size_t)gw_xt_floats(k) * sizeof(float));
+  int64_t u0 = k->pw, u1 = k->pw + k->w < wp ? k->pw + k->w : wp;
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t r = 0; r < rows; r++) {
+      int64_t h = r - k->ph;
+      if (h < 0 || h >= k->h || u1 <= u0) continue;
+      const float *src[16];
+      for (int l = 0; l < 16; l++) {
+        int64_t o = o0 + l;
+        src[l] = o < k->o ? xn + ((o / k->og * k->cg + c) * k->h + h) * k->w : NULL;
+      }
+      transpose_rows(src, u1 - u0, flags, xt + ((c * rows + r) * wp + u0) * 16);
+    }
+}
+
+// NR sums (rows r0.. of dw^T, their tap offsets roff) of the 16 lanes over
+// one K block: pixels qoff[0..nq) of x^T, dyt [nq, 16].
+static inline __attribute__((always_inline)) void gw_block(const int NR, const int32_t *roff, const int32_t *qoff,
+                                                           const float *xt, const float *dyt, int64_t nq,
+                                                           bool first, float *sums) {
+  __m512 acc[NARROW_MAX_ACC];
+  _Pragma("GCC unroll 16") for (int r = 0; r < NR; r++) acc[r] = _mm512_setzero_ps();
+  for (int64_t q = 0; q < nq; q++) {
+    __m512 d = _mm512_loadu_ps(dyt + q * 16);
+    const float *xq = xt + qoff[q];
+    _Pragma("GCC unroll 16") for (int r = 0; r < NR; r++) acc[r] = _mm512_fmadd_ps(_mm512_loadu_ps(xq + roff[r]), d, acc[r]);
+  }
+  _Pragma("GCC unroll 16") for (int r = 0; r < NR; r++)
+    _mm512_storeu_ps(sums + 16 * r, first ? acc[r] : _mm512_add_ps(acc[r], _mm512_loadu_ps(sums + 16 * r)));
+}
+
+#define GW_NR(N) \
+  case N: gw_block(N, roff, qoff, xt, dyt, nq, first, sums); break;
+static void gw_rows(int nr, const int32_t *roff, const int32_t *qoff, const float *xt, const float *dyt, int64_t nq,
+                    bool first, float *sums) {
+  switch (nr) {
+    GW_NR(1) GW_NR(2) GW_NR(3) GW_NR(4) GW_NR(5) GW_NR(6) GW_NR(7) GW_NR(8)
+    GW_NR(9) GW_NR(10) GW_NR(11) GW_NR(12) GW_NR(13) GW_NR(14) GW_NR(15) GW_NR(16)
+  }
+}
+#undef GW_NR
+
+// dw[o, :] for the 16 channels o0.. (past O: none), over the whole batch
+// (x [N, C, H, W], dy [N, O, HO, WO]), images in order, each image's pixel
+// chunks and their K blocks in order; db too (not NULL), from the same dy
+// rows in conv_bias.c's order.
+bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int64_t o0, uint32_t flags,
+                             float *dw, float *db) {
+  int64_t rows = fwd_rows(k), wp = lanes_pad_w(k), nl = k->o - o0 < 16 ? k->o - o0 : 16;
+  int64_t qc = k->qchunk, need = gw_xt_floats(k) + k->p * 16 + k->kc * 16;
+  float *xt = gemm_scratch(GEMM_SCRATCH_COL, need);
+  int32_t *ints = (int32_t *)gemm_scratch(GEMM_SCRATCH_OUT, k->kc + k->p);
+  double *lanes = db ? conv_bias_lanes_new(nl) : NULL;
+  if (!xt || !ints || (db && !lanes)) return free(lanes), false;
+  float *dyt = xt + gw_xt_floats(k), *sums = dyt + k->p * 16;
+  int32_t *roff = ints, *qoff = ints + k->kc;
+  int64_t p = 0;
+  for (int64_t c = 0; c < k->cg; c++)
+    for (int64_t a = 0; a < k->kh; a++)
+      for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((c * rows + a * k->dh) * wp + b * k->dw) * 16);
+  for (int64_t q = 0, i = 0, j = 0; q < k->p; q++) {
+    qoff[q] = (int32_t)((i * k->sh * wp + j * k->sw) * 16);
+    if (++j == k->wo) j = 0, i++;
+  }
+  bool first = true;
+  for (int64_t n = 0; n < k->n; n++) {
+    const float *src[16];
+    for (int l = 0; l < 16; l++) src[l] = l < nl ? dy + (n * k->o + o0 + l) * k->p : NULL;
+    transpose_rows(src, k->p, flags, dyt);
+    gw_x_t(k, x + n * k->c * k->h * k->w, o0, flags, xt);
+    if (lanes) conv_bias_lanes_add(lanes, dy + (n * k->o + o0) * k->p, k->p, nl, 0, k->p);
+    for (int64_t q0 = 0; q0 < k->p; q0 += qc) {
+      int64_t nq = k->p - q0 < qc ? k->p - q0 : qc, kb = mlc_gemm_kblock(nq);
+      for (int64_t b0 = 0; b0 < nq; b0 += kb, first = false)
+        for (int64_t r0 = 0; r0 < k->kc; r0 += NARROW_MAX_ACC) {
+          int nr = (int)(k->kc - r0 < NARROW_MAX_ACC ? k->kc - r0 : NARROW_MAX_ACC);
+          gw_rows(nr, roff + r0, qoff + q0 + b0, xt, dyt + (q0 + b0) * 16, nq - b0 < kb ? nq - b0 : kb, first,
+                  sums + r0 * 16);
+        }
+    }
+  }
+  for (int64_t l = 0; l < nl; l++)
+    for (int64_t r = 0; r < k->kc; r++) dw[(o0 + l) * k->kc + r] = sums[r * 16 + l];
+  if (lanes) conv_bias_lanes_fold(lanes, nl, db + o0);
+  free(lanes);
+  return true;
+}
