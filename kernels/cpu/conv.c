@@ -72,19 +72,21 @@ static bool pointwise(const Conv *k) {
 // depthwise 3x3 on 32 x 32 forward 3.5 -> 1.5 ms, grad_input 5.6 -> 2.9,
 // grad_weight 26.1 -> 1.5; 2 x 2 channels per group win all three passes,
 // 4 x 4 grad_input and grad_weight (forward 0.94x), 8 x 8 and 4 x 8 none
-// (forward 0.43-0.58x). MLC_CONV_NARROW=0 turns them off (measurements).
-enum { NARROW_FWD, NARROW_GRAD };
+// (forward 0.43-0.58x). The forward and grad_input need AVX-512;
+// grad_weight runs on any CPU (conv_narrow.c). MLC_CONV_NARROW=0 turns
+// them off (measurements).
+enum { NARROW_FWD, NARROW_GIN, NARROW_GW };
 static bool narrow_wins(const Conv *k, int pass) {
-#if defined(__x86_64__) || defined(__i386__)
   static _Atomic int on = -1; // read once; every thread reads the same value
   if (on < 0) {
     const char *e = getenv("MLC_CONV_NARROW");
     on = !(e && !strcmp(e, "0"));
   }
-  return on && conv_narrow_ok(k) && k->cg * k->og <= (pass == NARROW_FWD ? 8 : 16);
+  if (!on || !conv_narrow_geometry_ok(k) || k->cg * k->og > (pass == NARROW_FWD ? 8 : 16)) return false;
+#if defined(__x86_64__) || defined(__i386__)
+  return pass == NARROW_GW || conv_narrow_ok(k);
 #else
-  (void)k, (void)pass;
-  return false;
+  return pass == NARROW_GW;
 #endif
 }
 
@@ -369,13 +371,11 @@ static int grad_weight_rect(const ConvJob *j, int64_t g, int64_t r0, int64_t r1,
 static void grad_weight_task(void *vj, int64_t b, int64_t e) {
   ConvJob *j = vj;
   for (int64_t t = b; t < e; t++) {
-#if defined(__x86_64__) || defined(__i386__)
     if (j->narrow) { // task t: dw's channels 16t..
       if (!conv_narrow_grad_weight(&j->k, j->x, j->dy, 16 * t, round_bits(j), j->out, j->db))
         atomic_store(&j->failed, 1);
       continue;
     }
-#endif
     int64_t g = t / j->per_group, lo = t % j->per_group * j->step;
     int64_t rows = j->k.kc, cols = j->k.og, rc;
 #if defined(__x86_64__) || defined(__i386__)
@@ -606,7 +606,7 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (!j.k.n || !j.k.c) return 0;
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
-  j.narrow = narrow_wins(&j.k, NARROW_GRAD);
+  j.narrow = narrow_wins(&j.k, NARROW_GIN);
   // The channel-lane grad_input (conv_lanes_grad_input) where it applies
   // and wins: 16+ input and output channels per group; on AVX2 (no
   // AVX-512) batches of 2 or more (one image: 0.87x of col2im + GEMM,
@@ -731,6 +731,12 @@ static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
   // two, and each task packs only its columns of dy^T).
   const GemmVariant *v = gemm_current();
   int64_t t = mlc_pool_threads(pool), want = (t + j.k.g - 1) / j.k.g; // tasks per group
+  // Few channels per group (conv_narrow.c): tasks of 16 of dw's channels.
+  if (!j.dyp && narrow_wins(&j.k, NARROW_GW)) {
+    j.narrow = true;
+    mlc_parallel_for(pool, (j.k.o + 15) / 16, 1, grad_weight_task, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+  }
 #if defined(__x86_64__) || defined(__i386__)
   // The channel-lane grad_weight: rows of dw^T per task, in whole 6-row
   // tiles. It reads dy from memory, so not with the pool's gradient folded
@@ -740,11 +746,6 @@ static int grad_weight_run(MlcPool *pool, ConvJob *jp) {
   // runs in tasks of at most 510 rows (ConvLanesGw's tap offsets): 64
   // channels at 16 x 16, batch 64, 1 thread: 9.6 -> 7.6 ms against col +
   // GEMM (docs/design/kernels.md).
-  if (!j.dyp && narrow_wins(&j.k, NARROW_GRAD)) {
-    j.narrow = true;
-    mlc_parallel_for(pool, (j.k.o + 15) / 16, 1, grad_weight_task, &j);
-    return atomic_load(&j.failed) ? -1 : 0;
-  }
   if (!pointwise(&j.k) && !j.dyp && conv_lanes_gw_rows_ok(&j.k) && gw_lanes_wins(&j.k)) {
     j.lanes = true;
     j.step = ((j.k.kc + want - 1) / want + 5) / 6 * 6;

@@ -158,6 +158,20 @@ int conv_gw_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, cons
 // channels o0.. (all the images; db too when not NULL). The bits of the
 // GEMM paths (gemm_ref.h); false only when a scratch buffer cannot be had.
 bool conv_narrow_ok(const Conv *k);
+// The geometry alone: grad_weight runs on any CPU (conv_narrow.c, its
+// steps in plain C where the CPU has no AVX-512, vectorised for AVX2).
+bool conv_narrow_geometry_ok(const Conv *k);
+// grad_weight's two ISA steps (conv_narrow.c runs the rest): transpose,
+// out [n, 16] = element t of rows src[l] (NULL: zeros) in lane l, rounded
+// by the precision bits; rows, nr <= 16 rows of dw^T (tap offsets roff) of
+// the 16 lanes over one K block of nq pixels (x^T offsets qoff, dy^T
+// rows dyt), sums = the block's (first) or the block's + sums.
+typedef struct NarrowGwOps {
+  void (*transpose)(const float *const *src, int64_t n, uint32_t flags, float *out);
+  void (*rows)(int nr, const int32_t *roff, const int32_t *qoff, const float *xt, const float *dyt, int64_t nq,
+               bool first, float *sums);
+} NarrowGwOps;
+extern const NarrowGwOps conv_narrow_gw_avx512;
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *wg, uint32_t flags, float *dxg);

@@ -27,6 +27,12 @@ static inline int64_t lanes_pad_rows(const Conv *k, int64_t i0, int64_t i1) {
   return (i1 - i0) * k->sh + (k->kh - 1) * k->dh + 1;
 }
 
+// The narrow-group convolutions' (conv_narrow.c, conv_narrow_avx512.c)
+// padded rows (all the output rows'), and grad_weight's x^T of one image
+// for 16 channels: [C/G, rows, padded columns, 16] floats.
+static inline int64_t narrow_rows(const Conv *k) { return lanes_pad_rows(k, 0, k->ho - 1); }
+static inline int64_t narrow_xt_floats(const Conv *k) { return k->cg * narrow_rows(k) * lanes_pad_w(k) * 16; }
+
 // Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
 // padded copy (rows from r0); a short tile repeats its last pixel.
 static inline void lanes_pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,

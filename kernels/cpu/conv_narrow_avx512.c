@@ -41,27 +41,17 @@
 #include "gemm_internal.h"
 #include "transpose_avx512.h"
 
-enum {
-  NARROW_MAX_ACC = 16,       // grad_weight's rows per pass (registers: 16 sums, dy, x)
-  NARROW_XT_FLOATS = 1 << 20 // grad_weight's x^T of one image and 16 channels: 4 MiB
-};
+enum { NARROW_MAX_ACC = 16 }; // grad_weight's rows per pass (registers: 16 sums, dy, x)
 
 // Phase rows of the forward's padded copy: output column j of tap b
 // reads padded column j*sw + b*dw, stored at phase (b*dw) % sw, index j +
 // (b*dw) / sw; a row holds WO + (KW-1)*dw/sw indices, rounded up to whole
 // vectors and one more (a tile's last vector may run past WO).
 static int64_t fwd_row_len(const Conv *k) { return (k->wo + (k->kw - 1) * k->dw / k->sw + 15) / 16 * 16 + 16; }
-static int64_t fwd_rows(const Conv *k) { return lanes_pad_rows(k, 0, k->ho - 1); }
+static int64_t fwd_rows(const Conv *k) { return narrow_rows(k); }
 static int64_t fwd_copy_floats(const Conv *k) { return k->cg * fwd_rows(k) * k->sw * fwd_row_len(k); }
 
-// grad_weight's x^T: padded rows and columns, 16 lanes each.
-static int64_t gw_xt_floats(const Conv *k) { return k->cg * fwd_rows(k) * lanes_pad_w(k) * 16; }
-
-bool conv_narrow_ok(const Conv *k) {
-  bool pointwise = k->kh == 1 && k->kw == 1 && k->sh == 1 && k->sw == 1 && k->ph == 0 && k->pw == 0;
-  return gemm_have_avx512() && !pointwise && k->cg <= 8 && k->og <= 8 && k->kc <= MLC_GEMM_KC_MAX &&
-         k->ho > 0 && k->wo > 0 && gw_xt_floats(k) <= NARROW_XT_FLOATS;
-}
+bool conv_narrow_ok(const Conv *k) { return gemm_have_avx512() && conv_narrow_geometry_ok(k); }
 
 // ---- forward -------------------------------------------------------------------------------------
 // xs [C/G, rows, sw, len]: padded row r of channel c (input row r - ph),
@@ -298,26 +288,6 @@ static void transpose_rows(const float *const *src, int64_t n, uint32_t flags, f
   }
 }
 
-// x^T of image xn for the lanes' channels: [C/G, rows, WP, 16], lane l
-// reading channel (o0 + l) / (O/G) * C/G + c of x, zero outside x and for
-// lanes past O.
-static void gw_x_t(const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt) {
-  int64_t rows = fwd_rows(k), wp = lanes_pad_w(k);
-  memset(xt, 0, (size_t)gw_xt_floats(k) * sizeof(float));
-  int64_t u0 = k->pw, u1 = k->pw + k->w < wp ? k->pw + k->w : wp;
-  for (int64_t c = 0; c < k->cg; c++)
-    for (int64_t r = 0; r < rows; r++) {
-      int64_t h = r - k->ph;
-      if (h < 0 || h >= k->h || u1 <= u0) continue;
-      const float *src[16];
-      for (int l = 0; l < 16; l++) {
-        int64_t o = o0 + l;
-        src[l] = o < k->o ? xn + ((o / k->og * k->cg + c) * k->h + h) * k->w : NULL;
-      }
-      transpose_rows(src, u1 - u0, flags, xt + ((c * rows + r) * wp + u0) * 16);
-    }
-}
-
 // NR sums (rows r0.. of dw^T, their tap offsets roff) of the 16 lanes over
 // one K block: pixels qoff[0..nq) of x^T, dyt [nq, 16].
 static inline __attribute__((always_inline)) void gw_block(const int NR, const int32_t *roff, const int32_t *qoff,
@@ -345,48 +315,4 @@ static void gw_rows(int nr, const int32_t *roff, const int32_t *qoff, const floa
 }
 #undef GW_NR
 
-// dw[o, :] for the 16 channels o0.. (past O: none), over the whole batch
-// (x [N, C, H, W], dy [N, O, HO, WO]), images in order, each image's pixel
-// chunks and their K blocks in order; db too (not NULL), from the same dy
-// rows in conv_bias.c's order.
-bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int64_t o0, uint32_t flags,
-                             float *dw, float *db) {
-  int64_t rows = fwd_rows(k), wp = lanes_pad_w(k), nl = k->o - o0 < 16 ? k->o - o0 : 16;
-  int64_t qc = k->qchunk, need = gw_xt_floats(k) + k->p * 16 + k->kc * 16;
-  float *xt = gemm_scratch(GEMM_SCRATCH_COL, need);
-  int32_t *ints = (int32_t *)gemm_scratch(GEMM_SCRATCH_OUT, k->kc + k->p);
-  double *lanes = db ? conv_bias_lanes_new(nl) : NULL;
-  if (!xt || !ints || (db && !lanes)) return free(lanes), false;
-  float *dyt = xt + gw_xt_floats(k), *sums = dyt + k->p * 16;
-  int32_t *roff = ints, *qoff = ints + k->kc;
-  int64_t p = 0;
-  for (int64_t c = 0; c < k->cg; c++)
-    for (int64_t a = 0; a < k->kh; a++)
-      for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((c * rows + a * k->dh) * wp + b * k->dw) * 16);
-  for (int64_t q = 0, i = 0, j = 0; q < k->p; q++) {
-    qoff[q] = (int32_t)((i * k->sh * wp + j * k->sw) * 16);
-    if (++j == k->wo) j = 0, i++;
-  }
-  bool first = true;
-  for (int64_t n = 0; n < k->n; n++) {
-    const float *src[16];
-    for (int l = 0; l < 16; l++) src[l] = l < nl ? dy + (n * k->o + o0 + l) * k->p : NULL;
-    transpose_rows(src, k->p, flags, dyt);
-    gw_x_t(k, x + n * k->c * k->h * k->w, o0, flags, xt);
-    if (lanes) conv_bias_lanes_add(lanes, dy + (n * k->o + o0) * k->p, k->p, nl, 0, k->p);
-    for (int64_t q0 = 0; q0 < k->p; q0 += qc) {
-      int64_t nq = k->p - q0 < qc ? k->p - q0 : qc, kb = mlc_gemm_kblock(nq);
-      for (int64_t b0 = 0; b0 < nq; b0 += kb, first = false)
-        for (int64_t r0 = 0; r0 < k->kc; r0 += NARROW_MAX_ACC) {
-          int nr = (int)(k->kc - r0 < NARROW_MAX_ACC ? k->kc - r0 : NARROW_MAX_ACC);
-          gw_rows(nr, roff + r0, qoff + q0 + b0, xt, dyt + (q0 + b0) * 16, nq - b0 < kb ? nq - b0 : kb, first,
-                  sums + r0 * 16);
-        }
-    }
-  }
-  for (int64_t l = 0; l < nl; l++)
-    for (int64_t r = 0; r < k->kc; r++) dw[(o0 + l) * k->kc + r] = sums[r * 16 + l];
-  if (lanes) conv_bias_lanes_fold(lanes, nl, db + o0);
-  free(lanes);
-  return true;
-}
+const NarrowGwOps conv_narrow_gw_avx512 = {transpose_rows, gw_rows};
