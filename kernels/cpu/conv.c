@@ -208,7 +208,7 @@ typedef struct ConvJob {
   bool pmask;
   int64_t nq, qc;          // forward: pixel chunks per (image, group), pixels per chunk
   int64_t nsub, sub;       // forward: pieces per chunk, pixels per piece
-  const float *wlanes;     // forward: w packed for conv_lanes_fwd, or NULL
+  const float *wlanes;     // forward: w packed for conv_lanes_fwd; grad_input: its wt or narrow tables; or NULL
   bool by_rows;            // grad_weight: split rows of dw[g]^T (else columns)
   bool lanes;              // grad_weight: conv_lanes_grad_weight (rows)
   bool narrow;             // conv_narrow_avx512.c's pass (narrow_wins)
@@ -288,9 +288,7 @@ static int grad_input_task1(const ConvJob *j, int64_t n, int64_t g) {
   }
 #if defined(__x86_64__) || defined(__i386__)
   if (j->narrow)
-    return conv_narrow_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p, j->w + g * k->og * k->kc, j->flags, dx)
-               ? 0
-               : -1;
+    return conv_narrow_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p, j->wlanes, g, j->flags, dx) ? 0 : -1;
   if (j->wlanes)
     return conv_lanes_grad_input(k, j->dy + (n * k->o + g * k->og) * k->p,
                                  j->wlanes + g * k->kh * k->kw * k->og * ((k->cg + 15) / 16 * 16), round_bits(j), dx)
@@ -607,6 +605,12 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
   j.narrow = narrow_wins(&j.k, NARROW_GIN);
+  if (j.narrow) { // the tasks' tables, in this thread's slot (the lane wt's)
+    float *prep = gemm_scratch(GEMM_SCRATCH_WPACK, conv_narrow_gin_floats(&j.k));
+    if (!prep) return -1;
+    conv_narrow_gin_prep(&j.k, w, round_bits(&j), prep);
+    j.wlanes = prep;
+  }
   // The channel-lane grad_input (conv_lanes_grad_input) where it applies
   // and wins: 16+ input and output channels per group; on AVX2 (no
   // AVX-512) batches of 2 or more (one image: 0.87x of col2im + GEMM,

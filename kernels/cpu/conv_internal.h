@@ -154,7 +154,8 @@ int conv_gw_pick_lanes(struct MlcPool *pool, const Conv *k, uint32_t flags, cons
 // pointwise, x^T of 16 channels within 4 MiB) on a CPU with AVX-512. The
 // forward of one image and group over pixels [q0, q0+nq) (as
 // conv_fwd_avx512, from the group's w [O/G, Kc] as it is); grad_input of
-// one image and group (dx[n, g] all written); grad_weight of dw's 16
+// one image and group (dx[n, g] all written, from the call's tables,
+// below); grad_weight of dw's 16
 // channels o0.. (all the images; db too when not NULL). The bits of the
 // GEMM paths (gemm_ref.h); false only when a scratch buffer cannot be had.
 bool conv_narrow_ok(const Conv *k);
@@ -174,7 +175,13 @@ typedef struct NarrowGwOps {
 extern const NarrowGwOps conv_narrow_gw_avx512;
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
-bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *wg, uint32_t flags, float *dxg);
+// grad_input's tables (which dy column and row each dx lane and row takes
+// per tap, and w rounded) are made once per call, conv_narrow_gin_floats
+// floats, by conv_narrow_gin_prep on the calling thread, for every task.
+int64_t conv_narrow_gin_floats(const Conv *k);
+void conv_narrow_gin_prep(const Conv *k, const float *w, uint32_t flags, float *prep);
+bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *prep, int64_t g, uint32_t flags,
+                            float *dxg);
 bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int64_t o0, uint32_t flags,
                              float *dw, float *db);
 

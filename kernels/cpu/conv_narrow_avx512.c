@@ -104,15 +104,20 @@ bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const floa
   int32_t *off = (int32_t *)(xs + fwd_copy_floats(k));
   float *wr = (float *)(off + MLC_GEMM_KC_MAX);
   fwd_copy(k, xg, flags, xs);
-  int64_t p = 0;
+  // (divisions counted: a call is one image and group, a few thousand
+  // FMAs on small planes, where 64-bit divisions per tap or row showed)
+  int64_t p = 0, boff[MLC_GEMM_KC_MAX]; // tap column b's offset in its phase row: phase (b*dw) % sw, index (b*dw) / sw
+  for (int64_t b = 0, ph = 0, ix = 0; b < k->kw; b++) {
+    boff[b] = ph * len + ix;
+    for (int64_t t = 0; t < k->dw; t++)
+      if (++ph == k->sw) ph = 0, ix++;
+  }
   for (int64_t c = 0; c < k->cg; c++)
     for (int64_t a = 0; a < k->kh; a++)
-      for (int64_t b = 0; b < k->kw; b++, p++) {
-        int64_t u = b * k->dw;
-        off[p] = (int32_t)(((c * rows + a * k->dh) * k->sw + u % k->sw) * len + u / k->sw);
-      }
+      for (int64_t b = 0; b < k->kw; b++, p++) off[p] = (int32_t)((c * rows + a * k->dh) * k->sw * len + boff[b]);
   GemmEpi e = {.flags = (bias ? MLC_GEMM_BIAS_ROW : 0) | (flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0), .alpha = 1,
                .beta = 0};
+  int64_t i0 = q0 / k->wo, j0 = q0 % k->wo; // the range's first pixel
   for (int64_t o = 0; o < k->og; o++) {
     for (int64_t r = 0; r < k->kc; r++) wr[r] = lanes_round(flags, wg[o * k->kc + r]);
     e.bias_row = bias ? bias + o : NULL;
@@ -120,8 +125,8 @@ bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const floa
     float *yt[4];
     __mmask16 m[4];
     int nu = 0;
-    for (int64_t q = q0; q < q0 + nq;) { // runs of one output row
-      int64_t i = q / k->wo, j = q % k->wo, j1 = k->wo < j + q0 + nq - q ? k->wo : j + q0 + nq - q;
+    for (int64_t q = q0, i = i0, j = j0; q < q0 + nq; i++, j = 0) { // runs of one output row
+      int64_t j1 = k->wo < j + q0 + nq - q ? k->wo : j + q0 + nq - q;
       for (int64_t jv = j; jv < j1; jv += 16) {
         at[nu] = xs + i * k->sh * k->sw * len + jv;
         yt[nu] = y + o * k->p + i * k->wo + jv - q0;
@@ -240,23 +245,37 @@ static inline __attribute__((always_inline)) void gin_channel(const bool STRIDED
   }
 }
 
-// dx[n, g] [C/G, H, W], all of it, from dyg = dy[n, g] [O/G, P] and the
-// group's w [O/G, Kc]. With the precision bits dy is read from a rounded
-// copy (slot DY).
-bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *wg, uint32_t flags, float *dxg) {
-  int64_t nv = (k->w + 15) / 16, ncols = nv * k->kw;
-  bool rnd = flags & (MLC_GEMM_BF16 | MLC_GEMM_F16);
-  float *buf = gemm_scratch(GEMM_SCRATCH_COL, ncols * (int64_t)(sizeof(GinCol) / sizeof(float)) + 16 +
-                                                  k->h * k->kh + k->og * k->kc + (rnd ? k->og * k->p : 0));
-  if (!buf) return false;
-  GinCol *cols = (GinCol *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
-  int32_t *tab = (int32_t *)(cols + ncols);
+// The call's tables, made once on the calling thread (conv.c) for every
+// task: the columns' (GinCol per vector and tap column), the rows'
+// (gin_rows) and w rounded by the precision bits, [O, Kc].
+static int64_t gin_ncols(const Conv *k) { return (k->w + 15) / 16 * k->kw; }
+
+int64_t conv_narrow_gin_floats(const Conv *k) {
+  return gin_ncols(k) * (int64_t)(sizeof(GinCol) / sizeof(float)) + 16 + k->h * k->kh + k->o * k->kc;
+}
+
+static GinCol *gin_prep_cols(const float *prep) { return (GinCol *)(((uintptr_t)prep + 63) & ~(uintptr_t)63); }
+
+void conv_narrow_gin_prep(const Conv *k, const float *w, uint32_t flags, float *prep) {
+  GinCol *cols = gin_prep_cols(prep);
+  int32_t *tab = (int32_t *)(cols + gin_ncols(k));
   float *wt = (float *)(tab + k->h * k->kh);
-  gin_cols(k, nv, cols);
+  gin_cols(k, (k->w + 15) / 16, cols);
   gin_rows(k, tab);
-  for (int64_t i = 0; i < k->og * k->kc; i++) wt[i] = lanes_round(flags, wg[i]);
-  if (rnd) {
-    float *d = wt + k->og * k->kc;
+  for (int64_t i = 0; i < k->o * k->kc; i++) wt[i] = lanes_round(flags, w[i]);
+}
+
+// dx[n, g] [C/G, H, W], all of it, from dyg = dy[n, g] [O/G, P] and the
+// call's tables. With the precision bits dy is read from a rounded copy
+// (slot COL).
+bool conv_narrow_grad_input(const Conv *k, const float *dyg, const float *prep, int64_t g, uint32_t flags,
+                            float *dxg) {
+  const GinCol *cols = gin_prep_cols(prep);
+  const int32_t *tab = (const int32_t *)(cols + gin_ncols(k));
+  const float *wt = (const float *)(tab + k->h * k->kh) + g * k->og * k->kc;
+  if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16)) {
+    float *d = gemm_scratch(GEMM_SCRATCH_COL, k->og * k->p);
+    if (!d) return false;
     for (int64_t i = 0; i < k->og * k->p; i++) d[i] = lanes_round(flags, dyg[i]);
     dyg = d;
   }
