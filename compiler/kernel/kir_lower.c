@@ -1128,7 +1128,10 @@ static KlView out_view(KLower *c, const IrNode *n) {
 // applies each op's own formula after the K sum, so results are the
 // separate kernels' bit for bit. Not in checked programs (each op keeps
 // its finite check there). max_pool2d_grad takes relu_grad(pool_grad, x)
-// the same way (max_pool2d_grad_relu_mask: the mask after the scatter).
+// the same way (max_pool2d_grad_relu_mask: the mask after the scatter),
+// and batch_norm a relu, or a residual add and a relu after it (the
+// normalised value is then never stored: relu's gradient reads relu's
+// output, batch_norm_grad the input x).
 typedef enum { EPI_NONE, EPI_BIAS, EPI_RESIDUAL, EPI_RELU, EPI_RELU_MASK } EpiKind;
 
 // The one reader of n when n has exactly one (and is no result), else NULL.
@@ -1172,9 +1175,11 @@ static void plan_epilogues(KLower *c, const int *users, IrNode *const *last) {
   for (int i = 0; i < f->nodes.len; i++) {
     IrNode *n = VEC_AT(f->nodes, IrNode, i), *e = only_reader(c, users, last, n);
     bool mm = ir_op_class(n->op) == IRC_MATMUL, conv = n->op == IR_CONV2D, pool = n->op == IR_MAX_POOL2D_GRAD;
-    if (!(mm || conv || pool) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
+    bool bn = n->op == IR_BATCH_NORM;
+    if (!(mm || conv || pool || bn) || !dtype_is_float(n->type->dtype) || c->into[slot_of(c, n)] || !e) continue;
     EpiKind k = epi_step(c, e, n);
-    if (k == EPI_NONE || (conv && k != EPI_BIAS) || (pool && k != EPI_RELU_MASK) || c->epi_of[slot_of(c, e)])
+    if (k == EPI_NONE || (conv && k != EPI_BIAS) || (pool && k != EPI_RELU_MASK) ||
+        (bn && k != EPI_RELU && k != EPI_RESIDUAL) || c->epi_of[slot_of(c, e)])
       continue; // add(mm, mm): the first's
     c->epi_of[slot_of(c, e)] = n, c->epi_end[slot_of(c, n)] = e;
     IrNode *r = only_reader(c, users, last, e);
@@ -1479,6 +1484,7 @@ static bool lower_node(KLower *c, IrNode *n) {
   // the chain is computed by then.
   IrNode *head = c->epi_of[slot_of(c, n)];
   if (head && head->op == IR_MAX_POOL2D_GRAD) return kl_pool(c, head);
+  if (head && head->op == IR_BATCH_NORM) return kl_norm(c, head);
   if (head) return head->op == IR_CONV2D ? kl_conv(c, head) : lower_matmul(c, head);
   switch (ir_op_class(n->op)) {
   case IRC_INPUT: return true;

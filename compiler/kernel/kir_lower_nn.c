@@ -414,8 +414,14 @@ static bool batch_norm(KLower *c, IrNode *n, bool grad) {
   in = kl_loops(c, k, in, t, 2, t->rank, iv, false);
   KExpr *off = kl_flat(c, t, iv);
   KExpr *xh = let(c, k, in, "xh", kl_mul(c, kl_sub(c, kl_ld(c, X, off), kl_ld(c, n->in[3], ch)), rstd));
-  if (!grad) {
-    kl_st(c, in, n, off, kl_add(c, kl_mul(c, xh, kl_ld(c, G, ch)), kl_ld(c, n->in[2], ch)));
+  if (!grad) { // then its epilogue (kir_lower.c: a relu, a residual add), into the last op's buffer
+    KExpr *y = kl_add(c, kl_mul(c, xh, kl_ld(c, G, ch)), kl_ld(c, n->in[2], ch));
+    KlEpilogue epi = kl_epilogue_of(c, n);
+    for (int i = 0; i < epi.nops; i++)
+      for (int j = 0; j < epi.ops[i]->nin; j++)
+        if (kl_buf(c, epi.ops[i]->in[j]) >= 0) kir_kernel_use(c->p, k, kl_buf(c, epi.ops[i]->in[j]));
+    if (epi.nops) y = kl_apply_epilogue(c, k, &epi, n, in, iv, let(c, k, in, "y", y));
+    kl_st(c, in, n, off, y);
   } else {
     KExpr *tt = kl_sub(c, kl_sub(c, kl_ld(c, n->in[0], off), kl_div(c, sdy, M)), kl_mul(c, xh, kl_div(c, sdyx, M)));
     kl_st(c, in, n, off, kl_mul(c, kl_mul(c, kl_ld(c, G, ch), rstd), tt));

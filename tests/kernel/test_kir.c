@@ -971,6 +971,34 @@ static void test_finite(void) {
   }
 }
 
+// batch_norm's epilogues (kir_lower.c): convs.ir's bn_epilogues, as its
+// kernels' names. A relu, or a residual add and a relu, is computed in the
+// normalising loop; a batch_norm whose value is also returned keeps its own
+// kernel and the relu its own; a checked program fuses none of them.
+static void test_bn_epilogues(IrModule *m) {
+  IrFunc *f = NULL;
+  for (int i = 0; i < m->funcs.len; i++)
+    if (!strcmp(VEC_AT(m->funcs, IrFunc, i)->name, "bn_epilogues")) f = VEC_AT(m->funcs, IrFunc, i);
+  for (int checked = 0; checked < 2; checked++) {
+    char err[256];
+    KirLowerOptions o = {.check_finite = checked};
+    KirProgram *p = f ? kir_lower_func_opts(A, m, f, &o, err, sizeof err) : NULL;
+    StrBuf b = {0};
+    for (int i = 0; p && i < p->kernels.len; i++) {
+      const char *name = VEC_AT(p->kernels, KirKernel, i)->name, *u = strchr(name, '_');
+      if (u && !strcmp(u + 1, "finite")) continue; // a checked program's per-value checks
+      sb_printf(&b, "%s%s", b.len ? " " : "", u ? u + 1 : name);
+    }
+    const char *got = b.data ? b.data : "";
+    // checked: every value is checked where it is made, so nothing folds into the norm
+    const char *want = checked ? "batch_norm relu batch_norm add relu batch_norm relu" : "batch_norm batch_norm batch_norm relu";
+    bool ok = p && !strcmp(got, want);
+    if (!ok) printf("  bn_epilogues%s: got \"%s\"\n", checked ? " (checked)" : "", got);
+    check(checked ? "batch_norm epilogues (checked: none)" : "batch_norm epilogues", ok);
+    sb_free(&b);
+  }
+}
+
 // Matmul, conv2d and max_pool2d_grad epilogues (kir_lower.c): which ops of gemm.ir's and
 // convs.ir's epilogue functions fold into a matmul's, conv's or pool gradient's kernel, as the kernels' op kinds in
 // order (tests/graph/ir/gemm.ir runs them against the interpreter), and
@@ -1024,6 +1052,7 @@ static void test_epilogues(void) {
       sb_free(&b);
     }
   }
+  test_bn_epilogues(mods[1]);
 }
 
 int main(int argc, char **argv) {
