@@ -11,7 +11,7 @@
 //                x at tap r, acc) over r = (c, a, b) from a zero-padded
 //                copy of the group's input planes (column phases apart for
 //                a stride > 1, so a tap's 16 pixels are one load), tiles
-//                of up to 4 vectors sharing each broadcast weight
+//                of up to 8 vectors sharing each broadcast weight
 //   grad_input   16 dx pixels of one row: per tap (a, b) in order, the
 //                chain over o of w[o, c, a, b] * dy[o, i, j] from +0 (dcol's
 //                element), added to the pixel's sum; a stride > 1 takes
@@ -80,22 +80,27 @@ static void fwd_copy(const Conv *k, const float *xg, uint32_t flags, float *xs) 
 // One tile: NU vectors of 16 output pixels (at[t]: the padded copy at the
 // vector's tap (0, 0, 0)), one output channel; off[r] is tap r's offset
 // from there, wr[r] its weight. y gets the epilogue's result under m[t].
+// Up to 8 vectors a tile: a row of at most 16 pixels is one vector, so
+// an 8 x 8 plane's tile is its 8 rows, 8 independent FMA chains where 4
+// left the FMA's latency showing (a tap's chain is only Kc long).
+enum { FWD_TILE = 8 };
+
 static inline __attribute__((always_inline)) void fwd_tile(const int NU, int64_t kc, const int32_t *off,
                                                            const float *wr, const float *const *at,
                                                            const GemmEpi *e, float *const *yt,
                                                            const __mmask16 *m) {
-  __m512 acc[4];
-  _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) acc[t] = _mm512_setzero_ps();
+  __m512 acc[FWD_TILE];
+  _Pragma("GCC unroll 8") for (int t = 0; t < NU; t++) acc[t] = _mm512_setzero_ps();
   for (int64_t r = 0; r < kc; r++) {
     __m512 wv = _mm512_set1_ps(wr[r]);
-    _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) acc[t] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(at[t] + off[r]), acc[t]);
+    _Pragma("GCC unroll 8") for (int t = 0; t < NU; t++) acc[t] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(at[t] + off[r]), acc[t]);
   }
-  _Pragma("GCC unroll 4") for (int t = 0; t < NU; t++) _mm512_mask_storeu_ps(yt[t], m[t], epi16(e, acc[t], yt[t], m[t], 0, 0));
+  _Pragma("GCC unroll 8") for (int t = 0; t < NU; t++) _mm512_mask_storeu_ps(yt[t], m[t], epi16(e, acc[t], yt[t], m[t], 0, 0));
 }
 
 // y (row 0, pixel q0 of the group's output; row stride P) for pixels [q0,
 // q0+nq) of one image and group: output row by output row, the row's
-// vectors in tiles of up to 4.
+// vectors in tiles of up to FWD_TILE.
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq) {
   int64_t rows = fwd_rows(k), len = fwd_row_len(k);
@@ -121,9 +126,9 @@ bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const floa
   for (int64_t o = 0; o < k->og; o++) {
     for (int64_t r = 0; r < k->kc; r++) wr[r] = lanes_round(flags, wg[o * k->kc + r]);
     e.bias_row = bias ? bias + o : NULL;
-    const float *at[4];
-    float *yt[4];
-    __mmask16 m[4];
+    const float *at[FWD_TILE];
+    float *yt[FWD_TILE];
+    __mmask16 m[FWD_TILE];
     int nu = 0;
     for (int64_t q = q0, i = i0, j = j0; q < q0 + nq; i++, j = 0) { // runs of one output row
       int64_t j1 = k->wo < j + q0 + nq - q ? k->wo : j + q0 + nq - q;
@@ -131,11 +136,15 @@ bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const floa
         at[nu] = xs + i * k->sh * k->sw * len + jv;
         yt[nu] = y + o * k->p + i * k->wo + jv - q0;
         m[nu] = mask_range(0, j1 - jv);
-        if (++nu == 4) fwd_tile(4, k->kc, off, wr, at, &e, yt, m), nu = 0;
+        if (++nu == FWD_TILE) fwd_tile(FWD_TILE, k->kc, off, wr, at, &e, yt, m), nu = 0;
       }
       q += j1 - j;
     }
     switch (nu) {
+    case 7: fwd_tile(7, k->kc, off, wr, at, &e, yt, m); break;
+    case 6: fwd_tile(6, k->kc, off, wr, at, &e, yt, m); break;
+    case 5: fwd_tile(5, k->kc, off, wr, at, &e, yt, m); break;
+    case 4: fwd_tile(4, k->kc, off, wr, at, &e, yt, m); break;
     case 3: fwd_tile(3, k->kc, off, wr, at, &e, yt, m); break;
     case 2: fwd_tile(2, k->kc, off, wr, at, &e, yt, m); break;
     case 1: fwd_tile(1, k->kc, off, wr, at, &e, yt, m); break;
