@@ -6,7 +6,9 @@
 #
 #   tests/gpu/run.sh [REPORT_DIR]      (default: $OUT when set, else build-gpu/)
 #
-# Steps, each with its own time limit, each one line in the report:
+# Steps, each with its own time limit, each one line in the report (they
+# run env, build, probe, kernels, parity, device, fashion, fp16, bench,
+# nvrtc: the most telling first, for a run cut short by its deadline):
 #   env       the GPU, driver and toolkit as nvidia-smi and nvcc see them
 #   build     the GPU programs: with CMake into build-gpu/ when the whole
 #             project configures there (LLVM 19, re2c, bison, cJSON present),
