@@ -173,6 +173,12 @@ typedef struct NarrowGwOps {
                bool first, float *sums);
 } NarrowGwOps;
 extern const NarrowGwOps conv_narrow_gw_avx512;
+void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt);
+// The depthwise forward (one channel per group in and out) with 16
+// channels in the lanes (conv_narrow_avx512.c): y[n, o0..o0+16) of image
+// xn = x[n], all pixels; AVX-512 only, Kc <= MLC_GEMM_KC_MAX.
+bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
+                           int64_t o0, float *yn);
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 // grad_input's tables (which dy column and row each dx lane and row takes

@@ -91,8 +91,8 @@ static const NarrowGwOps *gw_ops(void) {
 // ---- grad_weight -----------------------------------------------------------------------------------
 // x^T of image xn for the lanes' channels: [C/G, rows, WP, 16], lane l
 // reading channel (o0 + l) / (O/G) * C/G + c of x, zero outside x and for
-// lanes past O.
-static void gw_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt) {
+// lanes past O (grad_weight's, and the depthwise forward's in lanes).
+void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt) {
   int64_t rows = narrow_rows(k), wp = lanes_pad_w(k);
   memset(xt, 0, (size_t)narrow_xt_floats(k) * sizeof(float));
   int64_t u0 = k->pw, u1 = k->pw + k->w < wp ? k->pw + k->w : wp;
@@ -137,7 +137,7 @@ bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int
     const float *src[16];
     for (int l = 0; l < 16; l++) src[l] = l < nl ? dy + (n * k->o + o0 + l) * k->p : NULL;
     ops->transpose(src, k->p, flags, dyt);
-    gw_x_t(ops, k, x + n * k->c * k->h * k->w, o0, flags, xt);
+    conv_narrow_x_t(ops, k, x + n * k->c * k->h * k->w, o0, flags, xt);
     if (lanes) conv_bias_lanes_add(lanes, dy + (n * k->o + o0) * k->p, k->p, nl, 0, k->p);
     for (int64_t q0 = 0; q0 < k->p; q0 += qc) {
       int64_t nq = k->p - q0 < qc ? k->p - q0 : qc, kb = mlc_gemm_kblock(nq);

@@ -12,6 +12,10 @@
 //                copy of the group's input planes (column phases apart for
 //                a stride > 1, so a tap's 16 pixels are one load), tiles
 //                of up to 8 vectors sharing each broadcast weight
+//   forward,     16 channels of one output pixel (conv_narrow_fwd_lanes):
+//   depthwise    per tap, a weight vector times x^T's 16 channels at the
+//                pixel's tap (grad_weight's padded x^T), 8 pixels a tile,
+//                the tile transposed back to channel planes
 //   grad_input   16 dx pixels of one row: per tap (a, b) in order, the
 //                chain over o of w[o, c, a, b] * dy[o, i, j] from +0 (dcol's
 //                element), added to the pixel's sum; a stride > 1 takes
@@ -149,6 +153,63 @@ bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const floa
     case 2: fwd_tile(2, k->kc, off, wr, at, &e, yt, m); break;
     case 1: fwd_tile(1, k->kc, off, wr, at, &e, yt, m); break;
     }
+  }
+  return true;
+}
+
+// ---- forward in channel lanes (depthwise) -----------------------------------------------------------
+// With one channel per group in and out, the lanes can hold 16 channels
+// (16 groups) of one pixel instead of 16 pixels of one channel: a plane's
+// width no longer decides how many lanes work (an 8 x 8 plane filled half
+// of each vector above, and a call per image and channel was a few hundred
+// FMAs), and the taps' weights are 9 vectors for the whole plane. Input:
+// conv_narrow_x_t's padded x^T of the 16 channels, [rows, WP, 16]; each
+// output lane's chain over its taps in order from +0 (padding taps
+// multiply x^T's zeros), then the epilogue: the bits of the forward above.
+enum { FWD_LANE_PIX = 8 }; // pixels a tile: independent chains
+
+static inline __attribute__((always_inline)) void fwd_lanes_tile(int64_t kc, const int32_t *roff, const float *wl,
+                                                                 const float *xt, const int32_t *qo, __m512 *acc) {
+  _Pragma("GCC unroll 8") for (int t = 0; t < FWD_LANE_PIX; t++) acc[t] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kc; r++) {
+    __m512 wv = _mm512_loadu_ps(wl + 16 * r);
+    _Pragma("GCC unroll 8") for (int t = 0; t < FWD_LANE_PIX; t++)
+      acc[t] = _mm512_fmadd_ps(wv, _mm512_loadu_ps(xt + qo[t] + roff[r]), acc[t]);
+  }
+}
+
+bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
+                           int64_t o0, float *yn) {
+  int64_t wp = lanes_pad_w(k), kc = k->kc, nl = k->o - o0 < 16 ? k->o - o0 : 16;
+  float *xt = gemm_scratch(GEMM_SCRATCH_COL, narrow_xt_floats(k) + 16 * kc);
+  if (!xt || kc > MLC_GEMM_KC_MAX) return false;
+  float *wl = xt + narrow_xt_floats(k); // [Kc, 16]: tap r's weight of each lane's channel
+  conv_narrow_x_t(&conv_narrow_gw_avx512, k, xn, o0, flags, xt);
+  for (int64_t r = 0; r < kc; r++)
+    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(o0 + l) * kc + r]) : 0.0f;
+  int32_t roff[MLC_GEMM_KC_MAX];
+  for (int64_t a = 0, p = 0; a < k->kh; a++)
+    for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((a * k->dh) * wp + b * k->dw) * 16);
+  GemmEpi e = {.flags = (bias ? MLC_GEMM_BIAS_COL : 0) | (flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0), .alpha = 1,
+               .beta = 0, .bias_col = bias ? bias + o0 : NULL};
+  __mmask16 lm = mask_range(0, nl);
+  for (int64_t q0 = 0, i = 0, j = 0; q0 < k->p; q0 += 16) {
+    int n16 = (int)(k->p - q0 < 16 ? k->p - q0 : 16);
+    int32_t qo[16];
+    for (int t = 0; t < 16; t++) {
+      if (t >= n16) { qo[t] = 0; continue; } // a short tile reads x^T's first pixel, not stored
+      qo[t] = (int32_t)((i * k->sh * wp + j * k->sw) * 16);
+      if (++j == k->wo) j = 0, i++;
+    }
+    __m512 v[16];
+    fwd_lanes_tile(kc, roff, wl, xt, qo, v);
+    if (n16 > FWD_LANE_PIX) fwd_lanes_tile(kc, roff, wl, xt, qo + FWD_LANE_PIX, v + FWD_LANE_PIX);
+    else
+      for (int t = FWD_LANE_PIX; t < 16; t++) v[t] = _mm512_setzero_ps();
+    for (int t = 0; t < n16; t++) v[t] = epi16(&e, v[t], NULL, lm, 0, 0);
+    transpose16(v); // v[l]: channel o0 + l's 16 pixels
+    __mmask16 pm = mask_range(0, n16);
+    for (int64_t l = 0; l < nl; l++) _mm512_mask_storeu_ps(yn + (o0 + l) * k->p + q0, pm, v[l]);
   }
   return true;
 }

@@ -380,6 +380,10 @@ static void shapes(const char *variant) {
       shape(1, 2, 100, 100, 2, 3, 3, 1, 1, 1, 2),  // 10000 pixels: two chunks of ten K blocks
       shape(3, 17, 6, 6, 34, 3, 3, 1, 1, 1, 17),   // 34 channels of dw: three blocks of lanes
       shape(2, 16, 7, 9, 16, 3, 3, 1, 1, 1, 4),    // 4 x 4 per group: narrow gradients, col + GEMM forward
+      // depthwise, the forward in channel lanes: dilation and stride 2 with
+      // 24 channels (16 + 8 lanes), an 8 x 8 plane of 40 channels
+      shape(2, 24, 11, 13, 24, 3, 3, 2, 2, 2, 24),
+      shape(1, 40, 8, 8, 40, 3, 3, 1, 1, 1, 40),
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
