@@ -564,6 +564,30 @@ static void fwd_lanes_task(void *vj, int64_t b, int64_t e) {
 }
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+// grad_input the same way (conv_narrow_grad_input_lanes) where the narrow
+// grad_input would run, one channel per group in and out, its per-call
+// table (Kc offsets per dx pixel) at most 16 MiB (batch 64, 1 thread,
+// depthwise 3x3, against the narrow grad_input: 128 channels at 8 x 8 1.0
+// -> 0.26 ms, 64 at 16 x 16 1.2 -> 0.76, 32 at 32 x 32 3.3 -> 1.3, 64 at
+// 32 x 32 stride 2 6.3 -> 2.1; kernels.md).
+static bool gin_lanes_depthwise(const Conv *k) {
+  return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && k->h * k->w * k->kc <= (INT64_C(1) << 22);
+}
+
+static void gin_lanes_task(void *vj, int64_t b, int64_t e) {
+  ConvJob *j = vj;
+  const Conv *k = &j->k;
+  int64_t nb = (k->c + 15) / 16;
+  for (int64_t t = b; t < e; t++) {
+    int64_t n = t / nb, c0 = t % nb * 16;
+    if (!conv_narrow_grad_input_lanes(k, j->dy + n * k->o * k->p, j->w, j->wlanes, c0, j->flags,
+                                      j->out + n * k->c * k->h * k->w))
+      atomic_store(&j->failed, 1);
+  }
+}
+#endif
+
 // ---- entry points ------------------------------------------------------------------------------
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
                const float *bias, float *y) {
@@ -635,6 +659,14 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
 #if defined(__x86_64__) || defined(__i386__)
   j.narrow = narrow_wins(&j.k, NARROW_GIN);
+  if (j.narrow && gin_lanes_depthwise(&j.k)) { // the table in this thread's slot, for every task
+    float *prep = gemm_scratch(GEMM_SCRATCH_WPACK, conv_narrow_gin_lanes_floats(&j.k));
+    if (!prep) return -1;
+    conv_narrow_gin_lanes_prep(&j.k, prep);
+    j.wlanes = prep;
+    mlc_parallel_for(pool, j.k.n * ((j.k.c + 15) / 16), 1, gin_lanes_task, &j);
+    return atomic_load(&j.failed) ? -1 : 0;
+  }
   if (j.narrow) { // the tasks' tables, in this thread's slot (the lane wt's)
     float *prep = gemm_scratch(GEMM_SCRATCH_WPACK, conv_narrow_gin_floats(&j.k));
     if (!prep) return -1;

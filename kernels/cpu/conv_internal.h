@@ -179,6 +179,13 @@ void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int
 // xn = x[n], all pixels; AVX-512 only, Kc <= MLC_GEMM_KC_MAX.
 bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
                            int64_t o0, float *yn);
+// grad_input the same way: dx[n, c0..c0+16) of image n (dyn = dy[n], dxn =
+// dx[n]), all pixels, from the call's table (conv_narrow_gin_lanes_floats
+// floats, made once by conv_narrow_gin_lanes_prep on the calling thread).
+int64_t conv_narrow_gin_lanes_floats(const Conv *k);
+void conv_narrow_gin_lanes_prep(const Conv *k, float *prep);
+bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
+                                  uint32_t flags, float *dxn);
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 // grad_input's tables (which dy column and row each dx lane and row takes

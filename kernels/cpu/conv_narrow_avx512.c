@@ -16,6 +16,9 @@
 //   depthwise    per tap, a weight vector times x^T's 16 channels at the
 //                pixel's tap (grad_weight's padded x^T), 8 pixels a tile,
 //                the tile transposed back to channel planes
+//   grad_input,  16 channels of one dx pixel (conv_narrow_grad_input_lanes):
+//   depthwise    per tap in order, w * dy^T at the tap's dy pixel added
+//                when the tap is inside y and on a stride (a table per call)
 //   grad_input   16 dx pixels of one row: per tap (a, b) in order, the
 //                chain over o of w[o, c, a, b] * dy[o, i, j] from +0 (dcol's
 //                element), added to the pixel's sum; a stride > 1 takes
@@ -375,6 +378,76 @@ static void transpose_rows(const float *const *src, int64_t n, uint32_t flags, f
         for (int l = 0; l < 16; l++) d[l] = lanes_round(flags, d[l]);
     }
   }
+}
+
+// ---- grad_input in channel lanes (depthwise) ----------------------------------------------------------
+// One channel per group in and out: 16 channels of one dx pixel in the
+// lanes, from dy^T [P, 16] of the 16 channels (grad_weight's transpose).
+// Per tap (a, b) in order, the dcol element w * dy (its chain over the one
+// output channel, from +0) is added to the pixel's sum when the tap falls
+// inside y and on a stride (the same for all 16 lanes, from a table made
+// once per call); otherwise nothing is added, the mask keeping an infinite
+// w's 0 * inf out: the bits of grad_input above. 8 pixels a tile, then the
+// 16 x 16 tile transposed back to dx's channel planes.
+int64_t conv_narrow_gin_lanes_floats(const Conv *k) { return k->h * k->w * k->kc; }
+
+// tab[q * Kc + r]: dy^T's offset of dx pixel q's tap r (r = a * KW + b), or
+// -1 where the tap falls outside y or between strides.
+void conv_narrow_gin_lanes_prep(const Conv *k, float *prep) {
+  int32_t *tab = (int32_t *)prep;
+  for (int64_t h = 0, q = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++, q++)
+      for (int64_t a = 0, r = 0; a < k->kh; a++)
+        for (int64_t b = 0; b < k->kw; b++, r++) {
+          int64_t u = h + k->ph - a * k->dh, v = w + k->pw - b * k->dw;
+          bool in = u >= 0 && v >= 0 && u % k->sh == 0 && v % k->sw == 0 && u / k->sh < k->ho && v / k->sw < k->wo;
+          tab[q * k->kc + r] = in ? (int32_t)((u / k->sh * k->wo + v / k->sw) * 16) : -1;
+        }
+}
+
+static inline __attribute__((always_inline)) void gin_lanes_tile(int64_t kc, const int32_t *tab, const float *wl,
+                                                                 const float *dyt, __m512 *acc) {
+  _Pragma("GCC unroll 8") for (int t = 0; t < FWD_LANE_PIX; t++) acc[t] = _mm512_setzero_ps();
+  for (int64_t r = 0; r < kc; r++) {
+    __m512 wv = _mm512_loadu_ps(wl + 16 * r);
+    _Pragma("GCC unroll 8") for (int t = 0; t < FWD_LANE_PIX; t++) {
+      int32_t off = tab[t * kc + r];
+      __m512 s = _mm512_fmadd_ps(wv, _mm512_loadu_ps(dyt + (off >= 0 ? off : 0)), _mm512_setzero_ps());
+      acc[t] = _mm512_mask_add_ps(acc[t], off >= 0 ? 0xffff : 0, acc[t], s);
+    }
+  }
+}
+
+bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
+                                  uint32_t flags, float *dxn) {
+  int64_t kc = k->kc, hw = k->h * k->w, nl = k->c - c0 < 16 ? k->c - c0 : 16;
+  float *dyt = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->p + 16 * kc + FWD_LANE_PIX * kc);
+  if (!dyt || kc > MLC_GEMM_KC_MAX) return false;
+  float *wl = dyt + 16 * k->p; // [Kc, 16]
+  int32_t *part = (int32_t *)(wl + 16 * kc); // a short tile's rows: the pixels it has, then no taps
+  const int32_t *tab = (const int32_t *)prep;
+  const float *src[16];
+  for (int l = 0; l < 16; l++) src[l] = l < nl ? dyn + (c0 + l) * k->p : NULL;
+  transpose_rows(src, k->p, flags, dyt);
+  for (int64_t r = 0; r < kc; r++)
+    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(c0 + l) * kc + r]) : 0.0f;
+  for (int64_t q0 = 0; q0 < hw; q0 += 16) {
+    int n16 = (int)(hw - q0 < 16 ? hw - q0 : 16);
+    __m512 v[16];
+    for (int half = 0; half < 2; half++) {
+      int64_t qs = q0 + half * FWD_LANE_PIX, have = hw - qs;
+      const int32_t *rows = tab + qs * kc;
+      if (have < FWD_LANE_PIX) {
+        for (int64_t e = 0; e < FWD_LANE_PIX * kc; e++) part[e] = e < have * kc ? rows[e] : -1;
+        rows = part;
+      }
+      gin_lanes_tile(kc, rows, wl, dyt, v + half * FWD_LANE_PIX);
+    }
+    transpose16(v); // v[l]: channel c0 + l's 16 pixels
+    __mmask16 pm = mask_range(0, n16);
+    for (int64_t l = 0; l < nl; l++) _mm512_mask_storeu_ps(dxn + (c0 + l) * hw + q0, pm, v[l]);
+  }
+  return true;
 }
 
 // NR sums (rows r0.. of dw^T, their tap offsets roff) of the 16 lanes over
