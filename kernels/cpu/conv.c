@@ -552,14 +552,19 @@ static bool fwd_lanes_depthwise(const Conv *k) {
   return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && narrow_wins(k, NARROW_FWD);
 }
 
-static void fwd_lanes_task(void *vj, int64_t b, int64_t e) {
+// A task of the depthwise lane passes: one image's 16 channels (C = O),
+// the forward's (j->x) or grad_input's (j->dy).
+static void depthwise_lanes_task(void *vj, int64_t b, int64_t e) {
   ConvJob *j = vj;
   const Conv *k = &j->k;
-  int64_t nb = (k->o + 15) / 16;
+  int64_t nb = (k->o + 15) / 16, plane = k->h * k->w;
   for (int64_t t = b; t < e; t++) {
-    int64_t n = t / nb, o0 = t % nb * 16;
-    if (!conv_narrow_fwd_lanes(k, j->x + n * k->c * k->h * k->w, j->w, j->bias, j->flags, o0, j->out + n * k->o * k->p))
-      atomic_store(&j->failed, 1);
+    int64_t n = t / nb, c0 = t % nb * 16;
+    bool ok = j->dy ? conv_narrow_grad_input_lanes(k, j->dy + n * k->o * k->p, j->w, j->wlanes, c0, j->flags,
+                                                   j->out + n * k->c * plane)
+                    : conv_narrow_fwd_lanes(k, j->x + n * k->c * plane, j->w, j->bias, j->flags, c0,
+                                            j->out + n * k->o * k->p);
+    if (!ok) atomic_store(&j->failed, 1);
   }
 }
 #endif
@@ -575,17 +580,6 @@ static bool gin_lanes_depthwise(const Conv *k) {
   return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && k->h * k->w * k->kc <= (INT64_C(1) << 22);
 }
 
-static void gin_lanes_task(void *vj, int64_t b, int64_t e) {
-  ConvJob *j = vj;
-  const Conv *k = &j->k;
-  int64_t nb = (k->c + 15) / 16;
-  for (int64_t t = b; t < e; t++) {
-    int64_t n = t / nb, c0 = t % nb * 16;
-    if (!conv_narrow_grad_input_lanes(k, j->dy + n * k->o * k->p, j->w, j->wlanes, c0, j->flags,
-                                      j->out + n * k->c * k->h * k->w))
-      atomic_store(&j->failed, 1);
-  }
-}
 #endif
 
 // ---- entry points ------------------------------------------------------------------------------
@@ -597,7 +591,7 @@ int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *
   if (conv_winograd_applies(&j.k, flags)) return conv_winograd(pool, &j.k, flags, x, w, bias, y, NULL);
 #if defined(__x86_64__) || defined(__i386__)
   if (fwd_lanes_depthwise(&j.k)) {
-    mlc_parallel_for(pool, j.k.n * ((j.k.o + 15) / 16), 1, fwd_lanes_task, &j);
+    mlc_parallel_for(pool, j.k.n * ((j.k.o + 15) / 16), 1, depthwise_lanes_task, &j);
     return atomic_load(&j.failed) ? -1 : 0;
   }
 #endif
@@ -664,7 +658,7 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
     if (!prep) return -1;
     conv_narrow_gin_lanes_prep(&j.k, prep);
     j.wlanes = prep;
-    mlc_parallel_for(pool, j.k.n * ((j.k.c + 15) / 16), 1, gin_lanes_task, &j);
+    mlc_parallel_for(pool, j.k.n * ((j.k.c + 15) / 16), 1, depthwise_lanes_task, &j);
     return atomic_load(&j.failed) ? -1 : 0;
   }
   if (j.narrow) { // the tasks' tables, in this thread's slot (the lane wt's)
