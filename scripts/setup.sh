@@ -39,12 +39,21 @@ apt=(apt-get -o DPkg::Lock::Timeout=600)
 echo "setup: missing ${missing[*]}; updating the package lists"
 "${sudo[@]}" "${apt[@]}" update -q
 
-# Only ask apt for packages the archive actually offers.
+# Only ask apt for packages the archive actually offers. A required one
+# that apt-cache does not show gets one more `apt-get update` first: on a
+# fresh machine the first query once found llvm-19-dev missing and the
+# next, seconds later, found it.
 available() {
   apt-cache show "$1" 2>/dev/null | grep -q '^Package:'
 }
+updated_again=0
 install=()
 for p in "${missing[@]}"; do
+  if ! available "$p" && [[ " ${required[*]} " == *" $p "* ]] && ((!updated_again)); then
+    echo "setup: apt-cache does not show $p; updating the package lists once more"
+    "${sudo[@]}" "${apt[@]}" update -q
+    updated_again=1
+  fi
   if available "$p"; then
     install+=("$p")
   elif [[ " ${required[*]} " == *" $p "* ]]; then
