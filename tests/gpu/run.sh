@@ -177,11 +177,12 @@ build_bundle() {
   local lib soname
   for lib in "$d"/lib/*.so.*; do
     soname=$(basename "$lib")
-    ldconfig -p | grep -q "^\s*$soname " || ln -sf "$lib" "$d/ld/$soname"
+    ldconfig -p | grep -q "^[[:space:]]*$soname " || ln -sf "$lib" "$d/ld/$soname"
   done
-  if ! ldconfig -p | grep -q '^\s*libz\.so '; then
-    ln -sf "$(ldconfig -p | awk '/^\s*libz\.so\.1 .*x86-64/ { print $NF; exit }')" "$d/lib/libz.so"
-  fi
+  # (POSIX classes, not \s: the machine's awk may be mawk)
+  local z
+  z=$(ldconfig -p | awk '/^[[:space:]]*libz[.]so[.]1 .*x86-64/ { print $NF; exit }')
+  if ! ldconfig -p | grep -q '^[[:space:]]*libz[.]so ' && [[ -n $z ]]; then ln -sf "$z" "$d/lib/libz.so"; fi
   echo "unpacked $MLC_GPU_BUNDLE; libraries this machine lacks: $(ls "$d/ld" | tr '\n' ' ')"
   build_use "$d"
 }
