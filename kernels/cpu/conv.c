@@ -551,6 +551,21 @@ static void fwd_setup(ConvJob *j, int64_t threads) {
 static bool fwd_lanes_depthwise(const Conv *k) {
   return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && narrow_wins(k, NARROW_FWD);
 }
+#endif
+
+// grad_input the same way (conv_narrow_grad_input_lanes), one channel per
+// group in and out, its per-call table (Kc offsets per dx pixel) at most
+// 16 MiB: on AVX-512 where the narrow grad_input would run (batch 64, 1
+// thread, depthwise 3x3, against it: 128 channels at 8 x 8 1.0 -> 0.26 ms,
+// 64 at 16 x 16 1.2 -> 0.76, 32 at 32 x 32 3.3 -> 1.3, 64 at 32 x 32
+// stride 2 6.3 -> 2.1), elsewhere (its loop in C) on planes of at most 256
+// pixels, where it beats the col2im + GEMM path it replaces (AVX2: 2.75 ->
+// 0.67 ms at 8 x 8, 2.95 -> 1.31 at 16 x 16; at 32 x 32 it lost, 4.8 ->
+// 5.7; kernels.md).
+static bool gin_lanes_depthwise(const Conv *k) {
+  if (k->cg != 1 || k->og != 1 || k->kc > MLC_GEMM_KC_MAX || k->h * k->w * k->kc > (INT64_C(1) << 22)) return false;
+  return narrow_wins(k, NARROW_GIN) || (narrow_wins(k, NARROW_GW) && !gemm_have_avx512() && k->h * k->w <= 256);
+}
 
 // A task of the depthwise lane passes: one image's 16 channels (C = O),
 // the forward's (j->x) or grad_input's (j->dy).
@@ -560,27 +575,14 @@ static void depthwise_lanes_task(void *vj, int64_t b, int64_t e) {
   int64_t nb = (k->o + 15) / 16, plane = k->h * k->w;
   for (int64_t t = b; t < e; t++) {
     int64_t n = t / nb, c0 = t % nb * 16;
-    bool ok = j->dy ? conv_narrow_grad_input_lanes(k, j->dy + n * k->o * k->p, j->w, j->wlanes, c0, j->flags,
-                                                   j->out + n * k->c * plane)
-                    : conv_narrow_fwd_lanes(k, j->x + n * k->c * plane, j->w, j->bias, j->flags, c0,
-                                            j->out + n * k->o * k->p);
+    bool ok = j->dy && conv_narrow_grad_input_lanes(k, j->dy + n * k->o * k->p, j->w, j->wlanes, c0, j->flags,
+                                                    j->out + n * k->c * plane);
+#if defined(__x86_64__) || defined(__i386__)
+    if (!j->dy) ok = conv_narrow_fwd_lanes(k, j->x + n * k->c * plane, j->w, j->bias, j->flags, c0, j->out + n * k->o * k->p);
+#endif
     if (!ok) atomic_store(&j->failed, 1);
   }
 }
-#endif
-
-#if defined(__x86_64__) || defined(__i386__)
-// grad_input the same way (conv_narrow_grad_input_lanes) where the narrow
-// grad_input would run, one channel per group in and out, its per-call
-// table (Kc offsets per dx pixel) at most 16 MiB (batch 64, 1 thread,
-// depthwise 3x3, against the narrow grad_input: 128 channels at 8 x 8 1.0
-// -> 0.26 ms, 64 at 16 x 16 1.2 -> 0.76, 32 at 32 x 32 3.3 -> 1.3, 64 at
-// 32 x 32 stride 2 6.3 -> 2.1; kernels.md).
-static bool gin_lanes_depthwise(const Conv *k) {
-  return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && k->h * k->w * k->kc <= (INT64_C(1) << 22);
-}
-
-#endif
 
 // ---- entry points ------------------------------------------------------------------------------
 int mlc_conv2d(MlcPool *pool, const int64_t *geom, uint32_t flags, const float *x, const float *w,
@@ -651,9 +653,7 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
   if (!conv_of(geom, &j.k)) return -1;
   if (!j.k.n || !j.k.c) return 0;
   if (conv_winograd_grad_applies(&j.k, flags)) return conv_winograd_grad_input(pool, &j.k, flags, dy, w, dx);
-#if defined(__x86_64__) || defined(__i386__)
-  j.narrow = narrow_wins(&j.k, NARROW_GIN);
-  if (j.narrow && gin_lanes_depthwise(&j.k)) { // the table in this thread's slot, for every task
+  if (gin_lanes_depthwise(&j.k)) { // the table in this thread's slot, for every task
     float *prep = gemm_scratch(GEMM_SCRATCH_WPACK, conv_narrow_gin_lanes_floats(&j.k));
     if (!prep) return -1;
     conv_narrow_gin_lanes_prep(&j.k, prep);
@@ -661,6 +661,8 @@ int mlc_conv2d_grad_input(MlcPool *pool, const int64_t *geom, uint32_t flags, co
     mlc_parallel_for(pool, j.k.n * ((j.k.c + 15) / 16), 1, depthwise_lanes_task, &j);
     return atomic_load(&j.failed) ? -1 : 0;
   }
+#if defined(__x86_64__) || defined(__i386__)
+  j.narrow = narrow_wins(&j.k, NARROW_GIN);
   if (j.narrow) { // the tasks' tables, in this thread's slot (the lane wt's)
     float *prep = gemm_scratch(GEMM_SCRATCH_WPACK, conv_narrow_gin_floats(&j.k));
     if (!prep) return -1;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../gemm_ref.h" // MLC_GEMM_KC_MAX
+#include "gemm_internal.h" // GemmEpi
 
 typedef struct Conv {
   int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
@@ -171,6 +172,11 @@ typedef struct NarrowGwOps {
   void (*transpose)(const float *const *src, int64_t n, uint32_t flags, float *out);
   void (*rows)(int nr, const int32_t *roff, const int32_t *qoff, const float *xt, const float *dyt, int64_t nq,
                bool first, float *sums);
+  // the depthwise grad_input in channel lanes (conv_narrow_grad_input_lanes
+  // below): its loop over one image's dx pixels, from dy^T [P, 16], the
+  // lanes' weights wl [Kc, 16] and the call's table
+  void (*gin_lanes)(const Conv *k, const int32_t *tab, const float *wl, const float *dyt, int64_t nl, int64_t c0,
+                    float *dxn);
 } NarrowGwOps;
 extern const NarrowGwOps conv_narrow_gw_avx512;
 void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt);
@@ -179,9 +185,10 @@ void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int
 // xn = x[n], all pixels; AVX-512 only, Kc <= MLC_GEMM_KC_MAX.
 bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
                            int64_t o0, float *yn);
-// grad_input the same way: dx[n, c0..c0+16) of image n (dyn = dy[n], dxn =
-// dx[n]), all pixels, from the call's table (conv_narrow_gin_lanes_floats
-// floats, made once by conv_narrow_gin_lanes_prep on the calling thread).
+// grad_input the same way (conv_narrow.c; its loop AVX-512's or C's):
+// dx[n, c0..c0+16) of image n (dyn = dy[n], dxn = dx[n]), all pixels, from
+// the call's table (conv_narrow_gin_lanes_floats floats, made once by
+// conv_narrow_gin_lanes_prep on the calling thread).
 int64_t conv_narrow_gin_lanes_floats(const Conv *k);
 void conv_narrow_gin_lanes_prep(const Conv *k, float *prep);
 bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,

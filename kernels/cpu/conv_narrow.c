@@ -1,8 +1,9 @@
 // conv_narrow.c — the narrow-group convolutions' parts that run on any CPU
 // (conv_narrow_avx512.c has the passes and their description): the
-// geometry they take, and grad_weight, whose two inner steps (transposing
+// geometry they take, grad_weight, whose two inner steps (transposing
 // 16 rows into lanes, the sums of a K block) come from the AVX-512 file
-// where the CPU has it and from plain C here otherwise. The C steps run
+// where the CPU has it and from plain C here otherwise, and the depthwise
+// grad_input in channel lanes (its table, its dy^T, and its loop likewise). The C steps run
 // the same fmaf chains in the same order (16 lanes a step, which GCC
 // vectorises: an x86-64-v3 (AVX2 + FMA) clone beside the baseline), so every CPU gets
 // gemm_ref.h's bits. Without them an AVX2-only CPU summed depthwise
@@ -79,7 +80,29 @@ NARROW_CLONES static void rows_c(int nr, const int32_t *roff, const int32_t *qof
   }
 }
 
-static const NarrowGwOps gw_c = {transpose_c, rows_c};
+// The depthwise grad_input's dx pixels 4 at a time (conv_narrow_avx512.c,
+// "grad_input in channel lanes"): per tap in order, the dcol element
+// fmaf(w, dy, +0) added where the table has the tap, nothing where it has
+// -1 (so an infinite w never meets a zero).
+NARROW_CLONES static void gin_lanes_c(const Conv *k, const int32_t *tab, const float *wl, const float *dyt,
+                                      int64_t nl, int64_t c0, float *dxn) {
+  int64_t hw = k->h * k->w, kc = k->kc;
+  for (int64_t q0 = 0; q0 < hw; q0 += 4) {
+    int m = hw - q0 < 4 ? (int)(hw - q0) : 4;
+    float acc[4][16] = {{0}};
+    for (int64_t r = 0; r < kc; r++)
+      for (int t = 0; t < m; t++) {
+        int32_t off = tab[(q0 + t) * kc + r];
+        if (off < 0) continue;
+        const float *wr = wl + 16 * r, *d = dyt + off;
+        for (int l = 0; l < 16; l++) acc[t][l] = acc[t][l] + fmaf(wr[l], d[l], 0.0f);
+      }
+    for (int t = 0; t < m; t++)
+      for (int64_t l = 0; l < nl; l++) dxn[(c0 + l) * hw + q0 + t] = acc[t][l];
+  }
+}
+
+static const NarrowGwOps gw_c = {transpose_c, rows_c, gin_lanes_c};
 
 static const NarrowGwOps *gw_ops(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -153,5 +176,40 @@ bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int
     for (int64_t r = 0; r < k->kc; r++) dw[(o0 + l) * k->kc + r] = sums[r * 16 + l];
   if (lanes) conv_bias_lanes_fold(lanes, nl, db + o0);
   free(lanes);
+  return true;
+}
+
+// ---- the depthwise grad_input in channel lanes -------------------------------------------------------
+int64_t conv_narrow_gin_lanes_floats(const Conv *k) { return k->h * k->w * k->kc; }
+
+// tab[q * Kc + r]: dy^T's offset of dx pixel q's tap r (r = a * KW + b), or
+// -1 where the tap falls outside y or between strides.
+void conv_narrow_gin_lanes_prep(const Conv *k, float *prep) {
+  int32_t *tab = (int32_t *)prep;
+  for (int64_t h = 0, q = 0; h < k->h; h++)
+    for (int64_t w = 0; w < k->w; w++, q++)
+      for (int64_t a = 0, r = 0; a < k->kh; a++)
+        for (int64_t b = 0; b < k->kw; b++, r++) {
+          int64_t u = h + k->ph - a * k->dh, v = w + k->pw - b * k->dw;
+          bool in = u >= 0 && v >= 0 && u % k->sh == 0 && v % k->sw == 0 && u / k->sh < k->ho && v / k->sw < k->wo;
+          tab[q * k->kc + r] = in ? (int32_t)((u / k->sh * k->wo + v / k->sw) * 16) : -1;
+        }
+}
+
+// dy^T of the 16 channels and their weights wl [Kc, 16] (zero past nl,
+// rounded by the precision bits), then the ISA's loop.
+bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
+                                  uint32_t flags, float *dxn) {
+  const NarrowGwOps *ops = gw_ops();
+  int64_t kc = k->kc, nl = k->c - c0 < 16 ? k->c - c0 : 16;
+  float *dyt = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->p + 16 * kc);
+  if (!dyt || kc > MLC_GEMM_KC_MAX) return false;
+  float *wl = dyt + 16 * k->p;
+  const float *src[16];
+  for (int l = 0; l < 16; l++) src[l] = l < nl ? dyn + (c0 + l) * k->p : NULL;
+  ops->transpose(src, k->p, flags, dyt);
+  for (int64_t r = 0; r < kc; r++)
+    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(c0 + l) * kc + r]) : 0.0f;
+  ops->gin_lanes(k, (const int32_t *)prep, wl, dyt, nl, c0, dxn);
   return true;
 }

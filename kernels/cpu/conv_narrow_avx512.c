@@ -389,22 +389,6 @@ static void transpose_rows(const float *const *src, int64_t n, uint32_t flags, f
 // once per call); otherwise nothing is added, the mask keeping an infinite
 // w's 0 * inf out: the bits of grad_input above. 8 pixels a tile, then the
 // 16 x 16 tile transposed back to dx's channel planes.
-int64_t conv_narrow_gin_lanes_floats(const Conv *k) { return k->h * k->w * k->kc; }
-
-// tab[q * Kc + r]: dy^T's offset of dx pixel q's tap r (r = a * KW + b), or
-// -1 where the tap falls outside y or between strides.
-void conv_narrow_gin_lanes_prep(const Conv *k, float *prep) {
-  int32_t *tab = (int32_t *)prep;
-  for (int64_t h = 0, q = 0; h < k->h; h++)
-    for (int64_t w = 0; w < k->w; w++, q++)
-      for (int64_t a = 0, r = 0; a < k->kh; a++)
-        for (int64_t b = 0; b < k->kw; b++, r++) {
-          int64_t u = h + k->ph - a * k->dh, v = w + k->pw - b * k->dw;
-          bool in = u >= 0 && v >= 0 && u % k->sh == 0 && v % k->sw == 0 && u / k->sh < k->ho && v / k->sw < k->wo;
-          tab[q * k->kc + r] = in ? (int32_t)((u / k->sh * k->wo + v / k->sw) * 16) : -1;
-        }
-}
-
 static inline __attribute__((always_inline)) void gin_lanes_tile(int64_t kc, const int32_t *tab, const float *wl,
                                                                  const float *dyt, __m512 *acc) {
   _Pragma("GCC unroll 8") for (int t = 0; t < FWD_LANE_PIX; t++) acc[t] = _mm512_setzero_ps();
@@ -418,19 +402,12 @@ static inline __attribute__((always_inline)) void gin_lanes_tile(int64_t kc, con
   }
 }
 
-bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
-                                  uint32_t flags, float *dxn) {
-  int64_t kc = k->kc, hw = k->h * k->w, nl = k->c - c0 < 16 ? k->c - c0 : 16;
-  float *dyt = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->p + 16 * kc + FWD_LANE_PIX * kc);
-  if (!dyt || kc > MLC_GEMM_KC_MAX) return false;
-  float *wl = dyt + 16 * k->p; // [Kc, 16]
-  int32_t *part = (int32_t *)(wl + 16 * kc); // a short tile's rows: the pixels it has, then no taps
-  const int32_t *tab = (const int32_t *)prep;
-  const float *src[16];
-  for (int l = 0; l < 16; l++) src[l] = l < nl ? dyn + (c0 + l) * k->p : NULL;
-  transpose_rows(src, k->p, flags, dyt);
-  for (int64_t r = 0; r < kc; r++)
-    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(c0 + l) * kc + r]) : 0.0f;
+// dx[c0..c0+nl) of one image from dy^T [P, 16], wl [Kc, 16] and the
+// call's table (conv_narrow.c's conv_narrow_grad_input_lanes made them).
+static void gin_lanes(const Conv *k, const int32_t *tab, const float *wl, const float *dyt, int64_t nl, int64_t c0,
+                      float *dxn) {
+  int64_t kc = k->kc, hw = k->h * k->w;
+  int32_t part[FWD_LANE_PIX * MLC_GEMM_KC_MAX]; // a short tile's rows: the pixels it has, then no taps
   for (int64_t q0 = 0; q0 < hw; q0 += 16) {
     int n16 = (int)(hw - q0 < 16 ? hw - q0 : 16);
     __m512 v[16];
@@ -447,7 +424,6 @@ bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *
     __mmask16 pm = mask_range(0, n16);
     for (int64_t l = 0; l < nl; l++) _mm512_mask_storeu_ps(dxn + (c0 + l) * hw + q0, pm, v[l]);
   }
-  return true;
 }
 
 // NR sums (rows r0.. of dw^T, their tap offsets roff) of the 16 lanes over
@@ -477,4 +453,4 @@ static void gw_rows(int nr, const int32_t *roff, const int32_t *qoff, const floa
 }
 #undef GW_NR
 
-const NarrowGwOps conv_narrow_gw_avx512 = {transpose_rows, gw_rows};
+const NarrowGwOps conv_narrow_gw_avx512 = {transpose_rows, gw_rows, gin_lanes};
