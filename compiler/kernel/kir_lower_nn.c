@@ -417,9 +417,7 @@ static bool batch_norm(KLower *c, IrNode *n, bool grad) {
   if (!grad) { // then its epilogue (kir_lower.c: a relu, a residual add), into the last op's buffer
     KExpr *y = kl_add(c, kl_mul(c, xh, kl_ld(c, G, ch)), kl_ld(c, n->in[2], ch));
     KlEpilogue epi = kl_epilogue_of(c, n);
-    for (int i = 0; i < epi.nops; i++)
-      for (int j = 0; j < epi.ops[i]->nin; j++)
-        if (kl_buf(c, epi.ops[i]->in[j]) >= 0) kir_kernel_use(c->p, k, kl_buf(c, epi.ops[i]->in[j]));
+    if (epi.operand) kir_kernel_use(c->p, k, kl_buf(c, epi.operand)); // the residual
     if (epi.nops) y = kl_apply_epilogue(c, k, &epi, n, in, iv, let(c, k, in, "y", y));
     kl_st(c, in, n, off, y);
   } else {

@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "../gemm_ref.h" // MLC_GEMM_KC_MAX
-#include "gemm_internal.h" // GemmEpi
 
 typedef struct Conv {
   int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw, dh, dw, g;
@@ -193,6 +192,9 @@ int64_t conv_narrow_gin_lanes_floats(const Conv *k);
 void conv_narrow_gin_lanes_prep(const Conv *k, float *prep);
 bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
                                   uint32_t flags, float *dxn);
+// Both lane passes' weights: wl [Kc, 16], tap r's weight of lane l's
+// channel c0 + l (zero past nl), rounded by the precision bits.
+void conv_narrow_lane_weights(const Conv *k, const float *w, int64_t c0, int64_t nl, uint32_t flags, float *wl);
 bool conv_narrow_fwd(const Conv *k, const float *xg, const float *wg, const float *bias, uint32_t flags,
                      float *y, int64_t q0, int64_t nq);
 // grad_input's tables (which dy column and row each dx lane and row takes

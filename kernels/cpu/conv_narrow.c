@@ -3,8 +3,8 @@
 // geometry they take, grad_weight, whose two inner steps (transposing
 // 16 rows into lanes, the sums of a K block) come from the AVX-512 file
 // where the CPU has it and from plain C here otherwise, and the depthwise
-// grad_input in channel lanes (its table, its dy^T, and its loop likewise). The C steps run
-// the same fmaf chains in the same order (16 lanes a step, which GCC
+// grad_input in channel lanes (its table, dy^T and loop likewise). The C
+// steps run the same fmaf chains in the same order (16 lanes a step, which GCC
 // vectorises: an x86-64-v3 (AVX2 + FMA) clone beside the baseline), so every CPU gets
 // gemm_ref.h's bits. Without them an AVX2-only CPU summed depthwise
 // weight gradients as 1 x P x 9 GEMMs (1.4 GFLOP/s).
@@ -196,20 +196,23 @@ void conv_narrow_gin_lanes_prep(const Conv *k, float *prep) {
         }
 }
 
-// dy^T of the 16 channels and their weights wl [Kc, 16] (zero past nl,
-// rounded by the precision bits), then the ISA's loop.
+void conv_narrow_lane_weights(const Conv *k, const float *w, int64_t c0, int64_t nl, uint32_t flags, float *wl) {
+  for (int64_t r = 0; r < k->kc; r++)
+    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(c0 + l) * k->kc + r]) : 0.0f;
+}
+
+// dy^T of the 16 channels and their weights, then the ISA's loop.
 bool conv_narrow_grad_input_lanes(const Conv *k, const float *dyn, const float *w, const float *prep, int64_t c0,
                                   uint32_t flags, float *dxn) {
   const NarrowGwOps *ops = gw_ops();
   int64_t kc = k->kc, nl = k->c - c0 < 16 ? k->c - c0 : 16;
   float *dyt = gemm_scratch(GEMM_SCRATCH_COL, 16 * k->p + 16 * kc);
-  if (!dyt || kc > MLC_GEMM_KC_MAX) return false;
+  if (!dyt) return false;
   float *wl = dyt + 16 * k->p;
   const float *src[16];
   for (int l = 0; l < 16; l++) src[l] = l < nl ? dyn + (c0 + l) * k->p : NULL;
   ops->transpose(src, k->p, flags, dyt);
-  for (int64_t r = 0; r < kc; r++)
-    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(c0 + l) * kc + r]) : 0.0f;
+  conv_narrow_lane_weights(k, w, c0, nl, flags, wl);
   ops->gin_lanes(k, (const int32_t *)prep, wl, dyt, nl, c0, dxn);
   return true;
 }

@@ -185,11 +185,10 @@ bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const
                            int64_t o0, float *yn) {
   int64_t wp = lanes_pad_w(k), kc = k->kc, nl = k->o - o0 < 16 ? k->o - o0 : 16;
   float *xt = gemm_scratch(GEMM_SCRATCH_COL, narrow_xt_floats(k) + 16 * kc);
-  if (!xt || kc > MLC_GEMM_KC_MAX) return false;
+  if (!xt) return false;
   float *wl = xt + narrow_xt_floats(k); // [Kc, 16]: tap r's weight of each lane's channel
   conv_narrow_x_t(&conv_narrow_gw_avx512, k, xn, o0, flags, xt);
-  for (int64_t r = 0; r < kc; r++)
-    for (int64_t l = 0; l < 16; l++) wl[16 * r + l] = l < nl ? lanes_round(flags, w[(o0 + l) * kc + r]) : 0.0f;
+  conv_narrow_lane_weights(k, w, o0, nl, flags, wl);
   int32_t roff[MLC_GEMM_KC_MAX];
   for (int64_t a = 0, p = 0; a < k->kh; a++)
     for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((a * k->dh) * wp + b * k->dw) * 16);
