@@ -8,6 +8,8 @@
 //   kb: K blocks of <= KC    balanced: ceil(K / ceil(K / KC_MAX)) each
 //   ir: MR rows              A micro-panel [MR, KC] sits in L1 across jr
 //   jr: NR columns           the micro-kernel: one MR x NR tile over kc
+// A large A is packed once per call instead, shared by every strip
+// (gemm_shared_a), and each tile prefetches a part of the next panel.
 // Only the K blocking decides rounding (each block's sum is one FMA chain,
 // added to C in block order), and it depends on K alone: neither the cache
 // sizes (NC), the thread split nor the variant change a result.
@@ -138,6 +140,7 @@ float *conv_y_temp(int64_t floats, float **owned) {
 
 // ---- blocking --------------------------------------------------------------------------------
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t round_up(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 // NC: a [KC_MAX, NC] block of B in half of the L2 (the rest holds C tiles
 // and the A stream), rounded to whole NR panels.
@@ -246,6 +249,14 @@ static void round_panel(uint32_t flags, int64_t kc, int w, float *dst, int panel
     }
 }
 
+// Part `part` of `parts` of a packed A micro-panel of n floats into the
+// caches: the next panel's lines, spread over the current one's tiles, so
+// the shared A (Gemm.ap) arrives before its first tile needs it.
+static void prefetch_part(const float *p, int64_t n, int64_t part, int64_t parts) {
+  int64_t lo = n * part / parts, hi = n * (part + 1) / parts;
+  for (int64_t i = lo - lo % 16; i < hi; i += 16) __builtin_prefetch(p + i);
+}
+
 // One K block of one NC block: every MR x NR tile of C[i0:i1, jc:jc+ncur].
 // bp: B's packed panels (or NULL: read in place); ap_buf: room for one
 // packed A micro-panel (or NULL: read in place).
@@ -254,9 +265,12 @@ static void block(const GemmVariant *v, const Gemm *g, const GemmEpi *e0, int64_
   GemmEpi e = *e0;
   for (int64_t ir = i0; ir < i1; ir += v->mr) {
     int mr = (int)min64(v->mr, i1 - ir);
-    const float *ap = g->a + ir * g->rsa + pc * g->csa;
+    const float *ap = g->a + ir * g->rsa + pc * g->csa, *next = NULL;
     int64_t rsa = g->rsa, csa = g->csa;
-    if (ap_buf) {
+    if (g->ap) {
+      ap = g->ap + pc * g->ap_rows + (ir - g->ap_i0) * kc, rsa = 1, csa = v->mr;
+      if (ir + v->mr < i1) next = ap + kc * v->mr;
+    } else if (ap_buf) {
       if (rsa == 1)
         gemm_pack_copy(kc, mr, ap, csa, ap_buf, v->mr);
       else
@@ -271,6 +285,7 @@ static void block(const GemmVariant *v, const Gemm *g, const GemmEpi *e0, int64_
       e.bias_col = g->bias ? g->bias + j : NULL;
       e.bias_row = g->bias ? g->bias + ir : NULL;
       e.aux = g->aux ? g->aux + ir * g->ldaux + j : NULL;
+      if (next) prefetch_part(next, kc * v->mr, jr / v->nr, (ncur + v->nr - 1) / v->nr);
       v->kernel(kc, ap, rsa, csa, bt, bp ? v->nr : g->rsb, mr, nr, g->c + ir * g->ldc + j, g->ldc,
                 &e);
     }
@@ -290,12 +305,30 @@ static void pack_b(const GemmVariant *v, const Gemm *g, int64_t pc, int64_t kc, 
   }
 }
 
+// A's micro-panels of rows [ir, ir + MR), every K block, into g->ap's
+// layout (Gemm.ap): what block() packs per NC block, done once.
+static void pack_a_rows(const GemmVariant *v, const Gemm *g, int64_t ir) {
+  int64_t kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
+  int mr = (int)min64(v->mr, g->m - ir);
+  for (int64_t kb = 0; kb < nkb; kb++) {
+    int64_t pc = kb * kcb, kc = min64(kcb, g->k - pc);
+    const float *a = g->a + ir * g->rsa + pc * g->csa;
+    float *d = (float *)g->ap + pc * g->ap_rows + (ir - g->ap_i0) * kc;
+    if (g->rsa == 1)
+      gemm_pack_copy(kc, mr, a, g->csa, d, v->mr);
+    else
+      v->pack_t(kc, mr, a, g->rsa, d, v->mr);
+    round_panel(g->flags, kc, mr, d, v->mr);
+  }
+}
+
 int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1) {
   if (i0 >= i1 || j0 >= j1) return 0;
   const GemmVariant *v = gemm_current();
   int64_t nc = nc_of(v), kcb = mlc_gemm_kblock(g->k), nkb = mlc_gemm_kblocks(g->k);
   bool packb, packa;
   packing(g, v, i1 - i0, nc, &packb, &packa);
+  packa = packa && !g->ap;
   float *bp = NULL, *ap = NULL;
   int64_t kmax = kcb ? kcb : 1, w = min64(nc, j1 - j0) + v->nr;
   if (packb && !(bp = gemm_scratch(GEMM_SCRATCH_PACK, kmax * w + kmax * v->mr))) return -1;
@@ -336,6 +369,7 @@ typedef struct Split {
   int64_t per;  // strips per product
   int64_t step; // columns (or rows) per strip
   bool by_cols;
+  int64_t i0, i1;           // the rows column strips cover (a row block of a shared A)
   int64_t sa, sb, sc, saux; // element strides between the products of a batch
   atomic_int failed;
 } Split;
@@ -347,7 +381,7 @@ static void split_run(void *vs, int64_t b, int64_t e) {
     Gemm g = *s->g;
     g.a += bi * s->sa, g.b += bi * s->sb, g.c += bi * s->sc;
     if (g.aux) g.aux += bi * s->saux;
-    int rc = s->by_cols ? gemm_region(&g, 0, g.m, lo, min64(lo + s->step, g.n))
+    int rc = s->by_cols ? gemm_region(&g, s->i0, s->i1, lo, min64(lo + s->step, g.n))
                         : gemm_region(&g, lo, min64(lo + s->step, g.m), 0, g.n);
     if (rc) atomic_store(&s->failed, 1);
   }
@@ -371,12 +405,25 @@ static bool weight_rows(const Gemm *g, const GemmVariant *v, int64_t pm, int64_t
   return !pb;
 }
 
+// Whether the column strips of one product read a shared, once-packed A
+// (Gemm.ap) instead of each packing its A micro-panels per NC block
+// (gemm_region), which packs A ceil(width / NC) times per strip: 8 times
+// for one thread on 2048^3, 9 % of its time. Only for a single product (a
+// batch's products have their own A) where gemm_region would pack A.
+bool gemm_shared_a(const Gemm *g, int64_t batch, bool by_cols) {
+  bool pb, pa;
+  if (batch != 1 || !by_cols) return false;
+  const GemmVariant *v = gemm_current();
+  packing(g, v, g->m, nc_of(v), &pb, &pa);
+  return pa;
+}
+
 // Strips per product for t threads, and whether they are column strips.
 // At least one per thread (as many as the panels allow); more, up to
 // SPLIT_PER_THREAD per thread, where a strip re-packs nothing another one
 // packs too: a row strip packs all of a packed B, and a column strip
-// narrower than NC packs its A micro-panels again (gemm_region), so those
-// keep one per thread.
+// narrower than NC packs its A micro-panels again (gemm_region) unless A
+// is shared (gemm_shared_a), so those keep one per thread.
 int64_t gemm_strips(const Gemm *g, int64_t t, int64_t batch, bool *by_cols) {
   const GemmVariant *v = gemm_current();
   int64_t pn = (g->n + v->nr - 1) / v->nr, pm = (g->m + v->mr - 1) / v->mr, nc = nc_of(v);
@@ -393,17 +440,52 @@ int64_t gemm_strips(const Gemm *g, int64_t t, int64_t batch, bool *by_cols) {
   bool pb, pa;
   packing(g, v, *by_cols ? g->m : (g->m + want - 1) / want, nc, &pb, &pa);
   if (!*by_cols && pb) want = least;
-  if (*by_cols && pa) want = min64(want, (g->n + nc - 1) / nc);
+  if (*by_cols && pa && !gemm_shared_a(g, batch, true)) want = min64(want, (g->n + nc - 1) / nc);
   return want > least ? want : least;
+}
+
+static int64_t apack_limit = 16 << 20;
+
+void gemm_set_apack_limit(int64_t bytes) { apack_limit = bytes > 0 ? bytes : 16 << 20; }
+
+static void pack_a_task(void *vg, int64_t b, int64_t e) {
+  const Gemm *g = vg;
+  const GemmVariant *v = gemm_current();
+  for (int64_t p = b; p < e; p++) pack_a_rows(v, g, g->ap_i0 + p * v->mr);
+}
+
+// Column strips over a shared A: per row block of at most apack_limit
+// bytes packed (a region of micro-panel tasks), the strips over its rows
+// (a second region). The packed block is read once per NC block of a
+// strip, about NC / 2 FLOP per byte, so it need not stay in a cache. A
+// block of fewer than 16 micro-rows would change gemm_region's choice to
+// pack B (packing()), so a block is never smaller than that. -1 when out
+// of memory for the block; nothing is written then.
+static int split_shared_a(MlcPool *pool, const GemmVariant *v, const Gemm *g, Split *s) {
+  int64_t mup = round_up(g->m, v->mr), k = g->k > 0 ? g->k : 1;
+  int64_t mb = round_up(apack_limit / ((int64_t)sizeof(float) * k), v->mr);
+  if (mb < 16 * v->mr) mb = 16 * v->mr;
+  mb = min64(mb, mup);
+  float *buf = gemm_scratch(GEMM_SCRATCH_APACK, mb * k);
+  if (!buf) return -1;
+  for (int64_t i0 = 0; i0 < g->m; i0 += mb) {
+    Gemm ga = *g;
+    ga.ap = buf, ga.ap_i0 = i0, ga.ap_rows = min64(mb, mup - i0);
+    mlc_parallel_for(pool, ga.ap_rows / v->mr, 1, pack_a_task, &ga);
+    s->g = &ga, s->i0 = i0, s->i1 = min64(i0 + mb, g->m);
+    mlc_parallel_for(s->per > 1 ? pool : NULL, s->per, 1, split_run, s);
+  }
+  return 0;
 }
 
 static int gemm_parallel(MlcPool *pool, const Gemm *g, int64_t batch, const int64_t strides[4]) {
   const GemmVariant *v = gemm_current();
-  Split s = {.g = g, .sa = strides[0], .sb = strides[1], .sc = strides[2], .saux = strides[3]};
+  Split s = {.g = g, .i1 = g->m, .sa = strides[0], .sb = strides[1], .sc = strides[2], .saux = strides[3]};
   int64_t parts = gemm_strips(g, mlc_pool_threads(pool), batch, &s.by_cols);
   int64_t unit = s.by_cols ? v->nr : v->mr, panels = ((s.by_cols ? g->n : g->m) + unit - 1) / unit;
   s.step = (panels + parts - 1) / parts * unit;
   s.per = ((s.by_cols ? g->n : g->m) + s.step - 1) / s.step;
+  if (gemm_shared_a(g, batch, s.by_cols) && !split_shared_a(pool, v, g, &s)) return atomic_load(&s.failed) ? -1 : 0;
   mlc_parallel_for(parts * batch > 1 ? pool : NULL, batch * s.per, 1, split_run, &s);
   return atomic_load(&s.failed) ? -1 : 0;
 }

@@ -76,6 +76,12 @@ typedef struct Gemm {
   int64_t ldc;
   const float *bias, *aux;
   int64_t ldaux;
+  // Rows [ap_i0, ap_i0 + ap_rows) of A already packed (or ap NULL): the
+  // micro-panel of rows [ir, ir + MR) in the K block at pc is at
+  // ap + pc * ap_rows + (ir - ap_i0) * kc (ap_rows a multiple of MR). Set
+  // by the driver only (gemm.c, gemm_parallel); regions stay inside it.
+  const float *ap;
+  int64_t ap_i0, ap_rows;
 } Gemm;
 
 // The blocked loops over C[i0:i1, j0:j1] on the calling thread (no pool).
@@ -84,6 +90,15 @@ int gemm_region(const Gemm *g, int64_t i0, int64_t i1, int64_t j0, int64_t j1);
 // How mlc_sgemm(_batched) splits each of `batch` products for `threads`
 // threads: the number of strips, across N (*by_cols) or M (gemm.c).
 int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols);
+
+// Whether the column strips (by_cols) of `batch` products read one shared,
+// once-packed A (gemm.c, gemm_parallel) instead of packing their own.
+bool gemm_shared_a(const Gemm *g, int64_t batch, bool by_cols);
+
+// The most bytes of A that gemm_parallel packs at once for all its strips
+// (16 MiB; a larger A goes in row blocks). For the tests, which reach the
+// row blocks on small shapes with a small limit; bytes <= 0 restores it.
+void gemm_set_apack_limit(int64_t bytes);
 
 // A per-thread work buffer of at least `floats` floats, 64-byte aligned,
 // kept for the thread's life (no allocation per call once grown). Slot 0
@@ -98,10 +113,11 @@ int64_t gemm_strips(const Gemm *g, int64_t threads, int64_t batch, bool *by_cols
 // caller does not store it but the pool needs all of it (conv_y_temp);
 // slot 9 the whole dy^T of conv2d_grad_pick in two regions, on its calling
 // thread (conv_grad_pool.c: written by the first region's tasks, read by
-// the second's).
+// the second's); slot 10 a large product's packed A, on its calling thread
+// (gemm.c, gemm_parallel: packed by one region, read by the next).
 enum { GEMM_SCRATCH_PACK, GEMM_SCRATCH_COL, GEMM_SCRATCH_OUT, GEMM_SCRATCH_ROUND, GEMM_SCRATCH_WPACK,
        GEMM_SCRATCH_WINOGRAD, GEMM_SCRATCH_DY, GEMM_SCRATCH_PLANES, GEMM_SCRATCH_YTEMP, GEMM_SCRATCH_DYT,
-       GEMM_SCRATCH_SLOTS };
+       GEMM_SCRATCH_APACK, GEMM_SCRATCH_SLOTS };
 float *gemm_scratch(int slot, int64_t floats);
 
 // A call's temporary of `floats` floats, on the calling thread: up to

@@ -8,7 +8,8 @@
 // micro-tile), every transpose combination, padded leading dimensions,
 // alpha/beta, each epilogue. Then: results are bit-identical with 1, 2 and
 // 3 threads (and to gemm_ref.h with the finer strips of 2 and 3 threads,
-// whose number the test pins), and bit-identical to the generic variant (every variant sums
+// whose number the test pins, and with a large A packed once for all
+// strips), and bit-identical to the generic variant (every variant sums
 // in the same order). The same for MLC_GEMM_BF16 and MLC_GEMM_F16 against
 // gemm_ref.h over the rounded operands, and a check that the rounding
 // changes the result. Exit 77 (skipped) when the CPU lacks the variant.
@@ -232,6 +233,57 @@ static void strip_split(const char *variant) {
   for (int p = 0; p < 2; p++) mlc_pool_free(pools[p]);
 }
 
+// A packed once and shared by the column strips (gemm.c, gemm_shared_a):
+// gemm_ref.h's bits at 1, 2 and 3 threads, in one row block and, under a
+// small limit, in several with a ragged last one; transposed A, bias rows
+// and a residual, bf16 rounding in the shared packing. The shapes grow
+// with the L2 until the driver takes that path (A past half the L2, N
+// past an NC block), which is checked too.
+static void shared_a(const char *variant) {
+  long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  int64_t half = (l2 > 0 ? l2 : 1 << 20) / 2, m = 301, k = 1030, n = 1100;
+  while (4 * k * m <= half) k += 512;
+  while (n <= half / (4 * MLC_GEMM_KC_MAX)) n += 512;
+  const Case cases[] = {{0, m, n, k, 1, 1, 0},
+                        {MLC_GEMM_TRANS_A | MLC_GEMM_BIAS_ROW | MLC_GEMM_RESIDUAL, m, n, k, 2, 0.5f, 1},
+                        {MLC_GEMM_TRANS_B | MLC_GEMM_BF16, m, n, k, 0, 1, 0}};
+  MlcPool *pools[3] = {mlc_pool_new(1), mlc_pool_new(2), mlc_pool_new(3)};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const Case *t = &cases[i];
+    Operands o;
+    operands_new(t, &o);
+    int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+    Gemm g = {.m = t->m, .n = t->n, .k = t->k, .rsa = ta ? 1 : o.lda, .csa = ta ? o.lda : 1,
+              .rsb = tb ? 1 : o.ldb, .csb = tb ? o.ldb : 1,
+              .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
+    bool by_cols;
+    gemm_strips(&g, 2, 1, &by_cols);
+    double *cr = run_ref(t, &o);
+    for (int lim = 0; lim < 2; lim++) {
+      gemm_set_apack_limit(lim ? 64 << 10 : 0);
+      for (int p = 0; p < 3; p++) {
+        float *c = run(pools[p], t, &o);
+        int64_t unlike = 0;
+        for (int64_t r = 0; c && r < t->m; r++)
+          for (int64_t j = 0; j < t->n; j++) {
+            float rf = (float)cr[r * o.ldc + j];
+            unlike += memcmp(&c[r * o.ldc + j], &rf, sizeof rf) != 0;
+          }
+        char name[200], msg[400];
+        name_case(t, name, sizeof name);
+        snprintf(msg, sizeof msg, "%s: %s, shared A (%s), %d threads: %lld elements differ from gemm_ref.h",
+                 variant, name, lim ? "row blocks of 64 KiB" : "one block", p + 1, (long long)unlike);
+        check(msg, c && !unlike && by_cols && gemm_shared_a(&g, 1, by_cols));
+        free(c);
+      }
+    }
+    gemm_set_apack_limit(0);
+    free(cr);
+    operands_free(&o);
+  }
+  for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
+}
+
 // MLC_GEMM_BF16 and MLC_GEMM_F16 (check_case: gemm_ref.h over the rounded
 // operands bit for bit, the rounded double reference within the f32
 // bound, the generic variant's bits) on odd shapes with every transpose,
@@ -375,6 +427,7 @@ int main(int argc, char **argv) {
   scalars_and_epilogues(variant);
   thread_counts(variant, 0);
   strip_split(variant);
+  shared_a(variant);
   batched(variant);
   batched_small(variant);
   precision(variant);
