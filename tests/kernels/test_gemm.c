@@ -165,6 +165,27 @@ static void thread_counts(const char *variant, uint32_t prec) {
   for (int p = 0; p < 3; p++) mlc_pool_free(pools[p]);
 }
 
+// How many of C's elements differ from gemm_ref.h's result cr (all of
+// them when the call failed: c NULL).
+static int64_t unlike_ref(const Case *t, const Operands *o, const float *c, const double *cr) {
+  int64_t unlike = 0;
+  for (int64_t r = 0; r < t->m; r++)
+    for (int64_t j = 0; j < t->n; j++) {
+      float rf = (float)cr[r * o->ldc + j];
+      unlike += !c || memcmp(&c[r * o->ldc + j], &rf, sizeof rf) != 0;
+    }
+  return unlike;
+}
+
+// The driver's view of a case (gemm.c's Gemm: the transposes as strides),
+// for asking it how it splits and packs.
+static Gemm gemm_of_case(const Case *t, const Operands *o) {
+  int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
+  return (Gemm){.m = t->m, .n = t->n, .k = t->k, .b = o->b, .rsa = ta ? 1 : o->lda, .csa = ta ? o->lda : 1,
+                .rsb = tb ? 1 : o->ldb, .csb = tb ? o->ldb : 1,
+                .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
+}
+
 // The threads claim strips of C from the pool's counter (gemm.c,
 // gemm_strips): fashion_mlp's products and odd shapes with ragged last
 // strips, split by columns and by rows, give gemm_ref.h's bits with 2 and
@@ -194,10 +215,7 @@ static void strip_split(const char *variant) {
     Operands o;
     operands_new(t, &o);
     double *cr = run_ref(t, &o);
-    int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
-    Gemm g = {.m = t->m, .n = t->n, .k = t->k, .b = o.b, .rsa = ta ? 1 : o.lda, .csa = ta ? o.lda : 1,
-              .rsb = tb ? 1 : o.ldb, .csb = tb ? o.ldb : 1,
-              .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
+    Gemm g = gemm_of_case(t, &o);
     // the weight-gradient row split wants B in a quarter of the L2 (gemm.c, weight_rows)
     long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     bool want_cols = cases[i].by_cols || 4.0 * (double)t->k * (double)t->n > 0.25 * (double)(l2 > 0 ? l2 : 1 << 20);
@@ -213,12 +231,7 @@ static void strip_split(const char *variant) {
       bool by_cols;
       int64_t strips = gemm_strips(&g, threads, 1, &by_cols);
       float *c = run(pools[p], t, &o);
-      int64_t unlike = 0;
-      for (int64_t r = 0; c && r < t->m; r++)
-        for (int64_t j = 0; j < t->n; j++) {
-          float rf = (float)cr[r * o.ldc + j];
-          unlike += memcmp(&c[r * o.ldc + j], &rf, sizeof rf) != 0;
-        }
+      int64_t unlike = unlike_ref(t, &o, c, cr);
       char name[200], msg[400];
       name_case(t, name, sizeof name);
       snprintf(msg, sizeof msg, "%s: %s, %lld threads: %lld %s strips (want %lld), %lld elements "
@@ -252,10 +265,7 @@ static void shared_a(const char *variant) {
     const Case *t = &cases[i];
     Operands o;
     operands_new(t, &o);
-    int ta = t->flags & MLC_GEMM_TRANS_A, tb = t->flags & MLC_GEMM_TRANS_B;
-    Gemm g = {.m = t->m, .n = t->n, .k = t->k, .rsa = ta ? 1 : o.lda, .csa = ta ? o.lda : 1,
-              .rsb = tb ? 1 : o.ldb, .csb = tb ? o.ldb : 1,
-              .flags = t->flags & ~(uint32_t)(MLC_GEMM_TRANS_A | MLC_GEMM_TRANS_B)};
+    Gemm g = gemm_of_case(t, &o);
     bool by_cols;
     gemm_strips(&g, 2, 1, &by_cols);
     double *cr = run_ref(t, &o);
@@ -263,12 +273,7 @@ static void shared_a(const char *variant) {
       gemm_set_apack_limit(lim ? 64 << 10 : 0);
       for (int p = 0; p < 3; p++) {
         float *c = run(pools[p], t, &o);
-        int64_t unlike = 0;
-        for (int64_t r = 0; c && r < t->m; r++)
-          for (int64_t j = 0; j < t->n; j++) {
-            float rf = (float)cr[r * o.ldc + j];
-            unlike += memcmp(&c[r * o.ldc + j], &rf, sizeof rf) != 0;
-          }
+        int64_t unlike = unlike_ref(t, &o, c, cr);
         char name[200], msg[400];
         name_case(t, name, sizeof name);
         snprintf(msg, sizeof msg, "%s: %s, shared A (%s), %d threads: %lld elements differ from gemm_ref.h",
