@@ -546,10 +546,15 @@ static void fwd_setup(ConvJob *j, int64_t threads) {
 // per group in and out: its lanes hold channels, so small planes fill them
 // (batch 64, 1 thread, depthwise 3x3, against the narrow forward: 128
 // channels at 8 x 8 0.74 -> 0.34 ms, 64 at 16 x 16 0.72 -> 0.48, 32 at 32
-// x 32 1.06 -> 1.00, 64 at 32 x 32 stride 2 3.2 -> 1.3; kernels.md). A
-// task is one image's 16 channels.
+// x 32 1.06 -> 1.00, 64 at 32 x 32 stride 2 3.2 -> 1.3; kernels.md), and
+// on AVX2 without AVX-512 (conv_lanes_avx2.c) for every such geometry,
+// against the im2col + GEMM path (MLC_CPU_ISA=avx2 on the AVX-512 machine:
+// 128 at 8 x 8 2.83 -> 0.74 ms, 64 at 16 x 16 2.82 -> 2.03, 32 at 32 x
+// 32 4.91 -> 2.68, 64 at 32 x 32 stride 2 5.77 -> 3.05). A task is one
+// image's 16 channels.
 static bool fwd_lanes_depthwise(const Conv *k) {
-  return k->cg == 1 && k->og == 1 && k->kc <= MLC_GEMM_KC_MAX && narrow_wins(k, NARROW_FWD);
+  if (k->cg != 1 || k->og != 1 || k->kc > MLC_GEMM_KC_MAX) return false;
+  return narrow_wins(k, NARROW_FWD) || (narrow_wins(k, NARROW_GW) && !gemm_have_avx512() && gemm_have_avx2());
 }
 #endif
 

@@ -180,10 +180,18 @@ typedef struct NarrowGwOps {
 extern const NarrowGwOps conv_narrow_gw_avx512;
 void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt);
 // The depthwise forward (one channel per group in and out) with 16
-// channels in the lanes (conv_narrow_avx512.c): y[n, o0..o0+16) of image
-// xn = x[n], all pixels; AVX-512 only, Kc <= MLC_GEMM_KC_MAX.
+// channels in the lanes (conv_narrow_avx512.c; conv_lanes_avx2.c's where
+// the CPU has AVX2 but not AVX-512): y[n, o0..o0+16) of image xn = x[n],
+// all pixels; Kc <= MLC_GEMM_KC_MAX.
 bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
                            int64_t o0, float *yn);
+bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
+                                int64_t o0, float *yn);
+// Its inputs, in slot COL: image xn's x^T for the 16 channels o0..
+// (conv_narrow_x_t with this CPU's transpose), returned, and the taps'
+// weights *wl [Kc, 16] (conv_narrow_lane_weights); NULL when out of memory.
+float *conv_narrow_fwd_lanes_prep(const Conv *k, const float *xn, const float *w, int64_t o0, uint32_t flags,
+                                  float **wl);
 // grad_input the same way (conv_narrow.c; its loop AVX-512's or C's):
 // dx[n, c0..c0+16) of image n (dyn = dy[n], dxn = dx[n]), all pixels, from
 // the call's table (conv_narrow_gin_lanes_floats floats, made once by

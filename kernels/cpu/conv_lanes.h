@@ -33,6 +33,26 @@ static inline int64_t lanes_pad_rows(const Conv *k, int64_t i0, int64_t i1) {
 static inline int64_t narrow_rows(const Conv *k) { return lanes_pad_rows(k, 0, k->ho - 1); }
 static inline int64_t narrow_xt_floats(const Conv *k) { return k->cg * narrow_rows(k) * lanes_pad_w(k) * 16; }
 
+// The depthwise lane forward's offsets in x^T [rows, WP, 16]: roff[r]
+// of tap r = (a, b), and qo[t] of output pixels q0 + t (t < 16; past the
+// plane, x^T's first pixel, computed but never stored), (*i, *j) the
+// output pixel q0's row and column, stepped on to q0 + 16's.
+static inline void narrow_fwd_roff(const Conv *k, int32_t *roff) {
+  int64_t wp = lanes_pad_w(k);
+  for (int64_t a = 0, p = 0; a < k->kh; a++)
+    for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((a * k->dh) * wp + b * k->dw) * 16);
+}
+static inline int narrow_fwd_qo(const Conv *k, int64_t q0, int64_t *i, int64_t *j, int32_t qo[16]) {
+  int n16 = (int)(k->p - q0 < 16 ? k->p - q0 : 16);
+  int64_t wp = lanes_pad_w(k);
+  for (int t = 0; t < 16; t++) {
+    if (t >= n16) { qo[t] = 0; continue; }
+    qo[t] = (int32_t)((*i * k->sh * wp + *j * k->sw) * 16);
+    if (++*j == k->wo) *j = 0, ++*i;
+  }
+  return n16;
+}
+
 // Pixels [q, q+n) of the chunk (n <= np) as input pointers into the
 // padded copy (rows from r0); a short tile repeats its last pixel.
 static inline void lanes_pixel_ptrs(const Conv *k, const float *xp, int64_t r0, int64_t wp, int64_t q, int n, int np,

@@ -248,3 +248,62 @@ bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wt
   lanes_store(dxt, cp, k->cg, nx, NULL, dxg, nx);
   return true;
 }
+
+// ---- the depthwise forward in channel lanes ---------------------------------------------------
+// conv_narrow_avx512.c's conv_narrow_fwd_lanes on AVX2: 16 channels of an
+// output pixel in two ymm, tiles of 4 pixels (8 accumulators and 2 weight
+// vectors of 16 registers), each lane's chain over its taps in order from
+// +0 (padding taps multiply x^T's zeros), the epilogue (epi8, the ops of
+// gemm_epi_scalar), then per 8 pixels two 8 x 8 transposes back to the
+// channels' planes: the AVX-512 pass's bits.
+static inline __attribute__((always_inline)) void narrow_fwd_tile(int64_t kc, const int32_t *roff, const float *wl,
+                                                                  const float *xt, const int32_t *qo, __m256 acc[][2]) {
+  for (int t = 0; t < 4; t++) acc[t][0] = acc[t][1] = _mm256_setzero_ps();
+  for (int64_t r = 0; r < kc; r++) {
+    __m256 w0 = _mm256_loadu_ps(wl + 16 * r), w1 = _mm256_loadu_ps(wl + 16 * r + 8);
+    for (int t = 0; t < 4; t++) {
+      const float *x = xt + qo[t] + roff[r];
+      acc[t][0] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(x), acc[t][0]);
+      acc[t][1] = _mm256_fmadd_ps(w1, _mm256_loadu_ps(x + 8), acc[t][1]);
+    }
+  }
+}
+
+bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
+                                int64_t o0, float *yn) {
+  int nl = (int)(k->o - o0 < 16 ? k->o - o0 : 16);
+  float *wl;
+  const float *xt = conv_narrow_fwd_lanes_prep(k, xn, w, o0, flags, &wl);
+  if (!xt) return false;
+  int32_t roff[MLC_GEMM_KC_MAX];
+  narrow_fwd_roff(k, roff);
+  GemmEpi e = {.flags = (bias ? MLC_GEMM_BIAS_COL : 0) | (flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0), .alpha = 1,
+               .beta = 0, .bias_col = bias ? bias + o0 : NULL};
+  __m256i lm[2] = {lanes(nl), lanes(nl - 8)};
+  for (int64_t q0 = 0, i = 0, j = 0; q0 < k->p; q0 += 16) {
+    int32_t qo[16];
+    int n16 = narrow_fwd_qo(k, q0, &i, &j, qo);
+    for (int p8 = 0; p8 < n16; p8 += 8) {
+      int n8 = n16 - p8 < 8 ? n16 - p8 : 8;
+      __m256 v[8][2];
+      narrow_fwd_tile(k->kc, roff, wl, xt, qo + p8, v);
+      if (n8 > 4) narrow_fwd_tile(k->kc, roff, wl, xt, qo + p8 + 4, v + 4);
+      else
+        for (int t = 4; t < 8; t++) v[t][0] = v[t][1] = _mm256_setzero_ps();
+      for (int t = 0; t < n8; t++)
+        for (int h = 0; h < 2; h++) v[t][h] = epi8(&e, v[t][h], NULL, lm[h], 0, 8 * h);
+      __m256i pm = lanes(n8);
+      for (int h = 0; h < 2 && 8 * h < nl; h++) {
+        __m256 r[8];
+        for (int t = 0; t < 8; t++) r[t] = v[t][h];
+        transpose8(r); // r[l]: channel o0 + 8h + l's 8 pixels
+        for (int l = 0; l < 8 && 8 * h + l < nl; l++) {
+          float *y = yn + (o0 + 8 * h + l) * k->p + q0 + p8;
+          if (n8 == 8) _mm256_storeu_ps(y, r[l]);
+          else _mm256_maskstore_ps(y, pm, r[l]);
+        }
+      }
+    }
+  }
+  return true;
+}

@@ -179,6 +179,17 @@ bool conv_narrow_grad_weight(const Conv *k, const float *x, const float *dy, int
   return true;
 }
 
+// ---- the depthwise forward in channel lanes ----------------------------------------------------------
+float *conv_narrow_fwd_lanes_prep(const Conv *k, const float *xn, const float *w, int64_t o0, uint32_t flags,
+                                  float **wl) {
+  float *xt = gemm_scratch(GEMM_SCRATCH_COL, narrow_xt_floats(k) + 16 * k->kc);
+  if (!xt) return NULL;
+  *wl = xt + narrow_xt_floats(k);
+  conv_narrow_x_t(gw_ops(), k, xn, o0, flags, xt);
+  conv_narrow_lane_weights(k, w, o0, k->o - o0 < 16 ? k->o - o0 : 16, flags, *wl);
+  return xt;
+}
+
 // ---- the depthwise grad_input in channel lanes -------------------------------------------------------
 int64_t conv_narrow_gin_lanes_floats(const Conv *k) { return k->h * k->w * k->kc; }
 

@@ -183,26 +183,19 @@ static inline __attribute__((always_inline)) void fwd_lanes_tile(int64_t kc, con
 
 bool conv_narrow_fwd_lanes(const Conv *k, const float *xn, const float *w, const float *bias, uint32_t flags,
                            int64_t o0, float *yn) {
-  int64_t wp = lanes_pad_w(k), kc = k->kc, nl = k->o - o0 < 16 ? k->o - o0 : 16;
-  float *xt = gemm_scratch(GEMM_SCRATCH_COL, narrow_xt_floats(k) + 16 * kc);
+  if (!gemm_have_avx512()) return conv_narrow_fwd_lanes_avx2(k, xn, w, bias, flags, o0, yn);
+  int64_t kc = k->kc, nl = k->o - o0 < 16 ? k->o - o0 : 16;
+  float *wl; // [Kc, 16]: tap r's weight of each lane's channel
+  float *xt = conv_narrow_fwd_lanes_prep(k, xn, w, o0, flags, &wl);
   if (!xt) return false;
-  float *wl = xt + narrow_xt_floats(k); // [Kc, 16]: tap r's weight of each lane's channel
-  conv_narrow_x_t(&conv_narrow_gw_avx512, k, xn, o0, flags, xt);
-  conv_narrow_lane_weights(k, w, o0, nl, flags, wl);
   int32_t roff[MLC_GEMM_KC_MAX];
-  for (int64_t a = 0, p = 0; a < k->kh; a++)
-    for (int64_t b = 0; b < k->kw; b++) roff[p++] = (int32_t)(((a * k->dh) * wp + b * k->dw) * 16);
+  narrow_fwd_roff(k, roff);
   GemmEpi e = {.flags = (bias ? MLC_GEMM_BIAS_COL : 0) | (flags & MLC_CONV_RELU ? MLC_GEMM_RELU : 0), .alpha = 1,
                .beta = 0, .bias_col = bias ? bias + o0 : NULL};
   __mmask16 lm = mask_range(0, nl);
   for (int64_t q0 = 0, i = 0, j = 0; q0 < k->p; q0 += 16) {
-    int n16 = (int)(k->p - q0 < 16 ? k->p - q0 : 16);
     int32_t qo[16];
-    for (int t = 0; t < 16; t++) {
-      if (t >= n16) { qo[t] = 0; continue; } // a short tile reads x^T's first pixel, not stored
-      qo[t] = (int32_t)((i * k->sh * wp + j * k->sw) * 16);
-      if (++j == k->wo) j = 0, i++;
-    }
+    int n16 = narrow_fwd_qo(k, q0, &i, &j, qo);
     __m512 v[16];
     fwd_lanes_tile(kc, roff, wl, xt, qo, v);
     if (n16 > FWD_LANE_PIX) fwd_lanes_tile(kc, roff, wl, xt, qo + FWD_LANE_PIX, v + FWD_LANE_PIX);

@@ -381,9 +381,12 @@ static void shapes(const char *variant) {
       shape(3, 17, 6, 6, 34, 3, 3, 1, 1, 1, 17),   // 34 channels of dw: three blocks of lanes
       shape(2, 16, 7, 9, 16, 3, 3, 1, 1, 1, 4),    // 4 x 4 per group: narrow gradients, col + GEMM forward
       // depthwise, the forward in channel lanes: dilation and stride 2 with
-      // 24 channels (16 + 8 lanes), an 8 x 8 plane of 40 channels
+      // 24 channels (16 + 8 lanes), an 8 x 8 plane of 40 channels, and 21
+      // pixels of 29 channels (16 + 13 lanes; the AVX2 pass's last 8
+      // pixels are 5: one tile of 4 and one of 1)
       shape(2, 24, 11, 13, 24, 3, 3, 2, 2, 2, 24),
       shape(1, 40, 8, 8, 40, 3, 3, 1, 1, 1, 40),
+      shape(2, 29, 3, 7, 29, 3, 3, 1, 1, 1, 29),
   };
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     check_shape(&s[i], 0, 0, variant);
