@@ -563,13 +563,18 @@ static bool fwd_lanes_depthwise(const Conv *k) {
 // 16 MiB: on AVX-512 where the narrow grad_input would run (batch 64, 1
 // thread, depthwise 3x3, against it: 128 channels at 8 x 8 1.0 -> 0.26 ms,
 // 64 at 16 x 16 1.2 -> 0.76, 32 at 32 x 32 3.3 -> 1.3, 64 at 32 x 32
-// stride 2 6.3 -> 2.1), elsewhere (its loop in C) on planes of at most 256
-// pixels, where it beats the col2im + GEMM path it replaces (AVX2: 2.75 ->
-// 0.67 ms at 8 x 8, 2.95 -> 1.31 at 16 x 16; at 32 x 32 it lost, 4.8 ->
-// 5.7; kernels.md).
+// stride 2 6.3 -> 2.1); on AVX2 (its loop conv_lanes_avx2.c's) on every
+// such geometry, against the col2im + GEMM path (MLC_CPU_ISA=avx2: 32 at
+// 32 x 32 5.2-8.4 -> 2.37 ms, 64 at 32 x 32 stride 2 7.7-9.9 -> 2.40, and
+// against the C loop below 0.84 -> 0.52 at 128 x 8 x 8, 1.57 -> 0.72 at
+// 64 x 16 x 16); without AVX2 (its loop in C) on planes of at most 256
+// pixels, where that beat col2im + GEMM (AVX2 build: 2.75 -> 0.67 ms at 8
+// x 8, 2.95 -> 1.31 at 16 x 16; at 32 x 32 it lost, 4.8 -> 5.7;
+// kernels.md).
 static bool gin_lanes_depthwise(const Conv *k) {
   if (k->cg != 1 || k->og != 1 || k->kc > MLC_GEMM_KC_MAX || k->h * k->w * k->kc > (INT64_C(1) << 22)) return false;
-  return narrow_wins(k, NARROW_GIN) || (narrow_wins(k, NARROW_GW) && !gemm_have_avx512() && k->h * k->w <= 256);
+  return narrow_wins(k, NARROW_GIN) ||
+         (narrow_wins(k, NARROW_GW) && !gemm_have_avx512() && (gemm_have_avx2() || k->h * k->w <= 256));
 }
 
 // A task of the depthwise lane passes: one image's 16 channels (C = O),

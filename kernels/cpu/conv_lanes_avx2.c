@@ -307,3 +307,60 @@ bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, 
   }
   return true;
 }
+
+// ---- the depthwise grad_input in channel lanes --------------------------------------------------
+// conv_narrow_avx512.c's gin_lanes on AVX2: 16 channels of a dx pixel in
+// two ymm, tiles of 4 pixels; per tap r in order, fmaf(w, dy, +0) at the
+// table's dy^T offset, added where the table has the tap and where it has
+// -1 ANDed to +0 (a sum from +0 of such products is never -0, so adding
+// +0 leaves it as it is, and an infinite w never meets a zero), then two
+// 8 x 8 transposes per 8 pixels back to the channels' planes.
+static inline __attribute__((always_inline)) void gin_lanes_tile(int64_t kc, const int32_t *tab, const float *wl,
+                                                                 const float *dyt, __m256 acc[][2]) {
+  const __m256 zero = _mm256_setzero_ps();
+  for (int t = 0; t < 4; t++) acc[t][0] = acc[t][1] = zero;
+  for (int64_t r = 0; r < kc; r++) {
+    __m256 w0 = _mm256_loadu_ps(wl + 16 * r), w1 = _mm256_loadu_ps(wl + 16 * r + 8);
+    for (int t = 0; t < 4; t++) {
+      int32_t off = tab[t * kc + r];
+      const float *d = dyt + (off >= 0 ? off : 0);
+      __m256 in = _mm256_castsi256_ps(_mm256_set1_epi32(off >= 0 ? -1 : 0));
+      acc[t][0] = _mm256_add_ps(acc[t][0], _mm256_and_ps(in, _mm256_fmadd_ps(w0, _mm256_loadu_ps(d), zero)));
+      acc[t][1] = _mm256_add_ps(acc[t][1], _mm256_and_ps(in, _mm256_fmadd_ps(w1, _mm256_loadu_ps(d + 8), zero)));
+    }
+  }
+}
+
+void conv_narrow_gin_lanes_avx2(const Conv *k, const int32_t *tab, const float *wl, const float *dyt, int64_t nl,
+                                int64_t c0, float *dxn) {
+  int64_t kc = k->kc, hw = k->h * k->w;
+  int32_t part[4 * MLC_GEMM_KC_MAX]; // a short tile's rows: the pixels it has, then no taps
+  for (int64_t q0 = 0; q0 < hw; q0 += 8) {
+    int n8 = (int)(hw - q0 < 8 ? hw - q0 : 8);
+    __m256 v[8][2];
+    for (int i = 0; i < 2; i++) {
+      int64_t qs = q0 + 4 * i, have = hw - qs;
+      const int32_t *rows = tab + qs * kc;
+      if (have <= 0) {
+        for (int t = 4 * i; t < 4 * i + 4; t++) v[t][0] = v[t][1] = _mm256_setzero_ps();
+        continue;
+      }
+      if (have < 4) {
+        for (int64_t e = 0; e < 4 * kc; e++) part[e] = e < have * kc ? rows[e] : -1;
+        rows = part;
+      }
+      gin_lanes_tile(kc, rows, wl, dyt, v + 4 * i);
+    }
+    __m256i pm = lanes(n8);
+    for (int h = 0; h < 2 && 8 * h < nl; h++) {
+      __m256 r[8];
+      for (int t = 0; t < 8; t++) r[t] = v[t][h];
+      transpose8(r); // r[l]: channel c0 + 8h + l's 8 pixels
+      for (int l = 0; l < 8 && 8 * h + l < nl; l++) {
+        float *d = dxn + (c0 + 8 * h + l) * hw + q0;
+        if (n8 == 8) _mm256_storeu_ps(d, r[l]);
+        else _mm256_maskstore_ps(d, pm, r[l]);
+      }
+    }
+  }
+}
