@@ -182,6 +182,8 @@ extern const NarrowGwOps conv_narrow_gw_avx512;
 // gin_lanes of the ops a CPU with AVX2 but not AVX-512 gets (conv_narrow.c).
 void conv_narrow_gin_lanes_avx2(const Conv *k, const int32_t *tab, const float *wl, const float *dyt, int64_t nl,
                                 int64_t c0, float *dxn);
+// and its transpose (the ops' `transpose`).
+void conv_narrow_transpose_avx2(const float *const *src, int64_t n, uint32_t flags, float *out);
 void conv_narrow_x_t(const NarrowGwOps *ops, const Conv *k, const float *xn, int64_t o0, uint32_t flags, float *xt);
 // The depthwise forward (one channel per group in and out) with 16
 // channels in the lanes (conv_narrow_avx512.c; conv_lanes_avx2.c's where

@@ -364,3 +364,26 @@ void conv_narrow_gin_lanes_avx2(const Conv *k, const int32_t *tab, const float *
     }
   }
 }
+
+// ---- the narrow passes' transposes -----------------------------------------------------------
+// conv_narrow.c's transpose_c on AVX2: out [n, 16], lane l of row t the
+// element t of src[l] (NULL: zero), rounded by the precision bits; per 8
+// columns and 8 lanes one 8 x 8 transpose (the C loop's stores, 16 floats
+// apart, were most of the narrow passes' x^T and dy^T builds).
+void conv_narrow_transpose_avx2(const float *const *src, int64_t n, uint32_t flags, float *out) {
+  for (int64_t t0 = 0; t0 < n; t0 += 8) {
+    int m = (int)(n - t0 < 8 ? n - t0 : 8);
+    __m256i cm = lanes(m);
+    for (int h = 0; h < 2; h++) {
+      __m256 r[8];
+      for (int l = 0; l < 8; l++) {
+        const float *s = src[8 * h + l];
+        r[l] = !s ? _mm256_setzero_ps() : m == 8 ? _mm256_loadu_ps(s + t0) : _mm256_maskload_ps(s + t0, cm);
+      }
+      transpose8(r); // r[t]: column t0 + t's 8 lanes
+      for (int t = 0; t < m; t++) _mm256_storeu_ps(out + (t0 + t) * 16 + 8 * h, r[t]);
+    }
+  }
+  if (flags & (MLC_GEMM_BF16 | MLC_GEMM_F16))
+    for (int64_t i = 0; i < n * 16; i++) out[i] = lanes_round(flags, out[i]);
+}

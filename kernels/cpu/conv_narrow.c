@@ -104,7 +104,7 @@ NARROW_CLONES static void gin_lanes_c(const Conv *k, const int32_t *tab, const f
 
 static const NarrowGwOps gw_c = {transpose_c, rows_c, gin_lanes_c};
 #if defined(__x86_64__) || defined(__i386__)
-static const NarrowGwOps gw_avx2 = {transpose_c, rows_c, conv_narrow_gin_lanes_avx2};
+static const NarrowGwOps gw_avx2 = {conv_narrow_transpose_avx2, rows_c, conv_narrow_gin_lanes_avx2};
 #endif
 
 static const NarrowGwOps *gw_ops(void) {
