@@ -250,6 +250,23 @@ bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wt
 }
 
 // ---- the depthwise forward in channel lanes ---------------------------------------------------
+// 8 pixels' 16 channels (v[t][h]: pixel t's channels 8h..8h+7) back to
+// the channels' planes: y[l * ldy + t] for channels l < nl, pixels t < n8,
+// through two 8 x 8 transposes.
+static void lanes16_store(__m256 v[8][2], int nl, int n8, float *y, int64_t ldy) {
+  __m256i pm = lanes(n8);
+  for (int h = 0; h < 2 && 8 * h < nl; h++) {
+    __m256 r[8];
+    for (int t = 0; t < 8; t++) r[t] = v[t][h];
+    transpose8(r); // r[l]: channel 8h + l's 8 pixels
+    for (int l = 0; l < 8 && 8 * h + l < nl; l++) {
+      float *d = y + (8 * h + l) * ldy;
+      if (n8 == 8) _mm256_storeu_ps(d, r[l]);
+      else _mm256_maskstore_ps(d, pm, r[l]);
+    }
+  }
+}
+
 // conv_narrow_avx512.c's conv_narrow_fwd_lanes on AVX2: 16 channels of an
 // output pixel in two ymm, tiles of 4 pixels (8 accumulators and 2 weight
 // vectors of 16 registers), each lane's chain over its taps in order from
@@ -292,17 +309,7 @@ bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, 
         for (int t = 4; t < 8; t++) v[t][0] = v[t][1] = _mm256_setzero_ps();
       for (int t = 0; t < n8; t++)
         for (int h = 0; h < 2; h++) v[t][h] = epi8(&e, v[t][h], NULL, lm[h], 0, 8 * h);
-      __m256i pm = lanes(n8);
-      for (int h = 0; h < 2 && 8 * h < nl; h++) {
-        __m256 r[8];
-        for (int t = 0; t < 8; t++) r[t] = v[t][h];
-        transpose8(r); // r[l]: channel o0 + 8h + l's 8 pixels
-        for (int l = 0; l < 8 && 8 * h + l < nl; l++) {
-          float *y = yn + (o0 + 8 * h + l) * k->p + q0 + p8;
-          if (n8 == 8) _mm256_storeu_ps(y, r[l]);
-          else _mm256_maskstore_ps(y, pm, r[l]);
-        }
-      }
+      lanes16_store(v, nl, n8, yn + o0 * k->p + q0 + p8, k->p);
     }
   }
   return true;
@@ -351,17 +358,7 @@ void conv_narrow_gin_lanes_avx2(const Conv *k, const int32_t *tab, const float *
       }
       gin_lanes_tile(kc, rows, wl, dyt, v + 4 * i);
     }
-    __m256i pm = lanes(n8);
-    for (int h = 0; h < 2 && 8 * h < nl; h++) {
-      __m256 r[8];
-      for (int t = 0; t < 8; t++) r[t] = v[t][h];
-      transpose8(r); // r[l]: channel c0 + 8h + l's 8 pixels
-      for (int l = 0; l < 8 && 8 * h + l < nl; l++) {
-        float *d = dxn + (c0 + 8 * h + l) * hw + q0;
-        if (n8 == 8) _mm256_storeu_ps(d, r[l]);
-        else _mm256_maskstore_ps(d, pm, r[l]);
-      }
-    }
+    lanes16_store(v, nl, n8, dxn + c0 * hw + q0, hw);
   }
 }
 
