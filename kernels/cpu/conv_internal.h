@@ -198,7 +198,7 @@ bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, 
 // weights *wl [Kc, 16] (conv_narrow_lane_weights); NULL when out of memory.
 float *conv_narrow_fwd_lanes_prep(const Conv *k, const float *xn, const float *w, int64_t o0, uint32_t flags,
                                   float **wl);
-// grad_input the same way (conv_narrow.c; its loop AVX-512's or C's):
+// grad_input the same way (conv_narrow.c; its loop AVX-512's, AVX2's or C's):
 // dx[n, c0..c0+16) of image n (dyn = dy[n], dxn = dx[n]), all pixels, from
 // the call's table (conv_narrow_gin_lanes_floats floats, made once by
 // conv_narrow_gin_lanes_prep on the calling thread).

@@ -508,61 +508,41 @@ static bool gin_strided(const Conv *k, const float *dyg, const float *wtg, uint3
   return true;
 }
 
-// NP dx pixels (dyp pointers base[t]) x NV vectors of dx channels over
-// every tap: per tap (a, b) in order, its chain over o from +0 (the
-// tile's LANES_ACCUM one), added to the pixel's sum held in a register,
-// where the per-tap tiles above add it to dxt in memory: the same adds in
-// the same order, 0 + t00 + t01 + ..., without a load and a store of the
-// tile per tap. For a block of one vector (dx's channels per group at
-// most 16, or the last block), where the per-tap tile holds only 8
-// accumulators and runs O/G steps between those loads and stores: batch
-// 64, 1 thread, 16 -> 16 channels, 3x3 at 32 x 32 3.7 -> 3.1-3.6 ms, 5x5
-// at 28 x 28 9.6 -> 7.9. Two vectors (6 pixels, 24 registers of sums)
-// lost to the per-tap tiles (32 channels at 16 x 16 2.44 -> 2.66), and
-// 12 pixels of one vector spilled their pointers (3.1 -> 3.8).
-static inline __attribute__((always_inline)) void gin_taps_tile(const int nv, const int np, const Conv *k,
-                                                                int64_t wq, const int32_t *ooff,
-                                                                const float *wtv, int64_t cp,
-                                                                const float *const *base, int nreal, float *dxt) {
-  __m512 d[12];
-  const float *at[12];
-  _Pragma("GCC unroll 12") for (int t = 0; t < np; t++) at[t] = base[t];
-  _Pragma("GCC unroll 12") for (int i = 0; i < nv * np; i++) d[i] = _mm512_setzero_ps();
+// GIN_TAPS pixels (dyp pointers at[t]) x the one vector of dx channels
+// of a block at v0 (dx's channels per group at most 16, or the last
+// block) over every tap: per tap (a, b) in order, its chain over o from
+// +0 (the per-tap tile's LANES_ACCUM one), added to the pixel's sum held
+// in a register, where the per-tap tiles above add it to dxt in memory:
+// the same adds in the same order, 0 + t00 + t01 + ..., without a load
+// and a store of the tile per tap, which for one vector hold only 8
+// accumulators and run O/G steps between them: batch 64, 1 thread, 16 ->
+// 16 channels, 3x3 at 32 x 32 3.7 -> 3.1-3.6 ms, 5x5 at 28 x 28 9.6 ->
+// 7.9. Two vectors (6 pixels, 24 registers of sums) lost to the per-tap
+// tiles (32 channels at 16 x 16 2.44 -> 2.66), and 12 pixels of one
+// vector spilled their pointers (3.1 -> 3.8).
+enum { GIN_TAPS = 8 };
+static void gin_taps_tile(const Conv *k, int64_t wq, const int32_t *ooff, const float *wtv, int64_t cp,
+                          const float *const *at, int nreal, float *dxt) {
+  __m512 d[GIN_TAPS];
+  _Pragma("GCC unroll 8") for (int t = 0; t < GIN_TAPS; t++) d[t] = _mm512_setzero_ps();
   for (int64_t a = 0; a < k->kh; a++)
     for (int64_t b = 0; b < k->kw; b++) {
       int64_t toff = (k->kh - 1 - a) * k->dh * wq + (k->kw - 1 - b) * k->dw;
       const float *wt = wtv + (a * k->kw + b) * k->og * cp;
-      __m512 acc[12];
-      _Pragma("GCC unroll 12") for (int i = 0; i < nv * np; i++) acc[i] = _mm512_setzero_ps();
+      __m512 acc[GIN_TAPS];
+      _Pragma("GCC unroll 8") for (int t = 0; t < GIN_TAPS; t++) acc[t] = _mm512_setzero_ps();
       for (int64_t o = 0; o < k->og; o++, wt += cp) {
-        __m512 wv[2];
-        _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) wv[v] = _mm512_load_ps(wt + 16 * v);
+        __m512 wv = _mm512_load_ps(wt);
         int64_t off = ooff[o] + toff;
-        _Pragma("GCC unroll 12") for (int t = 0; t < np; t++) {
-          __m512 xb = _mm512_set1_ps(at[t][off]);
-          _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_fmadd_ps(wv[v], xb, acc[t * nv + v]);
-        }
+        _Pragma("GCC unroll 8") for (int t = 0; t < GIN_TAPS; t++)
+          acc[t] = _mm512_fmadd_ps(wv, _mm512_set1_ps(at[t][off]), acc[t]);
       }
-      _Pragma("GCC unroll 12") for (int i = 0; i < nv * np; i++) d[i] = _mm512_add_ps(d[i], acc[i]);
+      _Pragma("GCC unroll 8") for (int t = 0; t < GIN_TAPS; t++) d[t] = _mm512_add_ps(d[t], acc[t]);
     }
-  __m512 out[12];
-  _Pragma("GCC unroll 12") for (int i = 0; i < nv * np; i++) out[i] = d[i];
-  if (nreal > np) nreal = np; // never; says so to the compiler
-  for (int t = 0; t < nreal; t++)
-    _Pragma("GCC unroll 2") for (int v = 0; v < nv; v++) _mm512_store_ps(dxt + t * cp + 16 * v, out[t * nv + v]);
+  __m512 out[GIN_TAPS];
+  _Pragma("GCC unroll 8") for (int t = 0; t < GIN_TAPS; t++) out[t] = d[t];
+  for (int t = 0; t < nreal && t < GIN_TAPS; t++) _mm512_store_ps(dxt + t * cp, out[t]);
 }
-
-// Every tap of one block of NV vectors (at v0) over the NX dx pixels whose
-// dyp offsets are xoff[], into dxt's rows.
-#define GIN_TAPS_CASE(NV, NP)                                                                  \
-  case NV:                                                                                     \
-    for (int64_t q = 0; q < nx; q += NP) {                                                     \
-      int n = (int)(nx - q < NP ? nx - q : NP);                                                \
-      const float *at[NP];                                                                     \
-      for (int t = 0; t < NP; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)];                \
-      gin_taps_tile(NV, NP, k, wq, ooff, wtg + 16 * v0, cp, at, n, dxt + q * cp + 16 * v0);    \
-    }                                                                                          \
-    break;
 
 bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, uint32_t flags, float *dxg) {
   if (!gemm_have_avx512()) return conv_lanes_grad_input_avx2(k, dyg, wtg, flags, dxg);
@@ -577,8 +557,13 @@ bool conv_lanes_grad_input(const Conv *k, const float *dyg, const float *wtg, ui
   pad_dy(k, dyg, eh, ew, hq, wq, flags, dyp);
   memset(dxt, 0, (size_t)(xtq * cp) * sizeof(float));
   for (int64_t v0 = 0; v0 < cp / 16; v0 += 4) {
-    if (cp / 16 - v0 == 1) {
-      switch (1) { GIN_TAPS_CASE(1, 8) }
+    if (cp / 16 - v0 == 1) { // every tap at once, over tiles of GIN_TAPS pixels (a short one repeats its last)
+      for (int64_t q = 0; q < nx; q += GIN_TAPS) {
+        int n = (int)(nx - q < GIN_TAPS ? nx - q : GIN_TAPS);
+        const float *at[GIN_TAPS];
+        for (int t = 0; t < GIN_TAPS; t++) at[t] = dyp + xoff[q + (t < n ? t : n - 1)];
+        gin_taps_tile(k, wq, ooff, wtg + 16 * v0, cp, at, n, dxt + q * cp + 16 * v0);
+      }
       continue;
     }
     for (int64_t a = 0; a < k->kh; a++)
