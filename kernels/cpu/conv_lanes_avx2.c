@@ -18,6 +18,10 @@
 // lanes_slice_mode), then the epilogue: what conv_lanes_avx512.c computes,
 // gemm_region's result over col and kernels/gemm_ref.h's
 // (tests/kernels/test_conv.c compares them under MLC_CPU_ISA=avx2).
+//
+// Also the depthwise passes with 16 channels of a pixel in the lanes
+// (conv_narrow_avx512.c's, below): the forward, grad_input's loop and the
+// narrow passes' transpose, two ymm per pixel.
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
@@ -249,7 +253,7 @@ bool conv_lanes_grad_input_avx2(const Conv *k, const float *dyg, const float *wt
   return true;
 }
 
-// ---- the depthwise forward in channel lanes ---------------------------------------------------
+// ---- the depthwise passes in channel lanes ----------------------------------------------------
 // 8 pixels' 16 channels (v[t][h]: pixel t's channels 8h..8h+7) back to
 // the channels' planes: y[l * ldy + t] for channels l < nl, pixels t < n8,
 // through two 8 x 8 transposes.
@@ -267,7 +271,7 @@ static void lanes16_store(__m256 v[8][2], int nl, int n8, float *y, int64_t ldy)
   }
 }
 
-// conv_narrow_avx512.c's conv_narrow_fwd_lanes on AVX2: 16 channels of an
+// The forward: conv_narrow_avx512.c's conv_narrow_fwd_lanes on AVX2: 16 channels of an
 // output pixel in two ymm, tiles of 4 pixels (8 accumulators and 2 weight
 // vectors of 16 registers), each lane's chain over its taps in order from
 // +0 (padding taps multiply x^T's zeros), the epilogue (epi8, the ops of
@@ -315,8 +319,7 @@ bool conv_narrow_fwd_lanes_avx2(const Conv *k, const float *xn, const float *w, 
   return true;
 }
 
-// ---- the depthwise grad_input in channel lanes --------------------------------------------------
-// conv_narrow_avx512.c's gin_lanes on AVX2: 16 channels of a dx pixel in
+// grad_input's loop: conv_narrow_avx512.c's gin_lanes on AVX2: 16 channels of a dx pixel in
 // two ymm, tiles of 4 pixels; per tap r in order, fmaf(w, dy, +0) at the
 // table's dy^T offset, added where the table has the tap and where it has
 // -1 ANDed to +0 (a sum from +0 of such products is never -0, so adding
